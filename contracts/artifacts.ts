@@ -1,0 +1,104 @@
+/** Bodies of the typed artifacts a package points at (stored by URI, never inlined). */
+import { z } from 'zod';
+import { LIMITS } from './limits';
+import { id, isoTime, list, nonEmptyText, sha256, slug, text } from './primitives';
+
+/** `ticket.raw`: the ticket as the caller submitted it (also JobRequest.ticket). */
+export const TicketRaw = z.looseObject({
+  id,
+  customer_id: id,
+  subject: text(LIMITS.ticketSubject),
+  body: text(LIMITS.ticketBody),
+  channel: slug.optional(),
+  received_at: isoTime.optional(),
+});
+export type TicketRaw = z.infer<typeof TicketRaw>;
+
+export const Risk = z.enum(['low', 'medium', 'high']);
+export type Risk = z.infer<typeof Risk>;
+export const Sentiment = z.enum(['negative', 'neutral', 'positive']);
+export type Sentiment = z.infer<typeof Sentiment>;
+
+/** `intake.v1`: the classified ticket that retrieval works from. */
+export const IntakeV1 = z.looseObject({
+  ticket_id: id,
+  customer_id: id,
+  question: nonEmptyText(LIMITS.shortText),
+  /** BCP 47 tag, e.g. `en`, `fr-CA`. */
+  language: z.string().regex(/^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/).max(35),
+  intent: slug,
+  risk: Risk,
+  sentiment: Sentiment,
+  open_questions: list(text(LIMITS.shortText)),
+});
+export type IntakeV1 = z.infer<typeof IntakeV1>;
+
+export const Chunk = z.looseObject({
+  /** Citation key the draft must cite. */
+  key: slug,
+  title: text(LIMITS.shortText),
+  text: text(LIMITS.chunkText),
+  score: z.number(),
+});
+export type Chunk = z.infer<typeof Chunk>;
+
+/** `chunks.v1`: at least one hit; zero hits is a `no_hit.v1` instead. */
+export const ChunksV1 = z.looseObject({
+  query: nonEmptyText(LIMITS.shortText),
+  chunks: list(Chunk).min(1),
+});
+export type ChunksV1 = z.infer<typeof ChunksV1>;
+
+/** `no_hit.v1`: retrieval found nothing citable; the draft says so instead of inventing. */
+export const NoHitV1 = z.looseObject({
+  query: nonEmptyText(LIMITS.shortText),
+  reason: text(LIMITS.shortText),
+});
+export type NoHitV1 = z.infer<typeof NoHitV1>;
+
+/** `summary_md`: the internal triage summary and the chunk keys it cites. */
+export const SummaryMd = z.looseObject({
+  markdown: nonEmptyText(LIMITS.markdown),
+  cited_keys: list(slug),
+});
+export type SummaryMd = z.infer<typeof SummaryMd>;
+
+/** `verdict.v1`: the judge's rubric result. */
+export const VerdictV1 = z.looseObject({
+  verdict: z.enum(['pass', 'fail']),
+  scores: z
+    .record(slug, z.number())
+    .refine((s) => Object.keys(s).length <= LIMITS.scores, { message: `at most ${LIMITS.scores} scores` })
+    // z.record has no size check; this carries the cap into JSON Schema.
+    .meta({ maxProperties: LIMITS.scores }),
+  failures: list(text(LIMITS.shortText)),
+});
+export type VerdictV1 = z.infer<typeof VerdictV1>;
+
+/** `receipt.v1`: what the single writer wrote. `idempotency_key` = `job_id:stage:artifact_type`. */
+export const ReceiptV1 = z.looseObject({
+  idempotency_key: z
+    .string()
+    .max(LIMITS.shortText)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.\-]*:[a-z][a-z0-9_.\-]*:[a-z][a-z0-9_.\-]*$/),
+  system: slug,
+  record_id: nonEmptyText(LIMITS.id),
+  ticket_id: id,
+  status: z.enum(['created', 'updated', 'unchanged']),
+  note_hash: sha256.optional(),
+  written_at: isoTime,
+});
+export type ReceiptV1 = z.infer<typeof ReceiptV1>;
+
+/** Artifact type name → body schema, for stages and the store to validate bodies by type. */
+export const artifactBodies = {
+  'ticket.raw': TicketRaw,
+  'intake.v1': IntakeV1,
+  'chunks.v1': ChunksV1,
+  'no_hit.v1': NoHitV1,
+  summary_md: SummaryMd,
+  'verdict.v1': VerdictV1,
+  'receipt.v1': ReceiptV1,
+} as const;
+export type ArtifactType = keyof typeof artifactBodies;
+export const ARTIFACT_TYPES = Object.keys(artifactBodies) as ArtifactType[];

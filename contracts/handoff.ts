@@ -1,0 +1,114 @@
+/** The package that crosses every hop (seed 001 `handoff.v1`, plus seed 004's hop block/summary). */
+import { z } from 'zod';
+import { LIMITS } from './limits';
+import { count, id, isoTime, list, nonEmptyText, sha256, slug, text, traceparent, uri, usd } from './primitives';
+
+// Objects are loose everywhere: a v1 reader must pass unknown (newer, optional) fields through.
+
+export const StageName = z.enum(['intake', 'retrieve', 'draft', 'judge', 'writeback', 'human']);
+export type StageName = z.infer<typeof StageName>;
+
+export const AckState = z.enum([
+  'accepted',
+  'rejected_schema',
+  'rejected_role',
+  'rejected_budget',
+  'duplicate',
+  'max_hops_exceeded',
+  'cycle_detected',
+  'rejected_invariant',
+]);
+export type AckState = z.infer<typeof AckState>;
+
+export const ContractError = z.looseObject({
+  path: text(LIMITS.shortText),
+  message: text(LIMITS.shortText),
+});
+export type ContractError = z.infer<typeof ContractError>;
+
+export const AckRecord = z.looseObject({
+  ack: AckState,
+  stage: slug,
+  hop: count,
+  reason: text(LIMITS.shortText),
+  errors: list(ContractError, LIMITS.ackErrors).optional(),
+  invariant: slug.optional(),
+  delivery_key: nonEmptyText(LIMITS.shortText),
+  traceparent,
+  at: isoTime,
+  actor: text(LIMITS.id).optional(),
+});
+export type AckRecord = z.infer<typeof AckRecord>;
+
+export const Artifact = z.looseObject({
+  type: slug,
+  uri,
+  hash: sha256.optional(),
+  schema: slug.optional(),
+});
+export type Artifact = z.infer<typeof Artifact>;
+
+export const ToolTried = z.looseObject({
+  name: slug,
+  ok: z.boolean(),
+  error_code: text(LIMITS.name).optional(),
+});
+export type ToolTried = z.infer<typeof ToolTried>;
+
+/** `none` is the state before any judge ran; seed 001 only shows pass/fail. */
+export const LastVerdict = z.enum(['pass', 'fail', 'none']);
+export type LastVerdict = z.infer<typeof LastVerdict>;
+
+export const Evaluator = z.looseObject({
+  last_verdict: LastVerdict,
+  failures: list(text(LIMITS.shortText)),
+});
+export type Evaluator = z.infer<typeof Evaluator>;
+
+/** Never negative: the rail clamps at zero and reports overspend in JobResult.spent_usd. */
+export const Budget = z.looseObject({
+  usd_remaining: usd,
+  revisions_remaining: count,
+});
+export type Budget = z.infer<typeof Budget>;
+
+export const Trace = z.looseObject({
+  traceparent,
+  tracestate: text(LIMITS.tracestate).optional(),
+});
+export type Trace = z.infer<typeof Trace>;
+
+/** Seed 004: who handed to whom, why, and the chain so far (for hop caps and cycle detection).
+ * Stage ids are slugs rather than StageName so custom stages and an origin like `client` fit. */
+export const Hop = z.looseObject({
+  from: slug,
+  to: slug,
+  reason: text(LIMITS.shortText),
+  count,
+  chain: list(slug, LIMITS.chain),
+});
+export type Hop = z.infer<typeof Hop>;
+
+export const HANDOFF_V1 = 'handoff.v1';
+
+export const handoffV1 = z.looseObject({
+  schema: z.literal(HANDOFF_V1),
+  job_id: id,
+  goal: nonEmptyText(LIMITS.goal),
+  constraints: list(text(LIMITS.shortText)),
+  artifacts: list(Artifact),
+  open_questions: list(text(LIMITS.shortText)),
+  tools_tried: list(ToolTried),
+  evaluator: Evaluator,
+  budget: Budget,
+  memory_refs: list(text(LIMITS.shortText)),
+  trace: Trace,
+  /** Never authoritative: a hint is not a new goal. */
+  next_hint: text(LIMITS.shortText).optional(),
+  hop: Hop.optional(),
+  /** Accumulated per hop, never re-summarised (seed 004). */
+  summary: text(LIMITS.summary).optional(),
+  /** The ack of the hop that delivered this package. */
+  ack: AckRecord.optional(),
+});
+export type HandoffV1 = z.infer<typeof handoffV1>;

@@ -1,0 +1,44 @@
+/** The job API (SPEC "Public surface"): `handoffJob` input/result and the `decide` update. */
+import { z } from 'zod';
+import { ReceiptV1, TicketRaw } from './artifacts';
+import { AckRecord, handoffV1 } from './handoff';
+import { LIMITS } from './limits';
+import { count, id, list, nonEmptyText, text, traceparent, usd } from './primitives';
+
+export const JobRequest = z.looseObject({
+  job_id: id,
+  ticket: TicketRaw,
+  goal: nonEmptyText(LIMITS.goal),
+  constraints: list(text(LIMITS.shortText)),
+  budget: z.looseObject({ usd, revisions: count }),
+  /** Transfers allowed before escalation; the rail defaults to 8 (SPEC, hops and routing). */
+  max_hops: z.int().min(1).max(LIMITS.chain).optional(),
+  /** Taken from the caller when present, else created at intake. */
+  traceparent: traceparent.optional(),
+});
+export type JobRequest = z.infer<typeof JobRequest>;
+
+export const JobStatus = z.enum(['completed', 'escalated', 'rejected', 'cancelled']);
+export type JobStatus = z.infer<typeof JobStatus>;
+
+export const JobResult = z.looseObject({
+  job_id: id,
+  status: JobStatus,
+  package: handoffV1,
+  acks: list(AckRecord, LIMITS.acks),
+  receipt: ReceiptV1.optional(),
+  spent_usd: usd,
+  hops: count,
+});
+export type JobResult = z.infer<typeof JobResult>;
+
+/** A human's answer to an escalation: another typed hop. Which fields an action needs
+ * (e.g. `usd`/`revisions` for `top_up`) is the `decide` update validator's call. */
+export const HumanDecision = z.looseObject({
+  action: z.enum(['approve', 'reject', 'revise', 'top_up']),
+  actor: nonEmptyText(LIMITS.id),
+  note: text(LIMITS.shortText).optional(),
+  usd: usd.optional(),
+  revisions: count.optional(),
+});
+export type HumanDecision = z.infer<typeof HumanDecision>;

@@ -1,0 +1,37 @@
+/**
+ * Caps against hostile or runaway input. A package over a cap is rejected, never truncated.
+ *
+ * The total package cap sits far below Temporal's 2 MB payload limit (a package travels in
+ * workflow inputs, results and history many times per job); the summary cap keeps the
+ * accumulated summary near seed 004's ~2,000-token budget (~4 chars per token).
+ */
+export const LIMITS = {
+  /** UTF-8 bytes of the JSON-serialised package, unknown fields included. */
+  packageBytes: 128 * 1024,
+  /** ids: job_id, ticket ids, delivery keys, record ids. */
+  id: 128,
+  /** stage names, artifact types, schema names, tool names, error codes. */
+  name: 64,
+  /** one constraint, question, failure, hint, reason. */
+  shortText: 500,
+  goal: 1_000,
+  summary: 8_000,
+  /** a URI; data: URIs carry the raw ticket on the first package. */
+  uri: 48_000,
+  traceparent: 256,
+  tracestate: 512,
+  /** items in one list (constraints, questions, tools tried, chunks, ...). */
+  listItems: 64,
+  /** hop chain: a job past its hop cap is escalated long before this. */
+  chain: 128,
+  /** acks kept on a job result. */
+  acks: 256,
+  /** rubric scores in one verdict. */
+  scores: 32,
+  /** errors carried in a rejected_schema ack: short enough to travel in the package. */
+  ackErrors: 10,
+  ticketSubject: 300,
+  ticketBody: 8_000,
+  chunkText: 4_000,
+  markdown: 16_000,
+} as const;

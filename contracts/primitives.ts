@@ -1,0 +1,37 @@
+/** Field schemas shared by the package, the artifacts and the job API. */
+import { z } from 'zod';
+import { LIMITS } from './limits';
+import { TRACEPARENT_PATTERN, TRACEPARENT_ZERO_ID_PATTERN } from './traceparent';
+
+export const text = (max: number) => z.string().max(max);
+export const nonEmptyText = (max: number) => z.string().min(1).max(max);
+export const list = <T extends z.ZodType>(item: T, max: number = LIMITS.listItems) => z.array(item).max(max);
+
+/** No `:` so `job_id:stage:...` keys stay parseable; no whitespace so ids survive logs and URLs. */
+export const id = z.string().min(1).max(LIMITS.id).regex(/^[A-Za-z0-9][A-Za-z0-9_.\-]*$/);
+
+/** Stage names, artifact types, tool names: lowercase slugs, open-ended so pipeline authors can
+ * add stages and artifact types without a contract change. */
+export const slug = z.string().min(1).max(LIMITS.name).regex(/^[a-z][a-z0-9_.\-]*$/);
+
+/** Any absolute URI (s3://, handrail://, data:). Kept to scheme + no whitespace: a full RFC 3986
+ * regex is slow on 48 kB data: URIs and adds nothing the reader of the URI won't check. */
+export const uri = z.string().max(LIMITS.uri).regex(/^[A-Za-z][A-Za-z0-9+.\-]*:\S+$/);
+
+export const sha256 = z.string().regex(/^sha256:[0-9a-f]{64}$/);
+
+/** RFC 3339 date-time with an offset (`Z` included). */
+export const isoTime = z.iso.datetime({ offset: true });
+
+export const usd = z.number().min(0);
+export const count = z.int().min(0);
+
+export const traceparent = z
+  .string()
+  .max(LIMITS.traceparent)
+  .regex(new RegExp(TRACEPARENT_PATTERN))
+  .refine((s) => !new RegExp(TRACEPARENT_ZERO_ID_PATTERN).test(s), {
+    message: 'trace id and parent id must not be all zeros',
+  })
+  // Refinements do not reach JSON Schema; this carries the same rule into the generated file.
+  .meta({ not: { pattern: TRACEPARENT_ZERO_ID_PATTERN } });
