@@ -1,6 +1,12 @@
 // Everything here must stay importable from Temporal workflow code: no Node built-ins, no I/O.
+// The ajv validators are precompiled (contracts/generated), so no ajv compile runs per workflow.
 export * from './limits';
 export * from './traceparent';
 export * from './handoff';
 export * from './artifacts';
 export * from './job';
+export * from './versions';
+export * from './validate';
+export { toContractErrors } from './errors';
+export * as validators from './generated/validators';
+export type { StandaloneValidator } from './generated/validators';

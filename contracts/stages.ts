@@ -1,0 +1,314 @@
+/**
+ * Stage cards: the interface-first table of seed 001 as code, one card per stage.
+ *
+ * Imported by workflow code (the rail reads accepts/outputs/activity options from here) and by
+ * the worker (which checks the registry before polling), so this file is pure data and pure
+ * functions: no Node built-ins, no I/O. Temporal types are imported as types only.
+ */
+import type { Duration, RetryPolicy } from '@temporalio/common';
+import type { Artifact, HandoffV1, StageName } from './handoff';
+import { HANDOFF_V1 } from './handoff';
+
+/** What one stage activity receives (DESIGN "Stage activity contract"). */
+export interface StageWork {
+  stage: StageName;
+  package: HandoffV1;
+  /** `job_id:stage:hop_count`; the stage records its result under it (first result wins). */
+  delivery_key: string;
+}
+
+/** What one stage activity returns; the same value is returned again for a repeated delivery. */
+export interface StageResult {
+  /** The emitted package: the input plus the new artifact ref (and open_questions /
+   * tools_tried / evaluator updates). budget, hop, ack, job_id, goal and trace are untouched. */
+  package: HandoffV1;
+  /** The output artifact ref (also the last entry of package.artifacts). */
+  artifact: Artifact;
+  /** What this stage spent; the rail subtracts it from the wallet. */
+  cost_usd: number;
+  /** Small parsed output the rail may branch on, e.g. the verdict body. */
+  body?: unknown;
+}
+
+/**
+ * Business failures a stage throws as `ApplicationFailure.nonRetryable(message, type)`.
+ * Retrying them cannot help (the input is wrong, not the weather), so every card lists them as
+ * non-retryable and the rail escalates instead.
+ */
+export const STAGE_FAILURE_TYPES = [
+  /** The input package lacks an artifact this stage accepts. */
+  'StageInputMissing',
+  /** An input artifact is unreadable, fails its hash, or fails its body schema. */
+  'ArtifactInvalid',
+  /** The ticket lacks ids the job cannot invent (details carry the open questions). */
+  'TicketIdsMissing',
+  /** writeback found no passing verdict for the latest draft. */
+  'VerdictNotPassing',
+  /** The model endpoint refused the request (bad key, bad model name, malformed reply). */
+  'ModelRejected',
+] as const;
+export type StageFailureType = (typeof STAGE_FAILURE_TYPES)[number];
+
+export interface ToolGrant {
+  /** Tool name as it appears in `tools_tried`, e.g. `crm.patch`. */
+  name: string;
+  access: 'read' | 'write';
+  /** External system the tool touches, e.g. `crm`. */
+  system: string;
+}
+
+/** Per-stage activity options, shaped so the rail can pass them to `proxyActivities` as is. */
+export interface StageActivityOptions {
+  startToCloseTimeout: Duration;
+  /** The ACK timeout: how long a hop may wait for a worker holding this stage's queue. */
+  scheduleToStartTimeout: Duration;
+  retry: RetryPolicy;
+}
+
+/**
+ * `worker` produces an artifact; `critic` judges one and may hold no write tools (seed 001:
+ * "the critic must not hold write tools"); `writer` is the one stage that patches an external
+ * system.
+ */
+export type StageRole = 'worker' | 'critic' | 'writer';
+
+export interface StageCard {
+  name: string;
+  role: StageRole;
+  /** Artifact types this stage can take: the rail acks `rejected_role` unless the newest
+   * artifact on the package has one of these types. Types carry their version (`intake.v1`). */
+  accepts: readonly string[];
+  /** Package schema versions this stage reads. */
+  packageVersions: readonly string[];
+  /** Artifact types this stage may emit (retrieve emits `chunks.v1` or `no_hit.v1`). */
+  outputs: readonly string[];
+  tools: readonly ToolGrant[];
+  /** The external system this stage writes, or null. */
+  writes: string | null;
+  /** What the evaluator checks on this stage's output, in words an operator reads. */
+  criteria: readonly string[];
+  /** Cost reported when the stage runs offline (no model behind it). */
+  nominalCostUsd: number;
+  /** Own task queue, so only the worker holding this stage's credentials runs it. */
+  taskQueue?: string;
+  /** Stage tried when this one's ACK times out twice (seed 004). */
+  fallback?: string;
+  activity: StageActivityOptions;
+}
+
+export type StageSpec = Omit<StageCard, 'role' | 'packageVersions' | 'tools' | 'writes' | 'activity'> & {
+  role?: StageRole;
+  packageVersions?: readonly string[];
+  tools?: readonly ToolGrant[];
+  writes?: string | null;
+  activity?: Partial<Omit<StageActivityOptions, 'retry'>> & { retry?: RetryPolicy };
+};
+
+const DEFAULT_ACTIVITY: StageActivityOptions = {
+  startToCloseTimeout: '30s',
+  scheduleToStartTimeout: '1m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 3 },
+};
+
+/** A card with defaults filled in (worker role, handoff.v1, no tools, no writes, 30 s / 3 tries,
+ * business failures non-retryable). Validation happens in `checkStageRegistry`, so a bad card
+ * reaches the worker-start check and is refused there with every other problem at once. */
+export function defineStage(spec: StageSpec): StageCard {
+  const retry = { ...DEFAULT_ACTIVITY.retry, ...spec.activity?.retry };
+  const nonRetryable = new Set([...STAGE_FAILURE_TYPES, ...(retry.nonRetryableErrorTypes ?? [])]);
+  return deepFreeze({
+    ...spec,
+    role: spec.role ?? 'worker',
+    packageVersions: spec.packageVersions ?? [HANDOFF_V1],
+    tools: spec.tools ?? [],
+    writes: spec.writes ?? null,
+    activity: {
+      startToCloseTimeout: spec.activity?.startToCloseTimeout ?? DEFAULT_ACTIVITY.startToCloseTimeout,
+      scheduleToStartTimeout: spec.activity?.scheduleToStartTimeout ?? DEFAULT_ACTIVITY.scheduleToStartTimeout,
+      retry: { ...retry, nonRetryableErrorTypes: [...nonRetryable] },
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reference ticket-triage pipeline (SPEC "Stages").
+
+export const intakeStage = defineStage({
+  name: 'intake',
+  accepts: ['ticket.raw'],
+  outputs: ['intake.v1'],
+  tools: [{ name: 'tickets.read', access: 'read', system: 'ticketing' }],
+  criteria: ['ticket_id and customer_id present, never invented', 'question, language, intent, risk, sentiment set'],
+  nominalCostUsd: 0.001,
+  activity: { startToCloseTimeout: '10s' },
+});
+
+export const retrieveStage = defineStage({
+  name: 'retrieve',
+  accepts: ['intake.v1'],
+  outputs: ['chunks.v1', 'no_hit.v1'],
+  tools: [{ name: 'helpcenter.search', access: 'read', system: 'helpcenter' }],
+  criteria: ['every chunk carries a citation key, or no_hit'],
+  nominalCostUsd: 0.002,
+  activity: { startToCloseTimeout: '15s' },
+});
+
+export const draftStage = defineStage({
+  name: 'draft',
+  // verdict.v1 arrives when the judge failed the previous draft: that is the revision input.
+  accepts: ['chunks.v1', 'no_hit.v1', 'verdict.v1'],
+  outputs: ['summary_md'],
+  criteria: ['cites chunk keys (or says no_match)', 'no refund promises', 'differs from every rejected draft'],
+  nominalCostUsd: 0.01,
+  activity: { startToCloseTimeout: '2m' },
+});
+
+export const judgeStage = defineStage({
+  name: 'judge',
+  role: 'critic',
+  accepts: ['summary_md'],
+  outputs: ['verdict.v1'],
+  criteria: ['every cited key exists in the chunks', 'no constraint breaches (refund promises)', 'length', 'answers the question'],
+  nominalCostUsd: 0.005,
+  activity: { startToCloseTimeout: '2m' },
+});
+
+export const writebackStage = defineStage({
+  name: 'writeback',
+  role: 'writer',
+  accepts: ['verdict.v1'],
+  outputs: ['receipt.v1'],
+  tools: [{ name: 'crm.patch', access: 'write', system: 'crm' }],
+  writes: 'crm',
+  criteria: ['idempotent upsert keyed job_id:stage:artifact_type', 'runs only behind a passing verdict'],
+  nominalCostUsd: 0.001,
+  // The write is keyed, so retrying is safe; give a flaky CRM more chances than the others.
+  activity: { startToCloseTimeout: '30s', retry: { maximumAttempts: 5 } },
+});
+
+export const REFERENCE_STAGES: readonly StageCard[] = [intakeStage, retrieveStage, draftStage, judgeStage, writebackStage];
+
+/** Artifact types that enter a job from outside (the rail puts `ticket.raw` on the first package). */
+export const ENTRY_ARTIFACT_TYPES: readonly string[] = ['ticket.raw'];
+
+// ---------------------------------------------------------------------------------------------
+// Registry check (run at worker start; a bad registry refuses to start).
+
+const SLUG = /^[a-z][a-z0-9_.\-]*$/;
+
+/** Every problem with a set of cards, as sentences an operator can act on; empty means sound. */
+export function checkStageRegistry(
+  cards: readonly StageCard[],
+  entryTypes: readonly string[] = ENTRY_ARTIFACT_TYPES,
+): string[] {
+  const problems: string[] = [];
+  const byName = new Map<string, StageCard>();
+  for (const card of cards) {
+    if (!SLUG.test(card.name)) problems.push(`stage name ${JSON.stringify(card.name)} is not a lowercase slug`);
+    if (byName.has(card.name)) problems.push(`stage "${card.name}" is defined twice`);
+    byName.set(card.name, card);
+  }
+  const produced = new Set(cards.flatMap((c) => c.outputs));
+  const writersBySystem = new Map<string, string[]>();
+
+  for (const card of cards) {
+    const at = `stage "${card.name}"`;
+    if (card.outputs.length === 0 || card.outputs.some((t) => !SLUG.test(t))) {
+      problems.push(`${at} must name its output artifact type(s) as slugs (got ${JSON.stringify(card.outputs)})`);
+    }
+    if (card.accepts.length === 0) problems.push(`${at} accepts no input artifact type`);
+    for (const type of card.accepts) {
+      if (!produced.has(type) && !entryTypes.includes(type)) {
+        problems.push(`${at} accepts "${type}", which no stage produces and is not an entry type`);
+      }
+    }
+    if (card.packageVersions.length === 0) problems.push(`${at} accepts no package schema version`);
+    if (!(Number.isFinite(card.nominalCostUsd) && card.nominalCostUsd >= 0)) {
+      problems.push(`${at} has nominal cost ${card.nominalCostUsd}; it must be a finite number >= 0`);
+    }
+    const maxAttempts = card.activity.retry.maximumAttempts;
+    if (maxAttempts !== undefined && maxAttempts < 1) {
+      problems.push(`${at} allows ${maxAttempts} attempts; use 1 for no retries (0 means unlimited in Temporal)`);
+    }
+
+    const writeTools = card.tools.filter((t) => t.access === 'write');
+    if (card.role === 'critic' && (writeTools.length > 0 || card.writes !== null)) {
+      problems.push(`${at} is a critic (judge) and must hold no write tools (holds ${describeTools(writeTools, card.writes)})`);
+    } else if (card.writes === null && writeTools.length > 0) {
+      problems.push(`${at} holds write tools (${describeTools(writeTools, null)}) but declares no system it writes`);
+    }
+    if (card.writes !== null) {
+      if (card.role !== 'writer') problems.push(`${at} writes "${card.writes}" but its role is "${card.role}", not "writer"`);
+      const foreign = writeTools.filter((t) => t.system !== card.writes);
+      if (foreign.length > 0) {
+        problems.push(`${at} writes "${card.writes}" but holds write tools for other systems (${describeTools(foreign, null)})`);
+      }
+      if (writeTools.length === 0) problems.push(`${at} writes "${card.writes}" but holds no write tool for it`);
+      writersBySystem.set(card.writes, [...(writersBySystem.get(card.writes) ?? []), card.name]);
+    } else if (card.role === 'writer') {
+      problems.push(`${at} has role "writer" but names no system it writes`);
+    }
+
+    if (card.fallback !== undefined) {
+      const fallback = byName.get(card.fallback);
+      if (card.fallback === card.name) problems.push(`${at} names itself as its fallback`);
+      else if (!fallback) problems.push(`${at} falls back to "${card.fallback}", which is not registered`);
+      else {
+        const missing = card.accepts.filter((t) => !fallback.accepts.includes(t));
+        if (missing.length > 0) problems.push(`${at} falls back to "${fallback.name}", which does not accept ${missing.join(', ')}`);
+        if (fallback.writes !== null || card.writes !== null) {
+          problems.push(`${at} and its fallback "${fallback.name}" must not write: a write system has exactly one writer`);
+        }
+      }
+    }
+  }
+
+  for (const [system, writers] of writersBySystem) {
+    if (writers.length > 1) problems.push(`system "${system}" has ${writers.length} writers (${writers.join(', ')}); exactly one stage may write it`);
+  }
+  return problems;
+}
+
+export class StageRegistryError extends Error {
+  override readonly name = 'StageRegistryError';
+  constructor(readonly problems: readonly string[]) {
+    super(`stage registry refused (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`);
+  }
+}
+
+export interface StageRegistry {
+  readonly cards: readonly StageCard[];
+  get(name: string): StageCard | undefined;
+}
+
+/** The checked registry the worker starts with; throws StageRegistryError listing every problem. */
+export function createStageRegistry(
+  cards: readonly StageCard[] = REFERENCE_STAGES,
+  entryTypes: readonly string[] = ENTRY_ARTIFACT_TYPES,
+): StageRegistry {
+  const problems = checkStageRegistry(cards, entryTypes);
+  if (problems.length > 0) throw new StageRegistryError(problems);
+  const byName = new Map(cards.map((c) => [c.name, c]));
+  return { cards, get: (name) => byName.get(name) };
+}
+
+/** The idempotency key of a stage's external write: `job_id:stage:artifact_type`, no attempt. */
+export function writeKey(jobId: string, card: Pick<StageCard, 'name' | 'outputs'>): string {
+  const [output] = card.outputs;
+  if (output === undefined) throw new Error(`stage "${card.name}" names no output type`);
+  return `${jobId}:${card.name}:${output}`;
+}
+
+function describeTools(tools: readonly ToolGrant[], writes: string | null): string {
+  const names = tools.map((t) => `${t.name} on ${t.system}`);
+  if (writes !== null) names.push(`writes ${writes}`);
+  return names.join(', ');
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
