@@ -1,0 +1,30 @@
+/**
+ * `npm run server`: a local Temporal dev server in the foreground (Ctrl-C stops it).
+ * Reuses a healthy server already listening instead of failing.
+ */
+import path from 'node:path';
+import { loadConfig } from '../config';
+import { devServerSettings } from './settings';
+import { ensureDevServer } from './server';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const settings = devServerSettings(config);
+  const server = await ensureDevServer({ ...settings, namespace: config.namespace });
+  console.log(`Temporal gRPC: ${server.address}`);
+  console.log(`Temporal Web UI: ${server.webUiUrl}/namespaces/${config.namespace}/workflows`);
+  if (!server.startedHere) return;
+  console.log(`History: ${path.relative(process.cwd(), settings.dbFile)} (SQLite), server log: ${path.relative(process.cwd(), settings.logFile)}. Ctrl-C stops the server.`);
+  const stop = () => {
+    console.log('\nStopping the Temporal dev server ...');
+    void server.stop().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  server.process?.once('exit', (code) => process.exit(code ?? 0));
+}
+
+main().catch((err: Error) => {
+  console.error(err.message);
+  process.exit(1);
+});

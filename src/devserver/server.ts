@@ -1,0 +1,176 @@
+/**
+ * Starts (or reuses) a local Temporal dev server: SQLite file, Web UI, and handrail's
+ * search attributes registered.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { resolveTemporalCli } from './temporal-cli';
+
+export interface DevServerOptions {
+  host?: string;
+  port: number;
+  uiPort: number;
+  /** SQLite file; undefined keeps history in memory (tests). */
+  dbFile?: string;
+  namespace?: string;
+  /** Where the server's own log goes; stdout/stderr are inherited when unset. */
+  logFile?: string;
+  /** Keep the server alive after this process exits (the demo leaves it up for the Web UI). */
+  detached?: boolean;
+  log?: (msg: string) => void;
+}
+
+export interface DevServer {
+  address: string;
+  webUiUrl: string;
+  /** False when an already running server was reused. */
+  startedHere: boolean;
+  process?: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export class TemporalUnreachableError extends Error {
+  constructor(address: string, namespace: string, cause: unknown) {
+    const why = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
+    super(
+      `Cannot reach Temporal at ${address} (namespace "${namespace}"): ${why}. ` +
+        'Start a local server with `npm run server`, or set TEMPORAL_ADDRESS to a running one.',
+    );
+    this.name = 'TemporalUnreachableError';
+  }
+}
+
+/** Connects a client with a short timeout so a missing server is a clear error, not a hang. */
+export async function connectClient(address: string, namespace = 'default', timeoutMs = 5_000): Promise<Connection> {
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: timeoutMs });
+    await connection.workflowService.describeNamespace({ namespace }, );
+    return connection;
+  } catch (err) {
+    throw new TemporalUnreachableError(address, namespace, err);
+  }
+}
+
+function portOpen(host: string, port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (open: boolean) => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** A free TCP port on loopback, for test servers that must not collide with a user's 7233. */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, host, () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Adds any missing handrail search attribute (for servers we did not start ourselves). */
+export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<string[]> {
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  const known = new Set(Object.keys(existing.customAttributes ?? {}));
+  const typeIds = { Keyword: 2, Int: 3, Double: 4 } as const; // temporal.api.enums.v1.IndexedValueType
+  const missing = Object.entries(SEARCH_ATTRIBUTES).filter(([name]) => !known.has(name));
+  if (missing.length === 0) return [];
+  await connection.operatorService.addSearchAttributes({
+    namespace,
+    searchAttributes: Object.fromEntries(missing.map(([name, type]) => [name, typeIds[type]])),
+  });
+  return missing.map(([name]) => name);
+}
+
+async function waitHealthy(address: string, namespace: string, child: ChildProcess | undefined, timeoutMs: number): Promise<Connection> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new Error(`temporal server exited early with code ${child.exitCode}`);
+    try {
+      return await connectClient(address, namespace, 2_000);
+    } catch (err) {
+      lastError = err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  throw new Error(`temporal server at ${address} did not become healthy within ${timeoutMs / 1000}s: ${String(lastError)}`);
+}
+
+/** Starts a dev server, or reuses a healthy one already listening on the port. */
+export async function ensureDevServer(opts: DevServerOptions): Promise<DevServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const namespace = opts.namespace ?? 'default';
+  const address = `${host}:${opts.port}`;
+  const webUiUrl = `http://localhost:${opts.uiPort}`;
+  const log = opts.log ?? ((m: string) => console.error(m));
+
+  if (await portOpen(host, opts.port)) {
+    // Something listens: reuse it only if it really is a Temporal frontend.
+    const connection = await waitHealthy(address, namespace, undefined, 5_000);
+    const added = await registerSearchAttributes(connection, namespace);
+    await connection.close();
+    log(`handrail: reusing the Temporal server already running at ${address}${added.length ? ` (registered ${added.join(', ')})` : ''}`);
+    return { address, webUiUrl, startedHere: false, stop: async () => undefined };
+  }
+
+  const cli = await resolveTemporalCli({ log });
+  const args = ['server', 'start-dev', '--ip', host, '--port', String(opts.port), '--ui-port', String(opts.uiPort), '--namespace', namespace, '--log-level', 'warn'];
+  if (opts.dbFile) {
+    fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+    args.push('--db-filename', opts.dbFile);
+  }
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+
+  let stdio: 'inherit' | ['ignore', number, number] = 'inherit';
+  if (opts.logFile) {
+    fs.mkdirSync(path.dirname(opts.logFile), { recursive: true });
+    const fd = fs.openSync(opts.logFile, 'a');
+    stdio = ['ignore', fd, fd];
+  }
+  const child = spawn(cli.path, args, { stdio, detached: opts.detached ?? false });
+  if (opts.detached) child.unref();
+
+  try {
+    const connection = await waitHealthy(address, namespace, child, 60_000);
+    // A server started on an older SQLite file keeps the attributes it had; add any new ones.
+    await registerSearchAttributes(connection, namespace);
+    await connection.close();
+  } catch (err) {
+    child.kill('SIGTERM');
+    const hint = opts.logFile ? ` (see ${opts.logFile})` : '';
+    throw new Error(`${(err as Error).message}${hint}`);
+  }
+
+  return {
+    address,
+    webUiUrl,
+    startedHere: true,
+    process: child,
+    stop: () => stopProcess(child),
+  };
+}
+
+function stopProcess(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}

@@ -1,0 +1,134 @@
+/**
+ * The store: CRM records, idempotent writes, content-addressed artifacts, stage completions and
+ * the help-center full-text index. Embedded SQLite by default; PostgreSQL when `DATABASE_URL` is
+ * set. Both backends run the same numbered migrations (see migrations.ts) and the same test suite.
+ */
+import path from 'node:path';
+import type { ReceiptV1 } from '../../contracts';
+import type { StageResult } from '../../contracts/stages';
+import { loadConfig } from '../config';
+
+export type StoreBackend = 'sqlite' | 'postgres';
+
+/** One searchable passage of a help-center article; `key` is the citation key drafts cite. */
+export interface HelpChunk {
+  key: string;
+  article_slug: string;
+  title: string;
+  /** Space-separated keywords from the article's front matter, weighted above body text. */
+  tags: string;
+  position: number;
+  text: string;
+}
+
+export interface HelpHit {
+  key: string;
+  title: string;
+  text: string;
+  /** Higher is better. bm25 on SQLite, ts_rank on PostgreSQL: comparable within one backend only. */
+  score: number;
+}
+
+export interface CorpusSyncReport {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  deleted: number;
+}
+
+export interface CrmTicket {
+  ticket_id: string;
+  customer_id: string;
+  status: string;
+  /** The internal note (the triage summary); never sent to the customer. */
+  note: string;
+  /** Bumped on every change, so a duplicate write that changed nothing is visible as such. */
+  revision: number;
+  /** Idempotency key of the write that last changed the record. */
+  updated_by: string;
+}
+
+export type CrmPatch = Pick<CrmTicket, 'ticket_id' | 'customer_id' | 'status' | 'note'>;
+
+export interface Store {
+  readonly backend: StoreBackend;
+
+  /** Stores a JSON body under its sha256 (same content, same address) and returns the hex. */
+  putContent(canonicalJson: string): Promise<string>;
+  /** The stored text for a sha256 hex, or null when absent. */
+  getContent(sha256Hex: string): Promise<string | null>;
+
+  /** Records a stage result under its delivery key; the first result recorded wins and is returned. */
+  recordStageCompletion(deliveryKey: string, result: StageResult): Promise<StageResult>;
+  findStageCompletion(deliveryKey: string): Promise<StageResult | null>;
+
+  /**
+   * Applies a CRM patch at most once per idempotency key (`job_id:stage:artifact_type`): the
+   * write row and the CRM change commit together, and every later call with the same key, however
+   * concurrent, gets the first receipt back without touching the CRM again.
+   */
+  patchCrmOnce(idempotencyKey: string, patch: CrmPatch): Promise<ReceiptV1>;
+  getCrmTicket(ticketId: string): Promise<CrmTicket | null>;
+  /** Receipts of every write made for one job, oldest first. */
+  listWrites(jobId: string): Promise<ReceiptV1[]>;
+
+  /** Makes the help-center index hold exactly these chunks (unchanged ones are left alone). */
+  syncHelpCenter(chunks: readonly HelpChunk[]): Promise<CorpusSyncReport>;
+  /** Chunks matching any of the terms, best first. Terms are single words; others are dropped. */
+  searchHelpCenter(terms: readonly string[], limit: number): Promise<HelpHit[]>;
+
+  /** Highest migration applied. */
+  schemaVersion(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface StoreConfig {
+  /** PostgreSQL connection URL; unset means embedded SQLite. */
+  databaseUrl?: string;
+  /** SQLite file (or `:memory:`); defaults to `<dataDir>/handrail.sqlite`. */
+  sqlitePath?: string;
+  dataDir?: string;
+}
+
+/** Opens (and migrates) the configured store: PostgreSQL when `databaseUrl` is set, else SQLite. */
+export async function openStore(config: StoreConfig = loadConfig()): Promise<Store> {
+  if (config.databaseUrl) {
+    const { openPostgresStore } = await import('./postgres');
+    return openPostgresStore(config.databaseUrl);
+  }
+  const { openSqliteStore } = await import('./sqlite');
+  const dataDir = config.dataDir ?? loadConfig().dataDir;
+  return openSqliteStore(config.sqlitePath ?? path.join(dataDir, 'handrail.sqlite'));
+}
+
+/** Single words only: they are the one input both FTS5 and tsquery read without any syntax. */
+export function searchableTerms(terms: readonly string[]): string[] {
+  return [...new Set(terms.filter((t) => /^[\p{L}\p{N}]+$/u.test(t)).map((t) => t.toLowerCase()))];
+}
+
+/** The receipt a fresh CRM write produces; both backends build it the same way. */
+export function crmReceipt(
+  idempotencyKey: string,
+  patch: CrmPatch,
+  before: Pick<CrmTicket, 'status' | 'note'> | null,
+  noteHash: string,
+  writtenAt: Date,
+): ReceiptV1 {
+  const status = before === null ? 'created' : before.status === patch.status && before.note === patch.note ? 'unchanged' : 'updated';
+  return {
+    idempotency_key: idempotencyKey,
+    system: 'crm',
+    record_id: `crm_tickets/${patch.ticket_id}`,
+    ticket_id: patch.ticket_id,
+    status,
+    note_hash: `sha256:${noteHash}`,
+    written_at: writtenAt.toISOString(),
+  };
+}
+
+/** `job_id` of a `job_id:stage:artifact_type` key (job ids hold no `:`). */
+export function jobIdOfKey(key: string): string {
+  const jobId = key.split(':', 1)[0];
+  if (!jobId || key.split(':').length !== 3) throw new TypeError(`idempotency key ${JSON.stringify(key)} is not job_id:stage:artifact_type`);
+  return jobId;
+}

@@ -1,0 +1,127 @@
+/**
+ * Numbered schema migrations, one entry per version with the SQL for each backend. The two
+ * dialects differ only where they must (full-text search, JSON and time types); the tables,
+ * keys and unique constraints are the same, so both backends have the same semantics.
+ * Never edit an applied migration: append a new version.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sqlite: string;
+  postgres: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'core tables: artifacts, stage completions, crm, writes',
+    sqlite: `
+      CREATE TABLE artifacts (
+        sha256      TEXT PRIMARY KEY,
+        content     TEXT NOT NULL,
+        created_at  TEXT NOT NULL
+      );
+      CREATE TABLE stage_completions (
+        delivery_key TEXT PRIMARY KEY,
+        result       TEXT NOT NULL,
+        recorded_at  TEXT NOT NULL
+      );
+      CREATE TABLE crm_tickets (
+        ticket_id   TEXT PRIMARY KEY,
+        customer_id TEXT NOT NULL,
+        status      TEXT NOT NULL,
+        note        TEXT NOT NULL,
+        revision    INTEGER NOT NULL,
+        updated_by  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+      );
+      CREATE TABLE writes (
+        idempotency_key TEXT PRIMARY KEY,
+        job_id          TEXT NOT NULL,
+        receipt         TEXT NOT NULL,
+        written_at      TEXT NOT NULL
+      );
+      CREATE INDEX writes_by_job ON writes (job_id, written_at);
+    `,
+    postgres: `
+      CREATE TABLE artifacts (
+        sha256      text PRIMARY KEY,
+        content     text NOT NULL,
+        created_at  timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE stage_completions (
+        delivery_key text PRIMARY KEY,
+        result       jsonb NOT NULL,
+        recorded_at  timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE crm_tickets (
+        ticket_id   text PRIMARY KEY,
+        customer_id text NOT NULL,
+        status      text NOT NULL,
+        note        text NOT NULL,
+        revision    integer NOT NULL,
+        updated_by  text NOT NULL,
+        updated_at  timestamptz NOT NULL
+      );
+      CREATE TABLE writes (
+        idempotency_key text PRIMARY KEY,
+        job_id          text NOT NULL,
+        receipt         jsonb NOT NULL,
+        written_at      timestamptz NOT NULL
+      );
+      CREATE INDEX writes_by_job ON writes (job_id, written_at);
+    `,
+  },
+  {
+    version: 2,
+    name: 'help-center chunks with full-text search',
+    // FTS5 external-content table kept in step by triggers; bm25 weights are given at query time.
+    sqlite: `
+      CREATE TABLE help_chunks (
+        id             INTEGER PRIMARY KEY,
+        chunk_key      TEXT NOT NULL UNIQUE,
+        article_slug   TEXT NOT NULL,
+        title          TEXT NOT NULL,
+        tags           TEXT NOT NULL,
+        position       INTEGER NOT NULL,
+        text           TEXT NOT NULL,
+        content_sha256 TEXT NOT NULL
+      );
+      CREATE VIRTUAL TABLE help_chunks_fts USING fts5(
+        title, tags, text,
+        content='help_chunks', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2'
+      );
+      CREATE TRIGGER help_chunks_ai AFTER INSERT ON help_chunks BEGIN
+        INSERT INTO help_chunks_fts (rowid, title, tags, text) VALUES (new.id, new.title, new.tags, new.text);
+      END;
+      CREATE TRIGGER help_chunks_ad AFTER DELETE ON help_chunks BEGIN
+        INSERT INTO help_chunks_fts (help_chunks_fts, rowid, title, tags, text) VALUES ('delete', old.id, old.title, old.tags, old.text);
+      END;
+      CREATE TRIGGER help_chunks_au AFTER UPDATE ON help_chunks BEGIN
+        INSERT INTO help_chunks_fts (help_chunks_fts, rowid, title, tags, text) VALUES ('delete', old.id, old.title, old.tags, old.text);
+        INSERT INTO help_chunks_fts (rowid, title, tags, text) VALUES (new.id, new.title, new.tags, new.text);
+      END;
+    `,
+    // Weights mirror the bm25 column weights on SQLite: title A, tags B, body D.
+    postgres: `
+      CREATE TABLE help_chunks (
+        chunk_key      text PRIMARY KEY,
+        article_slug   text NOT NULL,
+        title          text NOT NULL,
+        tags           text NOT NULL,
+        position       integer NOT NULL,
+        text           text NOT NULL,
+        content_sha256 text NOT NULL,
+        search tsvector GENERATED ALWAYS AS (
+          setweight(to_tsvector('english', title), 'A') ||
+          setweight(to_tsvector('english', tags), 'B') ||
+          setweight(to_tsvector('english', text), 'D')
+        ) STORED
+      );
+      CREATE INDEX help_chunks_search ON help_chunks USING gin (search);
+    `,
+  },
+];
+
+export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));

@@ -1,0 +1,20 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+// Lives with the workflows because the rail upserts them; client, CLI and dev server import it too.
+
+// Public names (SPEC.md): operators filter on these in the Web UI and `handrail list`.
+export const HandrailStage = defineSearchAttributeKey('HandrailStage', SearchAttributeType.KEYWORD);
+export const HandrailAck = defineSearchAttributeKey('HandrailAck', SearchAttributeType.KEYWORD);
+export const HandrailVerdict = defineSearchAttributeKey('HandrailVerdict', SearchAttributeType.KEYWORD);
+export const HandrailStatus = defineSearchAttributeKey('HandrailStatus', SearchAttributeType.KEYWORD);
+export const HandrailHops = defineSearchAttributeKey('HandrailHops', SearchAttributeType.INT);
+export const HandrailUsdRemaining = defineSearchAttributeKey('HandrailUsdRemaining', SearchAttributeType.DOUBLE);
+
+/** Name → type as the dev server's `--search-attribute` flag and the operator API spell it. */
+export const SEARCH_ATTRIBUTES = {
+  HandrailStage: 'Keyword',
+  HandrailAck: 'Keyword',
+  HandrailVerdict: 'Keyword',
+  HandrailStatus: 'Keyword',
+  HandrailHops: 'Int',
+  HandrailUsdRemaining: 'Double',
+} as const;
