@@ -7,7 +7,7 @@ import standaloneCode from 'ajv/dist/standalone';
 import addFormats from 'ajv-formats';
 import { z } from 'zod';
 import * as c from '../../contracts';
-import { fixtureCases } from './fixtures';
+import { artifactExamples, fixtureCases } from './fixtures';
 
 export const SCHEMA_DIR = 'contracts/schema';
 export const GENERATED_DIR = 'contracts/generated';
@@ -104,7 +104,12 @@ export function buildOutputs(): Map<string, string> {
 
   const cases = fixtureCases();
   for (const { file, body } of cases) out.set(`${FIXTURE_DIR}/${file}`, json(body));
-  const manifest = cases.map(({ body: _body, ...expectation }) => expectation);
-  out.set(`${FIXTURE_DIR}/manifest.json`, json({ schema: `${SCHEMA_DIR}/${c.HANDOFF_V1}.json`, fixtures: manifest }));
+  const artifacts = Object.entries(artifactExamples).map(([type, body]) => {
+    const file = `artifact-${type}.json`;
+    out.set(`${FIXTURE_DIR}/${file}`, json(body));
+    return { file, schema: `${SCHEMA_DIR}/${type}.json` };
+  });
+  const packages = cases.map(({ body: _body, ...expectation }) => expectation);
+  out.set(`${FIXTURE_DIR}/manifest.json`, json({ schema: `${SCHEMA_DIR}/${c.HANDOFF_V1}.json`, packages, artifacts }));
   return out;
 }

@@ -2,7 +2,7 @@
  * The contract fixtures, built from one valid package so every variant differs from it by
  * exactly the property it is named after. `generate.ts` writes them to `contracts/fixtures/`.
  */
-import { HANDOFF_V1, LIMITS, type AckState, type HandoffV1 } from '../../contracts';
+import { HANDOFF_V1, LIMITS, type AckState, type ArtifactType, type HandoffV1 } from '../../contracts';
 
 export type Reason = 'schema' | 'version' | 'size';
 
@@ -232,3 +232,46 @@ export function fixtureCases(): FixtureCase[] {
     },
   ];
 }
+
+/** One valid body per artifact type, for stage authors and non-TS consumers to test against. */
+export const artifactExamples: Record<ArtifactType, unknown> = {
+  'ticket.raw': {
+    id: 'tkt_18422',
+    customer_id: 'cus_9',
+    subject: 'Refund for double charge?',
+    body: 'I was charged twice for my March invoice. Can I get one refunded?',
+    channel: 'email',
+    received_at: '2026-08-14T13:58:12Z',
+  },
+  'intake.v1': {
+    ticket_id: 'tkt_18422',
+    customer_id: 'cus_9',
+    question: 'How is a duplicate charge on the March invoice refunded?',
+    language: 'en',
+    intent: 'billing.refund',
+    risk: 'medium',
+    sentiment: 'negative',
+    open_questions: ['customer timezone unknown'],
+  },
+  'chunks.v1': {
+    query: 'duplicate charge refund',
+    chunks: [
+      { key: 'refund-policy', title: 'Refund policy', text: 'Duplicate charges are reversed within 5 business days.', score: 7.25 },
+    ],
+  },
+  'no_hit.v1': { query: 'refund in cryptocurrency', reason: 'no article above the score threshold' },
+  summary_md: {
+    markdown: '## Triage\nDuplicate charge on the March invoice; reversal per [refund-policy].',
+    cited_keys: ['refund-policy'],
+  },
+  'verdict.v1': { verdict: 'pass', scores: { citations: 1, policy: 1 }, failures: [] },
+  'receipt.v1': {
+    idempotency_key: 'tkt_18422:writeback:receipt.v1',
+    system: 'crm',
+    record_id: 'note_501',
+    ticket_id: 'tkt_18422',
+    status: 'created',
+    note_hash: `sha256:${hex('d')}`,
+    written_at: '2026-08-14T14:03:00.000Z',
+  },
+};

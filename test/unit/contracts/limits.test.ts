@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { HANDOFF_V1, LIMITS, validateHandoff } from '../../../contracts';
+import { fixture } from './helpers';
+
+const accept = [HANDOFF_V1];
+const valid = fixture('valid.json') as Record<string, unknown>;
+const size = (pkg: unknown) => Buffer.byteLength(JSON.stringify(pkg), 'utf8');
+
+/** `valid` plus an unknown field padded with `char` until the package is exactly `bytes` long. */
+function paddedTo(bytes: number, char: string) {
+  const pkg = { ...valid, x_note: '' };
+  const room = bytes - size(pkg);
+  const charBytes = Buffer.byteLength(char, 'utf8');
+  pkg.x_note = char.repeat(Math.floor(room / charBytes)) + 'x'.repeat(room % charBytes);
+  expect(size(pkg)).toBe(bytes);
+  return pkg;
+}
+
+describe('size and length caps', () => {
+  it('accepts a package of exactly the byte cap and rejects one byte more, counting unknown fields', () => {
+    expect(validateHandoff(paddedTo(LIMITS.packageBytes, 'x'), { accept }).ok).toBe(true);
+    expect(validateHandoff(paddedTo(LIMITS.packageBytes + 1, 'x'), { accept })).toEqual({
+      ok: false,
+      reason: 'size',
+      errors: [{ path: '', message: `package is ${LIMITS.packageBytes + 1} bytes; the limit is ${LIMITS.packageBytes}` }],
+    });
+  });
+
+  it('counts UTF-8 bytes, not characters (2-, 3- and 4-byte characters)', () => {
+    for (const char of ['é', '€', '😀']) {
+      expect(validateHandoff(paddedTo(LIMITS.packageBytes, char), { accept }).ok).toBe(true);
+      expect(validateHandoff(paddedTo(LIMITS.packageBytes + 1, char), { accept })).toMatchObject({ ok: false, reason: 'size' });
+    }
+  });
+
+  it('rejects an oversize package without returning any part of it', () => {
+    const result = validateHandoff(fixture('oversize.json'), { accept });
+    expect(result).not.toHaveProperty('value');
+    expect(JSON.stringify(result).length).toBeLessThan(200);
+  });
+
+  it.each([
+    ['/goal', { goal: 'g'.repeat(LIMITS.goal + 1) }, `must be at most ${LIMITS.goal} characters`],
+    ['/summary', { summary: 's'.repeat(LIMITS.summary + 1) }, `must be at most ${LIMITS.summary} characters`],
+    ['/constraints/0', { constraints: ['c'.repeat(LIMITS.shortText + 1)] }, `must be at most ${LIMITS.shortText} characters`],
+    ['/constraints', { constraints: Array(LIMITS.listItems + 1).fill('c') }, `must have at most ${LIMITS.listItems} items`],
+    ['/hop/chain', { hop: { ...(valid.hop as object), chain: Array(LIMITS.chain + 1).fill('draft') } }, `must have at most ${LIMITS.chain} items`],
+    ['/job_id', { job_id: 'j'.repeat(LIMITS.id + 1) }, `must be at most ${LIMITS.id} characters`],
+  ])('caps %s', (path, patch, message) => {
+    const result = validateHandoff({ ...valid, ...patch }, { accept });
+    expect(result).toMatchObject({ ok: false, reason: 'schema' });
+    expect(result.ok ? [] : result.errors).toContainEqual({ path, message });
+  });
+
+  it('caps the error list a rejected_schema ack carries, each message short', () => {
+    const broken = { ...valid, constraints: Array(40).fill(1), memory_refs: Array(40).fill(2) };
+    const result = validateHandoff(broken, { accept });
+    expect(result.ok ? [] : result.errors).toHaveLength(LIMITS.ackErrors);
+    expect(result.ok ? [] : result.errors.every((e) => e.message.length <= 120)).toBe(true);
+  });
+
+  it('does not echo a long hostile version string back in full', () => {
+    const result = validateHandoff({ ...valid, schema: 'v'.repeat(10_000) }, { accept });
+    expect(result).toMatchObject({ ok: false, reason: 'version' });
+    expect(result.ok ? 0 : result.errors[0]?.message.length).toBeLessThanOrEqual(120);
+  });
+
+  it.each([
+    ['null', null],
+    ['an array', [valid]],
+    ['a string', 'handoff.v1'],
+    ['undefined', undefined],
+  ])('rejects %s as schema at the root', (_name, input) => {
+    expect(validateHandoff(input, { accept })).toEqual({ ok: false, reason: 'schema', errors: [{ path: '', message: 'must be object' }] });
+  });
+
+  it('rejects a value JSON cannot carry instead of throwing', () => {
+    const cyclic: Record<string, unknown> = { ...valid };
+    cyclic.self = cyclic;
+    expect(validateHandoff(cyclic, { accept })).toMatchObject({ ok: false, reason: 'schema' });
+    expect(validateHandoff({ ...valid, big: 1n }, { accept })).toMatchObject({ ok: false, reason: 'schema' });
+  });
+});
