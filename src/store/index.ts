@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { ReceiptV1 } from '../../contracts';
 import type { StageResult } from '../../contracts/stages';
 import { loadConfig } from '../config';
+import { sha256Hex } from './content';
 
 export type StoreBackend = 'sqlite' | 'postgres';
 
@@ -131,4 +132,9 @@ export function jobIdOfKey(key: string): string {
   const jobId = key.split(':', 1)[0];
   if (!jobId || key.split(':').length !== 3) throw new TypeError(`idempotency key ${JSON.stringify(key)} is not job_id:stage:artifact_type`);
   return jobId;
+}
+
+/** Change detection for the corpus sync: every field that reaches the index or the citation. */
+export function chunkSha(chunk: HelpChunk): string {
+  return sha256Hex(JSON.stringify([chunk.article_slug, chunk.title, chunk.tags, chunk.position, chunk.text]));
 }

@@ -1,0 +1,192 @@
+/** Embedded store on SQLite (better-sqlite3): the default when no DATABASE_URL is configured. */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { ReceiptV1 } from '../../contracts';
+import type { StageResult } from '../../contracts/stages';
+import { sha256Hex } from './content';
+import {
+  chunkSha,
+  crmReceipt,
+  jobIdOfKey,
+  searchableTerms,
+  type CorpusSyncReport,
+  type CrmPatch,
+  type CrmTicket,
+  type HelpChunk,
+  type HelpHit,
+  type Store,
+} from './index';
+import { MIGRATIONS } from './migrations';
+
+/** bm25 column weights for (title, tags, text): a title match outranks a passing mention. */
+const BM25_WEIGHTS = '4.0, 2.0, 1.0';
+
+export function openSqliteStore(file: string): Store {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const db = new Database(file);
+  // WAL lets readers run beside the writer; busy_timeout makes a second connection (another
+  // worker process on the same file) wait for the write lock instead of failing at once.
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+  return new SqliteStore(db);
+}
+
+function migrate(db: Database.Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS handrail_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  // IMMEDIATE takes the write lock first, so two processes opening a fresh file migrate once.
+  db.transaction(() => {
+    const applied = new Set(db.prepare('SELECT version FROM handrail_migrations').pluck().all() as number[]);
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      db.exec(migration.sqlite);
+      db.prepare('INSERT INTO handrail_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      );
+    }
+  }).immediate();
+}
+
+class SqliteStore implements Store {
+  readonly backend = 'sqlite' as const;
+
+  constructor(private readonly db: Database.Database) {}
+
+  async putContent(content: string): Promise<string> {
+    const hex = sha256Hex(content);
+    this.db
+      .prepare('INSERT INTO artifacts (sha256, content, created_at) VALUES (?, ?, ?) ON CONFLICT (sha256) DO NOTHING')
+      .run(hex, content, new Date().toISOString());
+    return hex;
+  }
+
+  async getContent(hex: string): Promise<string | null> {
+    const row = this.db.prepare('SELECT content FROM artifacts WHERE sha256 = ?').pluck().get(hex) as string | undefined;
+    return row ?? null;
+  }
+
+  async recordStageCompletion(deliveryKey: string, result: StageResult): Promise<StageResult> {
+    return this.db.transaction(() => {
+      this.db
+        .prepare('INSERT INTO stage_completions (delivery_key, result, recorded_at) VALUES (?, ?, ?) ON CONFLICT (delivery_key) DO NOTHING')
+        .run(deliveryKey, JSON.stringify(result), new Date().toISOString());
+      return this.completion(deliveryKey) as StageResult;
+    }).immediate();
+  }
+
+  async findStageCompletion(deliveryKey: string): Promise<StageResult | null> {
+    return this.completion(deliveryKey);
+  }
+
+  private completion(deliveryKey: string): StageResult | null {
+    const row = this.db.prepare('SELECT result FROM stage_completions WHERE delivery_key = ?').pluck().get(deliveryKey) as
+      | string
+      | undefined;
+    return row === undefined ? null : (JSON.parse(row) as StageResult);
+  }
+
+  async patchCrmOnce(idempotencyKey: string, patch: CrmPatch): Promise<ReceiptV1> {
+    const jobId = jobIdOfKey(idempotencyKey);
+    return this.db.transaction((): ReceiptV1 => {
+      const prior = this.db.prepare('SELECT receipt FROM writes WHERE idempotency_key = ?').pluck().get(idempotencyKey) as
+        | string
+        | undefined;
+      if (prior !== undefined) return JSON.parse(prior) as ReceiptV1;
+
+      const before = this.db.prepare('SELECT status, note, revision FROM crm_tickets WHERE ticket_id = ?').get(patch.ticket_id) as
+        | { status: string; note: string; revision: number }
+        | undefined;
+      const now = new Date();
+      const receipt = crmReceipt(idempotencyKey, patch, before ?? null, sha256Hex(patch.note), now);
+      if (receipt.status !== 'unchanged') {
+        this.db
+          .prepare(
+            `INSERT INTO crm_tickets (ticket_id, customer_id, status, note, revision, updated_by, updated_at)
+             VALUES (@ticket_id, @customer_id, @status, @note, 1, @key, @at)
+             ON CONFLICT (ticket_id) DO UPDATE SET customer_id = excluded.customer_id, status = excluded.status,
+               note = excluded.note, revision = crm_tickets.revision + 1, updated_by = excluded.updated_by,
+               updated_at = excluded.updated_at`,
+          )
+          .run({ ...patch, key: idempotencyKey, at: now.toISOString() });
+      }
+      this.db
+        .prepare('INSERT INTO writes (idempotency_key, job_id, receipt, written_at) VALUES (?, ?, ?, ?)')
+        .run(idempotencyKey, jobId, JSON.stringify(receipt), now.toISOString());
+      return receipt;
+    }).immediate();
+  }
+
+  async getCrmTicket(ticketId: string): Promise<CrmTicket | null> {
+    const row = this.db
+      .prepare('SELECT ticket_id, customer_id, status, note, revision, updated_by FROM crm_tickets WHERE ticket_id = ?')
+      .get(ticketId) as CrmTicket | undefined;
+    return row ?? null;
+  }
+
+  async listWrites(jobId: string): Promise<ReceiptV1[]> {
+    const rows = this.db.prepare('SELECT receipt FROM writes WHERE job_id = ? ORDER BY written_at, idempotency_key').pluck().all(jobId) as string[];
+    return rows.map((r) => JSON.parse(r) as ReceiptV1);
+  }
+
+  async syncHelpCenter(chunks: readonly HelpChunk[]): Promise<CorpusSyncReport> {
+    return this.db.transaction((): CorpusSyncReport => {
+      const report: CorpusSyncReport = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+      const existing = new Map(
+        (this.db.prepare('SELECT chunk_key, content_sha256 FROM help_chunks').all() as { chunk_key: string; content_sha256: string }[]).map(
+          (r) => [r.chunk_key, r.content_sha256],
+        ),
+      );
+      const upsert = this.db.prepare(
+        `INSERT INTO help_chunks (chunk_key, article_slug, title, tags, position, text, content_sha256)
+         VALUES (@key, @article_slug, @title, @tags, @position, @text, @sha)
+         ON CONFLICT (chunk_key) DO UPDATE SET article_slug = excluded.article_slug, title = excluded.title,
+           tags = excluded.tags, position = excluded.position, text = excluded.text, content_sha256 = excluded.content_sha256`,
+      );
+      for (const chunk of chunks) {
+        const sha = chunkSha(chunk);
+        const prior = existing.get(chunk.key);
+        existing.delete(chunk.key);
+        if (prior === sha) {
+          report.unchanged++;
+          continue;
+        }
+        upsert.run({ ...chunk, sha });
+        if (prior === undefined) report.inserted++;
+        else report.updated++;
+      }
+      const remove = this.db.prepare('DELETE FROM help_chunks WHERE chunk_key = ?');
+      for (const staleKey of existing.keys()) remove.run(staleKey);
+      report.deleted = existing.size;
+      return report;
+    }).immediate();
+  }
+
+  async searchHelpCenter(terms: readonly string[], limit: number): Promise<HelpHit[]> {
+    const words = searchableTerms(terms);
+    if (words.length === 0) return [];
+    // Each word quoted: FTS5 reads it as a plain token, never as query syntax (NEAR, column filters).
+    const match = words.map((w) => `"${w}"`).join(' OR ');
+    const rows = this.db
+      .prepare(
+        `SELECT c.chunk_key AS key, c.title, c.text, -bm25(help_chunks_fts, ${BM25_WEIGHTS}) AS score
+         FROM help_chunks_fts JOIN help_chunks c ON c.id = help_chunks_fts.rowid
+         WHERE help_chunks_fts MATCH ?
+         ORDER BY score DESC, c.chunk_key
+         LIMIT ?`,
+      )
+      .all(match, limit) as HelpHit[];
+    return rows;
+  }
+
+  async schemaVersion(): Promise<number> {
+    return (this.db.prepare('SELECT coalesce(max(version), 0) FROM handrail_migrations').pluck().get() as number) ?? 0;
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
