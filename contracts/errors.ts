@@ -57,7 +57,7 @@ export function toContractErrors(errors: readonly ErrorObject[] | null | undefin
   const out: ContractError[] = [];
   const seen = new Set<string>();
   for (const e of errors ?? []) {
-    const error = { path: clip(pathOf(e), LIMITS.shortText), message: messageOf(e) };
+    const error = { path: clip(pathOf(e), LIMITS.shortText), message: clip(messageOf(e)) };
     const key = `${error.path}\u0000${error.message}`;
     if (seen.has(key)) continue;
     seen.add(key);
