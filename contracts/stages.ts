@@ -36,12 +36,13 @@ export interface StageResult {
  * non-retryable and the rail escalates instead.
  */
 export const STAGE_FAILURE_TYPES = [
-  /** The input package lacks an artifact this stage accepts. */
-  'StageInputMissing',
+  /** The delivery is not one this stage can work on (malformed package, wrong stage, no accepted artifact). */
+  'StageInputInvalid',
   /** An input artifact is unreadable, fails its hash, or fails its body schema. */
   'ArtifactInvalid',
-  /** The ticket lacks ids the job cannot invent (details carry the open questions). */
-  'TicketIdsMissing',
+  /** The ticket lacks ids or a question the job cannot invent (details carry the open questions
+   * and the package with them listed, for the rail to escalate with). */
+  'TicketFieldsMissing',
   /** writeback found no passing verdict for the latest draft. */
   'VerdictNotPassing',
   /** The model endpoint refused the request (bad key, bad model name, malformed reply). */
