@@ -5,6 +5,7 @@ export * from './traceparent';
 export * from './handoff';
 export * from './artifacts';
 export * from './job';
+export * from './stages';
 export * from './versions';
 export * from './validate';
 export { toContractErrors } from './errors';
