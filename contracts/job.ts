@@ -15,6 +15,9 @@ export const JobRequest = z.looseObject({
   max_hops: z.int().min(1).max(LIMITS.chain).optional(),
   /** Taken from the caller when present, else created at intake. */
   traceparent: traceparent.optional(),
+  /** How long an escalation waits for a human `decide` before the job ends as `escalated`,
+   * as a Temporal duration string (`30s`, `4h`, `7 days`); the rail defaults to 7 days. */
+  decision_timeout: z.string().max(32).regex(/^\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w|seconds?|minutes?|hours?|days?|weeks?)$/).optional(),
 });
 export type JobRequest = z.infer<typeof JobRequest>;
 
@@ -28,7 +31,11 @@ export const JobResult = z.looseObject({
   acks: list(AckRecord, LIMITS.acks),
   receipt: ReceiptV1.optional(),
   spent_usd: usd,
+  /** What a stage spent beyond the wallet (the wallet is clamped at zero; this is never hidden). */
+  overspent_usd: usd.optional(),
   hops: count,
+  /** Why the job ended: completion, escalation reason, rejecting actor, cancellation. */
+  reason: text(LIMITS.shortText).optional(),
 });
 export type JobResult = z.infer<typeof JobResult>;
 

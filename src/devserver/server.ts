@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
+import { connectClient } from '../connect';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { resolveTemporalCli } from './temporal-cli';
 
@@ -21,6 +22,8 @@ export interface DevServerOptions {
   logFile?: string;
   /** Keep the server alive after this process exits (the demo leaves it up for the Web UI). */
   detached?: boolean;
+  /** Where a detached server's pid goes, for `npm run server:stop`. */
+  pidFile?: string;
   log?: (msg: string) => void;
 }
 
@@ -31,28 +34,6 @@ export interface DevServer {
   startedHere: boolean;
   process?: ChildProcess;
   stop(): Promise<void>;
-}
-
-export class TemporalUnreachableError extends Error {
-  constructor(address: string, namespace: string, cause: unknown) {
-    const why = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
-    super(
-      `Cannot reach Temporal at ${address} (namespace "${namespace}"): ${why}. ` +
-        'Start a local server with `npm run server`, or set TEMPORAL_ADDRESS to a running one.',
-    );
-    this.name = 'TemporalUnreachableError';
-  }
-}
-
-/** Connects a client with a short timeout so a missing server is a clear error, not a hang. */
-export async function connectClient(address: string, namespace = 'default', timeoutMs = 5_000): Promise<Connection> {
-  try {
-    const connection = await Connection.connect({ address, connectTimeout: timeoutMs });
-    await connection.workflowService.describeNamespace({ namespace }, );
-    return connection;
-  } catch (err) {
-    throw new TemporalUnreachableError(address, namespace, err);
-  }
 }
 
 function portOpen(host: string, port: number, timeoutMs = 500): Promise<boolean> {
@@ -100,7 +81,7 @@ async function waitHealthy(address: string, namespace: string, child: ChildProce
   while (Date.now() < deadline) {
     if (child && child.exitCode !== null) throw new Error(`temporal server exited early with code ${child.exitCode}`);
     try {
-      return await connectClient(address, namespace, 2_000);
+      return await connectClient({ temporalAddress: address, namespace }, 2_000);
     } catch (err) {
       lastError = err;
       await new Promise((r) => setTimeout(r, 250));
@@ -141,7 +122,10 @@ export async function ensureDevServer(opts: DevServerOptions): Promise<DevServer
     stdio = ['ignore', fd, fd];
   }
   const child = spawn(cli.path, args, { stdio, detached: opts.detached ?? false });
-  if (opts.detached) child.unref();
+  if (opts.detached) {
+    child.unref();
+    if (opts.pidFile && child.pid) fs.writeFileSync(opts.pidFile, String(child.pid));
+  }
 
   try {
     const connection = await waitHealthy(address, namespace, child, 60_000);

@@ -11,5 +11,6 @@ export function devServerSettings(config: HandrailConfig) {
     uiPort,
     dbFile: path.join(config.dataDir, 'temporal.sqlite'),
     logFile: path.join(config.dataDir, 'temporal-server.log'),
+    pidFile: path.join(config.dataDir, 'temporal-server.pid'),
   };
 }

@@ -1,0 +1,67 @@
+/**
+ * Constraint policies the rail can enforce mechanically at every hop (SPEC: "constraints are
+ * enforced at every hop, not only the first and last"). A job's constraints are free text; a
+ * policy recognises the constraints it implements and checks a stage's output for breaches.
+ * Constraints no policy recognises still travel on every package, for the judge and the human.
+ *
+ * Pure functions: imported by workflow code (the rail) and by the judge stage.
+ */
+
+export interface StageOutputView {
+  /** The output artifact body as text (markdown, or JSON of a structured body). */
+  text: string;
+  /** Tool names this stage reported using (new entries of `tools_tried`). */
+  toolsUsed: readonly string[];
+}
+
+export interface ConstraintPolicy {
+  id: string;
+  /** Does this policy implement the given constraint text? */
+  implements(constraint: string): boolean;
+  /** A short description of the breach, or null when the output complies. */
+  breach(output: StageOutputView): string | null;
+}
+
+// A promise is a commitment to refund ("we will refund you", "your refund has been approved"),
+// not a mention of the refund policy ("refunds are handled by billing").
+const REFUND_PROMISE = [
+  /\b(?:we|i)(?:'ll| will| shall| can| are going to|'re going to| have| 've)\s+(?:now\s+|gladly\s+|happily\s+)?(?:issue|process|give|send|grant|approve|refund)(?:d)?\b[^.\n]{0,40}\brefund/i,
+  /\b(?:we|i)(?:'ll| will| shall| are going to|'re going to)\s+(?:fully\s+|now\s+)?refund\b/i,
+  /\byou(?:'ll| will)\s+(?:be\s+)?(?:fully\s+)?(?:refunded|receive\s+(?:a|your)\s+(?:full\s+)?refund|get\s+(?:a|your)\s+(?:full\s+)?refund)/i,
+  /\b(?:your\s+)?refund\s+(?:has\s+been|is|was)\s+(?:approved|issued|processed|granted|on its way)/i,
+  /\bguarantee(?:d)?\s+(?:a\s+|you\s+a\s+)?(?:full\s+)?refund/i,
+];
+
+const CUSTOMER_SEND_TOOLS = /^(?:email|mail|sms|chat|customer)[._-]?(?:send|reply|message)/i;
+
+export const CONSTRAINT_POLICIES: readonly ConstraintPolicy[] = [
+  {
+    id: 'no_refund_promises',
+    implements: (c) => /\bno\b.*\brefund promises?\b|\bnever promise (?:a )?refunds?\b|\bdo not promise (?:a )?refunds?\b/i.test(c),
+    breach: ({ text }) => {
+      const hit = REFUND_PROMISE.map((re) => re.exec(text)).find(Boolean);
+      return hit ? `promises a refund: "${hit[0].slice(0, 80)}"` : null;
+    },
+  },
+  {
+    id: 'no_customer_send',
+    implements: (c) => /\bdo not send\b|\bno (?:customer )?(?:email|send|contact)\b|\binternal only\b/i.test(c),
+    breach: ({ toolsUsed }) => {
+      const sent = toolsUsed.find((t) => CUSTOMER_SEND_TOOLS.test(t));
+      return sent ? `used customer-facing tool ${sent}` : null;
+    },
+  },
+];
+
+/** The policies that apply to a job's constraints (a constraint may match several). */
+export function policiesFor(constraints: readonly string[]): ConstraintPolicy[] {
+  return CONSTRAINT_POLICIES.filter((p) => constraints.some((c) => p.implements(c)));
+}
+
+/** Every breach of the job's enforceable constraints by one stage output. */
+export function constraintBreaches(constraints: readonly string[], output: StageOutputView): { policy: string; breach: string }[] {
+  return policiesFor(constraints).flatMap((p) => {
+    const breach = p.breach(output);
+    return breach ? [{ policy: p.id, breach }] : [];
+  });
+}

@@ -1,0 +1,53 @@
+/**
+ * Connections with a deadline: a missing server is a clear error within seconds, not a hang.
+ */
+import { Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import type { HandrailConfig } from './config';
+
+export class TemporalUnreachableError extends Error {
+  override readonly name = 'TemporalUnreachableError';
+  constructor(address: string, namespace: string, cause: unknown) {
+    const why = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
+    super(
+      `Cannot reach Temporal at ${address} (namespace "${namespace}"): ${why}. ` +
+        'Start a local server with `npm run server`, or set TEMPORAL_ADDRESS to a running one.',
+    );
+  }
+}
+
+type Target = Pick<HandrailConfig, 'temporalAddress' | 'namespace'>;
+
+async function withDeadline<T>(what: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([what, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A client connection that has proven the namespace answers. */
+export async function connectClient(target: Target, timeoutMs = 5_000): Promise<Connection> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address: target.temporalAddress, connectTimeout: timeoutMs });
+    await withDeadline(connection.workflowService.describeNamespace({ namespace: target.namespace }), timeoutMs);
+    return connection;
+  } catch (err) {
+    await connection?.close().catch(() => undefined);
+    throw new TemporalUnreachableError(target.temporalAddress, target.namespace, err);
+  }
+}
+
+/** The worker's connection, with the same deadline. */
+export async function connectWorker(target: Target, timeoutMs = 5_000): Promise<NativeConnection> {
+  try {
+    return await withDeadline(NativeConnection.connect({ address: target.temporalAddress }), timeoutMs);
+  } catch (err) {
+    throw new TemporalUnreachableError(target.temporalAddress, target.namespace, err);
+  }
+}

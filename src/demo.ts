@@ -1,0 +1,50 @@
+/**
+ * `npm run demo`: the main job. Provisions the temporal CLI, starts (or reuses) the local dev
+ * server, runs a worker, starts one job from a sample ticket, prints its result and the Web UI
+ * link. The dev server keeps running afterwards so the job stays visible in the Web UI.
+ */
+import path from 'node:path';
+import { jobUrl, loadConfig } from './config';
+import { connectHandrail, startJob } from './client';
+import { connectWorker } from './connect';
+import { devServerSettings } from './devserver/settings';
+import { ensureDevServer } from './devserver/server';
+import { sampleJobRequest } from './samples/tickets';
+import { openStore } from './store';
+import { createHandrailWorkers } from './worker';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const settings = devServerSettings(config);
+  const server = await ensureDevServer({ ...settings, namespace: config.namespace, detached: true });
+  if (server.startedHere) console.log(`Started a Temporal dev server at ${server.address} (history in ${path.relative(process.cwd(), settings.dbFile)}).`);
+
+  const connection = await connectWorker(config);
+  const store = await openStore(config);
+  const client = await connectHandrail(config);
+  const workers = await createHandrailWorkers({ connection, config, store });
+  const running = Promise.all(workers.map((w) => w.run()));
+  try {
+    const jobId = `demo-${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;
+    const { handle } = await startJob(client, sampleJobRequest(jobId), config);
+    console.log(`Started job ${jobId} — watch it: ${jobUrl(config, jobId)}`);
+    const result = await handle.result();
+    console.log(`\nJob ${result.job_id}: ${result.status}${result.reason ? ` (${String(result.reason)})` : ''}`);
+    console.log(`hops ${result.hops} · spent $${result.spent_usd} · wallet left $${result.package.budget.usd_remaining}`);
+    console.table(result.acks.map((a) => ({ hop: a.hop, stage: a.stage, ack: a.ack, reason: a.reason.slice(0, 70) })));
+    if (result.receipt) console.log(`CRM receipt: ${result.receipt.idempotency_key} → ${result.receipt.record_id} (${result.receipt.status})`);
+    console.log(`\nWeb UI: ${jobUrl(config, jobId)}`);
+    console.log(`The dev server keeps running (${server.address}); stop it with \`npm run server:stop\`.`);
+  } finally {
+    for (const w of workers) w.shutdown();
+    await running;
+    await client.connection.close();
+    await connection.close();
+    await store.close();
+  }
+}
+
+main().catch((err: Error) => {
+  console.error(err.message);
+  process.exit(1);
+});

@@ -1,0 +1,76 @@
+/**
+ * The handrail worker: runs the rail (workflows) and the stages (activities).
+ * `npm run worker` — configuration from the environment (src/config.ts); SIGINT/SIGTERM drain
+ * in-flight tasks and stop (the SDK's runtime installs those handlers).
+ */
+import type { NativeConnection } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { REFERENCE_STAGES, createStageRegistry, type StageCard } from '../contracts/stages';
+import { loadConfig, type HandrailConfig } from './config';
+import { connectWorker } from './connect';
+import { openStore, type Store } from './store';
+
+export interface HandrailWorkerOptions {
+  connection: NativeConnection;
+  config: Pick<HandrailConfig, 'namespace' | 'taskQueue'>;
+  store: Store;
+  /** A prebuilt bundle (tests build one per run); otherwise workflows are bundled at start. */
+  workflowBundle?: { code: string };
+  stages?: readonly StageCard[];
+}
+
+/**
+ * Workers for the rail and every stage. Stages whose card names its own task queue get a worker
+ * of their own on that queue, so only a process holding that stage's credentials runs it.
+ * A bad stage registry refuses to start (StageRegistryError lists every problem).
+ */
+export async function createHandrailWorkers(opts: HandrailWorkerOptions): Promise<Worker[]> {
+  const registry = createStageRegistry(opts.stages ?? REFERENCE_STAGES);
+  const activities = createActivities({ store: opts.store });
+  const isolated = registry.cards.filter((c) => c.taskQueue && c.taskQueue !== opts.config.taskQueue);
+  const main = await Worker.create({
+    connection: opts.connection,
+    namespace: opts.config.namespace,
+    taskQueue: opts.config.taskQueue,
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    activities,
+  });
+  const own = await Promise.all(
+    isolated.map((card) =>
+      Worker.create({
+        connection: opts.connection,
+        namespace: opts.config.namespace,
+        taskQueue: card.taskQueue!,
+        activities: { [card.name]: (activities as Record<string, unknown>)[card.name] } as object,
+      }),
+    ),
+  );
+  return [main, ...own];
+}
+
+/** Runs workers until a shutdown signal; resolves once they drained. */
+export async function runWorkers(workers: Worker[]): Promise<void> {
+  await Promise.all(workers.map((w) => w.run()));
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const connection = await connectWorker(config);
+  const store = await openStore(config);
+  try {
+    const workers = await createHandrailWorkers({ connection, config, store });
+    console.log(`handrail worker polling "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.namespace}, store ${store.backend}). Ctrl-C stops it.`);
+    await runWorkers(workers);
+  } finally {
+    await store.close();
+    await connection.close();
+  }
+}
+
+if (require.main === module) {
+  main().catch((err: Error) => {
+    console.error(err.message);
+    process.exit(1);
+  });
+}

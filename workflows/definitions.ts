@@ -1,0 +1,45 @@
+/**
+ * Handler definitions of the rail: the names operators use from the Web UI, the CLI and the
+ * client. Shared by workflow and client code so both spell them the same way.
+ */
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { AckRecord, HandoffV1, HumanDecision, StageName } from '../contracts';
+
+/** Live status: `running` while stages work, `escalated` while a human decides, then final. */
+export type RailStatus = 'running' | 'escalated' | 'completed' | 'rejected' | 'cancelled';
+
+export interface Escalation {
+  reasons: string[];
+  /** The stage the job was about to run (or `route` when the routing table sent it here). */
+  blocked: string;
+  /** Actions `decide` accepts for this escalation. */
+  options: HumanDecision['action'][];
+  since: string;
+}
+
+export interface JobStatusView {
+  job_id: string;
+  status: RailStatus;
+  stage: StageName | string;
+  hops: number;
+  usd_remaining: number;
+  revisions_remaining: number;
+  spent_usd: number;
+  last_verdict: string;
+  last_ack?: AckRecord;
+  escalation?: Escalation;
+  /** Why the job ended, once it has. */
+  reason?: string;
+}
+
+export interface DecisionReceipt {
+  action: HumanDecision['action'];
+  actor: string;
+  /** What the rail does next. */
+  next: string;
+}
+
+export const packageQuery = defineQuery<HandoffV1>('package');
+export const acksQuery = defineQuery<AckRecord[]>('acks');
+export const statusQuery = defineQuery<JobStatusView>('status');
+export const decideUpdate = defineUpdate<DecisionReceipt, [HumanDecision]>('decide');

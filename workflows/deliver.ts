@@ -1,0 +1,171 @@
+/**
+ * One hop: deliver one package to one stage. Validate, ack, run, check what came back.
+ * `handoffJob` and `stageHop` both deliver through here, so a hop means the same everywhere.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  TimeoutFailure,
+} from '@temporalio/workflow';
+import { TimeoutType } from '@temporalio/common';
+import { HANDOFF_V1, validateHandoff, type AckRecord, type HandoffV1, type StageCard, type StageResult, type StageWork } from '../contracts';
+import { REFERENCE_STAGES, createStageRegistry } from '../contracts/stages';
+import { ackRecord, decideAck, roleMismatch, type AckDecision } from './rail/ack';
+import { charge } from './rail/budget';
+import { deliveryKey, nextHop } from './rail/hops';
+import { checkEmitted } from './rail/invariants';
+
+/** The checked stage registry the rail routes through (the worker checks the same cards). */
+export const stages = createStageRegistry(REFERENCE_STAGES);
+
+type StageActivity = (work: StageWork) => Promise<StageResult>;
+
+// Looking up a recorded delivery is one indexed read: a local activity keeps it to one history
+// event and it runs before any stage work, so a duplicate costs nothing.
+const { priorDelivery } = proxyLocalActivities<{ priorDelivery(input: { delivery_key: string }): Promise<StageResult | null> }>({
+  startToCloseTimeout: '10s',
+  retry: { maximumAttempts: 3 },
+});
+
+export interface Delivery {
+  stage: string;
+  /** As received: it is validated here, never trusted. */
+  package: unknown;
+  reason: string;
+  /** Sender; defaults to the stage that last held the package. */
+  from?: string;
+  /** Who sent it when a human decided the hop. */
+  actor?: string;
+  maxHops: number;
+  countAtLastHumanDecision?: number;
+  /** Used on acks of packages too broken to carry a trace. */
+  fallbackTraceparent: string;
+  fallbackJobId: string;
+}
+
+export interface HopOutcome {
+  /** Every ack of this hop in order: the pre-work ack, then `rejected_invariant` if the output broke one. */
+  acks: AckRecord[];
+  /** The package after the hop: the stage's output with the wallet charged, or the delivered
+   * package when the hop was refused. Undefined only when what arrived was not a valid package. */
+  package?: HandoffV1;
+  result?: StageResult;
+  /** True when the stage ran (or a duplicate was answered) and its output passed every invariant. */
+  ok: boolean;
+  /** Why the stage work failed (escalation reason), when it did. */
+  failure?: string;
+  /** Which stage actually did the work (differs when the fallback stage answered). */
+  stage: string;
+  costUsd: number;
+  overspentUsd: number;
+}
+
+export async function deliver(d: Delivery): Promise<HopOutcome> {
+  const card = stages.get(d.stage);
+  const validation = validateHandoff(d.package, { accept: card?.packageVersions ?? [HANDOFF_V1] });
+  const arrived = validation.ok ? validation.value : undefined;
+  const hop = nextHop(arrived?.hop, d.stage, d.reason, d.from);
+  const key = deliveryKey({ job_id: arrived?.job_id ?? d.fallbackJobId, hop: arrived?.hop }, d.stage);
+  const stamp = (decision: AckDecision, stage = d.stage) =>
+    ackRecord(decision, { stage, hop, deliveryKey: key, traceparent: arrived?.trace.traceparent ?? d.fallbackTraceparent, now: new Date(), actor: d.actor });
+
+  // Only a well-formed package for the right stage is worth a lookup.
+  const prior = arrived && card && !roleMismatch(card, arrived) ? await priorDelivery({ delivery_key: key }) : null;
+  const decision = decideAck({
+    stage: d.stage,
+    card,
+    validation,
+    hop,
+    maxHops: d.maxHops,
+    countAtLastHumanDecision: d.countAtLastHumanDecision,
+    alreadyDelivered: prior !== null,
+  });
+  const ack = stamp(decision);
+  const refused = (extra: Partial<HopOutcome> = {}): HopOutcome => ({
+    acks: [ack],
+    package: arrived && { ...arrived, ack },
+    ok: false,
+    stage: d.stage,
+    costUsd: 0,
+    overspentUsd: 0,
+    ...extra,
+  });
+
+  if (decision.ack === 'duplicate' && prior) {
+    return { acks: [ack], package: { ...prior.package, ack }, result: prior, ok: true, stage: d.stage, costUsd: 0, overspentUsd: 0 };
+  }
+  if (decision.ack !== 'accepted' || !arrived || !card) return refused();
+
+  const delivered: HandoffV1 = { ...arrived, hop, ack };
+  const work = await runStage(card, { stage: d.stage as StageWork['stage'], package: delivered, delivery_key: key }, d.reason);
+  if ('failure' in work) return refused({ ok: false, failure: work.failure, package: delivered });
+
+  const { result, card: ranCard } = work;
+  const { budget, overspentUsd } = charge(delivered.budget, result.cost_usd);
+  const emitted = validateHandoff(result.package, { accept: ranCard.packageVersions });
+  const violations = emitted.ok
+    ? checkEmitted({ delivered, emitted: emitted.value, artifact: result.artifact, body: result.body, card: ranCard })
+    : [{ invariant: 'emitted_schema_valid', reason: `the emitted package fails ${HANDOFF_V1}: ${emitted.errors.map((e) => `${e.path} ${e.message}`).join('; ')}` }];
+  const charged = { ...delivered, budget };
+  if (violations.length > 0) {
+    const [first] = violations;
+    const rejection = stamp(
+      { ack: 'rejected_invariant', invariant: first!.invariant, reason: violations.map((v) => `${v.invariant}: ${v.reason}`).join('; ') },
+      ranCard.name,
+    );
+    return { acks: [ack, rejection], package: { ...charged, ack: rejection }, result, ok: false, stage: ranCard.name, costUsd: result.cost_usd, overspentUsd };
+  }
+  return {
+    acks: [ack],
+    package: { ...(emitted.ok ? emitted.value : delivered), budget },
+    result,
+    ok: true,
+    stage: ranCard.name,
+    costUsd: result.cost_usd,
+    overspentUsd,
+  };
+}
+
+/**
+ * Runs the stage activity. A stage whose workers do not pick the hop up in time (the card's
+ * scheduleToStartTimeout is the ACK timeout) is tried once more, then its declared fallback,
+ * else the hop fails and the job escalates (seed 004). Business failures are not retried here:
+ * the card's retry policy already marks them non-retryable.
+ */
+async function runStage(card: StageCard, work: StageWork, reason: string): Promise<{ result: StageResult; card: StageCard } | { failure: string }> {
+  const fallback = card.fallback ? stages.get(card.fallback) : undefined;
+  const attempts = [card, card, ...(fallback ? [fallback] : [])];
+  let lastTimeout = '';
+  for (const target of attempts) {
+    const activity = proxyActivities<Record<string, StageActivity>>({
+      ...target.activity,
+      ...(target.taskQueue ? { taskQueue: target.taskQueue } : {}),
+      summary: `${target.name}: ${reason}`.slice(0, 200),
+    })[target.name]!;
+    // Once the rail decided to write, the write and its receipt finish even if the job is
+    // cancelled meanwhile: no half-done write (the write itself is idempotent).
+    const run = () => activity({ ...work, stage: target.name as StageWork['stage'] });
+    try {
+      const result = target.writes !== null ? await CancellationScope.nonCancellable(run) : await run();
+      return { result, card: target };
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START) {
+        lastTimeout = `no "${target.name}" worker picked the hop up within ${String(target.activity.scheduleToStartTimeout)}`;
+        continue;
+      }
+      return { failure: `${target.name} failed: ${describeFailure(err)}` };
+    }
+  }
+  return { failure: `stage unavailable: ${lastTimeout}` };
+}
+
+function describeFailure(err: unknown): string {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) return `${cause.type ?? 'Error'}: ${cause.message}`;
+  return cause instanceof Error ? cause.message : String(cause);
+}

@@ -1,0 +1,299 @@
+/**
+ * `handoffJob`: one ticket's relay, intake → retrieve → draft → judge → writeback, owned by
+ * deterministic code. Every hop is acked before work, one wallet pays for all of them, the judge
+ * can send a draft back while revisions remain, and anything the rail refuses goes to a human,
+ * whose decision is one more typed hop.
+ */
+import {
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  isCancellation,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Duration } from '@temporalio/common';
+import { LIMITS, type AckRecord, type HandoffV1, type HumanDecision, type JobRequest, type JobResult, type ReceiptV1 } from '../contracts';
+import { acksQuery, decideUpdate, packageQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
+import { deliver, stages, type HopOutcome } from './deliver';
+import { addUsd, topUp } from './rail/budget';
+import { decisionOptions, validateDecision } from './rail/decisions';
+import { DEFAULT_MAX_HOPS, HUMAN, nextHop } from './rail/hops';
+import { route, type Route } from './rail/routing';
+import { renderDetails } from './rail/details';
+import { HandrailAck, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
+
+/** How long an escalation waits for `decide` when the request does not say. */
+export const DEFAULT_DECISION_TIMEOUT = '7 days';
+
+type Step = Route;
+
+export async function handoffJob(request: JobRequest): Promise<JobResult> {
+  const job = new Job(request);
+  try {
+    let step: Step = route(job.package);
+    for (;;) {
+      if (step.kind === 'complete') return await job.finish('completed', step.reason);
+      if (step.kind === 'escalate') {
+        const next = await job.escalate(step);
+        if (next === 'timeout') return await job.finish('escalated', `no decision within ${job.decisionTimeout}: ${step.reason}`);
+        if (next === 'rejected') return await job.finish('rejected', `rejected by ${job.lastActor}`);
+        step = next;
+        continue;
+      }
+      const outcome = await job.hop(step);
+      step = outcome.ok
+        ? route(job.package)
+        : { kind: 'escalate', reason: outcome.failure ?? outcome.acks[outcome.acks.length - 1]!.reason, resume: step.to, retry: step };
+    }
+  } catch (err) {
+    if (isCancellation(err)) return await CancellationScope.nonCancellable(() => job.finish('cancelled', 'cancelled by an operator'));
+    throw err;
+  }
+}
+
+/** The job's state and the operator surface over it (queries, update, search attributes, details). */
+class Job {
+  package: HandoffV1;
+  readonly acks: AckRecord[] = [];
+  status: RailStatus = 'running';
+  stage: string = 'intake';
+  spentUsd = 0;
+  overspentUsd = 0;
+  receipt?: ReceiptV1;
+  escalation?: Escalation & { step: Extract<Step, { kind: 'escalate' }> };
+  pendingDecision?: HumanDecision;
+  lastActor = '';
+  countAtLastHumanDecision = 0;
+  reason?: string;
+  readonly maxHops: number;
+  readonly decisionTimeout: string;
+  readonly traceparent: string;
+
+  constructor(private readonly request: JobRequest) {
+    this.maxHops = request.max_hops ?? DEFAULT_MAX_HOPS;
+    this.decisionTimeout = request.decision_timeout ?? DEFAULT_DECISION_TIMEOUT;
+    this.traceparent = request.traceparent ?? newTraceparent();
+    this.package = firstPackage(request, this.traceparent);
+
+    setHandler(packageQuery, () => this.package, { description: 'The handoff.v1 package as it stands now.' });
+    setHandler(acksQuery, () => this.acks, { description: 'Every ack of every hop, oldest first.' });
+    setHandler(statusQuery, () => this.view(), { description: 'Status, stage, hops, wallet, and the open escalation if any.' });
+    setHandler(
+      decideUpdate,
+      (decision) => {
+        this.pendingDecision = decision;
+        return { action: decision.action, actor: decision.actor, next: describeNext(decision, this.escalation?.blocked) };
+      },
+      {
+        description: 'A human decision on an escalated job: approve | reject | revise | top_up, with an actor.',
+        // Synchronous (ENGINEERING.md): a rejected decision never reaches history.
+        validator: (decision) => validateDecision(decision, this.escalation, this.pendingDecision !== undefined),
+      },
+    );
+    this.publish();
+  }
+
+  get jobId(): string {
+    return workflowInfo().workflowId;
+  }
+
+  /** Runs one agent hop and records everything it acked. */
+  async hop(step: Extract<Step, { kind: 'hop' }>): Promise<HopOutcome> {
+    this.stage = step.to;
+    const outcome = await deliver({
+      stage: step.to,
+      package: step.package,
+      reason: step.reason,
+      from: step.from,
+      actor: step.actor,
+      maxHops: this.maxHops,
+      countAtLastHumanDecision: this.countAtLastHumanDecision,
+      fallbackTraceparent: this.traceparent,
+      fallbackJobId: this.jobId,
+    });
+    this.spentUsd = addUsd(this.spentUsd, outcome.costUsd);
+    this.overspentUsd = addUsd(this.overspentUsd, outcome.overspentUsd);
+    if (outcome.package) this.package = withSummary(outcome.package, outcome);
+    if (outcome.ok && outcome.result?.artifact.type === 'receipt.v1') this.receipt = outcome.result.body as ReceiptV1;
+    this.acks.push(...outcome.acks);
+    this.publish();
+    return outcome;
+  }
+
+  /**
+   * Escalation is a hop to a human: the package, the reasons and the allowed decisions are
+   * visible through queries and details; the job waits for `decide` or the timeout.
+   */
+  async escalate(step: Extract<Step, { kind: 'escalate' }>): Promise<Step | 'timeout' | 'rejected'> {
+    const hop = nextHop(this.package.hop, HUMAN, step.reason);
+    this.package = { ...this.package, hop };
+    this.status = 'escalated';
+    this.stage = HUMAN;
+    this.escalation = {
+      reasons: [step.reason],
+      blocked: step.resume ?? 'route',
+      options: decisionOptions(this.package, stages),
+      since: new Date().toISOString(),
+      step,
+    };
+    this.acks.push({
+      ack: 'accepted',
+      stage: HUMAN,
+      hop: hop.count,
+      reason: `escalated: ${step.reason}`.slice(0, LIMITS.shortText),
+      delivery_key: `${this.jobId}:${HUMAN}:${hop.chain.length}`,
+      traceparent: this.traceparent,
+      at: new Date().toISOString(),
+    });
+    this.publish();
+
+    const decided = await condition(() => this.pendingDecision !== undefined, this.decisionTimeout as Duration);
+    if (!decided) return 'timeout';
+    const decision = this.pendingDecision!;
+    this.pendingDecision = undefined;
+    this.escalation = undefined;
+    this.lastActor = decision.actor;
+    this.status = 'running';
+    return this.apply(decision, step);
+  }
+
+  /** Turns a human decision into the next step. The human's hop carries the actor on its ack. */
+  private apply(decision: HumanDecision, step: Extract<Step, { kind: 'escalate' }>): Step | 'rejected' {
+    this.countAtLastHumanDecision = this.package.hop?.count ?? 0;
+    const human = { from: HUMAN, actor: decision.actor };
+    switch (decision.action) {
+      case 'reject':
+        return 'rejected';
+      case 'top_up':
+        // The only way a wallet grows; the decision (actor, amounts) is recorded in the acks.
+        this.package = { ...this.package, budget: topUp(this.package.budget, decision) };
+        return this.resume(step, human, `top-up by ${decision.actor} (+$${decision.usd ?? 0}, +${decision.revisions ?? 0} revisions)`);
+      case 'approve':
+        // Approving a draft the judge failed is an explicit human verdict, not a silent reset.
+        if (step.resume === 'draft' && this.package.evaluator.last_verdict === 'fail') {
+          this.package = { ...this.package, evaluator: { last_verdict: 'pass', failures: [] } };
+          return { kind: 'hop', to: 'writeback', reason: `approved by ${decision.actor}`, package: this.package, ...human };
+        }
+        return this.resume(step, human, `approved by ${decision.actor}`);
+      case 'revise': {
+        const note = decision.note ?? 'revise';
+        this.package = { ...this.package, evaluator: { last_verdict: 'fail', failures: [...this.package.evaluator.failures, `human: ${note}`].slice(-LIMITS.listItems) } };
+        return { kind: 'hop', to: 'draft', reason: `revision asked by ${decision.actor}: ${note}`.slice(0, LIMITS.shortText), package: this.package, ...human };
+      }
+    }
+  }
+
+  /** Retry what was blocked: the refused hop, or the routing decision with the new wallet. */
+  private resume(step: Extract<Step, { kind: 'escalate' }>, human: { from: string; actor: string }, reason: string): Step {
+    const next = step.retry ? { ...step.retry, package: this.package } : route(this.package);
+    return next.kind === 'hop' ? { ...next, reason: `${reason}: ${next.reason}`.slice(0, LIMITS.shortText), ...human } : next;
+  }
+
+  async finish(status: Exclude<RailStatus, 'running'>, reason: string): Promise<JobResult> {
+    this.status = status;
+    this.reason = reason;
+    this.escalation = undefined;
+    this.publish();
+    await condition(allHandlersFinished);
+    return {
+      job_id: this.jobId,
+      status,
+      reason,
+      package: this.package,
+      acks: this.acks,
+      ...(this.receipt ? { receipt: this.receipt } : {}),
+      spent_usd: this.spentUsd,
+      ...(this.overspentUsd > 0 ? { overspent_usd: this.overspentUsd } : {}),
+      hops: this.package.hop?.count ?? 0,
+    };
+  }
+
+  view(): JobStatusView {
+    const last = this.acks[this.acks.length - 1];
+    return {
+      job_id: this.jobId,
+      status: this.status,
+      stage: this.stage,
+      hops: this.package.hop?.count ?? 0,
+      usd_remaining: this.package.budget?.usd_remaining ?? 0,
+      revisions_remaining: this.package.budget?.revisions_remaining ?? 0,
+      spent_usd: this.spentUsd,
+      last_verdict: this.package.evaluator?.last_verdict ?? 'none',
+      ...(last ? { last_ack: last } : {}),
+      ...(this.escalation ? { escalation: publicEscalation(this.escalation) } : {}),
+      ...(this.reason ? { reason: this.reason } : {}),
+    };
+  }
+
+  /** Keeps the Web UI current: search attributes for filtering, markdown details for reading. */
+  private publish(): void {
+    const view = this.view();
+    upsertSearchAttributes([
+      { key: HandrailStatus, value: view.status },
+      { key: HandrailStage, value: view.stage },
+      { key: HandrailAck, value: view.last_ack?.ack ?? 'none' },
+      { key: HandrailVerdict, value: view.last_verdict },
+      { key: HandrailHops, value: view.hops },
+      { key: HandrailUsdRemaining, value: view.usd_remaining },
+    ]);
+    setCurrentDetails(renderDetails(view, this.acks));
+  }
+}
+
+function publicEscalation(e: Escalation): Escalation {
+  return { reasons: e.reasons, blocked: e.blocked, options: e.options, since: e.since };
+}
+
+function describeNext(decision: HumanDecision, blocked: string | undefined): string {
+  switch (decision.action) {
+    case 'reject':
+      return 'the job ends as rejected';
+    case 'revise':
+      return 'the draft goes back for revision with the note as a failure';
+    case 'top_up':
+      return `the wallet grows and the job resumes at ${blocked ?? 'the next stage'}`;
+    case 'approve':
+      return `the job resumes at ${blocked === 'draft' ? 'writeback (human verdict: pass)' : (blocked ?? 'the next stage')}`;
+  }
+}
+
+/** The package a job starts with; the raw ticket rides as a data: URI so intake reads it without
+ * the workflow doing I/O. Nothing here is trusted: the first hop validates it like any other. */
+function firstPackage(request: JobRequest, traceparent: string): HandoffV1 {
+  const ticket = request.ticket;
+  return {
+    schema: 'handoff.v1',
+    job_id: request.job_id,
+    goal: request.goal,
+    constraints: request.constraints,
+    artifacts: [{ type: 'ticket.raw', uri: `data:application/json,${encodeURIComponent(JSON.stringify(ticket))}`, schema: 'ticket.raw' }],
+    open_questions: [],
+    tools_tried: [],
+    evaluator: { last_verdict: 'none', failures: [] },
+    budget: { usd_remaining: request.budget?.usd, revisions_remaining: request.budget?.revisions },
+    memory_refs: ticket?.customer_id ? [`customer_id:${ticket.customer_id}`] : [],
+    trace: { traceparent },
+  } as HandoffV1;
+}
+
+/** W3C traceparent from workflow-seeded randomness (deterministic on replay). */
+function newTraceparent(): string {
+  const hex = () => uuid4().replace(/-/g, '');
+  return `00-${hex()}-${hex().slice(0, 16)}-01`;
+}
+
+/** Seed 004: a summary accumulated one line per hop, never re-summarised. Once full, the acks
+ * remain the complete record and the summary says so instead of silently dropping lines. */
+function withSummary(pkg: HandoffV1, outcome: HopOutcome): HandoffV1 {
+  const last = outcome.acks[outcome.acks.length - 1]!;
+  const line = `${last.hop}. ${outcome.stage}: ${last.ack}${outcome.ok && outcome.result ? ` → ${outcome.result.artifact.type}` : ''}`.slice(0, 120);
+  const full = '… (summary full; see acks)';
+  const current = pkg.summary ?? '';
+  if (current.endsWith(full)) return pkg;
+  const next = current ? `${current}\n${line}` : line;
+  return { ...pkg, summary: next.length + full.length + 1 <= LIMITS.summary ? next : `${current}\n${full}` };
+}

@@ -1,0 +1,105 @@
+/**
+ * The ACK: the rail decides every hop before any stage work (seed 001 "How should the next
+ * agent acknowledge the hop?"). Pure: the workflow gathers the facts, this decides.
+ *
+ * Order matters and is part of the contract:
+ *   1. rejected_schema   the package fails handoff.v1 (or names an unknown/retired version)
+ *   2. rejected_role     the stage is unknown or does not take the newest artifact's type;
+ *      rejected_invariant (writeback_requires_pass) the writer and the last verdict is not `pass`
+ *   3. duplicate         this delivery already completed: the prior artifact is returned, free
+ *   4. max_hops_exceeded the transfer is past the job's cap
+ *   5. cycle_detected    the transfer revisits a stage without a planned edge
+ *   6. rejected_budget   the wallet cannot pay the stage's cost
+ *   7. accepted
+ * Duplicates come before hop and budget checks because answering one costs nothing.
+ */
+import type { AckRecord, AckState, ContractError, HandoffValidation, HandoffV1, Hop, StageCard } from '../../contracts';
+import { canPay } from './budget';
+import { exceedsHopCap, isCycle } from './hops';
+
+export interface AckFacts {
+  stage: string;
+  card: StageCard | undefined;
+  validation: HandoffValidation;
+  /** The hop this delivery would make. */
+  hop: Hop;
+  maxHops: number;
+  /** Hop count when a human last sent work on (fresh allowance); 0 when none did. */
+  countAtLastHumanDecision?: number;
+  /** A result is already recorded for this delivery key. */
+  alreadyDelivered: boolean;
+}
+
+export interface AckDecision {
+  ack: AckState;
+  reason: string;
+  errors?: ContractError[];
+  invariant?: string;
+}
+
+export const isAccepted = (ack: AckState) => ack === 'accepted' || ack === 'duplicate';
+
+export function decideAck(f: AckFacts): AckDecision {
+  if (!f.validation.ok) {
+    const what = f.validation.reason === 'version' ? 'unsupported version' : f.validation.reason === 'size' ? 'package too large' : 'schema invalid';
+    return { ack: 'rejected_schema', reason: `${what}: ${describeErrors(f.validation.errors)}`, errors: f.validation.errors };
+  }
+  const pkg = f.validation.value;
+  if (!f.card) return { ack: 'rejected_role', reason: `no stage named "${f.stage}" is registered` };
+  const role = roleMismatch(f.card, pkg);
+  if (role) return { ack: 'rejected_role', reason: role };
+  // The writer's gate lives in the rail, not in the writer's mood (seed 001).
+  if (f.card.writes !== null && pkg.evaluator.last_verdict !== 'pass') {
+    return {
+      ack: 'rejected_invariant',
+      invariant: 'writeback_requires_pass',
+      reason: `"${f.stage}" writes ${f.card.writes} and runs only behind a passing verdict (last verdict: ${pkg.evaluator.last_verdict})`,
+    };
+  }
+  if (f.alreadyDelivered) return { ack: 'duplicate', reason: `"${f.stage}" already completed this delivery; returning its artifact` };
+  if (exceedsHopCap(f.hop, f.maxHops, f.countAtLastHumanDecision)) {
+    return { ack: 'max_hops_exceeded', reason: `transfer ${f.hop.count} exceeds the cap of ${f.maxHops} hops` };
+  }
+  if (isCycle(f.hop)) {
+    return { ack: 'cycle_detected', reason: `${f.hop.from} → ${f.hop.to} revisits "${f.hop.to}" without a planned edge (chain ${f.hop.chain.join(' → ')})` };
+  }
+  if (!canPay(pkg.budget, f.card.nominalCostUsd)) {
+    return { ack: 'rejected_budget', reason: `wallet has $${pkg.budget.usd_remaining}; "${f.stage}" costs $${f.card.nominalCostUsd}` };
+  }
+  return { ack: 'accepted', reason: `schema valid, "${f.stage}" takes ${newestArtifact(pkg)?.type ?? 'the package'}, wallet $${pkg.budget.usd_remaining}` };
+}
+
+/** The newest artifact is what the next stage works on (older ones stay for reference). */
+export function newestArtifact(pkg: Pick<HandoffV1, 'artifacts'>) {
+  return pkg.artifacts[pkg.artifacts.length - 1];
+}
+
+/** Why this stage may not take this package, or null. */
+export function roleMismatch(card: StageCard, pkg: HandoffV1): string | null {
+  if (!card.packageVersions.includes(pkg.schema)) return `"${card.name}" reads ${card.packageVersions.join(', ')}, not ${pkg.schema}`;
+  const input = newestArtifact(pkg);
+  if (!input || !card.accepts.includes(input.type)) {
+    return `"${card.name}" takes ${card.accepts.join(' | ')}, the package's newest artifact is ${input ? input.type : 'missing'}`;
+  }
+  return null;
+}
+
+function describeErrors(errors: ContractError[]): string {
+  const shown = errors.slice(0, 3).map((e) => `${e.path || '/'} ${e.message}`);
+  return shown.join('; ') + (errors.length > 3 ? ` (+${errors.length - 3} more)` : '');
+}
+
+export function ackRecord(decision: AckDecision, at: { stage: string; hop: Hop; deliveryKey: string; traceparent: string; now: Date; actor?: string }): AckRecord {
+  return {
+    ack: decision.ack,
+    stage: at.stage,
+    hop: at.hop.count,
+    reason: decision.reason.slice(0, 500),
+    ...(decision.errors ? { errors: decision.errors.slice(0, 10) } : {}),
+    ...(decision.invariant ? { invariant: decision.invariant } : {}),
+    delivery_key: at.deliveryKey,
+    traceparent: at.traceparent,
+    at: at.now.toISOString(),
+    ...(at.actor ? { actor: at.actor } : {}),
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * Human decisions on an escalated job: which are possible, and the `decide` update's validator.
+ * The validator is synchronous (the SDK does not await it) and throws to refuse; a refused
+ * decision never reaches history, and the Web UI shows the message.
+ */
+import { HumanDecision, type HandoffV1, type StageRegistry } from '../../contracts';
+import type { Escalation } from '../definitions';
+import { newestArtifact } from './ack';
+
+type Action = HumanDecision['action'];
+
+/** Decisions that make sense for this escalation. Reject and top-up always do; approve retries
+ * what was blocked, which cannot fix a package that fails its schema; revise needs a package
+ * the drafter can take. */
+export function decisionOptions(pkg: HandoffV1, stages: StageRegistry): Action[] {
+  const options: Action[] = ['reject', 'top_up'];
+  const unfixable = pkg.ack?.ack === 'rejected_schema';
+  if (!unfixable) options.unshift('approve');
+  const newest = newestArtifact(pkg)?.type;
+  const drafter = stages.get('draft');
+  if (!unfixable && newest && drafter?.accepts.includes(newest)) options.push('revise');
+  return options;
+}
+
+export function validateDecision(decision: unknown, escalation: Escalation | undefined, alreadyDecided: boolean): void {
+  if (!escalation) throw new Error('the job is not waiting for a human decision');
+  if (alreadyDecided) throw new Error('a decision for this escalation is already being applied');
+  const parsed = HumanDecision.safeParse(decision);
+  if (!parsed.success) {
+    throw new Error(`invalid decision: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'decision'}: ${i.message}`).join('; ')}`);
+  }
+  const d = parsed.data;
+  if (!escalation.options.includes(d.action)) {
+    throw new Error(`"${d.action}" is not possible for this escalation; choose one of: ${escalation.options.join(', ')}`);
+  }
+  if (d.action === 'top_up' && !((d.usd ?? 0) > 0 || (d.revisions ?? 0) > 0)) {
+    throw new Error('top_up needs usd > 0 or revisions > 0');
+  }
+}

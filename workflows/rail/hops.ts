@@ -1,0 +1,58 @@
+/**
+ * Hop bookkeeping (seed 004): who handed to whom, the chain, the cap and cycle detection.
+ *
+ * A package's `hop` block describes the hop that delivered it to its current holder; after a
+ * stage emits, `hop.to` is that stage, so the next hop goes `from: hop.to`. `count` counts
+ * transfers between stages: the first delivery (from the client) is hop 0, so the planned relay
+ * intake → retrieve → draft → judge → writeback takes 4 and each revision 2 more (SPEC).
+ */
+import type { HandoffV1, Hop } from '../../contracts';
+
+export const DEFAULT_MAX_HOPS = 8;
+/** Sender of the first hop of a job. */
+export const ORIGIN = 'client';
+export const HUMAN = 'human';
+
+/**
+ * Edges that may revisit a stage already in the chain. Anything else that revisits is a cycle
+ * (the A→B→A bounce). The critique loop judge → draft is planned, bounded by
+ * `revisions_remaining`; a human may send work back anywhere (the human is the loop's exit).
+ */
+export const PLANNED_REVISITS: readonly { from: string; to: string }[] = [
+  { from: 'judge', to: 'draft' },
+  { from: 'draft', to: 'judge' },
+  { from: HUMAN, to: '*' },
+];
+
+export function nextHop(current: Hop | undefined, to: string, reason: string, by: string = current?.to ?? ORIGIN): Hop {
+  const transfer = current !== undefined;
+  return {
+    from: by,
+    to,
+    reason,
+    count: (current?.count ?? 0) + (transfer && by !== HUMAN && to !== HUMAN ? 1 : 0),
+    chain: [...(current?.chain ?? [ORIGIN]), to],
+  };
+}
+
+/** True when `hop` revisits a stage without a planned edge. */
+export function isCycle(hop: Hop): boolean {
+  const before = hop.chain.slice(0, -1);
+  if (!before.includes(hop.to)) return false;
+  return !PLANNED_REVISITS.some((e) => e.from === hop.from && (e.to === hop.to || e.to === '*'));
+}
+
+/** Transfers past the cap. `allowance` is the cap counted from the last human decision
+ * (a human who sends work on grants a fresh allowance; agents alone never do). */
+export function exceedsHopCap(hop: Hop, maxHops: number, countAtLastHumanDecision = 0): boolean {
+  return hop.count - countAtLastHumanDecision > maxHops;
+}
+
+/**
+ * Key a stage records its result under: `job_id:stage:n`, n = deliveries the package has had
+ * (its chain length; 0 before the first). The same package delivered twice to the same stage
+ * gets the same key; a revision is a later delivery and gets a new one.
+ */
+export function deliveryKey(pkg: Pick<HandoffV1, 'job_id' | 'hop'>, stage: string): string {
+  return `${pkg.job_id}:${stage}:${pkg.hop?.chain.length ?? 0}`;
+}

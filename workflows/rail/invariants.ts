@@ -1,0 +1,77 @@
+/**
+ * Rail invariants, checked on every package a stage emits (SPEC "Rail invariants").
+ * A violation fails closed: the hop is rejected with the invariant named and the job escalates.
+ */
+import type { Artifact, HandoffV1, StageCard } from '../../contracts';
+import { constraintBreaches, policiesFor } from '../../contracts/constraints';
+
+export interface Violation {
+  invariant: string;
+  reason: string;
+}
+
+export interface EmittedOutput {
+  /** The package the rail delivered to the stage (hop and ack already set). */
+  delivered: HandoffV1;
+  /** The package the stage emitted (already schema-valid). */
+  emitted: HandoffV1;
+  /** The stage's output artifact ref. */
+  artifact: Artifact;
+  /** The output artifact body the stage reported, used for constraint checks. */
+  body?: unknown;
+  card: StageCard;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The text of an output that constraint policies read. */
+export function outputText(body: unknown): string {
+  if (typeof body === 'string') return body;
+  if (body && typeof body === 'object' && typeof (body as { markdown?: unknown }).markdown === 'string') {
+    return (body as { markdown: string }).markdown;
+  }
+  return body === undefined ? '' : JSON.stringify(body);
+}
+
+/** Every invariant the emitted package breaks, in a fixed order; empty means the hop stands. */
+export function checkEmitted(o: EmittedOutput): Violation[] {
+  const { delivered: before, emitted: after, card } = o;
+  const v: Violation[] = [];
+  const add = (invariant: string, reason: string) => v.push({ invariant, reason });
+
+  if (after.job_id !== before.job_id) add('job_id_unchanged', `job_id changed from ${before.job_id} to ${after.job_id}`);
+  if (after.goal !== before.goal) add('goal_unchanged', 'the goal is intake-only; the stage rewrote it');
+  if (after.trace.traceparent !== before.trace.traceparent) add('trace_unchanged', 'traceparent changed across the hop');
+  if (!same(after.constraints, before.constraints)) add('constraints_kept', 'constraints were dropped or changed');
+  if (after.budget.usd_remaining > before.budget.usd_remaining || after.budget.revisions_remaining > before.budget.revisions_remaining) {
+    add('budget_not_increased', 'the wallet grew without a human top-up');
+  }
+  if (!same(after.hop, before.hop) || !same(after.ack, before.ack)) add('hop_owned_by_rail', 'the stage changed the hop block or the ack');
+
+  const evaluatorChanged = !same(after.evaluator, before.evaluator);
+  if (card.role !== 'critic' && evaluatorChanged) {
+    add('evaluator_not_reset', `"${card.name}" is not the judge and changed the evaluator state (last verdict ${before.evaluator.last_verdict} → ${after.evaluator.last_verdict})`);
+  } else if (card.role === 'critic' && after.evaluator.last_verdict === 'none') {
+    add('evaluator_not_reset', 'the judge left no verdict');
+  }
+
+  if (!same(after.tools_tried.slice(0, before.tools_tried.length), before.tools_tried)) {
+    add('tools_tried_append_only', 'burned tool calls were removed from tools_tried');
+  }
+  const kept = after.artifacts.slice(0, before.artifacts.length);
+  const added = after.artifacts.slice(before.artifacts.length);
+  if (!same(kept, before.artifacts)) add('artifacts_append_only', 'earlier artifacts were removed or rewritten');
+  if (!card.outputs.includes(o.artifact.type)) add('output_declared', `"${card.name}" emitted ${o.artifact.type}; its card declares ${card.outputs.join(' | ')}`);
+  if (added.length !== 1 || !same(added[0], o.artifact)) add('output_declared', 'the emitted package must append exactly the reported output artifact');
+  const reused = before.artifacts.find((a) => a.uri === o.artifact.uri || (a.hash !== undefined && a.hash === o.artifact.hash));
+  if (reused) add('no_artifact_reuse', `the output repeats an earlier ${reused.type} (${reused.uri}); a revision must differ from every rejected draft`);
+
+  // The critic quotes what it judges, so only producers' text is held to content policies.
+  const toolsUsed = after.tools_tried.slice(before.tools_tried.length).map((t) => t.name);
+  const text = card.role === 'critic' ? '' : outputText(o.body);
+  if (card.role !== 'critic' && o.body === undefined && policiesFor(before.constraints).length > 0) {
+    add('constraints_enforced', `"${card.name}" reported no output body, so the job's constraints cannot be checked`);
+  }
+  for (const b of constraintBreaches(before.constraints, { text, toolsUsed })) add('constraints_enforced', `${b.policy}: ${b.breach}`);
+  return v;
+}

@@ -1,0 +1,58 @@
+/**
+ * `stageHop`: deliver one package to one stage — validate, ack, run — and return the ack with
+ * the emitted package and artifact. The same hop `handoffJob` makes (workflows/deliver.ts);
+ * a second delivery of the same package answers `duplicate` with the first artifact.
+ */
+import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { AckRecord, Artifact, HandoffV1 } from '../contracts';
+import { deliver } from './deliver';
+import { DEFAULT_MAX_HOPS } from './rail/hops';
+import { HandrailAck, HandrailStage, HandrailStatus } from './search-attributes';
+
+export interface StageHopRequest {
+  stage: string;
+  package: unknown;
+  /** Caller's id for this delivery (also a good workflow id); recorded, never trusted as the key. */
+  delivery_id?: string;
+  max_hops?: number;
+}
+
+export interface StageHopResult {
+  /** The hop's final ack: `rejected_invariant` when the stage's output broke one. */
+  ack: AckRecord;
+  acks: AckRecord[];
+  package?: HandoffV1;
+  artifact?: Artifact;
+  cost_usd: number;
+  /** Why the stage failed, when it did after an `accepted` ack. */
+  failure?: string;
+}
+
+// A traceparent for acks of packages too broken to carry one: all-zero ids are invalid by the
+// W3C spec, so this uses fixed non-zero ids that say "no trace".
+const NO_TRACE = '00-0000000000000000000000000000dead-000000000000dead-00';
+
+export async function stageHop(request: StageHopRequest): Promise<StageHopResult> {
+  const outcome = await deliver({
+    stage: request.stage,
+    package: request.package,
+    reason: request.delivery_id ? `delivery ${request.delivery_id}` : 'direct delivery',
+    maxHops: request.max_hops ?? DEFAULT_MAX_HOPS,
+    fallbackTraceparent: NO_TRACE,
+    fallbackJobId: workflowInfo().workflowId,
+  });
+  const ack = outcome.acks[outcome.acks.length - 1]!;
+  upsertSearchAttributes([
+    { key: HandrailStage, value: outcome.stage },
+    { key: HandrailAck, value: ack.ack },
+    { key: HandrailStatus, value: outcome.ok ? 'completed' : 'rejected' },
+  ]);
+  return {
+    ack,
+    acks: outcome.acks,
+    ...(outcome.package ? { package: outcome.package } : {}),
+    ...(outcome.ok && outcome.result ? { artifact: outcome.result.artifact } : {}),
+    cost_usd: outcome.costUsd,
+    ...(outcome.failure ? { failure: outcome.failure } : {}),
+  };
+}
