@@ -1,8 +1,9 @@
 /**
  * Numbered schema migrations, one entry per version with the SQL for each backend. The two
- * dialects differ only where they must (full-text search, JSON and time types); the tables,
+ * dialects differ only where they must (full-text search, time types); the tables,
  * keys and unique constraints are the same, so both backends have the same semantics.
- * Never edit an applied migration: append a new version.
+ * JSON is kept as text on both, so a stored receipt or result comes back byte for byte (jsonb
+ * would reorder keys). Never edit an applied migration: append a new version.
  */
 export interface Migration {
   version: number;
@@ -51,7 +52,7 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE TABLE stage_completions (
         delivery_key text PRIMARY KEY,
-        result       jsonb NOT NULL,
+        result       text NOT NULL,
         recorded_at  timestamptz NOT NULL DEFAULT now()
       );
       CREATE TABLE crm_tickets (
@@ -66,7 +67,7 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE writes (
         idempotency_key text PRIMARY KEY,
         job_id          text NOT NULL,
-        receipt         jsonb NOT NULL,
+        receipt         text NOT NULL,
         written_at      timestamptz NOT NULL
       );
       CREATE INDEX writes_by_job ON writes (job_id, written_at);

@@ -89,10 +89,10 @@ class PostgresStore implements Store {
   }
 
   async findStageCompletion(deliveryKey: string): Promise<StageResult | null> {
-    const { rows } = await this.pool.query<{ result: StageResult }>('SELECT result FROM stage_completions WHERE delivery_key = $1', [
+    const { rows } = await this.pool.query<{ result: string }>('SELECT result FROM stage_completions WHERE delivery_key = $1', [
       deliveryKey,
     ]);
-    return rows[0]?.result ?? null;
+    return rows[0] ? (JSON.parse(rows[0].result) as StageResult) : null;
   }
 
   async patchCrmOnce(idempotencyKey: string, patch: CrmPatch): Promise<ReceiptV1> {
@@ -102,8 +102,8 @@ class PostgresStore implements Store {
         // One writer per CRM record at a time (the row may not exist yet, so FOR UPDATE cannot
         // lock it): the read of the prior state and the patch then see no interleaving.
         await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`crm_tickets/${patch.ticket_id}`]);
-        const prior = await client.query<{ receipt: ReceiptV1 }>('SELECT receipt FROM writes WHERE idempotency_key = $1', [idempotencyKey]);
-        if (prior.rows[0]) return prior.rows[0].receipt;
+        const prior = await client.query<{ receipt: string }>('SELECT receipt FROM writes WHERE idempotency_key = $1', [idempotencyKey]);
+        if (prior.rows[0]) return JSON.parse(prior.rows[0].receipt) as ReceiptV1;
 
         const before = await client.query<{ status: string; note: string }>('SELECT status, note FROM crm_tickets WHERE ticket_id = $1', [
           patch.ticket_id,
@@ -132,9 +132,9 @@ class PostgresStore implements Store {
       // The same key raced in under another record's lock: the unique key kept the first write
       // and rolled this one back whole; hand back the first receipt.
       if (!isUniqueViolation(error)) throw error;
-      const { rows } = await this.pool.query<{ receipt: ReceiptV1 }>('SELECT receipt FROM writes WHERE idempotency_key = $1', [idempotencyKey]);
+      const { rows } = await this.pool.query<{ receipt: string }>('SELECT receipt FROM writes WHERE idempotency_key = $1', [idempotencyKey]);
       if (!rows[0]) throw error;
-      return rows[0].receipt;
+      return JSON.parse(rows[0].receipt) as ReceiptV1;
     }
   }
 
@@ -147,11 +147,11 @@ class PostgresStore implements Store {
   }
 
   async listWrites(jobId: string): Promise<ReceiptV1[]> {
-    const { rows } = await this.pool.query<{ receipt: ReceiptV1 }>(
+    const { rows } = await this.pool.query<{ receipt: string }>(
       'SELECT receipt FROM writes WHERE job_id = $1 ORDER BY written_at, idempotency_key',
       [jobId],
     );
-    return rows.map((r) => r.receipt);
+    return rows.map((r) => JSON.parse(r.receipt) as ReceiptV1);
   }
 
   async syncHelpCenter(chunks: readonly HelpChunk[]): Promise<CorpusSyncReport> {

@@ -1,0 +1,144 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadHelpCenter } from '../../../src/corpus';
+import { searchTerms } from '../../../src/corpus/query';
+import { openStore, type CrmPatch, type HelpChunk, type Store } from '../../../src/store';
+import { canonicalJson } from '../../../src/store/content';
+import { LATEST_SCHEMA_VERSION } from '../../../src/store/migrations';
+import type { StageResult } from '../../../contracts/stages';
+import { openFresh, storeBackends } from './backends';
+
+const patch: CrmPatch = { ticket_id: 'tkt_1', customer_id: 'cus_9', status: 'triaged', note: 'Summary [refund-policy.2]' };
+const KEY = 'job_1:writeback:receipt.v1';
+
+function stageResult(tag: string): StageResult {
+  return {
+    package: { tag } as unknown as StageResult['package'],
+    artifact: { type: 'summary_md', uri: `handrail://artifacts/${'a'.repeat(64)}` },
+    cost_usd: 0.01,
+    body: { tag },
+  };
+}
+
+for (const backend of storeBackends()) {
+  describe.skipIf(backend.skip !== null)(`store on ${backend.name}${backend.skip ? ` (skipped: ${backend.skip})` : ''}`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await openFresh(backend);
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    it('applies every migration once, and reopening is a no-op', async () => {
+      expect(store.backend).toBe(backend.name);
+      expect(await store.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+    });
+
+    it('addresses artifacts by content: equal bodies share one address, any change gets another', async () => {
+      const a = await store.putContent(canonicalJson({ b: 1, a: [1, 2] }));
+      const again = await store.putContent(canonicalJson({ a: [1, 2], b: 1 }));
+      const other = await store.putContent(canonicalJson({ a: [2, 1], b: 1 }));
+      expect(again).toBe(a);
+      expect(other).not.toBe(a);
+      expect(await store.getContent(a)).toBe('{"a":[1,2],"b":1}');
+      expect(await store.getContent('f'.repeat(64))).toBeNull();
+    });
+
+    it('keeps the first stage result per delivery key, even under concurrent records', async () => {
+      expect(await store.findStageCompletion('job_1:draft:3')).toBeNull();
+      const recorded = await Promise.all(['first', 'second', 'third', 'fourth', 'fifth'].map((t) => store.recordStageCompletion('job_1:draft:3', stageResult(t))));
+      const winner = recorded[0];
+      expect(recorded.every((r) => JSON.stringify(r) === JSON.stringify(winner))).toBe(true);
+      expect(await store.findStageCompletion('job_1:draft:3')).toEqual(winner);
+      expect(await store.findStageCompletion('job_1:draft:4')).toBeNull();
+    });
+
+    it('applies the same CRM write issued 5 times concurrently once, and returns one receipt', async () => {
+      const receipts = await Promise.all(Array.from({ length: 5 }, () => store.patchCrmOnce(KEY, patch)));
+      expect(new Set(receipts.map((r) => JSON.stringify(r))).size).toBe(1);
+      expect(receipts[0]).toMatchObject({ idempotency_key: KEY, system: 'crm', ticket_id: 'tkt_1', status: 'created' });
+      expect(await store.listWrites('job_1')).toEqual([receipts[0]]);
+      expect(await store.getCrmTicket('tkt_1')).toEqual({ ...patch, revision: 1, updated_by: KEY });
+    });
+
+    it('applies one write once when 5 separate connections (worker processes) race on it', async () => {
+      const config = await backend.freshConfig();
+      const stores = await Promise.all(Array.from({ length: 5 }, () => openStore(config)));
+      try {
+        const receipts = await Promise.all(stores.map((s) => s.patchCrmOnce(KEY, patch)));
+        expect(new Set(receipts.map((r) => JSON.stringify(r))).size).toBe(1);
+        expect(await stores[0]!.listWrites('job_1')).toHaveLength(1);
+        expect((await stores[0]!.getCrmTicket('tkt_1'))?.revision).toBe(1);
+      } finally {
+        await Promise.all(stores.map((s) => s.close()));
+      }
+    });
+
+    it('returns the first receipt for a retried key even when the patch differs, and leaves the CRM alone', async () => {
+      const first = await store.patchCrmOnce(KEY, patch);
+      const retried = await store.patchCrmOnce(KEY, { ...patch, note: 'a different note' });
+      expect(retried).toEqual(first);
+      expect((await store.getCrmTicket('tkt_1'))?.note).toBe(patch.note);
+    });
+
+    it('keys writes per job: another job updates the same record and says what changed', async () => {
+      await store.patchCrmOnce(KEY, patch);
+      const same = await store.patchCrmOnce('job_2:writeback:receipt.v1', patch);
+      const changed = await store.patchCrmOnce('job_3:writeback:receipt.v1', { ...patch, status: 'needs_human' });
+      expect(same.status).toBe('unchanged');
+      expect(changed.status).toBe('updated');
+      expect(await store.getCrmTicket('tkt_1')).toMatchObject({ status: 'needs_human', revision: 2, updated_by: 'job_3:writeback:receipt.v1' });
+      expect(await store.listWrites('job_2')).toHaveLength(1);
+    });
+
+    it('refuses a malformed idempotency key before writing anything', async () => {
+      await expect(store.patchCrmOnce('job_1:writeback', patch)).rejects.toThrow(TypeError);
+      await expect(store.patchCrmOnce('job:1:writeback:receipt.v1', patch)).rejects.toThrow(TypeError);
+      expect(await store.getCrmTicket('tkt_1')).toBeNull();
+    });
+
+    it('loads the help-center corpus idempotently and tracks edits and removals', async () => {
+      const first = await loadHelpCenter(store);
+      expect(first.inserted).toBeGreaterThanOrEqual(60);
+      expect(await loadHelpCenter(store)).toEqual({ inserted: 0, updated: 0, unchanged: first.inserted, deleted: 0 });
+
+      const chunk = (key: string, text: string): HelpChunk => ({ key, article_slug: 'x', title: 'X', tags: '', position: 1, text });
+      expect(await store.syncHelpCenter([chunk('x.1', 'alpha'), chunk('x.2', 'beta')])).toEqual({ inserted: 2, updated: 0, unchanged: 0, deleted: first.inserted });
+      expect(await store.syncHelpCenter([chunk('x.1', 'gamma')])).toEqual({ inserted: 0, updated: 1, unchanged: 0, deleted: 1 });
+      expect((await store.searchHelpCenter(['gamma'], 5)).map((h) => h.key)).toEqual(['x.1']);
+      expect(await store.searchHelpCenter(['alpha'], 5)).toEqual([]);
+    });
+
+    describe('retrieval ranking on the shipped corpus', () => {
+      beforeEach(async () => {
+        await loadHelpCenter(store);
+      });
+
+      it.each([
+        ['How do I get a refund for my annual plan?', 'refund-policy'],
+        ['I lost my phone and my 2FA codes, how can I sign in?', 'lost-2fa-device'],
+        ['The API keeps answering 429 Too Many Requests', 'api-rate-limits'],
+        ['How can I export my orders to CSV?', 'export-your-data'],
+        ['My parcel arrived damaged, can I claim?', 'lost-or-damaged-parcels'],
+        ['I forgot my password and the reset email never came', 'reset-password'],
+        ['How do I cancel my subscription?', 'change-or-cancel-plan'],
+        ['Our webhook endpoint was disabled', 'webhooks'],
+      ])('%s → %s first', async (question, article) => {
+        const hits = await store.searchHelpCenter(searchTerms(question), 4);
+        expect(hits[0]?.key.startsWith(`${article}.`)).toBe(true);
+        expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
+      });
+
+      it('finds nothing for a question the corpus does not cover', async () => {
+        expect(await store.searchHelpCenter(searchTerms('What is the weather like on Mars tomorrow?'), 4)).toEqual([]);
+        expect(await store.searchHelpCenter([], 4)).toEqual([]);
+      });
+
+      it('treats query syntax as plain words, never as operators', async () => {
+        const hostile = ['"refund', 'NEAR(refund', 'title:refund', 'refund*', "refund'); DROP TABLE writes;--", 'refund | plan', '!', '&&'];
+        expect(await store.searchHelpCenter(hostile, 4)).toEqual([]);
+        expect((await store.searchHelpCenter(['REFUND'], 1))[0]?.key).toMatch(/^refund-policy\./);
+      });
+    });
+  });
+}
