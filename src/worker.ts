@@ -5,7 +5,7 @@
  */
 import type { NativeConnection } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
-import { createActivities } from '../activities';
+import { createActivities, type HandrailActivities } from '../activities';
 import { REFERENCE_STAGES, createStageRegistry, type StageCard } from '../contracts/stages';
 import { loadConfig, type HandrailConfig } from './config';
 import { connectWorker } from './connect';
@@ -18,6 +18,8 @@ export interface HandrailWorkerOptions {
   /** A prebuilt bundle (tests build one per run); otherwise workflows are bundled at start. */
   workflowBundle?: { code: string };
   stages?: readonly StageCard[];
+  /** Swap some activities (tests of a misbehaving stage). */
+  overrideActivities?: (real: HandrailActivities) => Partial<HandrailActivities>;
 }
 
 /**
@@ -27,7 +29,8 @@ export interface HandrailWorkerOptions {
  */
 export async function createHandrailWorkers(opts: HandrailWorkerOptions): Promise<Worker[]> {
   const registry = createStageRegistry(opts.stages ?? REFERENCE_STAGES);
-  const activities = createActivities({ store: opts.store });
+  const real = createActivities({ store: opts.store });
+  const activities = { ...real, ...opts.overrideActivities?.(real) };
   const isolated = registry.cards.filter((c) => c.taskQueue && c.taskQueue !== opts.config.taskQueue);
   const main = await Worker.create({
     connection: opts.connection,

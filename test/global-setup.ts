@@ -1,0 +1,55 @@
+/**
+ * Integration suite setup: one real Temporal dev server for the whole run, on free ports (never
+ * a user's 7233), handrail's search attributes registered, and the workflow bundle built once.
+ * Teardown stops the server even when tests failed.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { TestProject } from 'vitest/node';
+import { PROJECT_ROOT } from '../src/config';
+import { ensureDevServer, freePort } from '../src/devserver/server';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    namespace: string;
+    webUiUrl: string;
+    workflowBundlePath: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-it-'));
+  const started = Date.now();
+  const [port, uiPort] = [await freePort(), await freePort()];
+  const server = await ensureDevServer({
+    port,
+    uiPort,
+    dbFile: path.join(tmp, 'temporal.sqlite'),
+    logFile: path.join(tmp, 'temporal-server.log'),
+    log: (m) => console.log(m),
+  });
+  console.log(`[handrail] Temporal dev server ${server.address} (Web UI ${server.webUiUrl}) up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+  try {
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: path.join(PROJECT_ROOT, 'workflows', 'index.ts'),
+    });
+    const workflowBundlePath = path.join(tmp, 'workflow-bundle.js');
+    fs.writeFileSync(workflowBundlePath, bundle.code);
+    project.provide('temporalAddress', server.address);
+    project.provide('namespace', 'default');
+    project.provide('webUiUrl', server.webUiUrl);
+    project.provide('workflowBundlePath', workflowBundlePath);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+
+  return async () => {
+    await server.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  };
+}

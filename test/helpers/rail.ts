@@ -1,0 +1,107 @@
+/**
+ * Integration helpers: a real worker (the production activities over a real store) on the
+ * suite's dev server, on a task queue of its own so test files never steal each other's tasks.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import type { JobRequest } from '../../contracts';
+import { openStore, type Store } from '../../src/store';
+import type { HandrailActivities } from '../../activities';
+import { createHandrailWorkers } from '../../src/worker';
+
+export interface Rail {
+  client: Client;
+  store: Store;
+  taskQueue: string;
+  workers: Worker[];
+  stop(): Promise<void>;
+}
+
+// Worker chatter (state changes, bundle stats) drowns test output; warnings still show.
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // Already installed by an earlier file in this worker process.
+}
+
+let seq = 0;
+/** Ids unique across runs: the dev server keeps history for the whole suite. */
+export function uniqueId(prefix: string): string {
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${++seq}`;
+}
+
+export interface RailOptions {
+  store?: Store;
+  /** Replace production activities by name (tests of a misbehaving stage); never shipped. */
+  activities?: (real: HandrailActivities) => Partial<HandrailActivities>;
+}
+
+export async function startRail(opts: RailOptions = {}): Promise<Rail> {
+  const address = inject('temporalAddress');
+  const namespace = inject('namespace');
+  const taskQueue = uniqueId('it');
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-store-'));
+  const store = opts.store ?? (await openStore({ databaseUrl: process.env.DATABASE_URL, dataDir }));
+  const nativeConnection = await NativeConnection.connect({ address });
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace });
+  const workers = await createHandrailWorkers({
+    connection: nativeConnection,
+    config: { namespace, taskQueue },
+    store,
+    workflowBundle: { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') },
+    ...(opts.activities ? { overrideActivities: opts.activities } : {}),
+  });
+  const running = Promise.all(workers.map((w) => w.run()));
+  return {
+    client,
+    store,
+    taskQueue,
+    workers,
+    async stop() {
+      for (const w of workers) w.shutdown();
+      await running;
+      await connection.close();
+      await nativeConnection.close();
+      if (!opts.store) await store.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A job request for the reference pipeline; tests override what they exercise. */
+export function jobRequest(overrides: Partial<JobRequest> = {}): JobRequest {
+  const id = overrides.job_id ?? uniqueId('job');
+  return {
+    job_id: id,
+    ticket: {
+      id: `tkt_${id}`,
+      customer_id: 'cus_9',
+      subject: 'Charged twice for my annual plan — can I get a refund?',
+      body: 'I upgraded to the annual plan yesterday and my card was charged twice. How do refunds work for a duplicate charge?',
+      channel: 'email',
+    },
+    goal: 'Draft internal triage summary; do not send to customer',
+    constraints: ['no refund promises', 'cite help center or no_match'],
+    budget: { usd: 1, revisions: 2 },
+    ...overrides,
+  };
+}
+
+/** Event types of a workflow's history, for asserting what did (not) run. */
+export async function historyEventTypes(client: Client, workflowId: string): Promise<string[]> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).map((e) => String(e.eventType));
+}
+
+/** Activity types scheduled in a workflow's history. */
+export async function scheduledActivities(client: Client, workflowId: string): Promise<string[]> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? [])
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .filter((n): n is string => Boolean(n));
+}
