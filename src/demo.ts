@@ -4,6 +4,7 @@
  * link. The dev server keeps running afterwards so the job stays visible in the Web UI.
  */
 import path from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { jobUrl, loadConfig } from './config';
 import { connectHandrail, startJob } from './client';
 import { connectWorker } from './connect';
@@ -14,6 +15,8 @@ import { openStore } from './store';
 import { createHandrailWorkers } from './worker';
 
 async function main(): Promise<void> {
+  // The demo prints its own story; worker chatter stays at warnings.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   const config = loadConfig();
   const settings = devServerSettings(config);
   const server = await ensureDevServer({ ...settings, namespace: config.namespace, detached: true });
