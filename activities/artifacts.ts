@@ -1,0 +1,93 @@
+/**
+ * Reading and writing artifacts for stages. Stored artifacts are content-addressed JSON in the
+ * store (`handrail://artifacts/<sha256>`); the raw ticket may also arrive as a `data:` URI. Every
+ * read is checked (address, hash, body schema) and fails closed with `ArtifactInvalid`.
+ */
+import type { z } from 'zod';
+import type { Artifact, HandoffV1 } from '../contracts';
+import { artifactUri, canonicalJson, parseArtifactUri, sha256Hex } from '../src/store/content';
+import type { Store } from '../src/store';
+import { stageFailure } from './failures';
+
+export interface ArtifactText {
+  mediaType: string;
+  text: string;
+}
+
+const DATA_URI = /^data:([^,;]*)((?:;[^,;]*)*?)(;base64)?,(.*)$/s;
+
+/** The bytes an artifact ref points at, verified against its address and declared hash. */
+export async function readArtifactText(store: Store, ref: Artifact): Promise<ArtifactText> {
+  const data = DATA_URI.exec(ref.uri);
+  if (data) {
+    const [, mediaType = '', , base64, payload = ''] = data;
+    let text: string;
+    try {
+      text = base64 ? Buffer.from(payload, 'base64').toString('utf8') : decodeURIComponent(payload);
+    } catch {
+      throw stageFailure('ArtifactInvalid', `${ref.type}: the data: URI payload does not decode`);
+    }
+    verifyDeclaredHash(ref, text);
+    return { mediaType: mediaType || 'text/plain', text };
+  }
+  const hex = parseArtifactUri(ref.uri);
+  if (!hex) throw stageFailure('ArtifactInvalid', `${ref.type}: unsupported artifact URI ${ref.uri.slice(0, 80)}`);
+  if (ref.hash !== undefined && ref.hash !== `sha256:${hex}`) {
+    throw stageFailure('ArtifactInvalid', `${ref.type}: declared hash ${ref.hash} does not match its address`);
+  }
+  const text = await store.getContent(hex);
+  if (text === null) throw stageFailure('ArtifactInvalid', `${ref.type}: ${ref.uri} is not in the store`);
+  if (sha256Hex(text) !== hex) throw stageFailure('ArtifactInvalid', `${ref.type}: stored content does not match its address ${hex}`);
+  return { mediaType: 'application/json', text };
+}
+
+function verifyDeclaredHash(ref: Artifact, text: string): void {
+  if (ref.hash !== undefined && ref.hash !== `sha256:${sha256Hex(text)}`) {
+    throw stageFailure('ArtifactInvalid', `${ref.type}: content does not match declared hash ${ref.hash}`);
+  }
+}
+
+/** An artifact's JSON body, validated against the schema for its type. */
+export async function readArtifactBody<S extends z.ZodType>(store: Store, ref: Artifact, schema: S): Promise<z.infer<S>> {
+  const { text } = await readArtifactText(store, ref);
+  return parseBody(ref.type, text, schema);
+}
+
+export function parseBody<S extends z.ZodType>(type: string, text: string, schema: S): z.infer<S> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw stageFailure('ArtifactInvalid', `${type}: body is not JSON`);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '/'}: ${i.message}`);
+    throw stageFailure('ArtifactInvalid', `${type}: body fails its schema (${issues.join('; ')})`, { issues });
+  }
+  return parsed.data;
+}
+
+/** Validates and stores a body; returns the ref the package carries (never the body itself). */
+export async function writeArtifact<S extends z.ZodType>(store: Store, type: string, schema: S, body: z.input<S>): Promise<Artifact> {
+  // Our own output failing its schema is a bug in the stage, not bad input: let it surface loudly.
+  const valid = schema.parse(body);
+  const hex = await store.putContent(canonicalJson(valid));
+  return { type, uri: artifactUri(hex), hash: `sha256:${hex}`, schema: type };
+}
+
+/** The newest artifact of one of these types on the package, or undefined. */
+export function latestArtifact(pkg: Pick<HandoffV1, 'artifacts'>, ...types: string[]): Artifact | undefined {
+  for (let i = pkg.artifacts.length - 1; i >= 0; i--) {
+    const artifact = pkg.artifacts[i];
+    if (artifact && types.includes(artifact.type)) return artifact;
+  }
+  return undefined;
+}
+
+/** Like latestArtifact, but the stage cannot work without it. */
+export function requireArtifact(pkg: Pick<HandoffV1, 'artifacts'>, stage: string, ...types: string[]): Artifact {
+  const found = latestArtifact(pkg, ...types);
+  if (!found) throw stageFailure('StageInputInvalid', `${stage} needs a ${types.join(' or ')} artifact on the package; none found`);
+  return found;
+}

@@ -1,0 +1,71 @@
+/**
+ * draft: `chunks.v1` | `no_hit.v1` (or the judge's failing `verdict.v1`, for a revision) →
+ * `summary_md`. Offline by default; a configured chat model writes the prose instead, and the
+ * judge's rules apply to it all the same.
+ */
+import { LIMITS, SummaryMd, type HandoffV1 } from '../contracts';
+import { draftStage } from '../contracts/stages';
+import type { ChatModel } from '../src/model';
+import type { Store } from '../src/store';
+import { readArtifactBody, writeArtifact } from './artifacts';
+import type { StageOutput } from './delivery';
+import { offlineDraft, type DraftInput } from './drafter';
+import { askModel } from './model-call';
+import { readIntake, readRetrieval } from './retrieval';
+import { SUMMARY_MAX_CHARS, citedKeys } from './summary-policy';
+
+export async function runDraft(store: Store, model: ChatModel | undefined, pkg: HandoffV1): Promise<StageOutput> {
+  const intake = await readIntake(store, pkg, draftStage.name);
+  const retrieval = await readRetrieval(store, pkg, draftStage.name);
+  // Every earlier draft was rejected (a revision only follows a failing verdict); the new one
+  // must differ from all of them, not just the last.
+  const rejected = await Promise.all(
+    pkg.artifacts.filter((a) => a.type === 'summary_md').map(async (a) => (await readArtifactBody(store, a, SummaryMd)).markdown),
+  );
+  const input: DraftInput = {
+    intake,
+    retrieval,
+    failures: pkg.evaluator.last_verdict === 'fail' ? pkg.evaluator.failures : [],
+    rejected,
+  };
+
+  let markdown: string;
+  let cost: number;
+  if (model) {
+    const reply = await askModel(model, draftPrompt(input, pkg.constraints), { maxTokens: 800 });
+    markdown = reply.text.trim().slice(0, LIMITS.markdown - 100) || '(the model returned an empty draft)';
+    if (rejected.includes(markdown)) markdown = `${markdown}\n\n_Revision ${rejected.length}._`;
+    cost = reply.cost_usd;
+  } else {
+    markdown = offlineDraft(input);
+    cost = draftStage.nominalCostUsd;
+  }
+  const body: SummaryMd = { markdown, cited_keys: citedKeys(markdown), revision: rejected.length };
+  return { artifact: await writeArtifact(store, 'summary_md', SummaryMd, body), body, cost_usd: cost };
+}
+
+function draftPrompt(input: DraftInput, constraints: readonly string[]): { role: 'system' | 'user'; content: string }[] {
+  const passages =
+    input.retrieval.kind === 'chunks'
+      ? input.retrieval.chunks.map((c) => `[${c.key}] ${c.title}: ${c.text}`).join('\n')
+      : `(none: ${input.retrieval.reason})`;
+  const system = [
+    'You write internal triage summaries for support agents. The customer never sees them.',
+    'Cite every help-center passage you use by its key in square brackets, e.g. [refund-policy.2]; cite only keys listed below.',
+    'If no passage is listed, write "no_match" and recommend escalation to a human.',
+    'Never promise a refund or any outcome the billing team decides.',
+    `Markdown, at most ${SUMMARY_MAX_CHARS} characters. Job constraints: ${constraints.join('; ') || 'none'}.`,
+  ].join('\n');
+  const user = [
+    `Ticket ${input.intake.ticket_id}, customer ${input.intake.customer_id}.`,
+    `Question: ${input.intake.question}`,
+    `Intent ${input.intake.intent}, risk ${input.intake.risk}, sentiment ${input.intake.sentiment}, language ${input.intake.language}.`,
+    `Help-center passages:\n${passages}`,
+    ...(input.failures.length > 0 ? [`The reviewer rejected the previous draft for: ${input.failures.join('; ')}. Fix every point.`] : []),
+    ...(input.rejected.length > 0 ? [`Rejected draft (do not repeat it):\n${input.rejected[input.rejected.length - 1]}`] : []),
+  ].join('\n\n');
+  return [
+    { role: 'system', content: system },
+    { role: 'user', content: user },
+  ];
+}

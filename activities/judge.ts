@@ -1,0 +1,69 @@
+/**
+ * judge: `summary_md` → `verdict.v1`, and the package's evaluator state. The critic holds no
+ * tools at all; with a model configured, the model grades only "answers the question".
+ */
+import { SummaryMd, VerdictV1, type HandoffV1, type IntakeV1 } from '../contracts';
+import { judgeStage } from '../contracts/stages';
+import type { ChatModel } from '../src/model';
+import type { Store } from '../src/store';
+import { readArtifactBody, requireArtifact, writeArtifact } from './artifacts';
+import type { StageOutput } from './delivery';
+import { stageFailure } from './failures';
+import { askModel } from './model-call';
+import { readIntake, readRetrieval } from './retrieval';
+import { judgeSummary, type AnswerGrade } from './rubric';
+
+const MAX_FAILURE_CHARS = 400;
+
+export async function runJudge(store: Store, model: ChatModel | undefined, pkg: HandoffV1): Promise<StageOutput> {
+  const summaryRef = requireArtifact(pkg, judgeStage.name, 'summary_md');
+  const summary = await readArtifactBody(store, summaryRef, SummaryMd);
+  const intake = await readIntake(store, pkg, judgeStage.name);
+  const retrieval = await readRetrieval(store, pkg, judgeStage.name);
+
+  let answerGrade: AnswerGrade | undefined;
+  let cost = judgeStage.nominalCostUsd;
+  if (model) {
+    const graded = await gradeAnswer(model, intake, summary.markdown);
+    answerGrade = graded.grade;
+    cost = graded.cost_usd;
+  }
+  const rubric = judgeSummary({ summary, intake, retrieval, constraints: pkg.constraints, answerGrade });
+  const failures = rubric.failures.map((f) => (f.length > MAX_FAILURE_CHARS ? `${f.slice(0, MAX_FAILURE_CHARS - 1)}…` : f));
+  // The judged draft's hash makes each verdict its own artifact: two identical failures on two
+  // different drafts are two verdicts, not one reused.
+  const body: VerdictV1 = { ...rubric, failures, summary_hash: summaryRef.hash };
+  return {
+    artifact: await writeArtifact(store, 'verdict.v1', VerdictV1, body),
+    body,
+    cost_usd: cost,
+    evaluator: { last_verdict: rubric.verdict, failures },
+  };
+}
+
+async function gradeAnswer(model: ChatModel, intake: IntakeV1, markdown: string): Promise<{ grade: AnswerGrade; cost_usd: number }> {
+  const reply = await askModel(
+    model,
+    [
+      {
+        role: 'system',
+        content:
+          'You grade internal support summaries. Reply with JSON only: {"answers_question": <number 0..1>, "note": "<one sentence>"}. ' +
+          '1 means the summary fully addresses the customer question; 0 means it does not address it at all.',
+      },
+      { role: 'user', content: `Customer question: ${intake.question}\n\nSummary:\n${markdown}` },
+    ],
+    { maxTokens: 200, json: true },
+  );
+  let parsed: { answers_question?: unknown; note?: unknown };
+  try {
+    parsed = JSON.parse(reply.text) as typeof parsed;
+  } catch {
+    throw stageFailure('ModelRejected', `judge model reply is not JSON: ${reply.text.slice(0, 120)}`);
+  }
+  const score = parsed.answers_question;
+  if (typeof score !== 'number' || !(score >= 0 && score <= 1)) {
+    throw stageFailure('ModelRejected', `judge model gave answers_question=${JSON.stringify(score)}, not a number in 0..1`);
+  }
+  return { grade: { score, note: typeof parsed.note === 'string' ? parsed.note : undefined }, cost_usd: reply.cost_usd };
+}

@@ -1,0 +1,15 @@
+/** Reading the pieces of earlier stages that draft, judge and writeback build on. */
+import { ChunksV1, IntakeV1, NoHitV1, type HandoffV1 } from '../contracts';
+import type { Store } from '../src/store';
+import { readArtifactBody, requireArtifact } from './artifacts';
+import type { Retrieval } from './summary-policy';
+
+export async function readIntake(store: Store, pkg: HandoffV1, stage: string): Promise<IntakeV1> {
+  return readArtifactBody(store, requireArtifact(pkg, stage, 'intake.v1'), IntakeV1);
+}
+
+export async function readRetrieval(store: Store, pkg: HandoffV1, stage: string): Promise<Retrieval> {
+  const ref = requireArtifact(pkg, stage, 'chunks.v1', 'no_hit.v1');
+  if (ref.type === 'chunks.v1') return { kind: 'chunks', chunks: (await readArtifactBody(store, ref, ChunksV1)).chunks };
+  return { kind: 'no_hit', reason: (await readArtifactBody(store, ref, NoHitV1)).reason };
+}

@@ -1,0 +1,34 @@
+/** retrieve: `intake.v1` → `chunks.v1` (help-center passages with citation keys) or `no_hit.v1`. */
+import { ChunksV1, IntakeV1, NoHitV1, type HandoffV1 } from '../contracts';
+import { retrieveStage } from '../contracts/stages';
+import { searchTerms } from '../src/corpus/query';
+import type { Store } from '../src/store';
+import { readArtifactBody, requireArtifact, writeArtifact } from './artifacts';
+import type { StageOutput } from './delivery';
+
+/** Passages handed to the drafter: enough to cite, few enough to keep the package small. */
+export const RETRIEVE_LIMIT = 4;
+
+export async function runRetrieve(store: Store, pkg: HandoffV1): Promise<StageOutput> {
+  const intake = await readArtifactBody(store, requireArtifact(pkg, retrieveStage.name, 'intake.v1'), IntakeV1);
+  const terms = searchTerms(intake.question);
+  const hits = terms.length > 0 ? await store.searchHelpCenter(terms, RETRIEVE_LIMIT) : [];
+  const tools_tried = terms.length > 0 ? [{ name: 'helpcenter.search', ok: true }] : [];
+
+  if (hits.length === 0) {
+    const body: NoHitV1 = {
+      query: intake.question,
+      reason: terms.length === 0 ? 'the question has no searchable words' : `no help-center article matches: ${terms.join(' ')}`,
+      terms,
+    };
+    return { artifact: await writeArtifact(store, 'no_hit.v1', NoHitV1, body), body, cost_usd: retrieveStage.nominalCostUsd, tools_tried };
+  }
+  const body: ChunksV1 = {
+    query: intake.question,
+    terms,
+    // Scores rounded so equal rankings give equal bytes (and one artifact address) across runs.
+    chunks: hits.map((h) => ({ key: h.key, title: h.title, text: h.text, score: Math.round(h.score * 1e4) / 1e4 })),
+    backend: store.backend,
+  };
+  return { artifact: await writeArtifact(store, 'chunks.v1', ChunksV1, body), body, cost_usd: retrieveStage.nominalCostUsd, tools_tried };
+}

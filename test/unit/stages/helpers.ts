@@ -1,0 +1,69 @@
+/** Builders for stage tests: a first package carrying a raw ticket, and a relay that plays the rail. */
+import { expect } from 'vitest';
+import type { Artifact, HandoffV1 } from '../../../contracts';
+import type { StageResult } from '../../../contracts/stages';
+import type { HandrailActivities } from '../../../activities';
+import { loadHelpCenter } from '../../../src/corpus';
+import { openStore, type Store } from '../../../src/store';
+
+export const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+export const refundTicket = {
+  id: 'tkt_18422',
+  customer_id: 'cus_9',
+  subject: 'Refund for annual plan',
+  body: 'Hi, I renewed the annual plan last week by mistake. How do I get a refund for my annual plan? Invoice INV-2201.',
+};
+
+export function ticketRef(ticket: unknown, mediaType = 'application/json'): Artifact {
+  const text = typeof ticket === 'string' ? ticket : JSON.stringify(ticket);
+  return { type: 'ticket.raw', uri: `data:${mediaType};base64,${Buffer.from(text, 'utf8').toString('base64')}` };
+}
+
+export function firstPackage(ticket: Artifact, overrides: Partial<HandoffV1> = {}): HandoffV1 {
+  return {
+    schema: 'handoff.v1',
+    job_id: 'job_1',
+    goal: 'Draft internal triage summary; do not send to customer',
+    constraints: ['no refund promises', 'cite help center or no_match'],
+    artifacts: [ticket],
+    open_questions: [],
+    tools_tried: [],
+    evaluator: { last_verdict: 'none', failures: [] },
+    budget: { usd_remaining: 1.2, revisions_remaining: 2 },
+    memory_refs: [],
+    trace: { traceparent: TRACEPARENT },
+    hop: { from: 'client', to: 'intake', reason: 'new job', count: 1, chain: ['client'] },
+    ...overrides,
+  };
+}
+
+export async function corpusStore(): Promise<Store> {
+  const store = await openStore({ sqlitePath: ':memory:' });
+  await loadHelpCenter(store);
+  return store;
+}
+
+type StageActivity = 'intake' | 'retrieve' | 'draft' | 'judge' | 'writeback';
+
+/** Plays the rail's part minimally: one delivery key per hop, and the emitted package travels on. */
+export class Relay {
+  private hops = 0;
+  constructor(private readonly activities: HandrailActivities) {}
+
+  async run(stage: StageActivity, pkg: HandoffV1): Promise<StageResult> {
+    const result = await this.activities[stage]({ stage, package: pkg, delivery_key: `${pkg.job_id}:${stage}:${this.hops++}` });
+    expectRailFieldsKept(pkg, result);
+    return result;
+  }
+}
+
+/** What the rail checks on every emitted package: its own fields untouched, one artifact appended. */
+export function expectRailFieldsKept(before: HandoffV1, result: StageResult): void {
+  const after = result.package;
+  for (const field of ['schema', 'job_id', 'goal', 'constraints', 'budget', 'hop', 'ack', 'trace'] as const) {
+    expect(after[field], field).toEqual(before[field]);
+  }
+  expect(after.artifacts).toEqual([...before.artifacts, result.artifact]);
+  expect(after.tools_tried.slice(0, before.tools_tried.length)).toEqual(before.tools_tried);
+}

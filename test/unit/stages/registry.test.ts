@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import {
+  REFERENCE_STAGES,
+  STAGE_FAILURE_TYPES,
+  StageRegistryError,
+  checkStageRegistry,
+  createStageRegistry,
+  defineStage,
+  judgeStage,
+  writeKey,
+  writebackStage,
+  type StageCard,
+} from '../../../contracts/stages';
+
+const replace = (card: StageCard) => REFERENCE_STAGES.map((c) => (c.name === card.name ? card : c));
+
+describe('stage cards', () => {
+  it('accepts the reference triage pipeline', () => {
+    expect(checkStageRegistry(REFERENCE_STAGES)).toEqual([]);
+    expect(createStageRegistry().get('judge')).toBe(judgeStage);
+  });
+
+  it('fills defaults: worker role, handoff.v1, no tools, business failures non-retryable', () => {
+    const card = defineStage({ name: 'translate', accepts: ['summary_md'], outputs: ['summary_md'], criteria: ['same meaning'], nominalCostUsd: 0.002 });
+    expect(card).toMatchObject({ role: 'worker', packageVersions: ['handoff.v1'], tools: [], writes: null });
+    expect(card.activity.retry.nonRetryableErrorTypes).toEqual(expect.arrayContaining([...STAGE_FAILURE_TYPES]));
+    expect(Object.isFrozen(card.accepts)).toBe(true);
+  });
+
+  it('puts activity options on every card: timeouts, bounded retries, non-retryable business failures', () => {
+    for (const card of REFERENCE_STAGES) {
+      expect(card.activity.startToCloseTimeout).toBeTruthy();
+      expect(card.activity.scheduleToStartTimeout).toBeTruthy();
+      expect(card.activity.retry.maximumAttempts).toBeGreaterThanOrEqual(1);
+      expect(card.activity.retry.nonRetryableErrorTypes).toEqual(expect.arrayContaining([...STAGE_FAILURE_TYPES]));
+      expect(card.nominalCostUsd).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('keys the writer’s write job_id:stage:artifact_type, with no attempt number', () => {
+    expect(writeKey('tkt_1', writebackStage)).toBe('tkt_1:writeback:receipt.v1');
+  });
+
+  it('adding a stage takes a few lines', () => {
+    const translate = defineStage({ name: 'translate', accepts: ['summary_md'], outputs: ['summary_md'], criteria: ['same meaning'], nominalCostUsd: 0.002 });
+    expect(createStageRegistry([...REFERENCE_STAGES, translate]).get('translate')).toBe(translate);
+  });
+});
+
+describe('registry refusals', () => {
+  const refusal = (cards: readonly StageCard[]) => {
+    try {
+      createStageRegistry(cards);
+    } catch (error) {
+      expect(error).toBeInstanceOf(StageRegistryError);
+      return (error as StageRegistryError).message;
+    }
+    throw new Error('registry was accepted');
+  };
+
+  it('refuses two writers for one external system, naming both', () => {
+    const second = defineStage({ ...writebackStage, name: 'crm_sync' });
+    expect(refusal([...REFERENCE_STAGES, second])).toMatch(/system "crm" has 2 writers \(writeback, crm_sync\); exactly one stage may write it/);
+  });
+
+  it('refuses a judge that holds a write tool', () => {
+    const judge = defineStage({ ...judgeStage, tools: [{ name: 'crm.patch', access: 'write', system: 'crm' }] });
+    expect(refusal(replace(judge))).toMatch(/stage "judge" is a critic \(judge\) and must hold no write tools \(holds crm\.patch on crm\)/);
+  });
+
+  it('refuses a judge that declares a system it writes', () => {
+    const judge = defineStage({ ...judgeStage, writes: 'crm' });
+    expect(refusal(replace(judge))).toMatch(/critic \(judge\) and must hold no write tools/);
+  });
+
+  it('refuses a stage that names no output type', () => {
+    const retrieve = defineStage({ ...REFERENCE_STAGES[1]!, outputs: [] });
+    expect(refusal(replace(retrieve))).toMatch(/stage "retrieve" must name its output artifact type/);
+  });
+
+  it('refuses write tools on a stage that declares no write system, and writers without a write tool', () => {
+    const draft = defineStage({ ...REFERENCE_STAGES[2]!, tools: [{ name: 'email.send', access: 'write', system: 'email' }] });
+    const writer = defineStage({ ...writebackStage, tools: [] });
+    expect(refusal(replace(draft))).toMatch(/stage "draft" holds write tools \(email\.send on email\) but declares no system it writes/);
+    expect(refusal(replace(writer))).toMatch(/stage "writeback" writes "crm" but holds no write tool for it/);
+  });
+
+  it('refuses inputs nobody produces, duplicate names, bad fallbacks and nonsense costs — all at once', () => {
+    const orphan = defineStage({ name: 'orphan', accepts: ['summary.v9'], outputs: ['note.v1'], criteria: [], nominalCostUsd: -1, fallback: 'ghost' });
+    const message = refusal([...REFERENCE_STAGES, orphan, orphan]);
+    expect(message).toMatch(/stage "orphan" is defined twice/);
+    expect(message).toMatch(/accepts "summary\.v9", which no stage produces/);
+    expect(message).toMatch(/falls back to "ghost", which is not registered/);
+    expect(message).toMatch(/nominal cost -1/);
+  });
+
+  it('refuses a fallback that cannot take the stage’s input', () => {
+    const draft = defineStage({ ...REFERENCE_STAGES[2]!, fallback: 'judge' });
+    expect(refusal(replace(draft))).toMatch(/falls back to "judge", which does not accept chunks\.v1, no_hit\.v1, verdict\.v1/);
+  });
+
+  it('accepts a fallback that takes the same inputs', () => {
+    const offline = defineStage({ ...REFERENCE_STAGES[2]!, name: 'draft_offline' });
+    const draft = defineStage({ ...REFERENCE_STAGES[2]!, fallback: 'draft_offline', taskQueue: 'handrail-model' });
+    expect(checkStageRegistry([...replace(draft), offline])).toEqual([]);
+  });
+});
