@@ -22,6 +22,7 @@ import { deliver, stages, type HopOutcome } from './deliver';
 import { addUsd, topUp } from './rail/budget';
 import { decisionOptions, validateDecision } from './rail/decisions';
 import { DEFAULT_MAX_HOPS, HUMAN, nextHop } from './rail/hops';
+import { firstPackage } from './rail/first-package';
 import { route, type Route } from './rail/routing';
 import { renderDetails } from './rail/details';
 import { HandrailAck, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
@@ -259,25 +260,6 @@ function describeNext(decision: HumanDecision, blocked: string | undefined): str
     case 'approve':
       return `the job resumes at ${blocked === 'draft' ? 'writeback (human verdict: pass)' : (blocked ?? 'the next stage')}`;
   }
-}
-
-/** The package a job starts with; the raw ticket rides as a data: URI so intake reads it without
- * the workflow doing I/O. Nothing here is trusted: the first hop validates it like any other. */
-function firstPackage(request: JobRequest, traceparent: string): HandoffV1 {
-  const ticket = request.ticket;
-  return {
-    schema: 'handoff.v1',
-    job_id: request.job_id,
-    goal: request.goal,
-    constraints: request.constraints,
-    artifacts: [{ type: 'ticket.raw', uri: `data:application/json,${encodeURIComponent(JSON.stringify(ticket))}`, schema: 'ticket.raw' }],
-    open_questions: [],
-    tools_tried: [],
-    evaluator: { last_verdict: 'none', failures: [] },
-    budget: { usd_remaining: request.budget?.usd, revisions_remaining: request.budget?.revisions },
-    memory_refs: ticket?.customer_id ? [`customer_id:${ticket.customer_id}`] : [],
-    trace: { traceparent },
-  } as HandoffV1;
 }
 
 /** W3C traceparent from workflow-seeded randomness (deterministic on replay). */

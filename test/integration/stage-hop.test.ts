@@ -1,0 +1,139 @@
+/**
+ * Seed 001 "How do you test a hop", one test per row, through `stageHop` on the real dev server
+ * with the production stages over a real store.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HandoffV1 } from '../../contracts';
+import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
+import { firstPackage } from '../../workflows/rail/first-package';
+import { jobRequest, scheduledActivities, startRail, uniqueId, type Rail } from '../helpers/rail';
+
+const TRACE = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+let rail: Rail;
+
+beforeAll(async () => {
+  rail = await startRail();
+});
+afterAll(async () => {
+  await rail?.stop();
+});
+
+async function hop(request: StageHopRequest, workflowId = uniqueId('hop')): Promise<StageHopResult & { workflowId: string }> {
+  const result = await rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', {
+    taskQueue: rail.taskQueue,
+    workflowId,
+    args: [request],
+  });
+  return { ...result, workflowId };
+}
+
+/** Walks a fresh ticket through the stages one stageHop at a time. */
+async function relayTo(stage: 'retrieve' | 'draft' | 'judge' | 'writeback', overrides: Parameters<typeof jobRequest>[0] = {}): Promise<HandoffV1> {
+  const order = ['intake', 'retrieve', 'draft', 'judge', 'writeback'] as const;
+  let pkg: HandoffV1 = firstPackage(jobRequest(overrides), TRACE);
+  for (const next of order.slice(0, order.indexOf(stage))) {
+    const res = await hop({ stage: next, package: pkg });
+    expect(res.ack.ack, `${next}: ${res.ack.reason}`).toBe('accepted');
+    pkg = res.package!;
+  }
+  return pkg;
+}
+
+describe('stageHop: seed 001 hop tests on the real dev server', () => {
+  it('schema accept: a valid package is acked accepted and the stage emits its artifact', async () => {
+    const pkg = firstPackage(jobRequest(), TRACE);
+    const res = await hop({ stage: 'intake', package: pkg });
+    expect(res.ack.ack).toBe('accepted');
+    expect(res.artifact?.type).toBe('intake.v1');
+    expect(res.package?.artifacts.at(-1)).toEqual(res.artifact);
+    expect(res.package?.budget.usd_remaining).toBeLessThan(pkg.budget.usd_remaining);
+  });
+
+  it('schema reject: missing job_id is rejected_schema and no stage activity runs', async () => {
+    const { job_id: _dropped, ...pkg } = firstPackage(jobRequest(), TRACE);
+    const res = await hop({ stage: 'intake', package: pkg });
+    expect(res.ack.ack).toBe('rejected_schema');
+    expect(res.ack.errors).toContainEqual({ path: '/job_id', message: 'is required' });
+    expect(res.cost_usd).toBe(0);
+    expect(await scheduledActivities(rail.client, res.workflowId)).toEqual([]);
+  });
+
+  it('replay: a frozen retrieve output drafted again yields a summary the judge passes', async () => {
+    const frozen = await relayTo('draft');
+    const drafted = await hop({ stage: 'draft', package: structuredClone(frozen) });
+    expect(drafted.ack.ack).toBe('accepted');
+    expect(drafted.artifact?.type).toBe('summary_md');
+    const judged = await hop({ stage: 'judge', package: drafted.package });
+    expect(judged.ack.ack).toBe('accepted');
+    expect(judged.package?.evaluator.last_verdict).toBe('pass');
+  });
+
+  it('stale plan: after a failed verdict the drafter does not reuse the rejected draft, and writeback refuses', async () => {
+    const judged = await relayTo('writeback');
+    const rejectedDraft = judged.artifacts.find((a) => a.type === 'summary_md')!;
+    const stale: HandoffV1 = { ...judged, evaluator: { last_verdict: 'fail', failures: ['citation_missing: cites no retrieved chunk'] } };
+
+    const write = await hop({ stage: 'writeback', package: stale });
+    expect(write.ack.ack).toBe('rejected_invariant');
+    expect(write.ack.invariant).toBe('writeback_requires_pass');
+    expect(await rail.store.listWrites(stale.job_id)).toHaveLength(0);
+
+    const revised = await hop({ stage: 'draft', package: stale });
+    expect(revised.ack.ack).toBe('accepted');
+    expect(revised.artifact?.type).toBe('summary_md');
+    expect(revised.artifact?.uri).not.toBe(rejectedDraft.uri);
+  });
+
+  it('duplicate delivery: the same hop twice writes once and the second ack is duplicate with the first receipt', async () => {
+    const passed = await relayTo('writeback');
+    const first = await hop({ stage: 'writeback', package: passed });
+    const second = await hop({ stage: 'writeback', package: passed });
+    expect(first.ack.ack).toBe('accepted');
+    expect(second.ack.ack).toBe('duplicate');
+    expect(second.artifact).toEqual(first.artifact);
+    expect(second.cost_usd).toBe(0);
+    expect(await rail.store.listWrites(passed.job_id)).toHaveLength(1);
+    expect(await scheduledActivities(rail.client, second.workflowId)).toEqual([]);
+    // The trace on the ack is the trace on the package it acknowledged (seed 001 load check 4).
+    expect(second.ack.traceparent).toBe(passed.trace.traceparent);
+  });
+
+  it('chaos optional: dropping each optional field still gets the package accepted', async () => {
+    for (const field of ['next_hint', 'hop', 'summary', 'ack'] as const) {
+      // A fresh job per variant: the same job's package again would rightly be a duplicate.
+      const base = await relayTo('retrieve');
+      const full: HandoffV1 = { ...base, next_hint: 'retrieve the refund policy', summary: '0. intake: accepted → intake.v1' };
+      const { [field]: _dropped, ...pkg } = full;
+      const res = await hop({ stage: 'retrieve', package: pkg });
+      expect(res.ack.ack, `without ${field}: ${res.ack.reason}`).toBe('accepted');
+    }
+  });
+
+  it('chaos required: dropping each required field fails closed naming it, with no stage work', async () => {
+    const base = await relayTo('retrieve');
+    const required = ['schema', 'job_id', 'goal', 'constraints', 'artifacts', 'open_questions', 'tools_tried', 'evaluator', 'budget', 'memory_refs', 'trace'] as const;
+    for (const field of required) {
+      const { [field]: _dropped, ...pkg } = base;
+      const res = await hop({ stage: 'retrieve', package: pkg });
+      expect(res.ack.ack, field).toBe('rejected_schema');
+      expect(JSON.stringify(res.ack.errors), field).toContain(field);
+      expect(await scheduledActivities(rail.client, res.workflowId), field).toEqual([]);
+    }
+  });
+
+  it('empty wallet: usd_remaining 0 is rejected_budget and nothing is written', async () => {
+    const passed = await relayTo('writeback');
+    const broke: HandoffV1 = { ...passed, budget: { ...passed.budget, usd_remaining: 0 } };
+    const res = await hop({ stage: 'writeback', package: broke });
+    expect(res.ack.ack).toBe('rejected_budget');
+    expect(await rail.store.listWrites(passed.job_id)).toHaveLength(0);
+    expect(await scheduledActivities(rail.client, res.workflowId)).toEqual([]);
+  });
+
+  it('role: a package whose newest artifact the stage does not take is rejected_role before any work', async () => {
+    const pkg = firstPackage(jobRequest(), TRACE);
+    const res = await hop({ stage: 'judge', package: pkg });
+    expect(res.ack.ack).toBe('rejected_role');
+    expect(await scheduledActivities(rail.client, res.workflowId)).toEqual([]);
+  });
+});
