@@ -56,7 +56,10 @@ export function offlineDraft(input: DraftInput): string {
   }
 
   lines.push('', '### Suggested next step');
-  if (intake.risk === 'high') lines.push(`High risk (${String(intake.risk_signals ?? 'see intake')}): a senior agent reviews before anyone replies.`);
+  if (intake.risk === 'high') {
+    const signals = Array.isArray(intake.risk_signals) ? intake.risk_signals.join(', ') : 'see intake';
+    lines.push(`High risk (${signals}): a senior agent reviews before anyone replies.`);
+  }
   lines.push(input.retrieval.kind === 'no_hit' ? 'Escalate to a human agent: the answer needs knowledge outside the help center.' : (NEXT_STEP[intake.intent] ?? DEFAULT_NEXT_STEP));
   if (intake.open_questions.length > 0) lines.push('', `**Open questions:** ${intake.open_questions.join('; ')}.`);
 

@@ -37,7 +37,9 @@ export async function runIntake(store: Store, pkg: HandoffV1): Promise<StageOutp
   const question = extractQuestion(ticket.subject, ticket.body) as string;
 
   const text = `${ticket.subject}\n${ticket.body}`;
-  const intent = classifyIntent(text);
+  // What the customer asks decides the intent; the rest of the ticket only when the question is vague.
+  const asked = classifyIntent(question);
+  const intent = asked.intent === 'other' ? classifyIntent(text) : asked;
   const sentiment = scoreSentiment(text);
   const risk = assessRisk(text, sentiment.score);
   const language = detectLanguage(text);

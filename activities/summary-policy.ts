@@ -38,9 +38,14 @@ export function refundPromise(text: string): string | null {
   return noRefundPromises.breach({ text, toolsUsed: [] });
 }
 
-/** Word stems (first five letters) so "refunds"/"refunded" and "exporting"/"export" meet. */
+/** Crude stems (common suffix off, first five letters) so "plans"/"plan" and "refundable"/"refund" meet. */
 export function stems(text: string): Set<string> {
-  return new Set(searchTerms(text, 64).map((w) => w.slice(0, 5)));
+  return new Set(searchTerms(text, 64).map(stem));
+}
+
+function stem(word: string): string {
+  const base = word.replace(/(?:able|ing|ed|es|ly|s)$/, '');
+  return (base.length >= 3 ? base : word).slice(0, 5);
 }
 
 /** The retrieval result a summary is written from: cited passages, or the reason there are none. */

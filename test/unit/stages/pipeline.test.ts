@@ -1,0 +1,249 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ChunksV1, NoHitV1, ReceiptV1, SummaryMd, VerdictV1, type HandoffV1 } from '../../../contracts';
+import type { StageResult } from '../../../contracts/stages';
+import { createActivities, type HandrailActivities } from '../../../activities';
+import { writeArtifact } from '../../../activities/artifacts';
+import { judgeSummary } from '../../../activities/rubric';
+import { citedKeys, refundPromise } from '../../../activities/summary-policy';
+import type { Store } from '../../../src/store';
+import { Relay, corpusStore, firstPackage, refundTicket, ticketRef } from './helpers';
+
+let store: Store;
+let activities: HandrailActivities;
+let relay: Relay;
+beforeEach(async () => {
+  store = await corpusStore();
+  activities = createActivities({ store });
+  relay = new Relay(activities);
+});
+afterEach(async () => {
+  await store.close();
+});
+
+async function nonRetryable(promise: Promise<unknown>, type: string): Promise<ApplicationFailure> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ApplicationFailure);
+  expect((error as ApplicationFailure).type).toBe(type);
+  expect((error as ApplicationFailure).nonRetryable).toBe(true);
+  return error as ApplicationFailure;
+}
+
+/** intake → retrieve → draft → judge for one ticket. */
+async function throughJudge(ticket: object = refundTicket) {
+  const intake = await relay.run('intake', firstPackage(ticketRef(ticket)));
+  const retrieve = await relay.run('retrieve', intake.package);
+  const draft = await relay.run('draft', retrieve.package);
+  const judge = await relay.run('judge', draft.package);
+  return { intake, retrieve, draft, judge };
+}
+
+/** The package after judge with the newest summary replaced by `markdown` and re-judged. */
+async function judgeMarkdown(markdown: string, after: StageResult, constraints?: string[]) {
+  const artifact = await writeArtifact(store, 'summary_md', SummaryMd, { markdown, cited_keys: citedKeys(markdown) });
+  const pkg: HandoffV1 = { ...after.package, artifacts: [...after.package.artifacts, artifact], ...(constraints ? { constraints } : {}) };
+  return relay.run('judge', pkg);
+}
+
+describe('retrieve', () => {
+  it('returns cited help-center chunks, best first, for a question the corpus covers', async () => {
+    const { retrieve } = await throughJudge();
+    const body = ChunksV1.parse(retrieve.body);
+    expect(retrieve.artifact.type).toBe('chunks.v1');
+    expect(body.query).toBe('How do I get a refund for my annual plan?');
+    expect(body.chunks[0]?.key).toMatch(/^refund-policy\.\d$/);
+    expect(body.chunks.length).toBeLessThanOrEqual(4);
+    expect(retrieve.package.tools_tried.at(-1)).toEqual({ name: 'helpcenter.search', ok: true });
+    expect(retrieve.cost_usd).toBe(0.002);
+  });
+
+  it('returns no_hit.v1 when nothing matches, and the pipeline still drafts and passes saying no_match', async () => {
+    const { retrieve, draft, judge } = await throughJudge({ ...refundTicket, subject: 'Weather', body: 'What is the weather like on Mars tomorrow?' });
+    expect(retrieve.artifact.type).toBe('no_hit.v1');
+    expect(NoHitV1.parse(retrieve.body).reason).toMatch(/no help-center article matches/);
+    const summary = SummaryMd.parse(draft.body);
+    expect(summary.markdown).toContain('no_match');
+    expect(summary.cited_keys).toEqual([]);
+    expect(VerdictV1.parse(judge.body).verdict).toBe('pass');
+  });
+
+  it('emits no corpus text that breaks the refund-promise policy (the rail checks every output)', async () => {
+    const { retrieve } = await throughJudge();
+    expect(refundPromise(JSON.stringify(retrieve.body))).toBeNull();
+  });
+});
+
+describe('draft', () => {
+  it('writes a summary that cites only retrieved keys and never promises a refund', async () => {
+    const { retrieve, draft } = await throughJudge();
+    const summary = SummaryMd.parse(draft.body);
+    const keys = ChunksV1.parse(retrieve.body).chunks.map((c) => c.key);
+    expect(summary.cited_keys.length).toBeGreaterThan(0);
+    expect(summary.cited_keys.every((k) => keys.includes(k))).toBe(true);
+    expect(summary.cited_keys).toEqual(citedKeys(summary.markdown));
+    expect(refundPromise(summary.markdown)).toBeNull();
+    expect(draft.package.evaluator).toEqual({ last_verdict: 'none', failures: [] });
+  });
+
+  it('is deterministic offline: the same input gives the same artifact', async () => {
+    const first = await throughJudge();
+    const again = await new Relay(createActivities({ store })).run('draft', first.retrieve.package);
+    expect(again.artifact).toEqual(first.draft.artifact);
+  });
+
+  it('revises from the judge’s failures, keeps the evaluator, and differs from every rejected draft', async () => {
+    const { judge } = await throughJudge();
+    // Two rejected drafts on the package; the judge failed the second for length.
+    const rejected = await judgeMarkdown(`${'Too long. '.repeat(250)} [refund-policy.2]`, judge);
+    expect(rejected.package.evaluator.last_verdict).toBe('fail');
+    const revision = await relay.run('draft', rejected.package);
+    expect(revision.package.evaluator).toEqual(rejected.package.evaluator);
+    const rejectedUris = rejected.package.artifacts.filter((a) => a.type === 'summary_md').map((a) => a.uri);
+    expect(rejectedUris).toHaveLength(2);
+    expect(rejectedUris).not.toContain(revision.artifact.uri);
+    const markdown = SummaryMd.parse(revision.body).markdown;
+    expect(markdown).toMatch(/^_Revision 2: addresses too_long\b/m);
+    expect(VerdictV1.parse((await relay.run('judge', revision.package)).body).verdict).toBe('pass');
+  });
+});
+
+describe('judge', () => {
+  it('passes the offline draft on every criterion and records the verdict on the evaluator', async () => {
+    const { judge, draft } = await throughJudge();
+    const verdict = VerdictV1.parse(judge.body);
+    expect(verdict).toMatchObject({ verdict: 'pass', failures: [], scores: { citations: 1, policy: 1, length: 1, answers_question: 1 } });
+    expect(verdict.summary_hash).toBe(draft.artifact.hash);
+    expect(judge.package.evaluator).toEqual({ last_verdict: 'pass', failures: [] });
+    expect(judge.package.tools_tried).toEqual(draft.package.tools_tried);
+  });
+
+  it.each([
+    ['a cited key that was not retrieved', 'The refund policy covers annual plans and refunds in detail [refund-policy.2] and also [api-keys.9].', /^citation_unknown: api-keys\.9/],
+    ['no citation at all', 'Annual plan refunds follow the refund policy; billing reviews each request and answers the customer.', /^citation_missing/],
+    ['a refund promise', 'Annual plan: we will refund the customer in full today, no questions asked [refund-policy.2].', /^refund_promise: promises a refund/],
+    ['a summary that is too short', 'Refund annual plan [refund-policy.2].', /^too_short/],
+    ['a summary off the question', 'Shipping labels print in 4x6 format for thermal printers; check paper size [refund-policy.3].', /^off_topic/],
+  ])('fails %s', async (_what, markdown, failure) => {
+    const { judge } = await throughJudge();
+    const result = await judgeMarkdown(markdown, judge);
+    const verdict = VerdictV1.parse(result.body);
+    expect(verdict.verdict).toBe('fail');
+    expect(verdict.failures.some((f) => failure.test(f))).toBe(true);
+    expect(result.package.evaluator).toEqual({ last_verdict: 'fail', failures: verdict.failures });
+  });
+
+  it('fails a no_hit summary that does not say no_match', () => {
+    const verdict = judgeSummary({
+      summary: { markdown: 'The customer asks something the help center may cover; answer from experience. '.repeat(2), cited_keys: [] },
+      intake: { ticket_id: 't', customer_id: 'c', question: 'Mars weather?', language: 'en', intent: 'other', risk: 'low', sentiment: 'neutral', open_questions: [] },
+      retrieval: { kind: 'no_hit', reason: 'no help-center article matches: mars weather' },
+      constraints: ['cite help center or no_match'],
+    });
+    expect(verdict.verdict).toBe('fail');
+    expect(verdict.failures).toContain('no_match_missing: retrieval found nothing, and the summary does not say no_match');
+  });
+
+  it('issues a new verdict artifact for each judged draft, even with identical failures', async () => {
+    const { judge } = await throughJudge();
+    const a = await judgeMarkdown('Refund annual plan [refund-policy.2].', judge);
+    const b = await judgeMarkdown('Refund annual plan [refund-policy.1].', a);
+    expect(VerdictV1.parse(a.body).failures).toEqual(VerdictV1.parse(b.body).failures);
+    expect(b.artifact.uri).not.toBe(a.artifact.uri);
+  });
+});
+
+describe('writeback', () => {
+  it('patches the CRM once under job_id:writeback:receipt.v1 and returns receipt.v1', async () => {
+    const { judge, intake } = await throughJudge();
+    const result = await relay.run('writeback', judge.package);
+    const receipt = ReceiptV1.parse(result.body);
+    expect(receipt).toMatchObject({ idempotency_key: 'job_1:writeback:receipt.v1', system: 'crm', ticket_id: 'tkt_18422', status: 'created' });
+    expect(result.package.tools_tried.at(-1)).toEqual({ name: 'crm.patch', ok: true });
+    const record = await store.getCrmTicket('tkt_18422');
+    expect(record).toMatchObject({ customer_id: 'cus_9', status: 'triaged', revision: 1 });
+    expect(record?.note).toContain('[refund-policy.');
+    expect(intake.package.job_id).toBe('job_1');
+  });
+
+  it('refuses without a passing verdict (second gate behind the rail), writing nothing', async () => {
+    const { judge } = await throughJudge();
+    const failed = await judgeMarkdown('Refund annual plan [refund-policy.2].', judge);
+    const error = await nonRetryable(relay.run('writeback', failed.package), 'VerdictNotPassing');
+    expect(error.message).toMatch(/the verdict is "fail"/);
+    // A package that claims pass over a failing verdict artifact is refused all the same.
+    const forged = { ...failed.package, evaluator: { last_verdict: 'pass' as const, failures: [] } };
+    await nonRetryable(relay.run('writeback', forged), 'VerdictNotPassing');
+    expect(await store.listWrites('job_1')).toEqual([]);
+  });
+
+  it('refuses a pass that judged an older draft than the newest one', async () => {
+    const { judge } = await throughJudge();
+    const newer = await writeArtifact(store, 'summary_md', SummaryMd, { markdown: 'We will refund you in full. [refund-policy.2]', cited_keys: [] });
+    const [ticket, ...rest] = judge.package.artifacts;
+    const verdict = rest.pop();
+    const pkg: HandoffV1 = { ...judge.package, artifacts: [ticket!, ...rest, newer, verdict!] };
+    const error = await nonRetryable(relay.run('writeback', pkg), 'VerdictNotPassing');
+    expect(error.message).toMatch(/judged a different draft/);
+  });
+
+  it('given the same delivery 5 times concurrently, writes one row and returns one receipt', async () => {
+    const { judge } = await throughJudge();
+    const work = { stage: 'writeback' as const, package: judge.package, delivery_key: 'job_1:writeback:4' };
+    const results = await Promise.all(Array.from({ length: 5 }, () => activities.writeback(work)));
+    expect(new Set(results.map((r) => JSON.stringify(r))).size).toBe(1);
+    expect(await store.listWrites('job_1')).toHaveLength(1);
+    expect((await store.getCrmTicket('tkt_18422'))?.revision).toBe(1);
+    expect(await activities.priorDelivery({ delivery_key: 'job_1:writeback:4' })).toEqual(results[0]);
+  });
+
+  it('after a crash between the write and the report, the retry returns the first receipt and writes nothing new', async () => {
+    const { judge } = await throughJudge();
+    // The worker dies after the CRM write committed, before the stage result is recorded.
+    const crashing: Store = Object.create(store) as Store;
+    crashing.recordStageCompletion = async () => {
+      throw new Error('worker crashed');
+    };
+    const work = { stage: 'writeback' as const, package: judge.package, delivery_key: 'job_1:writeback:4' };
+    await expect(createActivities({ store: crashing }).writeback(work)).rejects.toThrow('worker crashed');
+    const firstReceipt = (await store.listWrites('job_1'))[0];
+    expect(firstReceipt).toBeDefined();
+
+    const retried = await activities.writeback(work);
+    expect(retried.body).toEqual(firstReceipt);
+    // A duplicate delivery under a new hop key (the rail re-sent it) also gets the first receipt.
+    const duplicate = await activities.writeback({ ...work, delivery_key: 'job_1:writeback:6' });
+    expect(duplicate.artifact).toEqual(retried.artifact);
+    expect(await store.listWrites('job_1')).toEqual([firstReceipt]);
+    expect((await store.getCrmTicket('tkt_18422'))?.revision).toBe(1);
+  });
+});
+
+describe('delivery once', () => {
+  it('returns the recorded result for a repeated delivery key without working again', async () => {
+    const pkg = firstPackage(ticketRef(refundTicket));
+    const work = { stage: 'intake' as const, package: pkg, delivery_key: 'job_1:intake:0' };
+    const first = await activities.intake(work);
+    // Even if the input changed underneath (it must not), the recorded result stands.
+    const again = await activities.intake({ ...work, package: firstPackage(ticketRef({ ...refundTicket, id: 'tkt_other' })) });
+    expect(again).toEqual(first);
+    expect(await activities.priorDelivery({ delivery_key: 'job_1:intake:0' })).toEqual(first);
+    expect(await activities.priorDelivery({ delivery_key: 'job_1:intake:9' })).toBeNull();
+  });
+
+  it('refuses a package whose newest artifact the stage does not take', async () => {
+    const { intake } = await throughJudge();
+    const error = await nonRetryable(activities.judge({ stage: 'judge', package: intake.package, delivery_key: 'k' }), 'StageInputInvalid');
+    expect(error.message).toMatch(/judge takes summary_md; the newest artifact is intake\.v1/);
+  });
+
+  it('refuses a stored artifact whose content does not match its address', async () => {
+    const { intake } = await throughJudge();
+    const tampered = { ...intake.package.artifacts[1]!, hash: `sha256:${'0'.repeat(64)}` };
+    const pkg = { ...intake.package, artifacts: [intake.package.artifacts[0]!, tampered] };
+    const error = await nonRetryable(activities.retrieve({ stage: 'retrieve', package: pkg, delivery_key: 'k' }), 'ArtifactInvalid');
+    expect(error.message).toMatch(/does not match its address/);
+  });
+});
