@@ -159,6 +159,17 @@ class Job {
     this.escalation = undefined;
     this.lastActor = decision.actor;
     this.status = 'running';
+    // The decision is recorded like any hop's ack, with its actor (and a top-up's amounts).
+    this.acks.push({
+      ack: 'accepted',
+      stage: HUMAN,
+      hop: hop.count,
+      reason: describeDecision(decision).slice(0, LIMITS.shortText),
+      delivery_key: `${this.jobId}:${HUMAN}:${hop.chain.length}`,
+      traceparent: this.traceparent,
+      at: new Date().toISOString(),
+      actor: decision.actor,
+    });
     return this.apply(decision, step);
   }
 
@@ -172,7 +183,7 @@ class Job {
       case 'top_up':
         // The only way a wallet grows; the decision (actor, amounts) is recorded in the acks.
         this.package = { ...this.package, budget: topUp(this.package.budget, decision) };
-        return this.resume(step, human, `top-up by ${decision.actor} (+$${decision.usd ?? 0}, +${decision.revisions ?? 0} revisions)`);
+        return this.resume(step, human, `top-up by ${decision.actor}`);
       case 'approve':
         // Approving a draft the judge failed is an explicit human verdict, not a silent reset.
         if (step.resume === 'draft' && this.package.evaluator.last_verdict === 'fail') {
@@ -247,6 +258,11 @@ class Job {
 
 function publicEscalation(e: Escalation): Escalation {
   return { reasons: e.reasons, blocked: e.blocked, options: e.options, since: e.since };
+}
+
+function describeDecision(d: HumanDecision): string {
+  const amounts = d.action === 'top_up' ? ` (+$${d.usd ?? 0}, +${d.revisions ?? 0} revisions)` : '';
+  return `decided ${d.action}${amounts} by ${d.actor}${d.note ? `: ${d.note}` : ''}`;
 }
 
 function describeNext(decision: HumanDecision, blocked: string | undefined): string {

@@ -1,0 +1,151 @@
+/**
+ * handoffJob on the real dev server: guardrails in the middle of the relay, the hop cap, human
+ * decisions (approve, top-up, timeout), cancellation and the job-id policy.
+ */
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SummaryMd } from '../../contracts';
+import { startJob, type JobHandle } from '../../src/client';
+import { decideUpdate, statusQuery, type JobStatusView } from '../../workflows/definitions';
+import { jobRequest, scheduledActivities, startRail, type Rail } from '../helpers/rail';
+
+let rail: Rail;
+let guarded: Rail;
+
+beforeAll(async () => {
+  rail = await startRail();
+  // A drafter that slips a refund promise into its output: the guardrail gap of seed 001.
+  guarded = await startRail({
+    activities: (real) => ({
+      draft: async (work) => {
+        const result = await real.draft(work);
+        const body = result.body as SummaryMd;
+        return { ...result, body: { ...body, markdown: `${body.markdown}\n\nGood news: we will refund you in full today.` } };
+      },
+    }),
+  });
+});
+afterAll(async () => {
+  await rail?.stop();
+  await guarded?.stop();
+});
+
+async function waitForStatus(handle: JobHandle, want: JobStatusView['status'], timeoutMs = 30_000): Promise<JobStatusView> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const view = await handle.query(statusQuery);
+    if (view.status === want) return view;
+    if (Date.now() > deadline) throw new Error(`job stayed ${view.status}, wanted ${want}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The validator's message of a refused update (the Web UI shows the same text). */
+async function refusal(update: Promise<unknown>): Promise<string> {
+  const err = await update.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+  return (err as WorkflowUpdateFailedError).cause?.message ?? '';
+}
+
+describe('handoffJob on the real dev server', () => {
+  it('guardrail gap: a middle stage that breaks a constraint is rejected and the job escalates without writing', async () => {
+    const request = jobRequest({ decision_timeout: '1s' });
+    const { handle } = await startJob(guarded.client, request, guarded);
+    const result = await handle.result();
+    expect(result.status).toBe('escalated');
+    const rejection = result.acks.find((a) => a.ack === 'rejected_invariant');
+    expect(rejection?.stage).toBe('draft');
+    expect(rejection?.invariant).toBe('constraints_enforced');
+    expect(rejection?.reason).toMatch(/refund/);
+    expect(await scheduledActivities(guarded.client, request.job_id)).not.toContain('writeback');
+    expect(await guarded.store.listWrites(request.job_id)).toHaveLength(0);
+  });
+
+  it('hop cap: past max_hops the job escalates to a human, and approve resumes it to completion', async () => {
+    const request = jobRequest({ max_hops: 3 });
+    const { handle } = await startJob(rail.client, request, rail);
+    const waiting = await waitForStatus(handle, 'escalated');
+    expect(waiting.stage).toBe('human');
+    expect(waiting.last_ack?.stage).toBe('human');
+    expect(waiting.escalation?.reasons.join(' ')).toMatch(/exceeds the cap of 3 hops/);
+    expect(waiting.escalation?.options).toContain('approve');
+
+    const receipt = await handle.executeUpdate(decideUpdate, { args: [{ action: 'approve', actor: 'ops.lead', note: 'fine to write' }] });
+    expect(receipt.action).toBe('approve');
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(result.acks.map((a) => a.ack)).toContain('max_hops_exceeded');
+    const write = result.acks.find((a) => a.stage === 'writeback' && a.ack === 'accepted');
+    expect(write?.actor).toBe('ops.lead');
+    expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
+  });
+
+  it('top-up: an empty wallet escalates with rejected_budget; the update validator refuses a top-up of nothing; a top-up resumes the job', async () => {
+    // intake and retrieve fit in $0.005; draft does not.
+    const request = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
+    const { handle } = await startJob(rail.client, request, rail);
+    const waiting = await waitForStatus(handle, 'escalated');
+    expect(waiting.escalation?.reasons.join(' ')).toMatch(/wallet has/);
+    expect((await handle.query(statusQuery)).last_ack?.ack).toBe('accepted');
+
+    expect(await refusal(handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: 'ops.lead' }] }))).toMatch(/top_up needs usd > 0 or revisions > 0/);
+    expect(await refusal(handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: '', usd: 1 }] }))).toMatch(/actor/);
+
+    await handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: 'ops.lead', usd: 1 }] });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(result.acks.some((a) => a.ack === 'rejected_budget' && a.stage === 'draft')).toBe(true);
+    const resumed = result.acks.find((a) => a.stage === 'draft' && a.ack === 'accepted');
+    expect(resumed?.actor).toBe('ops.lead');
+    const decision = result.acks.find((a) => a.stage === 'human' && a.actor === 'ops.lead');
+    expect(decision?.reason).toBe('decided top_up (+$1, +0 revisions) by ops.lead');
+    // The wallet only grew by the top-up: start + top-up − spent.
+    expect(result.package.budget.usd_remaining).toBeCloseTo(0.005 + 1 - result.spent_usd, 6);
+  });
+
+  it('decision timeout: an escalation nobody decides ends the job as escalated with the reason', async () => {
+    const request = jobRequest({ budget: { usd: 0.005, revisions: 1 }, decision_timeout: '2s' });
+    const { handle } = await startJob(rail.client, request, rail);
+    const result = await handle.result();
+    expect(result.status).toBe('escalated');
+    expect(result.reason).toMatch(/no decision within 2s/);
+    expect(await rail.store.listWrites(request.job_id)).toHaveLength(0);
+  });
+
+  it('cancellation: a cancelled job ends with status cancelled and no write', async () => {
+    const request = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
+    const { handle } = await startJob(rail.client, request, rail);
+    await waitForStatus(handle, 'escalated');
+    await handle.cancel();
+    const result = await handle.result();
+    expect(result.status).toBe('cancelled');
+    expect(await rail.store.listWrites(request.job_id)).toHaveLength(0);
+  });
+
+  it('job id policy: starting the same job id again attaches to the existing job, running or completed', async () => {
+    const request = jobRequest();
+    const first = await startJob(rail.client, request, rail);
+    const again = await startJob(rail.client, request, rail);
+    expect(first.created).toBe(true);
+    expect(again.created).toBe(false);
+    await first.handle.result();
+    const afterwards = await startJob(rail.client, request, rail);
+    expect(afterwards.created).toBe(false);
+    const runs = [];
+    for await (const w of rail.client.workflow.list({ query: `WorkflowId = '${request.job_id}'` })) runs.push(w.runId);
+    expect(runs).toHaveLength(1);
+    expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
+  });
+
+  it('rejected_schema at intake: a malformed request started around the client fails closed, with no stage activity', async () => {
+    const request = { ...jobRequest({ decision_timeout: '1s' }), traceparent: '00-00000000000000000000000000000000-0000000000000000-01' };
+    const handle = await rail.client.workflow.start('handoffJob', { taskQueue: rail.taskQueue, workflowId: request.job_id, args: [request] });
+    const result = await handle.result();
+    expect(result.status).toBe('escalated');
+    expect(result.acks[0]?.ack).toBe('rejected_schema');
+    expect(await scheduledActivities(rail.client, request.job_id)).toEqual([]);
+  });
+});
