@@ -31,7 +31,7 @@ describe('intake', () => {
   it('turns a JSON ticket into intake.v1 with ids, question, language and rule-based scores', async () => {
     const pkg = firstPackage(ticketRef(refundTicket));
     const result = await runIntake(pkg);
-    expectRailFieldsKept(pkg, result);
+    expectRailFieldsKept(pkg, result, 'intake');
     const body = IntakeV1.parse(result.body);
     expect(body).toMatchObject({
       ticket_id: 'tkt_18422',
