@@ -18,6 +18,12 @@ export default tseslint.config(
     },
   },
   {
+    // Plain CommonJS helpers that must run before `npm ci` (no TypeScript yet).
+    files: ['scripts/**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', __dirname: 'readonly', process: 'readonly', console: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O.
     files: ['workflows/**/*.ts'],
     rules: {
