@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
 // - integration: workflows on a real Temporal dev server started once by test/global-setup.ts
 export default defineConfig({
   test: {
-    reporters: process.env.CI ? ['default'] : ['default'],
+    reporters: ['default', './test/summary-reporter.ts'],
     projects: [
       {
         test: {
