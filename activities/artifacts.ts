@@ -53,7 +53,7 @@ export async function readArtifactBody<S extends z.ZodType>(store: Store, ref: A
   return parseBody(ref.type, text, schema);
 }
 
-export function parseBody<S extends z.ZodType>(type: string, text: string, schema: S): z.infer<S> {
+function parseBody<S extends z.ZodType>(type: string, text: string, schema: S): z.infer<S> {
   let json: unknown;
   try {
     json = JSON.parse(text);

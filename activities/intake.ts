@@ -86,7 +86,7 @@ function missingFields(ticket: ReadTicket): string[] {
 }
 
 /** A JSON ticket (`application/json`, or text that is a JSON object) or a plain-text email. */
-export function parseTicket(text: string, mediaType: string): ReadTicket {
+function parseTicket(text: string, mediaType: string): ReadTicket {
   const ticket = mediaType === 'application/json' || text.trimStart().startsWith('{') ? parseJsonTicket(text) : parseEmailTicket(text);
   if (ticket.subject.length > LIMITS.ticketSubject) {
     throw stageFailure('ArtifactInvalid', `ticket.raw: subject is ${ticket.subject.length} characters, over the ${LIMITS.ticketSubject} cap`);

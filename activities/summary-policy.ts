@@ -20,7 +20,6 @@ export const FAILURE = {
   tooShort: 'too_short',
   offTopic: 'off_topic',
 } as const;
-export type FailureCode = (typeof FAILURE)[keyof typeof FAILURE];
 
 export const failureCode = (failure: string): string => failure.split(':', 1)[0]?.trim() ?? '';
 

@@ -138,3 +138,19 @@ function freeLoopbackPort(): Promise<number> {
     });
   });
 }
+
+/** `tsx src/store/pg-dev.ts`: a throwaway cluster for manual parity runs; prints its DATABASE_URL. */
+if (require.main === module) {
+  startDevPostgres()
+    .then((server) => {
+      console.log(`DATABASE_URL=${server.url}`);
+      console.log('throwaway PostgreSQL running; Ctrl-C stops and removes it.');
+      const stop = () => void server.stop().then(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    })
+    .catch((err: Error) => {
+      console.error(err.message);
+      process.exit(1);
+    });
+}
