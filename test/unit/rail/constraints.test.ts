@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { CONSTRAINT_POLICIES, constraintBreaches, policiesFor } from '../../../contracts/constraints';
+import { artifactBody, fixturePackage } from './helpers';
+
+const NO_REFUND = ['no refund promises'];
+const flagged = (text: string, constraints = NO_REFUND) => constraintBreaches(constraints, { text, toolsUsed: [] }).map((b) => b.policy);
+
+describe('policiesFor', () => {
+  it.each(['no refund promises', 'No refund promise', 'Never promise refunds', 'never promise a refund', 'Do not promise a refund', 'no refund promises to the customer'])(
+    'recognises "%s" as no_refund_promises',
+    (c) => {
+      expect(policiesFor([c]).map((p) => p.id)).toEqual(['no_refund_promises']);
+    },
+  );
+
+  it.each(['do not send to customer', 'internal only', 'no customer email', 'No email'])('recognises "%s" as no_customer_send', (c) => {
+    expect(policiesFor([c]).map((p) => p.id)).toEqual(['no_customer_send']);
+  });
+
+  it.each(['cite help center or no_match', 'refunds are allowed within 30 days', 'be polite'])('recognises no policy in "%s"', (c) => {
+    expect(policiesFor([c])).toEqual([]);
+  });
+
+  it('applies each policy once however many constraints name it, in table order', () => {
+    expect(policiesFor(['internal only', 'no refund promises', 'never promise refunds']).map((p) => p.id)).toEqual(
+      CONSTRAINT_POLICIES.map((p) => p.id),
+    );
+  });
+
+  it('recognises the constraints on the committed valid fixture', () => {
+    expect(policiesFor(fixturePackage().constraints).map((p) => p.id)).toEqual(['no_refund_promises']);
+  });
+});
+
+describe('no_refund_promises: promises are detected', () => {
+  it.each([
+    'We will refund you the $20 today.',
+    "I'll issue a full refund today.",
+    'We shall process your refund by Friday.',
+    "We're going to refund the duplicate charge.",
+    'We are going to refund the charge.',
+    'We will fully refund the March invoice.',
+    'You will be refunded within 5 days.',
+    "You'll receive a full refund.",
+    'You will get your refund next week.',
+    'Your refund has been approved.',
+    'Your refund is on its way.',
+    'Refund was issued this morning.',
+    'We guarantee a full refund.',
+    'We have issued a refund to your card.',
+    'We can issue a refund for the duplicate charge.',
+    'Thanks for waiting.\nWE WILL REFUND YOU.',
+  ])('flags "%s"', (text) => {
+    expect(flagged(text)).toEqual(['no_refund_promises']);
+  });
+
+  it('quotes the promise in the breach', () => {
+    const [b] = constraintBreaches(NO_REFUND, { text: 'Sorry! Your refund has been approved.', toolsUsed: [] });
+    expect(b!.breach).toBe('promises a refund: "Your refund has been approved"');
+  });
+
+  // Bug: REFUND_PROMISE's first pattern spells the contraction " 've" (with a space), so "we've"
+  // and "I've" never match; and its `(?:d)?` suffix only covers past tenses ending in "d"
+  // (issued, approved), not "processed", "refunded", "granted".
+  it.fails.each([
+    "We've issued a refund to your card.",
+    "I've approved your refund.",
+    'We have processed your refund.',
+    'I have refunded your payment in full.',
+  ])('flags "%s"', (text) => {
+    expect(flagged(text)).toEqual(['no_refund_promises']);
+  });
+});
+
+describe('no_refund_promises: mentions of the refund policy are not promises', () => {
+  it.each([
+    'Refunds are handled by billing.',
+    'See the [refund-policy] article for eligibility.',
+    'Refund requests are reviewed within 5 business days.',
+    'The refund policy allows refunds within 30 days of purchase.',
+    'The customer asks whether a refund is possible.',
+    'Duplicate charges are reversed within 5 business days.',
+    'We will review the refund request.',
+    'Refunds are issued to the original payment method.',
+  ])('does not flag "%s"', (text) => {
+    expect(flagged(text)).toEqual([]);
+  });
+
+  it('does not flag the committed summary and chunks fixtures', () => {
+    const summary = artifactBody('summary_md') as { markdown: string };
+    expect(flagged(summary.markdown)).toEqual([]);
+    expect(flagged(JSON.stringify(artifactBody('chunks.v1')))).toEqual([]);
+  });
+
+  it('does not police text when the job has no refund constraint', () => {
+    expect(flagged('We will refund you.', ['cite help center or no_match'])).toEqual([]);
+  });
+});
+
+describe('no_customer_send', () => {
+  const used = (toolsUsed: string[]) => constraintBreaches(['internal only'], { text: '', toolsUsed });
+
+  it.each(['email.send', 'email_reply', 'mail-send', 'sms.send', 'chat.reply', 'customer.message', 'Email.Send'])('flags %s', (tool) => {
+    expect(used([tool])).toEqual([{ policy: 'no_customer_send', breach: `used customer-facing tool ${tool}` }]);
+  });
+
+  it.each(['crm.patch', 'helpcenter.search', 'tickets.read', 'kb.search', 'email.lookup'])('does not flag %s', (tool) => {
+    expect(used([tool])).toEqual([]);
+  });
+
+  it('reports both policies when an output breaks both', () => {
+    const breaches = constraintBreaches(['no refund promises', 'do not send to customer'], { text: 'We will refund you.', toolsUsed: ['email.send'] });
+    expect(breaches.map((b) => b.policy)).toEqual(['no_refund_promises', 'no_customer_send']);
+  });
+});

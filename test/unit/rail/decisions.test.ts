@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import type { Escalation } from '../../../workflows/definitions';
+import { decisionOptions, validateDecision } from '../../../workflows/rail/decisions';
+import { at, factsFor, fixturePackage, stages } from './helpers';
+import { ackRecord, decideAck } from '../../../workflows/rail/ack';
+import type { AckRecord, HandoffV1 } from '../../../contracts';
+
+/** The package as the rail holds it after refusing a hop to `stage` (the refusing ack on it). */
+function refused(pkg: HandoffV1, stage: string, raw: unknown = pkg): HandoffV1 {
+  const facts = factsFor(raw, stage);
+  const decision = decideAck(facts);
+  const ack: AckRecord = ackRecord(decision, { stage, hop: facts.hop, deliveryKey: 'k', traceparent: pkg.trace.traceparent, now: new Date(0) });
+  return { ...pkg, ack };
+}
+
+const escalation = (options: Escalation['options']): Escalation => ({ reasons: ['x'], blocked: 'draft', options, since: '2026-01-01T00:00:00.000Z' });
+
+describe('decisionOptions', () => {
+  it('offers only reject and top_up for a schema-rejected package', () => {
+    const bad = { ...fixturePackage(), budget: { usd_remaining: -1, revisions_remaining: 0 } };
+    const pkg = refused(fixturePackage(), 'judge', bad);
+    expect(pkg.ack!.ack).toBe('rejected_schema');
+    const options = decisionOptions(pkg, stages);
+    expect(options).toEqual(['reject', 'top_up']);
+    expect(options).not.toContain('approve');
+    expect(options).not.toContain('revise');
+  });
+
+  it('offers all four when the drafter can take the package (revisions exhausted after a failing verdict)', () => {
+    const pkg = { ...at.afterJudge('fail'), budget: { usd_remaining: 1, revisions_remaining: 0 } };
+    expect(decisionOptions(pkg, stages)).toEqual(['approve', 'reject', 'top_up', 'revise']);
+  });
+
+  it('offers approve but not revise when the drafter cannot take the newest artifact', () => {
+    const pkg = refused({ ...at.afterDraft(), budget: { usd_remaining: 0, revisions_remaining: 1 } }, 'judge');
+    expect(pkg.ack!.ack).toBe('rejected_budget');
+    expect(decisionOptions(pkg, stages)).toEqual(['approve', 'reject', 'top_up']);
+  });
+
+  it('offers revise for a package whose newest artifact is chunks (an invariant broke at draft)', () => {
+    expect(decisionOptions(at.afterRetrieve(), stages)).toContain('revise');
+  });
+});
+
+describe('validateDecision', () => {
+  const ok = escalation(['approve', 'reject', 'top_up']);
+
+  it('accepts a well-formed decision the escalation offers', () => {
+    expect(() => validateDecision({ action: 'approve', actor: 'ops@example.com' }, ok, false)).not.toThrow();
+    expect(() => validateDecision({ action: 'top_up', actor: 'ops', usd: 0.5 }, ok, false)).not.toThrow();
+    expect(() => validateDecision({ action: 'top_up', actor: 'ops', revisions: 1 }, ok, false)).not.toThrow();
+  });
+
+  it('refuses when the job is not waiting for a decision', () => {
+    expect(() => validateDecision({ action: 'approve', actor: 'ops' }, undefined, false)).toThrow(/not waiting/);
+  });
+
+  it('refuses a second decision while one is being applied', () => {
+    expect(() => validateDecision({ action: 'approve', actor: 'ops' }, ok, true)).toThrow(/already/);
+  });
+
+  it.each([
+    ['no actor', { action: 'approve' }, /actor/],
+    ['empty actor', { action: 'approve', actor: '' }, /actor/],
+    ['unknown action', { action: 'delete', actor: 'ops' }, /action/],
+    ['negative usd', { action: 'top_up', actor: 'ops', usd: -1 }, /usd/],
+    ['fractional revisions', { action: 'top_up', actor: 'ops', revisions: 0.5 }, /revisions/],
+    ['not an object', 'approve', /invalid decision/],
+  ])('refuses an invalid shape (%s), naming the field', (_what, decision, field) => {
+    expect(() => validateDecision(decision, ok, false)).toThrow(/^invalid decision: /);
+    expect(() => validateDecision(decision, ok, false)).toThrow(field);
+  });
+
+  it('refuses an action this escalation does not offer, listing the ones it does', () => {
+    expect(() => validateDecision({ action: 'revise', actor: 'ops' }, ok, false)).toThrow('"revise" is not possible for this escalation; choose one of: approve, reject, top_up');
+  });
+
+  it.each([
+    ['no amounts', {}],
+    ['zero amounts', { usd: 0, revisions: 0 }],
+  ])('refuses a top_up with %s', (_what, amounts) => {
+    expect(() => validateDecision({ action: 'top_up', actor: 'ops', ...amounts }, ok, false)).toThrow('top_up needs usd > 0 or revisions > 0');
+  });
+
+  it('checks in order: waiting, already decided, shape, offered, amounts', () => {
+    expect(() => validateDecision('garbage', undefined, true)).toThrow(/not waiting/);
+    expect(() => validateDecision('garbage', ok, true)).toThrow(/already/);
+    expect(() => validateDecision({ action: 'revise' }, ok, false)).toThrow(/invalid decision/);
+    expect(() => validateDecision({ action: 'top_up', actor: 'ops' }, escalation(['reject']), false)).toThrow(/not possible/);
+  });
+
+  it('refuses approve on a schema-rejected package end to end (options from decisionOptions)', () => {
+    const bad = { ...fixturePackage(), job_id: 'has space' };
+    const pkg = refused(fixturePackage(), 'judge', bad);
+    const e = escalation(decisionOptions(pkg, stages));
+    expect(() => validateDecision({ action: 'approve', actor: 'ops' }, e, false)).toThrow(/not possible/);
+    expect(() => validateDecision({ action: 'reject', actor: 'ops' }, e, false)).not.toThrow();
+  });
+});

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import type { AckRecord } from '../../../contracts';
+import type { JobStatusView } from '../../../workflows/definitions';
+import { renderDetails } from '../../../workflows/rail/details';
+import { fixturePackage } from './helpers';
+
+const ack = (hop: number, over: Partial<AckRecord> = {}): AckRecord => ({ ...fixturePackage().ack!, hop, ...over });
+const view: JobStatusView = { job_id: 'tkt_18422', status: 'running', stage: 'judge', hops: 3, usd_remaining: 1.2, revisions_remaining: 2, spent_usd: 0.013, last_verdict: 'none' };
+const tableRows = (md: string) => md.split('\n').filter((l) => /^\| \d+ \|/.test(l));
+
+describe('renderDetails', () => {
+  it('states status, stage, hops, wallet and verdict in the first line', () => {
+    expect(renderDetails(view, []).split('\n')[0]).toBe('**running** at `judge` · hops 3 · wallet $1.2 / 2 revisions · spent $0.013 · verdict none');
+  });
+
+  it('lists the escalation and the decisions it accepts', () => {
+    const md = renderDetails({ ...view, status: 'escalated', escalation: { reasons: ['wallet empty'], blocked: 'judge', options: ['approve', 'reject', 'top_up'], since: '2026-01-01T00:00:00.000Z' } }, []);
+    expect(md).toContain('**Waiting for a human** since 2026-01-01T00:00:00.000Z: wallet empty');
+    expect(md).toContain('`approve`, `reject`, `top_up`');
+  });
+
+  it('keeps a reason with pipes and newlines inside its table cell', () => {
+    const rows = tableRows(renderDetails(view, [ack(1, { reason: 'a | b\nc' })]));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toContain('a \\| b c');
+  });
+
+  it('names the invariant of a rejected_invariant ack', () => {
+    const md = renderDetails(view, [ack(4, { ack: 'rejected_invariant', invariant: 'no_artifact_reuse' })]);
+    expect(tableRows(md)[0]).toContain('rejected_invariant (no_artifact_reuse)');
+  });
+
+  it('shows only the newest 30 acks', () => {
+    const acks = Array.from({ length: 40 }, (_, i) => ack(i));
+    const rows = tableRows(renderDetails(view, acks));
+    expect(rows).toHaveLength(30);
+    expect(rows[0]!.startsWith('| 10 |')).toBe(true);
+    expect(rows[29]!.startsWith('| 39 |')).toBe(true);
+  });
+});

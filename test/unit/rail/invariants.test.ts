@@ -1,0 +1,261 @@
+import { describe, expect, it } from 'vitest';
+import type { Artifact, HandoffV1 } from '../../../contracts';
+import { checkEmitted, outputText, type EmittedOutput } from '../../../workflows/rail/invariants';
+import {
+  CHUNKS,
+  INTAKE,
+  RECEIPT,
+  SUMMARY,
+  SUMMARY_2,
+  VERDICT,
+  artifactBody,
+  at,
+  card,
+  delivered,
+  emit,
+  fixturePackage,
+} from './helpers';
+
+const names = (o: EmittedOutput) => checkEmitted(o).map((v) => v.invariant);
+const draftBody = artifactBody('summary_md') as { markdown: string; cited_keys: string[] };
+const withMarkdown = (markdown: string) => ({ ...draftBody, markdown });
+
+/** One clean emission per reference stage, as the offline stages produce them. */
+const clean = {
+  intake: (): EmittedOutput => {
+    const before = delivered(at.start(), 'intake');
+    return { delivered: before, emitted: emit(before, INTAKE), artifact: INTAKE, body: artifactBody('intake.v1'), card: card('intake') };
+  },
+  retrieve: (): EmittedOutput => {
+    const before = delivered(at.afterIntake(), 'retrieve');
+    const emitted = emit(before, CHUNKS, { tools_tried: [...before.tools_tried, { name: 'helpcenter.search', ok: true }] });
+    return { delivered: before, emitted, artifact: CHUNKS, body: artifactBody('chunks.v1'), card: card('retrieve') };
+  },
+  draft: (): EmittedOutput => {
+    const before = delivered(at.afterRetrieve(), 'draft');
+    return { delivered: before, emitted: emit(before, SUMMARY), artifact: SUMMARY, body: draftBody, card: card('draft') };
+  },
+  judge: (): EmittedOutput => {
+    const before = delivered(at.afterDraft(), 'judge');
+    const emitted = emit(before, VERDICT, { evaluator: { last_verdict: 'pass', failures: [] } });
+    return { delivered: before, emitted, artifact: VERDICT, body: artifactBody('verdict.v1'), card: card('judge') };
+  },
+  writeback: (): EmittedOutput => {
+    const before = delivered(at.afterJudge('pass'), 'writeback');
+    const emitted = emit(before, RECEIPT, { tools_tried: [...before.tools_tried, { name: 'crm.patch', ok: true }] });
+    return { delivered: before, emitted, artifact: RECEIPT, body: artifactBody('receipt.v1'), card: card('writeback') };
+  },
+  /** The draft's revision after the judge failed the first summary. */
+  revision: (summary: Artifact = SUMMARY_2): EmittedOutput => {
+    const before = delivered(at.afterJudge('fail'), 'draft');
+    return { delivered: before, emitted: emit(before, summary), artifact: summary, body: withMarkdown('Revised: duplicate charge reversed per [refund-policy].'), card: card('draft') };
+  },
+};
+
+/** A minimal mutation of the clean draft emission. */
+const draftWith = (mutate: (emitted: HandoffV1) => HandoffV1, extra: Partial<EmittedOutput> = {}): EmittedOutput => {
+  const o = clean.draft();
+  return { ...o, emitted: mutate(o.emitted), ...extra };
+};
+
+describe('checkEmitted: clean emissions', () => {
+  it.each(Object.keys(clean) as (keyof typeof clean)[])('a clean %s emission breaks no invariant', (stage) => {
+    expect(checkEmitted(clean[stage]())).toEqual([]);
+  });
+
+  it('checks the job constraints on the clean packages (the fixture carries "no refund promises")', () => {
+    expect(clean.draft().delivered.constraints).toContain('no refund promises');
+  });
+});
+
+describe('checkEmitted: each invariant from one minimal mutation', () => {
+  it('job_id_unchanged', () => {
+    expect(names(draftWith((p) => ({ ...p, job_id: 'tkt_99999' })))).toEqual(['job_id_unchanged']);
+  });
+
+  it('goal_unchanged (the goal is intake-only)', () => {
+    expect(names(draftWith((p) => ({ ...p, goal: `${p.goal}, and offer a refund` })))).toEqual(['goal_unchanged']);
+  });
+
+  it('trace_unchanged', () => {
+    const other = '00-11111111111111111111111111111111-2222222222222222-01';
+    expect(names(draftWith((p) => ({ ...p, trace: { ...p.trace, traceparent: other } })))).toEqual(['trace_unchanged']);
+  });
+
+  it('constraints_kept: dropping a constraint', () => {
+    expect(names(draftWith((p) => ({ ...p, constraints: p.constraints.slice(1) })))).toEqual(['constraints_kept']);
+  });
+
+  it('constraints_kept: rewording a constraint', () => {
+    expect(names(draftWith((p) => ({ ...p, constraints: p.constraints.map((c) => c.toUpperCase()) })))).toEqual(['constraints_kept']);
+  });
+
+  it('budget_not_increased: more dollars', () => {
+    expect(names(draftWith((p) => ({ ...p, budget: { ...p.budget, usd_remaining: p.budget.usd_remaining + 0.01 } })))).toEqual(['budget_not_increased']);
+  });
+
+  it('budget_not_increased: more revisions', () => {
+    expect(names(draftWith((p) => ({ ...p, budget: { ...p.budget, revisions_remaining: p.budget.revisions_remaining + 1 } })))).toEqual(['budget_not_increased']);
+  });
+
+  it('hop_owned_by_rail: the stage edits the hop block', () => {
+    expect(names(draftWith((p) => ({ ...p, hop: { ...p.hop!, count: 0 } })))).toEqual(['hop_owned_by_rail']);
+  });
+
+  it('hop_owned_by_rail: the stage edits its ack', () => {
+    expect(names(draftWith((p) => ({ ...p, ack: { ...p.ack!, reason: 'all good' } })))).toEqual(['hop_owned_by_rail']);
+  });
+
+  it('evaluator_not_reset: the drafter silently resets a failing verdict', () => {
+    const o = clean.revision();
+    const reset = { ...o, emitted: { ...o.emitted, evaluator: { last_verdict: 'none' as const, failures: [] } } };
+    expect(names(reset)).toEqual(['evaluator_not_reset']);
+  });
+
+  it('evaluator_not_reset: the drafter clears the failure list while keeping fail', () => {
+    const o = clean.revision();
+    const cleared = { ...o, emitted: { ...o.emitted, evaluator: { last_verdict: 'fail' as const, failures: [] } } };
+    expect(names(cleared)).toEqual(['evaluator_not_reset']);
+  });
+
+  it('evaluator_not_reset: a non-critic writes a verdict', () => {
+    expect(names(draftWith((p) => ({ ...p, evaluator: { last_verdict: 'pass', failures: [] } })))).toEqual(['evaluator_not_reset']);
+  });
+
+  it('evaluator_not_reset: the judge leaves no verdict', () => {
+    const o = clean.judge();
+    expect(names({ ...o, emitted: { ...o.emitted, evaluator: { last_verdict: 'none', failures: [] } } })).toEqual(['evaluator_not_reset']);
+  });
+
+  it('the judge may change the verdict (pass → fail with failures)', () => {
+    const o = clean.judge();
+    expect(names({ ...o, emitted: { ...o.emitted, evaluator: { last_verdict: 'fail', failures: ['citation_missing'] } } })).toEqual([]);
+  });
+
+  it('tools_tried_append_only: a burned tool call is removed', () => {
+    expect(names(draftWith((p) => ({ ...p, tools_tried: p.tools_tried.slice(1) })))).toEqual(['tools_tried_append_only']);
+  });
+
+  it('tools_tried_append_only: a failed call is rewritten as ok', () => {
+    expect(names(draftWith((p) => ({ ...p, tools_tried: p.tools_tried.map((t) => ({ name: t.name, ok: true })) })))).toEqual(['tools_tried_append_only']);
+  });
+
+  it('artifacts_append_only: an earlier artifact is rewritten', () => {
+    expect(names(draftWith((p) => ({ ...p, artifacts: p.artifacts.map((a) => (a.type === 'intake.v1' ? { ...a, schema: 'intake.v2' } : a)) })))).toEqual(['artifacts_append_only']);
+  });
+
+  it('output_declared: the stage emits a type its card does not declare', () => {
+    const o = clean.draft();
+    const wrong = { ...SUMMARY_2, type: 'verdict.v1', schema: 'verdict.v1' };
+    expect(names({ ...o, emitted: emit(o.delivered, wrong), artifact: wrong })).toEqual(['output_declared']);
+  });
+
+  it('output_declared: the package does not carry the reported artifact', () => {
+    const o = clean.draft();
+    expect(names({ ...o, emitted: emit(o.delivered, SUMMARY_2) })).toEqual(['output_declared']);
+  });
+
+  it('output_declared: two artifacts appended for one output', () => {
+    expect(names(draftWith((p) => ({ ...p, artifacts: [...p.artifacts, SUMMARY_2] })))).toEqual(['output_declared']);
+  });
+
+  it('output_declared: nothing appended', () => {
+    const o = clean.draft();
+    expect(names({ ...o, emitted: structuredClone(o.delivered) })).toEqual(['output_declared']);
+  });
+});
+
+describe('checkEmitted: no_artifact_reuse', () => {
+  it('a revision identical to the rejected draft breaks no_artifact_reuse (and only that)', () => {
+    const v = checkEmitted(clean.revision(SUMMARY));
+    expect(v.map((x) => x.invariant)).toEqual(['no_artifact_reuse']);
+    expect(v[0]!.reason).toContain(SUMMARY.uri);
+  });
+
+  it('the same content under another URI is caught by its hash', () => {
+    const copy = { ...SUMMARY, uri: `s3://drafts/${'c'.repeat(64)}` };
+    expect(names(clean.revision(copy))).toEqual(['no_artifact_reuse']);
+  });
+
+  it('the stale-plan fixture re-emitting its rejected summary breaks no_artifact_reuse (manifest: rejected_invariant)', () => {
+    const before = fixturePackage('stale-plan.json');
+    const rejected = before.artifacts.find((a) => a.type === 'summary_md')!;
+    expect(before.evaluator.last_verdict).toBe('fail');
+    const o: EmittedOutput = { delivered: before, emitted: emit(before, rejected), artifact: rejected, body: draftBody, card: card('draft') };
+    expect(names(o)).toContain('no_artifact_reuse');
+  });
+
+  it('a genuinely new revision passes', () => {
+    expect(names(clean.revision(SUMMARY_2))).toEqual([]);
+  });
+});
+
+describe('checkEmitted: constraints_enforced at every hop', () => {
+  const promise = 'Good news: we will refund you the duplicate charge today.';
+
+  it('a draft promising a refund under "no refund promises" breaks constraints_enforced', () => {
+    const v = checkEmitted({ ...clean.draft(), body: withMarkdown(promise) });
+    expect(v.map((x) => x.invariant)).toEqual(['constraints_enforced']);
+    expect(v[0]!.reason).toMatch(/^no_refund_promises: promises a refund/);
+  });
+
+  it('a middle stage (retrieve) whose output promises a refund breaks it too', () => {
+    const o = clean.retrieve();
+    const chunks = artifactBody('chunks.v1') as { chunks: { text: string }[] };
+    const body = { ...chunks, chunks: [{ ...chunks.chunks[0]!, text: `Your refund has been approved and is on its way.` }] };
+    expect(names({ ...o, body })).toEqual(['constraints_enforced']);
+  });
+
+  it('the same middle-stage output is fine when the job has no such constraint', () => {
+    const o = clean.retrieve();
+    const strip = (p: HandoffV1) => ({ ...p, constraints: p.constraints.filter((c) => !/refund/.test(c)) });
+    const body = { chunks: [{ key: 'k', text: 'Your refund has been approved.' }] };
+    expect(names({ ...o, delivered: strip(o.delivered), emitted: strip(o.emitted), body })).toEqual([]);
+  });
+
+  it('the judge quoting the refund promise it fails is not a breach', () => {
+    const o = clean.judge();
+    const body = { verdict: 'fail', scores: { policy: 0 }, failures: [`refund promise: "${promise}"`] };
+    const emitted = { ...o.emitted, evaluator: { last_verdict: 'fail' as const, failures: ['refund_promise'] } };
+    expect(names({ ...o, emitted, body })).toEqual([]);
+  });
+
+  it('a producing stage that reports no body cannot be checked and fails closed', () => {
+    expect(names({ ...clean.draft(), body: undefined })).toEqual(['constraints_enforced']);
+  });
+
+  it('a producing stage with no body is fine when no constraint is enforceable', () => {
+    const o = clean.draft();
+    const strip = (p: HandoffV1) => ({ ...p, constraints: ['cite help center or no_match'] });
+    expect(names({ ...o, delivered: strip(o.delivered), emitted: strip(o.emitted), body: undefined })).toEqual([]);
+  });
+
+  it('a customer-facing tool under an "internal only" constraint breaks it, even for the judge', () => {
+    const o = clean.judge();
+    const add = (p: HandoffV1) => ({ ...p, constraints: [...p.constraints, 'internal only'] });
+    const emitted = add({ ...o.emitted, tools_tried: [...o.emitted.tools_tried, { name: 'email.send', ok: true }] });
+    const v = checkEmitted({ ...o, delivered: add(o.delivered), emitted });
+    expect(v.map((x) => x.invariant)).toEqual(['constraints_enforced']);
+    expect(v[0]!.reason).toContain('email.send');
+  });
+
+  it('only the tools this stage added count: an earlier customer-facing call is not charged to it again', () => {
+    const o = clean.draft();
+    const add = (p: HandoffV1) => ({ ...p, constraints: [...p.constraints, 'internal only'], tools_tried: [...p.tools_tried, { name: 'email.send', ok: false }] });
+    expect(names({ ...o, delivered: add(o.delivered), emitted: add(o.emitted) })).toEqual([]);
+  });
+
+  it('reports every invariant broken, not only the first', () => {
+    const v = names(draftWith((p) => ({ ...p, job_id: 'tkt_1', goal: 'other' }), { body: withMarkdown(promise) }));
+    expect(v).toEqual(['job_id_unchanged', 'goal_unchanged', 'constraints_enforced']);
+  });
+});
+
+describe('outputText', () => {
+  it('reads markdown bodies, plain strings and structured bodies', () => {
+    expect(outputText(draftBody)).toBe(draftBody.markdown);
+    expect(outputText('plain')).toBe('plain');
+    expect(outputText({ chunks: [{ text: 'x' }] })).toBe('{"chunks":[{"text":"x"}]}');
+    expect(outputText(undefined)).toBe('');
+  });
+});
