@@ -25,10 +25,12 @@ export interface ConstraintPolicy {
 // A promise is a commitment to refund ("we will refund you", "your refund has been approved"),
 // not a mention of the refund policy ("refunds are handled by billing").
 const REFUND_PROMISE = [
-  /\b(?:we|i)(?:'ll| will| shall| can| are going to|'re going to| have| 've)\s+(?:now\s+|gladly\s+|happily\s+)?(?:issue|process|give|send|grant|approve|refund)(?:d)?\b[^.\n]{0,40}\brefund/i,
-  /\b(?:we|i)(?:'ll| will| shall| are going to|'re going to)\s+(?:fully\s+|now\s+)?refund\b/i,
+  /\b(?:we|i)(?:'ll| will| shall| can| are going to|'re going to| have|'ve)\s+(?:now\s+|gladly\s+|happily\s+|already\s+)?(?:issue|process|give|send|grant|approve)(?:e?d)?\b[^.\n]{0,40}\brefund/i,
+  /\b(?:we|i)(?:'ll| will| shall| are going to|'re going to| have|'ve)\s+(?:fully\s+|now\s+|already\s+)?refund(?:ed)?\b/i,
   /\byou(?:'ll| will)\s+(?:be\s+)?(?:fully\s+)?(?:refunded|receive\s+(?:a|your)\s+(?:full\s+)?refund|get\s+(?:a|your)\s+(?:full\s+)?refund)/i,
-  /\b(?:your\s+)?refund\s+(?:has\s+been|is|was)\s+(?:approved|issued|processed|granted|on its way)/i,
+  // Past tense states a fact ("refund was issued"); present tense is policy ("a refund is issued
+  // after review") unless it is the customer's own refund.
+  /\b(?:your\s+)?refund\s+(?:has\s+been|was)\s+(?:approved|issued|processed|granted)|\byour\s+refund\s+is\s+(?:approved|issued|processed|granted|on its way)/i,
   /\bguarantee(?:d)?\s+(?:a\s+|you\s+a\s+)?(?:full\s+)?refund/i,
 ];
 

@@ -8,6 +8,8 @@ import { Worker } from '@temporalio/worker';
 import { createActivities, type HandrailActivities } from '../activities';
 import { REFERENCE_STAGES, createStageRegistry, type StageCard } from '../contracts/stages';
 import { loadConfig, type HandrailConfig } from './config';
+import { loadHelpCenter } from './corpus';
+import { createChatModel, modelConfigFromEnv } from './model';
 import { connectWorker } from './connect';
 import { openStore, type Store } from './store';
 
@@ -29,7 +31,10 @@ export interface HandrailWorkerOptions {
  */
 export async function createHandrailWorkers(opts: HandrailWorkerOptions): Promise<Worker[]> {
   const registry = createStageRegistry(opts.stages ?? REFERENCE_STAGES);
-  const real = createActivities({ store: opts.store });
+  // Idempotent: a fresh store gets the shipped help-center corpus, a current one is unchanged.
+  await loadHelpCenter(opts.store);
+  const modelConfig = modelConfigFromEnv();
+  const real = createActivities({ store: opts.store, model: modelConfig ? createChatModel(modelConfig) : undefined });
   const activities = { ...real, ...opts.overrideActivities?.(real) };
   const isolated = registry.cards.filter((c) => c.taskQueue && c.taskQueue !== opts.config.taskQueue);
   const main = await Worker.create({

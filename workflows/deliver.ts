@@ -64,7 +64,12 @@ export interface HopOutcome {
   overspentUsd: number;
 }
 
-export async function deliver(d: Delivery): Promise<HopOutcome> {
+const STAGE_NAME = /^[a-z][a-z0-9_.-]{0,63}$/;
+
+export async function deliver(input: Delivery): Promise<HopOutcome> {
+  // A name that is not a stage slug cannot be registered; it is acked (rejected_role) under a
+  // placeholder so the ack itself stays a valid record.
+  const d = STAGE_NAME.test(input.stage) ? input : { ...input, stage: 'unknown-stage', reason: `${input.reason} (asked for ${JSON.stringify(input.stage.slice(0, 40))})` };
   const card = stages.get(d.stage);
   const validation = validateHandoff(d.package, { accept: card?.packageVersions ?? [HANDOFF_V1] });
   const arrived = validation.ok ? validation.value : undefined;
@@ -105,10 +110,12 @@ export async function deliver(d: Delivery): Promise<HopOutcome> {
   if ('failure' in work) return refused({ ok: false, failure: work.failure, package: delivered });
 
   const { result, card: ranCard } = work;
-  const { budget, overspentUsd } = charge(delivered.budget, result.cost_usd);
+  // A cost that is not a number is a violation (below); the wallet is charged nothing for it.
+  const reported = Number.isFinite(result.cost_usd) && result.cost_usd >= 0 ? result.cost_usd : 0;
+  const { budget, overspentUsd } = charge(delivered.budget, reported);
   const emitted = validateHandoff(result.package, { accept: ranCard.packageVersions });
   const violations = emitted.ok
-    ? checkEmitted({ delivered, emitted: emitted.value, artifact: result.artifact, body: result.body, card: ranCard })
+    ? checkEmitted({ delivered, emitted: emitted.value, artifact: result.artifact, body: result.body, costUsd: result.cost_usd, card: ranCard })
     : [{ invariant: 'emitted_schema_valid', reason: `the emitted package fails ${HANDOFF_V1}: ${emitted.errors.map((e) => `${e.path} ${e.message}`).join('; ')}` }];
   const charged = { ...delivered, budget };
   if (violations.length > 0) {
@@ -117,7 +124,7 @@ export async function deliver(d: Delivery): Promise<HopOutcome> {
       { ack: 'rejected_invariant', invariant: first!.invariant, reason: violations.map((v) => `${v.invariant}: ${v.reason}`).join('; ') },
       ranCard.name,
     );
-    return { acks: [ack, rejection], package: { ...charged, ack: rejection }, result, ok: false, stage: ranCard.name, costUsd: result.cost_usd, overspentUsd };
+    return { acks: [ack, rejection], package: { ...charged, ack: rejection }, result, ok: false, stage: ranCard.name, costUsd: reported, overspentUsd };
   }
   return {
     acks: [ack],
@@ -125,7 +132,7 @@ export async function deliver(d: Delivery): Promise<HopOutcome> {
     result,
     ok: true,
     stage: ranCard.name,
-    costUsd: result.cost_usd,
+    costUsd: reported,
     overspentUsd,
   };
 }

@@ -137,7 +137,7 @@ class Job {
     this.escalation = {
       reasons: [step.reason],
       blocked: step.resume ?? 'route',
-      options: decisionOptions(this.package, stages),
+      options: decisionOptions(this.package, this.acks[this.acks.length - 1], step.resume, stages),
       since: new Date().toISOString(),
       step,
     };
@@ -185,11 +185,6 @@ class Job {
         this.package = { ...this.package, budget: topUp(this.package.budget, decision) };
         return this.resume(step, human, `top-up by ${decision.actor}`);
       case 'approve':
-        // Approving a draft the judge failed is an explicit human verdict, not a silent reset.
-        if (step.resume === 'draft' && this.package.evaluator.last_verdict === 'fail') {
-          this.package = { ...this.package, evaluator: { last_verdict: 'pass', failures: [] } };
-          return { kind: 'hop', to: 'writeback', reason: `approved by ${decision.actor}`, package: this.package, ...human };
-        }
         return this.resume(step, human, `approved by ${decision.actor}`);
       case 'revise': {
         const note = decision.note ?? 'revise';
@@ -274,7 +269,7 @@ function describeNext(decision: HumanDecision, blocked: string | undefined): str
     case 'top_up':
       return `the wallet grows and the job resumes at ${blocked ?? 'the next stage'}`;
     case 'approve':
-      return `the job resumes at ${blocked === 'draft' ? 'writeback (human verdict: pass)' : (blocked ?? 'the next stage')}`;
+      return `the job resumes at ${blocked ?? 'the next stage'}`;
   }
 }
 

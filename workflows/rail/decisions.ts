@@ -3,19 +3,23 @@
  * The validator is synchronous (the SDK does not await it) and throws to refuse; a refused
  * decision never reaches history, and the Web UI shows the message.
  */
-import { HumanDecision, type HandoffV1, type StageRegistry } from '../../contracts';
+import { HumanDecision, type AckRecord, type HandoffV1, type StageRegistry } from '../../contracts';
 import type { Escalation } from '../definitions';
 import { newestArtifact } from './ack';
 
 type Action = HumanDecision['action'];
 
-/** Decisions that make sense for this escalation. Reject and top-up always do; approve retries
- * what was blocked, which cannot fix a package that fails its schema; revise needs a package
- * the drafter can take. */
-export function decisionOptions(pkg: HandoffV1, stages: StageRegistry): Action[] {
+/**
+ * Decisions that make sense for this escalation. Reject and top-up always do. Approve retries
+ * what was blocked, which cannot fix a package that fails its schema, and cannot pass a draft
+ * the judge failed (writeback runs only behind a passing verdict; the human revises or tops up
+ * revisions instead). Revise needs a package the drafter can take.
+ */
+export function decisionOptions(pkg: HandoffV1, lastAck: AckRecord | undefined, blocked: string | undefined, stages: StageRegistry): Action[] {
   const options: Action[] = ['reject', 'top_up'];
-  const unfixable = pkg.ack?.ack === 'rejected_schema';
-  if (!unfixable) options.unshift('approve');
+  const unfixable = lastAck?.ack === 'rejected_schema';
+  const judgedFail = blocked === 'draft' && pkg.evaluator?.last_verdict === 'fail';
+  if (!unfixable && !judgedFail) options.unshift('approve');
   const newest = newestArtifact(pkg)?.type;
   const drafter = stages.get('draft');
   if (!unfixable && newest && drafter?.accepts.includes(newest)) options.push('revise');

@@ -19,18 +19,33 @@ export interface EmittedOutput {
   artifact: Artifact;
   /** The output artifact body the stage reported, used for constraint checks. */
   body?: unknown;
+  /** What the stage reported spending. */
+  costUsd: number;
   card: StageCard;
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/** Key-order-independent equality: a stage in another language may re-serialise objects. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+  }
+  return value;
+}
+const same = (a: unknown, b: unknown) => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 
-/** The text of an output that constraint policies read. */
+/**
+ * The prose a stage authored, which content policies read: a markdown body (or a plain string).
+ * Structured outputs (intake fields, retrieved chunks, verdicts) quote the customer, the help
+ * center or the draft under judgement; holding quotes to "no refund promises" would reject a
+ * ticket for what the customer wrote.
+ */
 export function outputText(body: unknown): string {
   if (typeof body === 'string') return body;
   if (body && typeof body === 'object' && typeof (body as { markdown?: unknown }).markdown === 'string') {
     return (body as { markdown: string }).markdown;
   }
-  return body === undefined ? '' : JSON.stringify(body);
+  return '';
 }
 
 /** Every invariant the emitted package breaks, in a fixed order; empty means the hop stands. */
@@ -45,6 +60,9 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   if (!same(after.constraints, before.constraints)) add('constraints_kept', 'constraints were dropped or changed');
   if (after.budget.usd_remaining > before.budget.usd_remaining || after.budget.revisions_remaining > before.budget.revisions_remaining) {
     add('budget_not_increased', 'the wallet grew without a human top-up');
+  }
+  if (typeof o.costUsd !== 'number' || !Number.isFinite(o.costUsd) || o.costUsd < 0) {
+    add('cost_reported', `"${card.name}" reported cost ${String(o.costUsd)}; a stage must report a finite amount >= 0`);
   }
   if (!same(after.hop, before.hop) || !same(after.ack, before.ack)) add('hop_owned_by_rail', 'the stage changed the hop block or the ack');
 

@@ -59,10 +59,8 @@ describe('no_refund_promises: promises are detected', () => {
     expect(b!.breach).toBe('promises a refund: "Your refund has been approved"');
   });
 
-  // Bug: REFUND_PROMISE's first pattern spells the contraction " 've" (with a space), so "we've"
-  // and "I've" never match; and its `(?:d)?` suffix only covers past tenses ending in "d"
-  // (issued, approved), not "processed", "refunded", "granted".
-  it.fails.each([
+  // Contractions and -ed past tenses (a regression once: " 've" and "(?:d)?" missed these).
+  it.each([
     "We've issued a refund to your card.",
     "I've approved your refund.",
     'We have processed your refund.',
@@ -78,6 +76,7 @@ describe('no_refund_promises: mentions of the refund policy are not promises', (
     'See the [refund-policy] article for eligibility.',
     'Refund requests are reviewed within 5 business days.',
     'The refund policy allows refunds within 30 days of purchase.',
+    'Per the refund policy, a refund is issued only after billing approves the request.',
     'The customer asks whether a refund is possible.',
     'Duplicate charges are reversed within 5 business days.',
     'We will review the refund request.',

@@ -20,25 +20,36 @@ describe('decisionOptions', () => {
     const bad = { ...fixturePackage(), budget: { usd_remaining: -1, revisions_remaining: 0 } };
     const pkg = refused(fixturePackage(), 'judge', bad);
     expect(pkg.ack!.ack).toBe('rejected_schema');
-    const options = decisionOptions(pkg, stages);
+    const options = decisionOptions(pkg, pkg.ack, 'judge', stages);
     expect(options).toEqual(['reject', 'top_up']);
     expect(options).not.toContain('approve');
     expect(options).not.toContain('revise');
   });
 
-  it('offers all four when the drafter can take the package (revisions exhausted after a failing verdict)', () => {
+  it('offers reject, top_up and revise but not approve when revisions ran out on a failing verdict (approve cannot pass a failed draft)', () => {
     const pkg = { ...at.afterJudge('fail'), budget: { usd_remaining: 1, revisions_remaining: 0 } };
-    expect(decisionOptions(pkg, stages)).toEqual(['approve', 'reject', 'top_up', 'revise']);
+    expect(decisionOptions(pkg, pkg.ack, 'draft', stages)).toEqual(['reject', 'top_up', 'revise']);
+  });
+
+  it('offers all four when an invariant broke at draft and the drafter can take the package again', () => {
+    const pkg = at.afterRetrieve();
+    expect(decisionOptions(pkg, { ...pkg.ack!, ack: 'rejected_invariant' }, 'draft', stages)).toEqual(['approve', 'reject', 'top_up', 'revise']);
+  });
+
+  it('reads the hop\'s last ack, not the package, so a package too broken to carry its ack still excludes approve', () => {
+    const pkg = at.afterRetrieve();
+    const schemaAck = { ...pkg.ack!, ack: 'rejected_schema' as const };
+    expect(decisionOptions(pkg, schemaAck, 'draft', stages)).toEqual(['reject', 'top_up']);
   });
 
   it('offers approve but not revise when the drafter cannot take the newest artifact', () => {
     const pkg = refused({ ...at.afterDraft(), budget: { usd_remaining: 0, revisions_remaining: 1 } }, 'judge');
     expect(pkg.ack!.ack).toBe('rejected_budget');
-    expect(decisionOptions(pkg, stages)).toEqual(['approve', 'reject', 'top_up']);
+    expect(decisionOptions(pkg, pkg.ack, 'judge', stages)).toEqual(['approve', 'reject', 'top_up']);
   });
 
   it('offers revise for a package whose newest artifact is chunks (an invariant broke at draft)', () => {
-    expect(decisionOptions(at.afterRetrieve(), stages)).toContain('revise');
+    expect(decisionOptions(at.afterRetrieve(), undefined, 'draft', stages)).toContain('revise');
   });
 });
 
@@ -92,7 +103,7 @@ describe('validateDecision', () => {
   it('refuses approve on a schema-rejected package end to end (options from decisionOptions)', () => {
     const bad = { ...fixturePackage(), job_id: 'has space' };
     const pkg = refused(fixturePackage(), 'judge', bad);
-    const e = escalation(decisionOptions(pkg, stages));
+    const e = escalation(decisionOptions(pkg, pkg.ack, 'judge', stages));
     expect(() => validateDecision({ action: 'approve', actor: 'ops' }, e, false)).toThrow(/not possible/);
     expect(() => validateDecision({ action: 'reject', actor: 'ops' }, e, false)).not.toThrow();
   });

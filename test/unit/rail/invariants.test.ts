@@ -24,31 +24,31 @@ const withMarkdown = (markdown: string) => ({ ...draftBody, markdown });
 const clean = {
   intake: (): EmittedOutput => {
     const before = delivered(at.start(), 'intake');
-    return { delivered: before, emitted: emit(before, INTAKE), artifact: INTAKE, body: artifactBody('intake.v1'), card: card('intake') };
+    return { delivered: before, emitted: emit(before, INTAKE), artifact: INTAKE, body: artifactBody('intake.v1'), costUsd: 0.001, card: card('intake') };
   },
   retrieve: (): EmittedOutput => {
     const before = delivered(at.afterIntake(), 'retrieve');
     const emitted = emit(before, CHUNKS, { tools_tried: [...before.tools_tried, { name: 'helpcenter.search', ok: true }] });
-    return { delivered: before, emitted, artifact: CHUNKS, body: artifactBody('chunks.v1'), card: card('retrieve') };
+    return { delivered: before, emitted, artifact: CHUNKS, body: artifactBody('chunks.v1'), costUsd: 0.001, card: card('retrieve') };
   },
   draft: (): EmittedOutput => {
     const before = delivered(at.afterRetrieve(), 'draft');
-    return { delivered: before, emitted: emit(before, SUMMARY), artifact: SUMMARY, body: draftBody, card: card('draft') };
+    return { delivered: before, emitted: emit(before, SUMMARY), artifact: SUMMARY, body: draftBody, costUsd: 0.001, card: card('draft') };
   },
   judge: (): EmittedOutput => {
     const before = delivered(at.afterDraft(), 'judge');
     const emitted = emit(before, VERDICT, { evaluator: { last_verdict: 'pass', failures: [] } });
-    return { delivered: before, emitted, artifact: VERDICT, body: artifactBody('verdict.v1'), card: card('judge') };
+    return { delivered: before, emitted, artifact: VERDICT, body: artifactBody('verdict.v1'), costUsd: 0.001, card: card('judge') };
   },
   writeback: (): EmittedOutput => {
     const before = delivered(at.afterJudge('pass'), 'writeback');
     const emitted = emit(before, RECEIPT, { tools_tried: [...before.tools_tried, { name: 'crm.patch', ok: true }] });
-    return { delivered: before, emitted, artifact: RECEIPT, body: artifactBody('receipt.v1'), card: card('writeback') };
+    return { delivered: before, emitted, artifact: RECEIPT, body: artifactBody('receipt.v1'), costUsd: 0.001, card: card('writeback') };
   },
   /** The draft's revision after the judge failed the first summary. */
   revision: (summary: Artifact = SUMMARY_2): EmittedOutput => {
     const before = delivered(at.afterJudge('fail'), 'draft');
-    return { delivered: before, emitted: emit(before, summary), artifact: summary, body: withMarkdown('Revised: duplicate charge reversed per [refund-policy].'), card: card('draft') };
+    return { delivered: before, emitted: emit(before, summary), artifact: summary, body: withMarkdown('Revised: duplicate charge reversed per [refund-policy].'), costUsd: 0.001, card: card('draft') };
   },
 };
 
@@ -181,7 +181,7 @@ describe('checkEmitted: no_artifact_reuse', () => {
     const before = fixturePackage('stale-plan.json');
     const rejected = before.artifacts.find((a) => a.type === 'summary_md')!;
     expect(before.evaluator.last_verdict).toBe('fail');
-    const o: EmittedOutput = { delivered: before, emitted: emit(before, rejected), artifact: rejected, body: draftBody, card: card('draft') };
+    const o: EmittedOutput = { delivered: before, emitted: emit(before, rejected), artifact: rejected, body: draftBody, costUsd: 0.01, card: card('draft') };
     expect(names(o)).toContain('no_artifact_reuse');
   });
 
@@ -199,11 +199,20 @@ describe('checkEmitted: constraints_enforced at every hop', () => {
     expect(v[0]!.reason).toMatch(/^no_refund_promises: promises a refund/);
   });
 
-  it('a middle stage (retrieve) whose output promises a refund breaks it too', () => {
+  it('a middle stage (retrieve) quoting refund text from the help center is not held to the prose policy', () => {
     const o = clean.retrieve();
     const chunks = artifactBody('chunks.v1') as { chunks: { text: string }[] };
     const body = { ...chunks, chunks: [{ ...chunks.chunks[0]!, text: `Your refund has been approved and is on its way.` }] };
-    expect(names({ ...o, body })).toEqual(['constraints_enforced']);
+    expect(names({ ...o, body })).toEqual([]);
+  });
+
+  it('a middle stage (retrieve) that used a customer-facing tool under "do not send to customer" breaks constraints_enforced', () => {
+    const o = clean.retrieve();
+    const withRule = (p: HandoffV1) => ({ ...p, constraints: [...p.constraints, 'do not send to customer'] });
+    const emitted = { ...withRule(o.emitted), tools_tried: [...o.emitted.tools_tried, { name: 'email.send', ok: true }] };
+    const v = checkEmitted({ ...o, delivered: withRule(o.delivered), emitted });
+    expect(v.map((x) => x.invariant)).toEqual(['constraints_enforced']);
+    expect(v[0]!.reason).toMatch(/^no_customer_send: used customer-facing tool email.send/);
   });
 
   it('the same middle-stage output is fine when the job has no such constraint', () => {
@@ -252,10 +261,22 @@ describe('checkEmitted: constraints_enforced at every hop', () => {
 });
 
 describe('outputText', () => {
-  it('reads markdown bodies, plain strings and structured bodies', () => {
+  it('reads authored prose (markdown bodies, plain strings) and nothing from structured bodies', () => {
     expect(outputText(draftBody)).toBe(draftBody.markdown);
     expect(outputText('plain')).toBe('plain');
-    expect(outputText({ chunks: [{ text: 'x' }] })).toBe('{"chunks":[{"text":"x"}]}');
+    expect(outputText({ chunks: [{ text: 'x' }] })).toBe('');
     expect(outputText(undefined)).toBe('');
+  });
+});
+
+describe('checkEmitted: cost_reported and key order', () => {
+  it.each([Number.NaN, -0.01, Number.POSITIVE_INFINITY])('a reported cost of %s breaks cost_reported', (cost) => {
+    expect(names({ ...clean.draft(), costUsd: cost })).toEqual(['cost_reported']);
+  });
+
+  it('an evaluator re-serialised with its keys in another order is not a change', () => {
+    const o = clean.draft();
+    const { last_verdict, failures } = o.emitted.evaluator;
+    expect(names({ ...o, emitted: { ...o.emitted, evaluator: { failures, last_verdict } } })).toEqual([]);
   });
 });

@@ -63,5 +63,5 @@ export class Relay {
 export function expectRailFieldsKept(before: HandoffV1, result: StageResult, stage: StageName): void {
   const card = createStageRegistry().get(stage);
   if (!card) throw new Error(`no card for ${stage}`);
-  expect(checkEmitted({ delivered: before, emitted: result.package, artifact: result.artifact, body: result.body, card })).toEqual([]);
+  expect(checkEmitted({ delivered: before, emitted: result.package, artifact: result.artifact, body: result.body, costUsd: result.cost_usd, card })).toEqual([]);
 }
