@@ -1,32 +1,57 @@
+/**
+ * The reference pipeline end to end inside the rail, on the real dev server, with the store on
+ * each backend: embedded SQLite and PostgreSQL (SPEC "Real parts": same schema and semantics).
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJob } from '../../src/client';
-import { jobRequest, scheduledActivities, startRail, type Rail } from '../helpers/rail';
+import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
+import { jobRequest, scheduledActivities, startRail, uniqueId, type Rail } from '../helpers/rail';
+import { openFresh, storeBackends } from '../helpers/store-backends';
 
-let rail: Rail;
-beforeAll(async () => {
-  rail = await startRail();
-});
-afterAll(async () => {
-  await rail?.stop();
-});
+for (const backend of storeBackends()) {
+  describe.skipIf(backend.skip)(`relay with the store on ${backend.name}${backend.skip ? ` (skipped: ${backend.skip})` : ''}`, () => {
+    let rail: Rail;
+    beforeAll(async () => {
+      rail = await startRail({ store: await openFresh(backend) });
+    });
+    afterAll(async () => {
+      await rail?.stop();
+      await rail?.store.close();
+    });
 
-describe('handoffJob on the real dev server', () => {
-  it('relays a ticket intake → retrieve → draft → judge → writeback and writes the CRM once', async () => {
-    const request = jobRequest();
-    const { handle, created } = await startJob(rail.client, request, rail);
-    expect(created).toBe(true);
-    const result = await handle.result();
+    it('relays a ticket intake → retrieve → draft → judge → writeback and writes the CRM once', async () => {
+      const request = jobRequest();
+      const { handle, created } = await startJob(rail.client, request, rail);
+      expect(created).toBe(true);
+      const result = await handle.result();
 
-    expect(result.status).toBe('completed');
-    expect(result.acks.map((a) => `${a.stage}:${a.ack}`)).toEqual(
-      expect.arrayContaining(['intake:accepted', 'retrieve:accepted', 'draft:accepted', 'judge:accepted', 'writeback:accepted']),
-    );
-    expect(result.receipt?.idempotency_key).toBe(`${request.job_id}:writeback:receipt.v1`);
-    expect(result.package.evaluator.last_verdict).toBe('pass');
-    expect(result.spent_usd).toBeGreaterThan(0);
-    expect(result.package.budget.usd_remaining).toBeCloseTo(request.budget.usd - result.spent_usd, 6);
-    expect(new Set(result.acks.map((a) => a.traceparent)).size).toBe(1);
-    expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
-    expect(await scheduledActivities(rail.client, request.job_id)).toEqual(expect.arrayContaining(['intake', 'retrieve', 'draft', 'judge', 'writeback']));
+      expect(result.status).toBe('completed');
+      expect(result.acks.map((a) => `${a.stage}:${a.ack}`)).toEqual(['intake:accepted', 'retrieve:accepted', 'draft:accepted', 'judge:accepted', 'writeback:accepted']);
+      expect(result.package.artifacts.map((a) => a.type)).toEqual(['ticket.raw', 'intake.v1', 'chunks.v1', 'summary_md', 'verdict.v1', 'receipt.v1']);
+      expect(result.receipt?.idempotency_key).toBe(`${request.job_id}:writeback:receipt.v1`);
+      expect(result.package.evaluator.last_verdict).toBe('pass');
+      expect(result.spent_usd).toBeGreaterThan(0);
+      expect(result.package.budget.usd_remaining).toBeCloseTo(request.budget.usd - result.spent_usd, 6);
+      expect(new Set(result.acks.map((a) => a.traceparent)).size).toBe(1);
+      expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
+      expect((await rail.store.getCrmTicket(request.ticket.id))?.status).toBeTruthy();
+      expect(await scheduledActivities(rail.client, request.job_id)).toEqual(['intake', 'retrieve', 'draft', 'judge', 'writeback']);
+    });
+
+    it('a writeback delivered again after the job completed is a duplicate with the first receipt and no second write', async () => {
+      const request = jobRequest();
+      const { handle } = await startJob(rail.client, request, rail);
+      const result = await handle.result();
+      // The package judge emitted, as writeback received it: rebuild it from the final package.
+      const judged = { ...result.package, artifacts: result.package.artifacts.slice(0, -1), hop: { ...result.package.hop!, to: 'judge', chain: result.package.hop!.chain.slice(0, -1) } };
+      const again = await rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', {
+        taskQueue: rail.taskQueue,
+        workflowId: uniqueId('redeliver'),
+        args: [{ stage: 'writeback', package: judged }],
+      });
+      expect(again.ack.ack).toBe('duplicate');
+      expect(again.artifact).toEqual(result.package.artifacts.at(-1));
+      expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
+    });
   });
-});
+}

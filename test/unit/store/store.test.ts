@@ -5,7 +5,7 @@ import { openStore, type CrmPatch, type HelpChunk, type Store } from '../../../s
 import { canonicalJson } from '../../../src/store/content';
 import { LATEST_SCHEMA_VERSION } from '../../../src/store/migrations';
 import type { StageResult } from '../../../contracts/stages';
-import { openFresh, storeBackends } from './backends';
+import { openFresh, storeBackends } from '../../helpers/store-backends';
 
 const patch: CrmPatch = { ticket_id: 'tkt_1', customer_id: 'cus_9', status: 'triaged', note: 'Summary [refund-policy.2]' };
 const KEY = 'job_1:writeback:receipt.v1';
