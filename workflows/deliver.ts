@@ -25,10 +25,12 @@ export const stages = createStageRegistry(REFERENCE_STAGES);
 type StageActivity = (work: StageWork) => Promise<StageResult>;
 
 // Looking up a recorded delivery is one indexed read: a local activity keeps it to one history
-// event and it runs before any stage work, so a duplicate costs nothing.
+// event and it runs before any stage work, so a duplicate costs nothing. If the store stays
+// unreachable the hop cannot be proven new, so the job fails (visibly, with no write) rather
+// than risk a second write.
 const { priorDelivery } = proxyLocalActivities<{ priorDelivery(input: { delivery_key: string }): Promise<StageResult | null> }>({
   startToCloseTimeout: '10s',
-  retry: { maximumAttempts: 3 },
+  retry: { maximumAttempts: 6, maximumInterval: '10s' },
 });
 
 export interface Delivery {
