@@ -1,0 +1,41 @@
+/**
+ * Reading what a workflow's history says it cost: events, and which activities it scheduled.
+ */
+import type { Client } from '@temporalio/client';
+import type { History } from '@temporalio/common/lib/proto-utils';
+
+export type { History };
+
+export async function fetchHistories(client: Client, workflowIds: readonly string[]): Promise<History[]> {
+  return Promise.all(workflowIds.map((id) => client.workflow.getHandle(id).fetchHistory()));
+}
+
+/** Activity types the workflow scheduled (local activities show up as markers, not here). */
+export function activitiesScheduled(history: History): string[] {
+  return (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter((n): n is string => Boolean(n));
+}
+
+/** Events per type, e.g. `{ EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: 5 }`, summed over histories. */
+export function eventTypeCounts(histories: readonly History[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const h of histories) {
+    for (const e of h.events ?? []) {
+      const type = eventTypeName(e);
+      counts[type] = (counts[type] ?? 0) + 1;
+    }
+  }
+  return counts;
+}
+
+export function meanEvents(histories: readonly History[]): number {
+  return histories.reduce((sum, h) => sum + (h.events?.length ?? 0), 0) / Math.max(1, histories.length);
+}
+
+type HistoryEvent = NonNullable<History['events']>[number];
+
+/** `ActivityTaskScheduled` from the one `…EventAttributes` field an event carries (the decoded
+ * `eventType` is a bare enum number). */
+function eventTypeName(event: HistoryEvent): string {
+  const field = Object.keys(event).find((k) => k.endsWith('EventAttributes') && (event as Record<string, unknown>)[k] != null);
+  return field ? field[0]!.toUpperCase() + field.slice(1, -'EventAttributes'.length) : `Unknown${String(event.eventType)}`;
+}

@@ -1,0 +1,97 @@
+/**
+ * What every benchmark command stands on: its own dev server on free loopback ports (never a
+ * user's 7233) with a SQLite file in a temp dir, workflow bundles built once, and a client.
+ * `stop()` tears down everything the command started, also after a failure.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
+import { PROJECT_ROOT } from '../src/config';
+import { ensureDevServer, freePort, type DevServer } from '../src/devserver/server';
+
+export const NAMESPACE = 'default';
+
+/** The product's workflow bundle (handoffJob, stageHop). */
+export const HANDRAIL_WORKFLOWS = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
+/** The bare chain, bundled on its own so it never ships with the product's workflows. */
+export const BASELINE_WORKFLOWS = path.join(PROJECT_ROOT, 'bench', 'baseline', 'workflow.ts');
+
+export interface Lab {
+  address: string;
+  tmp: string;
+  /** The dev server's SQLite file: a restart on it keeps every workflow's history. */
+  dbFile: string;
+  client: Client;
+  /** Stops the dev server and starts it again on the same ports and SQLite file. */
+  restartServer(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startLab(name: string): Promise<Lab> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `handrail-${name}-`));
+  const dbFile = path.join(tmp, 'temporal.sqlite');
+  const [port, uiPort] = [await freePort(), await freePort()];
+  const serverOptions = { port, uiPort, dbFile, logFile: path.join(tmp, 'temporal-server.log'), log: () => undefined };
+  let server: DevServer | undefined;
+  let connection: Connection | undefined;
+  try {
+    server = await ensureDevServer(serverOptions);
+    connection = await Connection.connect({ address: server.address });
+  } catch (err) {
+    await server?.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  const client = new Client({ connection, namespace: NAMESPACE });
+  return {
+    address: server.address,
+    tmp,
+    dbFile,
+    client,
+    async restartServer() {
+      await server?.stop();
+      server = undefined;
+      server = await ensureDevServer(serverOptions);
+    },
+    async stop() {
+      await connection?.close().catch(() => undefined);
+      await server?.stop();
+      fs.rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Bundles a workflows entry once and writes it where worker processes can load it. */
+export async function writeBundle(workflowsPath: string, outFile: string): Promise<string> {
+  // webpack's bundle stats would bury the tables; warnings still show.
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+  fs.writeFileSync(outFile, code);
+  return outFile;
+}
+
+/** Ids unique across runs of the same server. */
+export function runId(): string {
+  return `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+}
+
+/** A W3C traceparent made by the caller, so the rail keeps it and the baseline uses the same. */
+export function newTraceparent(): string {
+  return `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+}
+
+/** Deterministic randomness for chaos timings: the same seed replays the same schedule. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

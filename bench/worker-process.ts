@@ -1,0 +1,75 @@
+/**
+ * A worker in its own OS process, so the bench can measure its CPU and peak RSS alone and chaos
+ * can SIGKILL it. Started by bench/workers.ts with `node --import tsx`; configured like
+ * `npm run worker` (TEMPORAL_ADDRESS, HANDRAIL_TASK_QUEUE, HANDRAIL_DATA_DIR) plus:
+ *   HANDRAIL_BENCH_WORKER    `handrail` (the product's workers) or `baseline` (the bare chain)
+ *   HANDRAIL_WORKFLOW_BUNDLE a prebuilt bundle, so a restart takes a second, not a webpack run
+ * Tells its parent `ready` over IPC and answers `usage` with its own rusage.
+ */
+import fs from 'node:fs';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { loadConfig } from '../src/config';
+import { connectWorker } from '../src/connect';
+import { loadHelpCenter } from '../src/corpus';
+import { openStore } from '../src/store';
+import { createHandrailWorkers, runWorkers } from '../src/worker';
+
+export type WorkerKind = 'handrail' | 'baseline';
+
+export interface WorkerUsage {
+  /** User + system CPU of the whole process (JS and the SDK's native threads), microseconds. */
+  cpuMicros: number;
+  /** Peak resident set size so far, bytes. */
+  maxRssBytes: number;
+}
+
+export type WorkerMessage = { type: 'ready' } | ({ type: 'usage' } & WorkerUsage);
+
+function usage(): WorkerUsage {
+  const r = process.resourceUsage();
+  return { cpuMicros: r.userCPUTime + r.systemCPUTime, maxRssBytes: r.maxRSS * 1024 };
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const kind = process.env.HANDRAIL_BENCH_WORKER as WorkerKind;
+  const bundlePath = process.env.HANDRAIL_WORKFLOW_BUNDLE;
+  if (!bundlePath || (kind !== 'handrail' && kind !== 'baseline')) throw new Error('set HANDRAIL_BENCH_WORKER=handrail|baseline and HANDRAIL_WORKFLOW_BUNDLE');
+  const config = loadConfig();
+  const workflowBundle = { code: fs.readFileSync(bundlePath, 'utf8') };
+  const connection = await connectWorker(config);
+  const store = await openStore(config);
+  let workers: Worker[];
+  if (kind === 'handrail') {
+    workers = await createHandrailWorkers({ connection, config, store, workflowBundle });
+  } else {
+    // The same corpus and activities as handrail's worker, none of the rail.
+    await loadHelpCenter(store);
+    workers = [await Worker.create({ connection, namespace: config.namespace, taskQueue: config.taskQueue, workflowBundle, activities: createActivities({ store }) })];
+  }
+  process.on('message', (msg) => {
+    if (msg === 'usage') process.send?.({ type: 'usage', ...usage() } satisfies WorkerMessage);
+  });
+  // The parent going away must not leave a worker polling its server.
+  process.on('disconnect', () => workers.forEach((w) => w.shutdown()));
+  const running = runWorkers(workers);
+  process.send?.({ type: 'ready' } satisfies WorkerMessage);
+  try {
+    await running;
+  } finally {
+    await store.close();
+    await connection.close();
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    // The IPC channel to the parent would keep a drained worker alive.
+    () => process.exit(0),
+    (err: Error) => {
+      console.error(`bench worker: ${err.stack ?? err.message}`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,87 @@
+/**
+ * The parent side of bench/worker-process.ts: start a worker process, wait until it polls, ask
+ * for its CPU and peak RSS, stop it gracefully or SIGKILL it.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { WorkerKind, WorkerMessage, WorkerUsage } from './worker-process';
+
+export interface WorkerProcessOptions {
+  kind: WorkerKind;
+  address: string;
+  taskQueue: string;
+  /** The store lives here (`handrail.sqlite`); a restarted worker reopens the same file. */
+  dataDir: string;
+  bundlePath: string;
+}
+
+export interface WorkerProcess {
+  pid: number;
+  child: ChildProcess;
+  /** Resolves with the exit code or signal once the process is gone. */
+  exited: Promise<string>;
+  usage(): Promise<WorkerUsage>;
+  /** SIGTERM: the SDK drains in-flight tasks, then the process exits. */
+  stop(): Promise<void>;
+  /** SIGKILL: no drain, no goodbye — what chaos is about. */
+  kill(): Promise<void>;
+}
+
+const READY_TIMEOUT_MS = 60_000;
+
+export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<WorkerProcess> {
+  // `--import tsx` runs TypeScript in this very process (the tsx CLI would add a wrapper process
+  // that a SIGKILL leaves orphaned).
+  const child = fork(path.join(__dirname, 'worker-process.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: opts.address,
+      HANDRAIL_TASK_QUEUE: opts.taskQueue,
+      HANDRAIL_DATA_DIR: opts.dataDir,
+      HANDRAIL_BENCH_WORKER: opts.kind,
+      HANDRAIL_WORKFLOW_BUNDLE: opts.bundlePath,
+      DATABASE_URL: '',
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? `exit ${code}`)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${opts.kind} worker did not start within ${READY_TIMEOUT_MS / 1000}s`));
+    }, READY_TIMEOUT_MS);
+    child.on('message', (msg: WorkerMessage) => {
+      if (msg.type !== 'ready') return;
+      clearTimeout(timer);
+      resolve();
+    });
+    void exited.then((how) => {
+      clearTimeout(timer);
+      reject(new Error(`${opts.kind} worker exited before it was ready (${how})`));
+    });
+  });
+
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const signal = async (sig: NodeJS.Signals) => {
+    if (!gone()) child.kill(sig);
+    await exited;
+  };
+  return {
+    pid: child.pid!,
+    child,
+    exited,
+    usage: () =>
+      new Promise<WorkerUsage>((resolve) => {
+        const onMessage = (msg: WorkerMessage) => {
+          if (msg.type !== 'usage') return;
+          child.off('message', onMessage);
+          resolve({ cpuMicros: msg.cpuMicros, maxRssBytes: msg.maxRssBytes });
+        };
+        child.on('message', onMessage);
+        child.send('usage');
+      }),
+    stop: () => signal('SIGTERM'),
+    kill: () => signal('SIGKILL'),
+  };
+}
