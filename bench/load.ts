@@ -1,0 +1,64 @@
+/**
+ * `npm run load [-- --packages 1000 --concurrency 16 --templates 10]`: seed 001's load shape on a
+ * dev server of its own (see bench/load-shape.ts). Exits non-zero when a property fails.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { openStore } from '../src/store';
+import { HANDRAIL_WORKFLOWS, runId, startLab, writeBundle } from './lab';
+import { runLoadShape } from './load-shape';
+import { checksTable, fmt, markdownTable, writeResults } from './report';
+import { startWorkerProcess } from './workers';
+
+const { values: args } = parseArgs({
+  options: {
+    packages: { type: 'string', default: '1000' },
+    concurrency: { type: 'string', default: '16' },
+    templates: { type: 'string', default: '10' },
+  },
+});
+
+async function main(): Promise<boolean> {
+  const lab = await startLab('load');
+  try {
+    const taskQueue = `load-${runId()}`;
+    const dataDir = path.join(lab.tmp, 'store');
+    const worker = await startWorkerProcess({ kind: 'handrail', address: lab.address, taskQueue, dataDir, bundlePath: await writeBundle(HANDRAIL_WORKFLOWS, path.join(lab.tmp, 'handrail-workflows.js')) });
+    const store = await openStore({ sqlitePath: path.join(dataDir, 'handrail.sqlite') });
+    try {
+      const report = await runLoadShape({
+        client: lab.client,
+        taskQueue,
+        store,
+        packages: Number(args.packages),
+        templates: Number(args.templates),
+        concurrency: Number(args.concurrency),
+        prefix: taskQueue,
+      });
+      console.log(`\n## Load: ${report.packages} packages through stageHop → ${report.stage} (${report.invalid} invalid, ${report.duplicated} delivered twice)\n`);
+      console.log(
+        markdownTable(
+          ['deliveries', 'seconds', 'deliveries/s', ...Object.keys(report.acks).map((a) => `acks ${a}`)],
+          [[report.deliveries, fmt(report.seconds), fmt(report.deliveries_per_second), ...Object.values(report.acks)]],
+        ),
+      );
+      console.log(`\n${checksTable(report.checks)}\n`);
+      for (const finding of report.findings) console.log(`Finding: ${finding}\n`);
+      console.log(`JSON: ${path.relative(process.cwd(), writeResults('load', { concurrency: Number(args.concurrency), templates: Number(args.templates), ...report }))}`);
+      return report.checks.every((c) => c.ok);
+    } finally {
+      await store.close();
+      await worker.stop();
+    }
+  } finally {
+    await lab.stop();
+  }
+}
+
+main().then(
+  (ok) => process.exit(ok ? 0 : 1),
+  (err: Error) => {
+    console.error(err.stack ?? err.message);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,43 @@
+/**
+ * Output shared by the bench commands: markdown tables on stdout, JSON under results/.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../src/config';
+import type { PropertyCheck } from './load-shape';
+
+export const RESULTS_DIR = path.join(PROJECT_ROOT, 'results');
+
+export function markdownTable(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
+  const line = (cells: readonly (string | number)[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+export function checksTable(checks: readonly PropertyCheck[]): string {
+  return markdownTable(['check', 'result', 'detail'], checks.map((c) => [c.name, c.ok ? 'PASS' : 'FAIL', c.detail]));
+}
+
+/** Nearest-rank percentile of a non-empty sample. */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** Rounds for display: three significant digits is all a noisy 2-core box can back. */
+export function fmt(n: number): string {
+  return Number.isFinite(n) ? Number(n.toPrecision(3)).toLocaleString('en-US') : String(n);
+}
+
+/** Where and on what the figures were taken; they mean little without it. */
+export function machine() {
+  return { node: process.version, platform: `${os.platform()} ${os.arch()}`, cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', loadavg_1m: os.loadavg()[0] };
+}
+
+/** Writes `results/<name>-<timestamp>.json` and returns its path. */
+export function writeResults(name: string, body: object): string {
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, `${JSON.stringify({ taken_at: new Date().toISOString(), machine: machine(), ...body }, null, 2)}\n`);
+  return file;
+}
