@@ -1,0 +1,49 @@
+/**
+ * `npm run chaos [-- --jobs 16 --kills 3 --seed N --window-ms 20000 --settle-ms 180000]`: jobs
+ * under worker SIGKILLs and one dev server restart (see bench/chaos-run.ts). Exits non-zero
+ * when a property fails; `--seed` replays the same schedule of kills.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { runChaos } from './chaos-run';
+import { checksTable, fmt, markdownTable, writeResults } from './report';
+
+const { values: args } = parseArgs({
+  options: {
+    jobs: { type: 'string', default: '16' },
+    kills: { type: 'string', default: '3' },
+    seed: { type: 'string', default: String(Date.now() % 1_000_000) },
+    'window-ms': { type: 'string', default: '20000' },
+    // A kill during an activity costs its 30 s start-to-close timeout before the retry.
+    'settle-ms': { type: 'string', default: '180000' },
+  },
+});
+
+async function main(): Promise<boolean> {
+  const report = await runChaos({
+    jobs: Number(args.jobs),
+    kills: Number(args.kills),
+    seed: Number(args.seed),
+    windowMs: Number(args['window-ms']),
+    settleMs: Number(args['settle-ms']),
+    log: (m) => console.error(`chaos: ${m}`),
+  });
+  console.log(`\n## Chaos: ${report.jobs} jobs, ${report.kills} worker SIGKILLs, ${report.server_restarts} dev server restart (seed ${report.seed})\n`);
+  console.log(
+    markdownTable(
+      ['seconds', ...Object.keys(report.endings), 'activity retries', 'workflow task timeouts'],
+      [[fmt(report.seconds), ...Object.values(report.endings), report.activity_retries, report.workflow_task_timeouts]],
+    ),
+  );
+  console.log(`\n${checksTable(report.checks)}\n`);
+  console.log(`JSON: ${path.relative(process.cwd(), writeResults('chaos', report))}`);
+  return report.checks.every((c) => c.ok);
+}
+
+main().then(
+  (ok) => process.exit(ok ? 0 : 1),
+  (err: Error) => {
+    console.error(err.stack ?? err.message);
+    process.exit(1);
+  },
+);
