@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { PROJECT_ROOT } from '../src/config';
 import { ensureDevServer, freePort } from '../src/devserver/server';
@@ -36,6 +36,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   try {
     const bundle = await bundleWorkflowCode({
       workflowsPath: path.join(PROJECT_ROOT, 'workflows', 'index.ts'),
+      logger: new DefaultLogger('WARN'),
     });
     const workflowBundlePath = path.join(tmp, 'workflow-bundle.js');
     fs.writeFileSync(workflowBundlePath, bundle.code);
