@@ -1,0 +1,79 @@
+/**
+ * `npm run record-histories [-- scenario ...]`: runs every scenario (src/samples/scenarios.ts)
+ * on a throwaway dev server with the production worker and stages, and writes
+ * test/histories/<scenario>.json (the history, for the replay suite) and
+ * test/histories/results/<scenario>.json (the normalized result, for the results test).
+ * Fixtures of scenarios no longer listed are left alone: old histories stay replayable on purpose.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { PROJECT_ROOT } from '../src/config';
+import { ensureDevServer, freePort } from '../src/devserver/server';
+import { SCENARIOS, normalizeResult } from '../src/samples/scenarios';
+import { openStore } from '../src/store';
+import { createHandrailWorkers } from '../src/worker';
+import { RESULTS_DIR, historyFile, resultFile } from './replay/histories';
+
+const TASK_QUEUE = 'record-histories';
+
+async function main(): Promise<void> {
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const scenarios = wanted.length > 0 ? SCENARIOS.filter((s) => wanted.includes(s.name)) : SCENARIOS;
+
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-record-'));
+  // In-memory history on free ports: recording never touches a developer's server or data.
+  const server = await ensureDevServer({ port: await freePort(), uiPort: await freePort(), logFile: path.join(tmp, 'temporal-server.log') });
+  const store = await openStore({ dataDir: tmp });
+  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection, namespace: 'default' });
+  try {
+    // One bundle runs the scenarios and checks their histories replay on the code that made them.
+    const workflowBundle = await bundleWorkflowCode({ workflowsPath: path.join(PROJECT_ROOT, 'workflows', 'index.ts'), logger: new DefaultLogger('WARN') });
+    const workers = await createHandrailWorkers({ connection: nativeConnection, config: { namespace: 'default', taskQueue: TASK_QUEUE }, store, workflowBundle });
+    const running = Promise.all(workers.map((w) => w.run()));
+    try {
+      fs.mkdirSync(RESULTS_DIR, { recursive: true });
+      for (const scenario of scenarios) {
+        const started = Date.now();
+        // A fixed job id keeps re-recorded fixtures diffable; the server is fresh, so it is new.
+        const jobId = `rec-${scenario.name}`;
+        const { workflowId, result } = await scenario.run({ client, taskQueue: TASK_QUEUE }, jobId);
+        const mismatch = scenario.check(result);
+        if (mismatch) throw new Error(`${scenario.name}: the run is not the scenario (${mismatch}); nothing written for it`);
+        const history = await client.workflow.getHandle(workflowId).fetchHistory();
+        try {
+          await Worker.runReplayHistory({ workflowBundle }, history, workflowId);
+        } catch (err) {
+          throw new Error(`${scenario.name}: the history does not replay on the code that recorded it, so it is no fixture: ${(err as Error).message}`);
+        }
+        fs.writeFileSync(historyFile(scenario.name), `${historyToJSON(history)}\n`);
+        fs.writeFileSync(resultFile(scenario.name), `${JSON.stringify(normalizeResult(result, jobId), null, 2)}\n`);
+        const seconds = ((Date.now() - started) / 1000).toFixed(1);
+        console.log(`${scenario.name.padEnd(26)} ${String(history.events?.length ?? 0).padStart(3)} events  ${seconds.padStart(5)} s  ${scenario.summary}`);
+      }
+    } finally {
+      for (const w of workers) w.shutdown();
+      await running;
+    }
+    console.log(`wrote ${scenarios.length} histories to ${path.relative(PROJECT_ROOT, path.dirname(historyFile('x')))}/`);
+  } finally {
+    await connection.close();
+    await nativeConnection.close();
+    await store.close();
+    await server.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: Error) => {
+  console.error(err.message);
+  process.exit(1);
+});
