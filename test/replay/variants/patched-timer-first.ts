@@ -1,0 +1,20 @@
+/**
+ * The same change as timer-first.ts, made safely: behind `patched()` the timer runs only in
+ * executions that start on this code; recorded executions replay down the old path.
+ */
+import { patched, sleep } from '@temporalio/workflow';
+import type { JobRequest, JobResult } from '../../../contracts';
+import { handoffJob as currentHandoffJob } from '../../../workflows/handoff-job';
+import { stageHop as currentStageHop, type StageHopRequest, type StageHopResult } from '../../../workflows/stage-hop';
+
+const PATCH = 'timer-first';
+
+export async function handoffJob(request: JobRequest): Promise<JobResult> {
+  if (patched(PATCH)) await sleep('1 second');
+  return currentHandoffJob(request);
+}
+
+export async function stageHop(request: StageHopRequest): Promise<StageHopResult> {
+  if (patched(PATCH)) await sleep('1 second');
+  return currentStageHop(request);
+}

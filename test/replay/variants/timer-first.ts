@@ -1,0 +1,18 @@
+/**
+ * A deliberately non-deterministic change, for the replay suite only: both workflows now start
+ * with a one-second timer. Every recorded history begins with other commands, so replay must fail.
+ */
+import { sleep } from '@temporalio/workflow';
+import type { JobRequest, JobResult } from '../../../contracts';
+import { handoffJob as currentHandoffJob } from '../../../workflows/handoff-job';
+import { stageHop as currentStageHop, type StageHopRequest, type StageHopResult } from '../../../workflows/stage-hop';
+
+export async function handoffJob(request: JobRequest): Promise<JobResult> {
+  await sleep('1 second');
+  return currentHandoffJob(request);
+}
+
+export async function stageHop(request: StageHopRequest): Promise<StageHopResult> {
+  await sleep('1 second');
+  return currentStageHop(request);
+}
