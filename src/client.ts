@@ -1,12 +1,16 @@
 /**
- * The client API operators and scripts use to start and steer jobs.
+ * The client API operators and scripts use to start, follow, inspect, decide, cancel, list and
+ * export jobs (the CLI is a thin layer over it).
  * A job id is a business key: workflow id = job_id, and starting a job whose id already exists
  * (running or closed) never creates a second job — `startJob` attaches to the existing one.
  */
-import { Client, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
-import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import { JobRequest, type JobResult } from '../contracts';
+import { Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { HumanDecision, JobRequest, type AckRecord, type AckState, type HandoffV1, type JobResult, type StageName } from '../contracts';
 import type { handoffJob } from '../workflows';
+import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../workflows/definitions';
+import { HandrailAck, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../workflows/search-attributes';
 import { loadConfig, type HandrailConfig } from './config';
 import { connectClient } from './connect';
 
@@ -67,4 +71,223 @@ export async function startJob(client: Client, input: unknown, config: Pick<Hand
 /** The result of a job, waiting for it to end. */
 export function jobResult(client: Client, jobId: string): Promise<JobResult> {
   return client.workflow.getHandle<typeof handoffJob>(jobId).result();
+}
+
+/** The job a command named does not exist in this namespace. */
+export class JobNotFoundError extends Error {
+  override readonly name = 'JobNotFoundError';
+  constructor(readonly jobId: string) {
+    super(`no job "${jobId}" in this namespace`);
+  }
+}
+
+/** A running job's state lives in its worker; without one polling, queries cannot be answered. */
+export class NoWorkerAnsweredError extends Error {
+  override readonly name = 'NoWorkerAnsweredError';
+  constructor(readonly jobId: string, taskQueue: string) {
+    super(`job "${jobId}" is running but no worker answered within ${QUERY_DEADLINE_MS / 1000} s on task queue "${taskQueue}"; start one with \`npm run worker\``);
+  }
+}
+
+/** The rail refused a decision (its validator's message) or the job is not in a state to take it. */
+export class DecisionRefusedError extends Error {
+  override readonly name = 'DecisionRefusedError';
+}
+
+/** The job already ended, so it cannot be cancelled. */
+export class JobClosedError extends Error {
+  override readonly name = 'JobClosedError';
+  constructor(readonly jobId: string, status: string) {
+    super(`job "${jobId}" already ended (${status})`);
+  }
+}
+
+const QUERY_DEADLINE_MS = 10_000;
+
+/** Everything an operator reads about one job. */
+export interface JobView {
+  status: JobStatusView;
+  package: HandoffV1;
+  acks: AckRecord[];
+  /** Temporal's own status of the run (RUNNING, COMPLETED, TERMINATED, ...). */
+  run_status: string;
+  task_queue: string;
+  started_at: string;
+  closed_at?: string;
+  /** Present once the job returned. */
+  result?: JobResult;
+}
+
+async function describeJob(client: Client, jobId: string) {
+  try {
+    return await client.workflow.getHandle<typeof handoffJob>(jobId).describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new JobNotFoundError(jobId);
+    throw err;
+  }
+}
+
+/** How a closed job ended: the rail's own status when it returned one, else Temporal's. */
+function endedAs(described: Awaited<ReturnType<typeof describeJob>>): string {
+  return described.typedSearchAttributes.get(HandrailStatus) ?? described.status.name.toLowerCase();
+}
+
+/**
+ * One job's status, package and acks. A job that returned is read from its result (no worker
+ * needed); a running one is asked through the rail's queries.
+ */
+export async function getJob(client: Client, jobId: string): Promise<JobView> {
+  const handle = client.workflow.getHandle<typeof handoffJob>(jobId);
+  const described = await describeJob(client, jobId);
+  const run = {
+    run_status: described.status.name,
+    task_queue: described.taskQueue,
+    started_at: described.startTime.toISOString(),
+    ...(described.closeTime ? { closed_at: described.closeTime.toISOString() } : {}),
+  };
+  if (described.status.name === 'COMPLETED') {
+    const result = await handle.result();
+    return { ...run, status: statusFromResult(result, described.typedSearchAttributes.get(HandrailStage)), package: result.package, acks: result.acks, result };
+  }
+  try {
+    const [status, pkg, acks] = await client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+      Promise.all([handle.query(statusQuery), handle.query(packageQuery), handle.query(acksQuery)]),
+    );
+    return { ...run, status, package: pkg, acks };
+  } catch (err) {
+    if (isGrpcDeadlineError(err)) throw new NoWorkerAnsweredError(jobId, described.taskQueue);
+    throw err;
+  }
+}
+
+/** The status view of a job that returned, as its last `status` query would have answered. */
+function statusFromResult(result: JobResult, stage: string | undefined): JobStatusView {
+  const last = result.acks[result.acks.length - 1];
+  return {
+    job_id: result.job_id,
+    status: result.status,
+    stage: stage ?? last?.stage ?? 'intake',
+    hops: result.hops,
+    usd_remaining: result.package.budget.usd_remaining,
+    revisions_remaining: result.package.budget.revisions_remaining,
+    spent_usd: result.spent_usd,
+    last_verdict: result.package.evaluator.last_verdict,
+    ...(last ? { last_ack: last } : {}),
+    ...(result.reason ? { reason: result.reason } : {}),
+  };
+}
+
+/** What changed since the previous poll of a followed job. */
+export interface JobProgress {
+  status: JobStatusView;
+  /** Acks recorded since the previous progress (on the first: all but the `seenAcks` oldest). */
+  acks: AckRecord[];
+}
+
+/**
+ * Follows a job hop by hop until it ends or waits for a human; yields whenever a new ack is
+ * recorded or the status changes. Polls the rail's queries (cheap; no history is read).
+ */
+export async function* watchJob(client: Client, jobId: string, opts: { pollMs?: number; seenAcks?: number } = {}): AsyncGenerator<JobProgress, JobView> {
+  let seen = opts.seenAcks ?? 0;
+  let lastStatus = '';
+  for (;;) {
+    const view = await getJob(client, jobId);
+    const fresh = view.acks.slice(seen);
+    seen = view.acks.length;
+    if (fresh.length > 0 || view.status.status !== lastStatus) yield { status: view.status, acks: fresh };
+    lastStatus = view.status.status;
+    if (view.status.status !== 'running') return view;
+    await new Promise((r) => setTimeout(r, opts.pollMs ?? 300));
+  }
+}
+
+/** Sends a human decision to an escalated job; the rail's validator may refuse it. */
+export async function decide(client: Client, jobId: string, input: unknown): Promise<DecisionReceipt> {
+  const parsed = HumanDecision.safeParse(input);
+  if (!parsed.success) {
+    throw new DecisionRefusedError(`invalid decision: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'decision'}: ${i.message}`).join('; ')}`);
+  }
+  const described = await describeJob(client, jobId);
+  if (described.status.name !== 'RUNNING') throw new DecisionRefusedError(`job "${jobId}" already ended (${endedAs(described)}); nothing to decide`);
+  try {
+    return await client.workflow.getHandle<typeof handoffJob>(jobId).executeUpdate(decideUpdate, { args: [parsed.data] });
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) throw new DecisionRefusedError(err.cause?.message ?? err.message);
+    throw err;
+  }
+}
+
+/** Asks a running job to stop; the rail ends it as `cancelled` without writing. */
+export async function cancelJob(client: Client, jobId: string): Promise<void> {
+  const described = await describeJob(client, jobId);
+  if (described.status.name !== 'RUNNING') throw new JobClosedError(jobId, endedAs(described));
+  await client.workflow.getHandle(jobId).cancel();
+}
+
+/** Filters on the rail's search attributes (SPEC "Public surface"); every one is optional. */
+export interface JobFilter {
+  status?: RailStatus;
+  stage?: StageName;
+  ack?: AckState;
+  verdict?: 'pass' | 'fail' | 'none';
+  /** Only jobs started on this task queue (one deployment of handrail). */
+  taskQueue?: string;
+  limit?: number;
+}
+
+/** One row of `listJobs`, read from the search attributes (no worker needed). */
+export interface JobListing {
+  job_id: string;
+  status: string;
+  stage: string;
+  ack: string;
+  verdict: string;
+  hops: number | undefined;
+  usd_remaining: number | undefined;
+  run_status: string;
+  started_at: string;
+  closed_at?: string;
+}
+
+const quoted = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+
+/** The visibility query for a filter, as the Web UI's search box takes it too. */
+export function jobsQuery(filter: Omit<JobFilter, 'limit'> = {}): string {
+  const terms = [`WorkflowType = "handoffJob"`];
+  if (filter.taskQueue) terms.push(`TaskQueue = ${quoted(filter.taskQueue)}`);
+  if (filter.status) terms.push(`${HandrailStatus.name} = ${quoted(filter.status)}`);
+  if (filter.stage) terms.push(`${HandrailStage.name} = ${quoted(filter.stage)}`);
+  if (filter.ack) terms.push(`${HandrailAck.name} = ${quoted(filter.ack)}`);
+  if (filter.verdict) terms.push(`${HandrailVerdict.name} = ${quoted(filter.verdict)}`);
+  return terms.join(' AND ');
+}
+
+/** Jobs matching a filter, newest first (visibility is eventually consistent: a second or so behind). */
+export async function listJobs(client: Client, filter: JobFilter = {}): Promise<JobListing[]> {
+  const limit = filter.limit ?? 50;
+  const jobs: JobListing[] = [];
+  for await (const w of client.workflow.list({ query: jobsQuery(filter), pageSize: Math.min(limit, 100) })) {
+    const attrs = w.typedSearchAttributes;
+    jobs.push({
+      job_id: w.workflowId,
+      status: attrs.get(HandrailStatus) ?? '',
+      stage: attrs.get(HandrailStage) ?? '',
+      ack: attrs.get(HandrailAck) ?? '',
+      verdict: attrs.get(HandrailVerdict) ?? '',
+      hops: attrs.get(HandrailHops),
+      usd_remaining: attrs.get(HandrailUsdRemaining),
+      run_status: w.status.name,
+      started_at: w.startTime.toISOString(),
+      ...(w.closeTime ? { closed_at: w.closeTime.toISOString() } : {}),
+    });
+    if (jobs.length >= limit) break;
+  }
+  return jobs;
+}
+
+/** A job's full event history as JSON, the format `historyFromJSON` and replay tests read. */
+export async function exportHistory(client: Client, jobId: string): Promise<string> {
+  await describeJob(client, jobId);
+  return historyToJSON(await client.workflow.getHandle(jobId).fetchHistory());
 }

@@ -1,0 +1,165 @@
+/**
+ * `handrail` command lines → typed commands. Pure (no I/O), so every usage error is unit-tested.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { AckState, HumanDecision, StageName } from '../../contracts';
+import type { JobFilter } from '../client';
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export interface StartFlags {
+  jobId?: string;
+  goal?: string;
+  constraints?: string[];
+  budgetUsd?: number;
+  revisions?: number;
+  maxHops?: number;
+  decisionTimeout?: string;
+}
+
+export type Command =
+  | { name: 'help'; topic?: string }
+  | { name: 'start'; ticket: string; flags: StartFlags; follow: boolean; json: boolean }
+  | { name: 'status'; jobId: string; json: boolean }
+  | { name: 'list'; filter: Omit<JobFilter, 'taskQueue'>; json: boolean }
+  | { name: 'show'; jobId: string; json: boolean }
+  | { name: 'decide'; jobId: string; decision: Record<string, unknown>; follow: boolean; json: boolean }
+  | { name: 'cancel'; jobId: string; json: boolean }
+  | { name: 'history'; jobId: string; out?: string; json: boolean };
+
+export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
+  start:
+    'handrail start <ticket.json | -> [--job-id ID] [--goal TEXT] [--constraint TEXT]... [--budget-usd N] [--revisions N] [--max-hops N] [--decision-timeout 1h] [--follow] [--json]',
+  status: 'handrail status <job> [--json]',
+  list: 'handrail list [--status running|escalated|completed|rejected|cancelled] [--stage STAGE] [--ack ACK] [--verdict pass|fail|none] [--limit N] [--json]',
+  show: 'handrail show <job> [--json]',
+  decide: 'handrail decide <job> approve|reject|revise|top-up --actor NAME [--note TEXT] [--usd N] [--revisions N] [--follow] [--json]',
+  cancel: 'handrail cancel <job> [--json]',
+  history: 'handrail history <job> [--out file.json]',
+};
+
+const RAIL_STATUSES = ['running', 'escalated', 'completed', 'rejected', 'cancelled'] as const;
+const VERDICTS = ['pass', 'fail', 'none'] as const;
+const json = { json: { type: 'boolean' } } as const;
+const follow = { follow: { type: 'boolean' } } as const;
+
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(command: keyof typeof USAGE, argv: string[], options: O, positionals: string[]) {
+  let values: Record<string, string | string[] | boolean | undefined>;
+  let args: string[];
+  try {
+    ({ values, positionals: args } = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true }));
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\nusage: ${USAGE[command]}`);
+  }
+  const help = Boolean(values.help);
+  if (args.length !== positionals.length && !help) {
+    const missing = positionals.slice(args.length);
+    const why = missing.length > 0 ? `missing ${missing.map((p) => `<${p}>`).join(' ')}` : `unexpected argument "${args[positionals.length]}"`;
+    throw new UsageError(`${why}\nusage: ${USAGE[command]}`);
+  }
+  return { values, args, help };
+}
+
+function numberFlag(flag: string, raw: unknown): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (raw === '' || !Number.isFinite(n)) throw new UsageError(`--${flag} must be a number, got "${String(raw)}"`);
+  return n;
+}
+
+function oneOf<T extends string>(flag: string, raw: unknown, allowed: readonly T[]): T | undefined {
+  if (raw === undefined) return undefined;
+  if (!allowed.includes(raw as T)) throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}; got "${String(raw)}"`);
+  return raw as T;
+}
+
+const text = (raw: unknown) => (raw === undefined ? undefined : String(raw));
+const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+export function parseCommand(argv: string[]): Command {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') return { name: 'help', topic: name === 'help' ? rest[0] : undefined };
+  switch (name) {
+    case 'start': {
+      const p = parse('start', rest, {
+        ...json,
+        ...follow,
+        'job-id': { type: 'string' },
+        goal: { type: 'string' },
+        constraint: { type: 'string', multiple: true },
+        'budget-usd': { type: 'string' },
+        revisions: { type: 'string' },
+        'max-hops': { type: 'string' },
+        'decision-timeout': { type: 'string' },
+      }, ['ticket.json | -']);
+      if (p.help) return { name: 'help', topic: 'start' };
+      const flags: StartFlags = defined({
+        jobId: text(p.values['job-id']),
+        goal: text(p.values.goal),
+        constraints: p.values.constraint as string[] | undefined,
+        budgetUsd: numberFlag('budget-usd', p.values['budget-usd']),
+        revisions: numberFlag('revisions', p.values.revisions),
+        maxHops: numberFlag('max-hops', p.values['max-hops']),
+        decisionTimeout: text(p.values['decision-timeout']),
+      });
+      return { name: 'start', ticket: p.args[0]!, flags, follow: Boolean(p.values.follow), json: Boolean(p.values.json) };
+    }
+    case 'status':
+    case 'show':
+    case 'cancel': {
+      const p = parse(name, rest, json, ['job']);
+      if (p.help) return { name: 'help', topic: name };
+      return { name, jobId: p.args[0]!, json: Boolean(p.values.json) };
+    }
+    case 'list': {
+      const p = parse('list', rest, {
+        ...json,
+        status: { type: 'string' },
+        stage: { type: 'string' },
+        ack: { type: 'string' },
+        verdict: { type: 'string' },
+        limit: { type: 'string' },
+      }, []);
+      if (p.help) return { name: 'help', topic: 'list' };
+      const filter = defined({
+        status: oneOf('status', p.values.status, RAIL_STATUSES),
+        stage: oneOf('stage', p.values.stage, StageName.options),
+        ack: oneOf('ack', p.values.ack, AckState.options),
+        verdict: oneOf('verdict', p.values.verdict, VERDICTS),
+        limit: numberFlag('limit', p.values.limit),
+      });
+      return { name: 'list', filter, json: Boolean(p.values.json) };
+    }
+    case 'decide': {
+      const p = parse('decide', rest, {
+        ...json,
+        ...follow,
+        actor: { type: 'string' },
+        note: { type: 'string' },
+        usd: { type: 'string' },
+        revisions: { type: 'string' },
+      }, ['job', 'action']);
+      if (p.help) return { name: 'help', topic: 'decide' };
+      // `top-up` on the command line, `top_up` on the wire (HumanDecision).
+      const action = oneOf('action', p.args[1]!.replace('-', '_'), HumanDecision.shape.action.options);
+      if (!p.values.actor) throw new UsageError(`decide needs --actor (who decides; recorded on the job's acks)\nusage: ${USAGE.decide}`);
+      const decision = defined({
+        action,
+        actor: text(p.values.actor),
+        note: text(p.values.note),
+        usd: numberFlag('usd', p.values.usd),
+        revisions: numberFlag('revisions', p.values.revisions),
+      });
+      return { name: 'decide', jobId: p.args[0]!, decision, follow: Boolean(p.values.follow), json: Boolean(p.values.json) };
+    }
+    case 'history': {
+      const p = parse('history', rest, { ...json, out: { type: 'string', short: 'o' } }, ['job']);
+      if (p.help) return { name: 'help', topic: 'history' };
+      return { name: 'history', jobId: p.args[0]!, ...defined({ out: text(p.values.out) }), json: Boolean(p.values.json) };
+    }
+    default:
+      throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(USAGE).join(', ')} (handrail --help)`);
+  }
+}

@@ -1,0 +1,104 @@
+/** Human-readable output of the CLI: aligned tables and one-line progress. Pure functions. */
+import type { AckRecord } from '../../contracts';
+import type { JobListing, JobView } from '../client';
+import type { DecisionReceipt, JobStatusView } from '../../workflows/definitions';
+
+/** Money as people read it: floating-point dust (0.30000000000000004) trimmed. */
+export const usd = (n: number | undefined) => (n === undefined ? '-' : `$${Number(n.toFixed(4))}`);
+
+/** Columns padded to their widest cell; the last column is not padded. */
+export function table(columns: string[], rows: (string | number | undefined)[][]): string {
+  const cells = [columns, ...rows.map((r) => r.map((c) => (c === undefined ? '' : String(c))))];
+  const widths = columns.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+}
+
+const ackLabel = (a: AckRecord) => `${a.ack}${a.invariant ? ` (${a.invariant})` : ''}`;
+
+export function acksTable(acks: readonly AckRecord[]): string {
+  return table(
+    ['HOP', 'STAGE', 'ACK', 'ACTOR', 'REASON'],
+    acks.map((a) => [a.hop, a.stage, ackLabel(a), a.actor ?? '', a.reason]),
+  );
+}
+
+const revisions = (n: number) => `${n} revision${n === 1 ? '' : 's'}`;
+
+/**
+ * One hop as a plain line: what `--follow` prints for every ack. The verdict and wallet are the
+ * job's current ones, so they are given only with the newest ack (`status` undefined otherwise).
+ */
+export function progressLine(ack: AckRecord, status?: JobStatusView): string {
+  const head = `hop ${ack.hop}  ${ack.stage.padEnd(9)}  ${ackLabel(ack)}${ack.actor ? ` by ${ack.actor}` : ''}`;
+  return status ? `${head.padEnd(40)}  verdict ${status.last_verdict}, ${usd(status.usd_remaining)} and ${revisions(status.revisions_remaining)} left` : head;
+}
+
+/** The transient line redrawn on a TTY while a job runs. */
+export function liveLine(status: JobStatusView, elapsedMs: number): string {
+  return `… ${status.job_id}: ${status.status} at ${status.stage} · hop ${status.hops} · ${usd(status.usd_remaining)} left · ${(elapsedMs / 1000).toFixed(1)} s`;
+}
+
+/** How a followed job stopped, with what an operator can do next. */
+export function outcomeLine(status: JobStatusView): string {
+  if (status.status === 'escalated' && status.escalation) {
+    return `${status.job_id} is waiting for a human: ${status.escalation.reasons.join('; ')}\n` + `  decide with: handrail decide ${status.job_id} ${status.escalation.options.map((o) => o.replace('_', '-')).join('|')} --actor <you>`;
+  }
+  return `${status.job_id} ${status.status}${status.reason ? `: ${status.reason}` : ''} (hops ${status.hops}, spent ${usd(status.spent_usd)})`;
+}
+
+export function statusText(status: JobStatusView): string {
+  const rows: [string, string][] = [
+    ['job', status.job_id],
+    ['status', status.status],
+    ['stage', status.stage],
+    ['hops', String(status.hops)],
+    ['wallet', `${usd(status.usd_remaining)} and ${revisions(status.revisions_remaining)} left (spent ${usd(status.spent_usd)})`],
+    ['verdict', status.last_verdict],
+  ];
+  if (status.last_ack) rows.push(['last ack', `${ackLabel(status.last_ack)} at ${status.last_ack.stage} (hop ${status.last_ack.hop})`]);
+  if (status.escalation) {
+    rows.push(['waiting', `since ${status.escalation.since}: ${status.escalation.reasons.join('; ')}`]);
+    rows.push(['options', status.escalation.options.map((o) => o.replace('_', '-')).join(', ')]);
+  }
+  if (status.reason) rows.push(['reason', status.reason]);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n');
+}
+
+/** `show`: status, the package as it stands, and every ack. */
+export function jobText(view: JobView, url: string): string {
+  const pkg = view.package;
+  const sections = [
+    statusText(view.status),
+    `run       ${view.run_status.toLowerCase()} on task queue ${view.task_queue}, started ${view.started_at}${view.closed_at ? `, closed ${view.closed_at}` : ''}`,
+    '',
+    `Package (${pkg.schema})`,
+    `goal         ${pkg.goal}`,
+    `constraints  ${pkg.constraints.join('; ') || 'none'}`,
+    `evaluator    ${pkg.evaluator.last_verdict}${pkg.evaluator.failures.length ? `: ${pkg.evaluator.failures.join('; ')}` : ''}`,
+    `budget       ${usd(pkg.budget.usd_remaining)} and ${revisions(pkg.budget.revisions_remaining)} left`,
+    `trace        ${pkg.trace.traceparent}`,
+    ...(pkg.open_questions.length ? [`questions    ${pkg.open_questions.join('; ')}`] : []),
+    '',
+    table(['ARTIFACT', 'URI'], pkg.artifacts.map((a) => [a.type, a.uri.length > 90 ? `${a.uri.slice(0, 87)}...` : a.uri])),
+    '',
+    `Acks (${view.acks.length})`,
+    acksTable(view.acks),
+    ...(view.result?.receipt ? ['', `CRM receipt  ${view.result.receipt.idempotency_key} → ${view.result.receipt.record_id} (${view.result.receipt.status})`] : []),
+    '',
+    `Web UI: ${url}`,
+  ];
+  return sections.join('\n');
+}
+
+export function listText(jobs: readonly JobListing[]): string {
+  if (jobs.length === 0) return 'no jobs match';
+  return table(
+    ['JOB', 'STATUS', 'STAGE', 'ACK', 'VERDICT', 'HOPS', 'WALLET', 'STARTED'],
+    jobs.map((j) => [j.job_id, j.status, j.stage, j.ack, j.verdict, j.hops, usd(j.usd_remaining), j.started_at.replace(/\.\d+Z$/, 'Z')]),
+  );
+}
+
+export function receiptText(jobId: string, receipt: DecisionReceipt): string {
+  return `${jobId}: ${receipt.action.replace('_', '-')} by ${receipt.actor}; ${receipt.next}`;
+}

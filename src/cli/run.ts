@@ -1,0 +1,194 @@
+/**
+ * Runs one `handrail` command against the configured Temporal server and returns the exit code.
+ * Every command is a thin layer over the client API (src/client.ts).
+ */
+import fs from 'node:fs';
+import type { Client } from '@temporalio/client';
+import { jobUrl, loadConfig, type HandrailConfig } from '../config';
+import { TemporalUnreachableError } from '../connect';
+import {
+  DecisionRefusedError,
+  InvalidJobRequestError,
+  JobClosedError,
+  JobNotFoundError,
+  NoWorkerAnsweredError,
+  cancelJob,
+  connectHandrail,
+  decide,
+  exportHistory,
+  getJob,
+  jobResult,
+  listJobs,
+  startJob,
+  watchJob,
+  type JobView,
+} from '../client';
+import { USAGE, UsageError, parseCommand, type Command } from './args';
+import { jobText, listText, liveLine, outcomeLine, progressLine, receiptText, statusText, usd } from './format';
+import { InvalidTicketFileError, jobRequestFromFile } from './ticket';
+
+/** Exit codes scripts can branch on (documented in docs/operate.md and `--help`). */
+export const EXIT = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  notFound: 3,
+  unreachable: 4,
+  refused: 5,
+  noWorker: 6,
+  /** `--follow` stopped because the job waits for a human `decide`. */
+  waitingForHuman: 10,
+  /** `--follow` saw the job end other than completed (escalated, rejected, cancelled). */
+  notCompleted: 11,
+} as const;
+
+export interface CliIo {
+  stdout: NodeJS.WriteStream | NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+const HELP = `handrail: start, follow, inspect, decide, cancel, list and export handrail jobs on Temporal.
+
+${Object.values(USAGE).map((u) => `  ${u}`).join('\n')}
+
+A ticket file is a raw ticket {id, customer_id, subject, body, channel?, received_at?} (the job id
+defaults to the ticket id; goal, constraints and budget to the reference triage job) or a whole
+job request {job_id, ticket, goal, constraints, budget, max_hops?}. "-" reads it from stdin.
+
+Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default),
+HANDRAIL_TASK_QUEUE (handrail), HANDRAIL_WEB_UI_URL (http://localhost:8233).
+
+Exit codes: 0 ok · 1 failed · 2 usage or invalid ticket · 3 unknown job · 4 Temporal unreachable ·
+5 refused (decision refused, job already ended) · 6 no worker answered ·
+10 --follow: waiting for a human · 11 --follow: ended other than completed`;
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const line = (stream: NodeJS.WritableStream, text: string) => stream.write(`${text}\n`);
+const printJson = (io: CliIo, value: unknown) => line(io.stdout, JSON.stringify(value, null, 2));
+
+/** `--follow`: one line per hop; on a TTY a live line below them; JSON lines with --json. */
+async function follow(client: Client, jobId: string, io: CliIo, json: boolean, seenAcks = 0): Promise<number> {
+  const tty = !json && 'isTTY' in io.stdout && io.stdout.isTTY === true;
+  const started = Date.now();
+  const clearLive = () => tty && io.stdout.write('\r\x1b[2K');
+  const progress = watchJob(client, jobId, { seenAcks });
+  let final: JobView;
+  for (;;) {
+    const next = await progress.next();
+    if (next.done) {
+      final = next.value;
+      break;
+    }
+    const { status, acks } = next.value;
+    if (json) {
+      line(io.stdout, JSON.stringify({ status, acks }));
+      continue;
+    }
+    clearLive();
+    acks.forEach((ack, n) => line(io.stdout, progressLine(ack, n === acks.length - 1 ? status : undefined)));
+    if (tty) io.stdout.write(liveLine(status, Date.now() - started));
+  }
+  clearLive();
+  if (!json) line(io.stdout, outcomeLine(final.status));
+  if (final.status.status === 'completed') return EXIT.ok;
+  return final.status.status === 'escalated' && final.run_status === 'RUNNING' ? EXIT.waitingForHuman : EXIT.notCompleted;
+}
+
+async function execute(command: Exclude<Command, { name: 'help' }>, client: Client, config: HandrailConfig, io: CliIo): Promise<number> {
+  switch (command.name) {
+    case 'start': {
+      const source = command.ticket === '-' ? 'stdin' : command.ticket;
+      const text = command.ticket === '-' ? await readAll(io.stdin) : fs.readFileSync(command.ticket, 'utf8');
+      const request = jobRequestFromFile(text, source, command.flags);
+      const { created } = await startJob(client, request, config);
+      const url = jobUrl(config, request.job_id);
+      if (command.json) line(io.stdout, JSON.stringify({ job_id: request.job_id, created, task_queue: config.taskQueue, url }));
+      else line(io.stdout, `${created ? 'Started' : 'Attached to existing'} job ${request.job_id} on task queue ${config.taskQueue} (budget ${usd(request.budget.usd)}, revisions ${request.budget.revisions})\nWeb UI: ${url}`);
+      return command.follow ? follow(client, request.job_id, io, command.json) : EXIT.ok;
+    }
+    case 'status': {
+      const view = await getJob(client, command.jobId);
+      if (command.json) printJson(io, view.status);
+      else line(io.stdout, statusText(view.status));
+      return EXIT.ok;
+    }
+    case 'show': {
+      const view = await getJob(client, command.jobId);
+      if (command.json) printJson(io, view);
+      else line(io.stdout, jobText(view, jobUrl(config, command.jobId)));
+      return EXIT.ok;
+    }
+    case 'list': {
+      const jobs = await listJobs(client, { ...command.filter, taskQueue: config.taskQueue });
+      if (command.json) printJson(io, jobs);
+      else line(io.stdout, listText(jobs));
+      return EXIT.ok;
+    }
+    case 'decide': {
+      // Following after a decision shows what the decision caused, not the hops before it.
+      const seenAcks = command.follow ? (await getJob(client, command.jobId)).acks.length : 0;
+      const receipt = await decide(client, command.jobId, command.decision);
+      if (command.json) line(io.stdout, JSON.stringify(receipt));
+      else line(io.stdout, receiptText(command.jobId, receipt));
+      return command.follow ? follow(client, command.jobId, io, command.json, seenAcks) : EXIT.ok;
+    }
+    case 'cancel': {
+      await cancelJob(client, command.jobId);
+      // The rail ends a cancelled job within a workflow task; wait briefly to report the outcome.
+      const ended = await Promise.race([jobResult(client, command.jobId), new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000).unref())]);
+      if (command.json) line(io.stdout, JSON.stringify({ job_id: command.jobId, cancel_requested: true, status: ended?.status ?? 'cancelling' }));
+      else line(io.stdout, ended ? `${command.jobId} ${ended.status}` : `${command.jobId}: cancellation requested; the job ends when its worker next runs it`);
+      return EXIT.ok;
+    }
+    case 'history': {
+      const history = await exportHistory(client, command.jobId);
+      if (!command.out) {
+        line(io.stdout, history);
+        return EXIT.ok;
+      }
+      fs.writeFileSync(command.out, history);
+      const events = (JSON.parse(history) as { events?: unknown[] }).events?.length ?? 0;
+      if (command.json) line(io.stdout, JSON.stringify({ job_id: command.jobId, out: command.out, events }));
+      else line(io.stdout, `wrote ${events} events of ${command.jobId} to ${command.out}`);
+      return EXIT.ok;
+    }
+  }
+}
+
+/** Errors an operator can act on get their message and a distinct code; anything else is a bug report. */
+function exitCodeFor(err: unknown): number {
+  if (err instanceof UsageError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError) return EXIT.usage;
+  if (err instanceof JobNotFoundError) return EXIT.notFound;
+  if (err instanceof TemporalUnreachableError) return EXIT.unreachable;
+  if (err instanceof DecisionRefusedError || err instanceof JobClosedError) return EXIT.refused;
+  if (err instanceof NoWorkerAnsweredError) return EXIT.noWorker;
+  if (err instanceof Error && 'code' in err && err.code === 'ENOENT') return EXIT.usage;
+  return EXIT.failed;
+}
+
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  let client: Client | undefined;
+  try {
+    const command = parseCommand(argv);
+    if (command.name === 'help') {
+      line(io.stdout, command.topic && command.topic in USAGE ? `usage: ${USAGE[command.topic as keyof typeof USAGE]}` : HELP);
+      return EXIT.ok;
+    }
+    const config = loadConfig(io.env);
+    client = await connectHandrail(config);
+    return await execute(command, client, config, io);
+  } catch (err) {
+    const code = exitCodeFor(err);
+    line(io.stderr, `handrail: ${err instanceof Error ? (code === EXIT.failed ? (err.stack ?? err.message) : err.message) : String(err)}`);
+    return code;
+  } finally {
+    await client?.connection.close();
+  }
+}
