@@ -1,0 +1,240 @@
+/**
+ * `npm run bench [-- --jobs 10 --rounds 3]`: what handrail costs over a bare Temporal chain of
+ * the same five stage activities, on one dev server. Batches of N jobs alternate between
+ * `handoffJob` and the baseline (bench/baseline/workflow.ts), each served by its own worker
+ * process so CPU and peak RSS are the worker's alone. Also: a rejected hop's cost, replay speed,
+ * and validations per second (bench/contracts.ts). Markdown on stdout, JSON under results/.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import type { JobResult } from '../contracts';
+import { startJob } from '../src/client';
+import { sampleJobRequest } from '../src/samples/tickets';
+import { firstPackage } from '../workflows/rail/first-package';
+import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
+import type { BaselineResult } from './baseline/workflow';
+import { activitiesScheduled, eventTypeCounts, fetchHistories, meanEvents, type History } from './history';
+import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, newTraceparent, runId, startLab, writeBundle } from './lab';
+import { fmt, markdownTable, percentile, writeResults } from './report';
+import { startWorkerProcess, type WorkerProcess } from './workers';
+
+const { values: args } = parseArgs({
+  options: {
+    jobs: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
+    'rejected-hops': { type: 'string', default: '5' },
+    'validation-ms': { type: 'string', default: '300' },
+  },
+});
+const JOBS = Number(args.jobs);
+const ROUNDS = Number(args.rounds);
+
+type Kind = 'handrail' | 'baseline';
+
+interface Side {
+  kind: Kind;
+  worker: WorkerProcess;
+  taskQueue: string;
+  bundleCode: string;
+  jobIds: string[];
+  latenciesMs: number[];
+  batchSeconds: number;
+  cpuMicros: number;
+}
+
+interface SideFigures {
+  jobs_per_second: number;
+  p50_latency_ms: number;
+  p95_latency_ms: number;
+  history_events_per_job: number;
+  worker_cpu_ms_per_job: number;
+  worker_peak_rss_mb: number;
+  replay_histories_per_second: number;
+}
+
+// Worker and replay chatter would bury the tables; warnings still show.
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+/** One batch: N jobs started at once, each timed from its start call to its result. */
+async function runBatch(client: Client, side: Side, tag: string, record: boolean): Promise<void> {
+  const before = await side.worker.usage();
+  const t0 = Date.now();
+  const ids = Array.from({ length: JOBS }, (_, i) => `${side.taskQueue}-${tag}-${i}`);
+  const latencies = await Promise.all(
+    ids.map(async (jobId) => {
+      const request = { ...sampleJobRequest(jobId), traceparent: newTraceparent() };
+      const started = Date.now();
+      if (side.kind === 'handrail') {
+        const { handle } = await startJob(client, request, { taskQueue: side.taskQueue });
+        const result: JobResult = await handle.result();
+        if (result.status !== 'completed') throw new Error(`${jobId} ended ${result.status}: ${result.reason ?? ''}`);
+      } else {
+        await client.workflow.execute<(r: typeof request) => Promise<BaselineResult>>('baselineJob', { taskQueue: side.taskQueue, workflowId: jobId, args: [request] });
+      }
+      return Date.now() - started;
+    }),
+  );
+  if (!record) return;
+  side.batchSeconds += (Date.now() - t0) / 1000;
+  side.cpuMicros += (await side.worker.usage()).cpuMicros - before.cpuMicros;
+  side.latenciesMs.push(...latencies);
+  side.jobIds.push(...ids);
+}
+
+/** Histories replayed per second by one replay worker, after an untimed warm-up call (worker
+ * setup is not replay); each history goes through several times so setup does not dominate. */
+async function replayPerSecond(bundleCode: string, histories: { workflowId: string; history: History }[], repeat = 3): Promise<number> {
+  const replay = async (batch: typeof histories) => {
+    for await (const result of Worker.runReplayHistories({ workflowBundle: { code: bundleCode } }, batch)) {
+      if (result.error) throw new Error(`replay of ${result.workflowId} failed: ${result.error.message}`);
+    }
+  };
+  await replay(histories.slice(0, 1));
+  const batch = Array.from({ length: repeat }, (_, k) => histories.map((h) => ({ ...h, workflowId: `${h.workflowId}#${k}` }))).flat();
+  const t0 = process.hrtime.bigint();
+  await replay(batch);
+  return batch.length / (Number(process.hrtime.bigint() - t0) / 1e9);
+}
+
+async function figures(client: Client, side: Side): Promise<{ figures: SideFigures; events: Record<string, number> }> {
+  const histories = await fetchHistories(client, side.jobIds);
+  const events = eventTypeCounts(histories);
+  for (const type of Object.keys(events)) events[type]! /= histories.length;
+  return {
+    events,
+    figures: {
+      jobs_per_second: side.jobIds.length / side.batchSeconds,
+      p50_latency_ms: percentile(side.latenciesMs, 50),
+      p95_latency_ms: percentile(side.latenciesMs, 95),
+      history_events_per_job: meanEvents(histories),
+      worker_cpu_ms_per_job: side.cpuMicros / 1000 / side.jobIds.length,
+      worker_peak_rss_mb: (await side.worker.usage()).maxRssBytes / 2 ** 20,
+      replay_histories_per_second: await replayPerSecond(
+        side.bundleCode,
+        histories.map((history, i) => ({ workflowId: side.jobIds[i]!, history })),
+      ),
+    },
+  };
+}
+
+/** A refused hop against an accepted one, both through stageHop to intake. */
+async function hopCosts(client: Client, taskQueue: string, count: number) {
+  const measure = async (label: string, makePackage: (i: number) => unknown) => {
+    const ids = Array.from({ length: count }, (_, i) => `${taskQueue}-${label}-${i}`);
+    const acks: string[] = [];
+    for (const [i, workflowId] of ids.entries()) {
+      const res = await client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', { taskQueue, workflowId, args: [{ stage: 'intake', package: makePackage(i) }] });
+      acks.push(res.ack.ack);
+    }
+    const histories = await fetchHistories(client, ids);
+    return {
+      acks: [...new Set(acks)].join(', '),
+      history_events: meanEvents(histories),
+      activities_run: histories.reduce((n, h) => n + activitiesScheduled(h).length, 0) / histories.length,
+      local_activities_run: (eventTypeCounts(histories).MarkerRecorded ?? 0) / histories.length,
+    };
+  };
+  const valid = (i: number) => firstPackage(sampleJobRequest(`${taskQueue}-hop-${i}`), newTraceparent());
+  return {
+    rejected: await measure('rejected', (i) => {
+      const { job_id: _missing, ...pkg } = valid(i);
+      return pkg;
+    }),
+    accepted: await measure('accepted', valid),
+  };
+}
+
+/** Runs the existing contracts benchmark and reads its table. */
+async function validationsPerSecond(millis: number) {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(__dirname, 'contracts.ts'), String(millis)]);
+  const num = (s: string) => Number(s.replace(/,/g, ''));
+  return stdout.split('\n').flatMap((line) => {
+    const m = /^(.*?)\s{2,}([\d,]+)\s+([\d,]+)\s+[\d.]+x\s+([\d,]+)\s*$/.exec(line);
+    return m ? [{ fixtures: m[1]!, ajv_per_second: num(m[2]!), zod_per_second: num(m[3]!), validate_handoff_per_second: num(m[4]!) }] : [];
+  });
+}
+
+async function main(): Promise<void> {
+  const lab = await startLab('bench');
+  const sides: Side[] = [];
+  try {
+    const id = runId();
+    for (const [kind, entry] of [['handrail', HANDRAIL_WORKFLOWS], ['baseline', BASELINE_WORKFLOWS]] as const) {
+      const bundlePath = await writeBundle(entry, path.join(lab.tmp, `${kind}-workflows.js`));
+      const taskQueue = `bench-${kind}-${id}`;
+      const worker = await startWorkerProcess({ kind, address: lab.address, taskQueue, dataDir: path.join(lab.tmp, `${kind}-store`), bundlePath });
+      sides.push({ kind, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), jobIds: [], latenciesMs: [], batchSeconds: 0, cpuMicros: 0 });
+    }
+    const [handrail, baseline] = sides as [Side, Side];
+    console.error(`bench: warm-up, then ${ROUNDS} rounds of ${JOBS} jobs per side ...`);
+    for (const side of sides) await runBatch(lab.client, side, 'warmup', false);
+    for (let round = 0; round < ROUNDS; round++) {
+      // Alternating who goes first spreads drift in the machine's load over both sides.
+      for (const side of round % 2 === 0 ? [handrail, baseline] : [baseline, handrail]) await runBatch(lab.client, side, `r${round}`, true);
+    }
+
+    const h = await figures(lab.client, handrail);
+    const b = await figures(lab.client, baseline);
+    const hops = await hopCosts(lab.client, handrail.taskQueue, Number(args['rejected-hops']));
+    const validations = await validationsPerSecond(Number(args['validation-ms']));
+
+    const metrics: [keyof SideFigures, string][] = [
+      ['jobs_per_second', 'jobs / s'],
+      ['p50_latency_ms', 'p50 job latency (ms)'],
+      ['p95_latency_ms', 'p95 job latency (ms)'],
+      ['history_events_per_job', 'history events / job'],
+      ['worker_cpu_ms_per_job', 'worker CPU (ms) / job'],
+      ['worker_peak_rss_mb', 'worker peak RSS (MiB)'],
+      ['replay_histories_per_second', 'replay (histories / s)'],
+    ];
+    const ratios = Object.fromEntries(metrics.map(([k]) => [k, h.figures[k] / b.figures[k]]));
+    const eventTypes = [...new Set([...Object.keys(h.events), ...Object.keys(b.events)])]
+      .map((type) => ({ type, handrail: h.events[type] ?? 0, baseline: b.events[type] ?? 0 }))
+      .filter((e) => e.handrail !== e.baseline)
+      .sort((x, y) => y.handrail - y.baseline - (x.handrail - x.baseline));
+
+    console.log(`\n## handrail vs a bare chain of the same five activities (${ROUNDS} × ${JOBS} jobs per side, alternating batches)\n`);
+    console.log(markdownTable(['metric', 'handrail / baseline', 'handrail', 'baseline'], metrics.map(([k, label]) => [label, `${fmt(ratios[k]!)}×`, fmt(h.figures[k]), fmt(b.figures[k])])));
+    console.log('\n### Where the extra history events come from (per job)\n');
+    console.log(markdownTable(['event type', 'handrail', 'baseline', 'extra'], eventTypes.map((e) => [e.type, fmt(e.handrail), fmt(e.baseline), fmt(e.handrail - e.baseline)])));
+    console.log(`\n### A hop through stageHop → intake (mean of ${args['rejected-hops']})\n`);
+    console.log(
+      markdownTable(
+        ['hop', 'ack', 'history events', 'stage activities run', 'local activities run'],
+        [
+          ['rejected (job_id missing)', hops.rejected.acks, fmt(hops.rejected.history_events), fmt(hops.rejected.activities_run), fmt(hops.rejected.local_activities_run)],
+          ['accepted', hops.accepted.acks, fmt(hops.accepted.history_events), fmt(hops.accepted.activities_run), fmt(hops.accepted.local_activities_run)],
+        ],
+      ),
+    );
+    console.log(`\n### Validations per second (bench/contracts.ts, ${args['validation-ms']} ms per case)\n`);
+    console.log(markdownTable(['fixtures', 'ajv standalone / zod', 'ajv / s', 'zod / s', 'validateHandoff / s'], validations.map((v) => [v.fixtures, `${fmt(v.ajv_per_second / v.zod_per_second)}×`, fmt(v.ajv_per_second), fmt(v.zod_per_second), fmt(v.validate_handoff_per_second)])));
+    const file = writeResults('bench', {
+      jobs_per_batch: JOBS,
+      rounds: ROUNDS,
+      ratios,
+      handrail: h.figures,
+      baseline: b.figures,
+      history_events_by_type: { handrail: h.events, baseline: b.events },
+      hop_cost: hops,
+      validations,
+    });
+    console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
+  } finally {
+    await Promise.all(sides.map((s) => s.worker.stop()));
+    await lab.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    console.error(err.stack ?? err.message);
+    process.exit(1);
+  },
+);
