@@ -7,6 +7,9 @@ import { loadConfig } from '../config';
 import { devServerSettings } from './settings';
 import { ensureDevServer } from './server';
 
+/** A path relative to where the user stands when it is below it, else absolute. */
+const shown = (file: string) => (file.startsWith(process.cwd() + path.sep) ? path.relative(process.cwd(), file) : file);
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const settings = devServerSettings(config);
@@ -14,7 +17,7 @@ async function main(): Promise<void> {
   console.log(`Temporal gRPC: ${server.address}`);
   console.log(`Temporal Web UI: ${server.webUiUrl}/namespaces/${config.namespace}/workflows`);
   if (!server.startedHere) return;
-  console.log(`History: ${path.relative(process.cwd(), settings.dbFile)} (SQLite), server log: ${path.relative(process.cwd(), settings.logFile)}. Ctrl-C stops the server.`);
+  console.log(`History: ${shown(settings.dbFile)} (SQLite), server log: ${shown(settings.logFile)}. Ctrl-C stops the server.`);
   const stop = () => {
     console.log('\nStopping the Temporal dev server ...');
     void server.stop().then(() => process.exit(0));
