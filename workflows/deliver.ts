@@ -7,6 +7,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   TimeoutFailure,
@@ -24,13 +25,30 @@ export const stages = createStageRegistry(REFERENCE_STAGES);
 
 type StageActivity = (work: StageWork) => Promise<StageResult>;
 
-// Looking up a recorded delivery is one indexed read: a local activity keeps it to one history
-// event and it runs before any stage work, so a duplicate costs nothing. If the store stays
-// unreachable the hop cannot be proven new, so the job fails (visibly, with no write) rather
-// than risk a second write.
-const { priorDelivery } = proxyLocalActivities<{ priorDelivery(input: { delivery_key: string }): Promise<StageResult | null> }>({
+type PriorDelivery = { priorDelivery(input: { delivery_key: string }): Promise<StageResult | null> };
+
+/**
+ * Patch `prior-delivery-activity` (2026-11-29). The duplicate lookup used to be a local activity
+ * on every hop. A query arriving while it ran could close a workflow task on the local-activity
+ * marker alone, and SDK 1.24 then failed to replay that history on the very code that wrote it
+ * (test/histories/known-problems). Now `handoffJob` skips the lookup — its delivery keys are
+ * unique by construction, and a retried stage activity returns its recorded result anyway — and
+ * `stageHop`, whose deliveries come from outside, looks up with an ordinary activity.
+ * Histories recorded before the patch replay through the old branch; see docs/replay.md for when
+ * it can go (deprecatePatch, then removal).
+ */
+export const PRIOR_DELIVERY_PATCH = 'prior-delivery-activity';
+
+const { priorDelivery: priorDeliveryLocal } = proxyLocalActivities<PriorDelivery>({
   startToCloseTimeout: '10s',
   retry: { maximumAttempts: 6, maximumInterval: '10s' },
+});
+// One indexed read before any stage work. If the store stays unreachable the hop cannot be
+// proven new, so the delivery fails (visibly, with no write) rather than risk a second write.
+const { priorDelivery } = proxyActivities<PriorDelivery>({
+  startToCloseTimeout: '10s',
+  retry: { maximumAttempts: 6, maximumInterval: '10s' },
+  summary: 'duplicate check',
 });
 
 export interface Delivery {
@@ -47,6 +65,8 @@ export interface Delivery {
   /** Used on acks of packages too broken to carry a trace. */
   fallbackTraceparent: string;
   fallbackJobId: string;
+  /** Ask the store whether this delivery already completed (deliveries from outside the rail). */
+  checkPriorDelivery: boolean;
 }
 
 export interface HopOutcome {
@@ -81,7 +101,11 @@ export async function deliver(input: Delivery): Promise<HopOutcome> {
     ackRecord(decision, { stage, hop, deliveryKey: key, traceparent: arrived?.trace.traceparent ?? d.fallbackTraceparent, now: new Date(), actor: d.actor });
 
   // Only a well-formed package for the right stage is worth a lookup.
-  const prior = arrived && card && !roleMismatch(card, arrived) ? await priorDelivery({ delivery_key: key }) : null;
+  let prior: StageResult | null = null;
+  if (arrived && card && !roleMismatch(card, arrived)) {
+    if (!patched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: key });
+    else if (d.checkPriorDelivery) prior = await priorDelivery({ delivery_key: key });
+  }
   const decision = decideAck({
     stage: d.stage,
     card,

@@ -115,6 +115,8 @@ class Job {
       countAtLastHumanDecision: this.countAtLastHumanDecision,
       fallbackTraceparent: this.traceparent,
       fallbackJobId: this.jobId,
+      // The rail made every earlier delivery of this job itself: each key is new.
+      checkPriorDelivery: false,
     });
     this.spentUsd = addUsd(this.spentUsd, outcome.costUsd);
     this.overspentUsd = addUsd(this.overspentUsd, outcome.overspentUsd);

@@ -40,6 +40,7 @@ export async function stageHop(request: StageHopRequest): Promise<StageHopResult
     maxHops: request.max_hops ?? DEFAULT_MAX_HOPS,
     fallbackTraceparent: NO_TRACE,
     fallbackJobId: workflowInfo().workflowId,
+    checkPriorDelivery: true,
   });
   const ack = outcome.acks[outcome.acks.length - 1]!;
   upsertSearchAttributes([

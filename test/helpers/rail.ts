@@ -98,10 +98,15 @@ export async function historyEventTypes(client: Client, workflowId: string): Pro
   return (history.events ?? []).map((e) => String(e.eventType));
 }
 
-/** Activity types scheduled in a workflow's history. */
+/** Activity types scheduled in a workflow's history, in order. */
 export async function scheduledActivities(client: Client, workflowId: string): Promise<string[]> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? [])
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
     .filter((n): n is string => Boolean(n));
+}
+
+/** Stage work scheduled in a workflow's history: every activity but the duplicate lookup. */
+export async function stageActivities(client: Client, workflowId: string): Promise<string[]> {
+  return (await scheduledActivities(client, workflowId)).filter((name) => name !== 'priorDelivery');
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HandoffV1 } from '../../contracts';
 import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
 import { firstPackage } from '../../workflows/rail/first-package';
-import { jobRequest, scheduledActivities, startRail, uniqueId, type Rail } from '../helpers/rail';
+import { jobRequest, scheduledActivities, stageActivities, startRail, uniqueId, type Rail } from '../helpers/rail';
 
 const TRACE = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 let rail: Rail;
@@ -93,7 +93,7 @@ describe('stageHop: seed 001 hop tests on the real dev server', () => {
     expect(second.artifact).toEqual(first.artifact);
     expect(second.cost_usd).toBe(0);
     expect(await rail.store.listWrites(passed.job_id)).toHaveLength(1);
-    expect(await scheduledActivities(rail.client, second.workflowId)).toEqual([]);
+    expect(await scheduledActivities(rail.client, second.workflowId)).toEqual(['priorDelivery']);
     // The trace on the ack is the trace on the package it acknowledged (seed 001 load check 4).
     expect(second.ack.traceparent).toBe(passed.trace.traceparent);
   });
@@ -127,7 +127,7 @@ describe('stageHop: seed 001 hop tests on the real dev server', () => {
     const res = await hop({ stage: 'writeback', package: broke });
     expect(res.ack.ack).toBe('rejected_budget');
     expect(await rail.store.listWrites(passed.job_id)).toHaveLength(0);
-    expect(await scheduledActivities(rail.client, res.workflowId)).toEqual([]);
+    expect(await stageActivities(rail.client, res.workflowId)).toEqual([]);
   });
 
   it('role: a package whose newest artifact the stage does not take is rejected_role before any work', async () => {
