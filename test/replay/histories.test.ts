@@ -52,8 +52,8 @@ describe('history files', () => {
 
 describe('known problem (docs/replay.md)', () => {
   // Recorded while the recorder polled the status query: the query closed a workflow task on the
-  // priorDelivery local-activity marker alone. When this starts replaying, the problem is fixed:
-  // move the file up into test/histories and delete this test.
+  // priorDelivery local-activity marker alone. The patch prior-delivery-activity removed the local
+  // activity from new executions; this pre-patch history still takes the old branch and fails.
   it('a history with a workflow task closed on a lone local-activity marker fails replay on the code that recorded it', async () => {
     const [outcome] = await replayHistoryFiles([path.join(HISTORIES_DIR, 'known-problems', 'query-during-local-activity.json')], workflowBundle);
     expect(describeFailure(outcome!)).toMatch(/^query-during-local-activity\.json: DeterminismViolationError: .*Missing associated machine for LocalActivity/);
