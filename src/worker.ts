@@ -3,7 +3,7 @@
  * `npm run worker` — configuration from the environment (src/config.ts); SIGINT/SIGTERM drain
  * in-flight tasks and stop (the SDK's runtime installs those handlers).
  */
-import type { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import { createActivities, type HandrailActivities } from '../activities';
 import { REFERENCE_STAGES, createStageRegistry, type StageCard } from '../contracts/stages';
@@ -12,6 +12,13 @@ import { loadHelpCenter } from './corpus';
 import { createChatModel, modelConfigFromEnv } from './model';
 import { connectWorker } from './connect';
 import { openStore, type Store } from './store';
+
+/**
+ * How workflow code is run: data converter and workflow interceptors. Today the SDK defaults.
+ * Replay (scripts/replay/histories.ts) uses the same object, so a codec or interceptor added
+ * here is exercised by the replay suite too.
+ */
+export const WORKFLOW_RUNTIME: Pick<WorkerOptions, 'dataConverter' | 'interceptors'> = {};
 
 export interface HandrailWorkerOptions {
   connection: NativeConnection;
@@ -42,6 +49,7 @@ export async function createHandrailWorkers(opts: HandrailWorkerOptions): Promis
     namespace: opts.config.namespace,
     taskQueue: opts.config.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    ...WORKFLOW_RUNTIME,
     activities,
   });
   const own = await Promise.all(

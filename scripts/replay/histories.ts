@@ -7,6 +7,7 @@ import path from 'node:path';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { Worker, type WorkflowBundle } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../../src/config';
+import { WORKFLOW_RUNTIME } from '../../src/worker';
 
 export const HISTORIES_DIR = path.join(PROJECT_ROOT, 'test', 'histories');
 /** Normalized expected results, one per scenario: replay compares commands, never results. */
@@ -53,9 +54,7 @@ export function describeFailure(outcome: ReplayOutcome): string | undefined {
  * Replays each file with one replay worker, in order. The workflow id is the one the history was
  * recorded under (the started event carries it; older servers omit it, and the file name stands
  * in), so the workflow sees what it saw when it ran.
- *
- * Production's worker (src/worker.ts) sets no data converter and no workflow interceptors, so the
- * SDK defaults here match it; a converter or interceptor added there must be passed here too.
+ * It runs with production's data converter and workflow interceptors (WORKFLOW_RUNTIME).
  */
 export async function replayHistoryFiles(files: readonly string[], workflowBundle: WorkflowBundle): Promise<ReplayOutcome[]> {
   const histories = files.map((file) => {
@@ -65,7 +64,7 @@ export async function replayHistoryFiles(files: readonly string[], workflowBundl
   });
   const outcomes: ReplayOutcome[] = [];
   // runReplayHistories replays one history at a time and yields in input order.
-  for await (const result of Worker.runReplayHistories({ workflowBundle, replayName: 'handrail-replay' }, histories)) {
+  for await (const result of Worker.runReplayHistories({ ...WORKFLOW_RUNTIME, workflowBundle, replayName: 'handrail-replay' }, histories)) {
     const { file, workflowId } = histories[outcomes.length]!;
     outcomes.push({ file, workflowId, ...(result.error ? { error: result.error } : {}) });
   }
