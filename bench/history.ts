@@ -3,6 +3,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
+import { REFERENCE_STAGES } from '../contracts/stages';
 
 export type { History };
 
@@ -13,6 +14,13 @@ export async function fetchHistories(client: Client, workflowIds: readonly strin
 /** Activity types the workflow scheduled (local activities show up as markers, not here). */
 export function activitiesScheduled(history: History): string[] {
   return (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter((n): n is string => Boolean(n));
+}
+
+const STAGE_NAMES = new Set(REFERENCE_STAGES.map((card) => card.name));
+
+/** Stage work the workflow scheduled: the rail's own lookups (e.g. `priorDelivery`) are not stage work. */
+export function stageActivitiesScheduled(history: History): string[] {
+  return activitiesScheduled(history).filter((name) => STAGE_NAMES.has(name));
 }
 
 /** Events per type, e.g. `{ EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: 5 }`, summed over histories. */

@@ -10,7 +10,7 @@ import { sampleJobRequest } from '../src/samples/tickets';
 import type { Store } from '../src/store';
 import { firstPackage } from '../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
-import { activitiesScheduled, fetchHistories } from './history';
+import { fetchHistories, stageActivitiesScheduled } from './history';
 import { newTraceparent } from './lab';
 
 export interface LoadShapeOptions {
@@ -131,14 +131,14 @@ async function checkProperties(opts: LoadShapeOptions, firsts: Delivery[], again
     check(`every invalid package (${invalid.length}) is acked rejected_schema`, invalid, (d) => d.result!.ack.ack === 'rejected_schema', (d) => `${d.workflowId}: ${d.result!.ack.ack}`),
     check(
       `no stage activity ran and nothing was written for an invalid package`,
-      invalid.map((d, i) => ({ d, ran: activitiesScheduled(invalidHistories[i]!) })),
+      invalid.map((d, i) => ({ d, ran: stageActivitiesScheduled(invalidHistories[i]!) })),
       ({ d, ran }) => ran.length === 0 && writes.get(d.jobId) === 0,
       ({ d, ran }) => `${d.workflowId}: ran [${ran.join(', ')}], ${writes.get(d.jobId)} writes`,
     ),
     check(`every valid package (${valid.length}) is accepted and written exactly once`, valid, (d) => d.result!.ack.ack === 'accepted' && writes.get(d.jobId) === 1, (d) => `${d.workflowId}: ${d.result!.ack.ack}, ${writes.get(d.jobId)} writes`),
     check(
-      `every second delivery (${agains.length}) is acked duplicate with the first receipt, runs no activity, adds no write`,
-      agains.map((d, i) => ({ d, ran: activitiesScheduled(againHistories[i]!) })),
+      `every second delivery (${agains.length}) is acked duplicate with the first receipt, runs no stage activity, adds no write`,
+      agains.map((d, i) => ({ d, ran: stageActivitiesScheduled(againHistories[i]!) })),
       ({ d, ran }) => d.result!.ack.ack === 'duplicate' && isDeepStrictEqual(d.result!.artifact, firstOf(d.jobId).result!.artifact) && ran.length === 0 && writes.get(d.jobId) === 1,
       ({ d, ran }) => `${d.workflowId}: ${d.result!.ack.ack}, ran [${ran.join(', ')}], ${writes.get(d.jobId)} writes`,
     ),

@@ -18,7 +18,7 @@ import { sampleJobRequest } from '../src/samples/tickets';
 import { firstPackage } from '../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
 import type { BaselineResult } from './baseline/workflow';
-import { activitiesScheduled, eventTypeCounts, fetchHistories, meanEvents, type History } from './history';
+import { activitiesScheduled, eventTypeCounts, fetchHistories, meanEvents, stageActivitiesScheduled, type History } from './history';
 import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, newTraceparent, runId, startLab, writeBundle } from './lab';
 import { fmt, markdownTable, percentile, writeResults } from './report';
 import { startWorkerProcess, type WorkerProcess } from './workers';
@@ -135,7 +135,8 @@ async function hopCosts(client: Client, taskQueue: string, count: number) {
     return {
       acks: [...new Set(acks)].join(', '),
       history_events: meanEvents(histories),
-      activities_run: histories.reduce((n, h) => n + activitiesScheduled(h).length, 0) / histories.length,
+      stage_activities_run: histories.reduce((n, h) => n + stageActivitiesScheduled(h).length, 0) / histories.length,
+      rail_activities_run: histories.reduce((n, h) => n + activitiesScheduled(h).length - stageActivitiesScheduled(h).length, 0) / histories.length,
       local_activities_run: (eventTypeCounts(histories).MarkerRecorded ?? 0) / histories.length,
     };
   };
@@ -205,11 +206,15 @@ async function main(): Promise<void> {
     console.log(`\n### A hop through stageHop → intake (mean of ${args['rejected-hops']})\n`);
     console.log(
       markdownTable(
-        ['hop', 'ack', 'history events', 'stage activities run', 'local activities run'],
-        [
-          ['rejected (job_id missing)', hops.rejected.acks, fmt(hops.rejected.history_events), fmt(hops.rejected.activities_run), fmt(hops.rejected.local_activities_run)],
-          ['accepted', hops.accepted.acks, fmt(hops.accepted.history_events), fmt(hops.accepted.activities_run), fmt(hops.accepted.local_activities_run)],
-        ],
+        ['hop', 'ack', 'history events', 'stage activities run', 'rail activities run (duplicate lookup)', 'local activities run'],
+        (['rejected', 'accepted'] as const).map((k) => [
+          k === 'rejected' ? 'rejected (job_id missing)' : 'accepted',
+          hops[k].acks,
+          fmt(hops[k].history_events),
+          fmt(hops[k].stage_activities_run),
+          fmt(hops[k].rail_activities_run),
+          fmt(hops[k].local_activities_run),
+        ]),
       ),
     );
     console.log(`\n### Validations per second (bench/contracts.ts, ${args['validation-ms']} ms per case)\n`);
