@@ -150,10 +150,13 @@ export async function getJob(client: Client, jobId: string): Promise<JobView> {
     return { ...run, status: statusFromResult(result, described.typedSearchAttributes.get(HandrailStage)), package: result.package, acks: result.acks, result };
   }
   try {
-    const [status, pkg, acks] = await client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
-      Promise.all([handle.query(statusQuery), handle.query(packageQuery), handle.query(acksQuery)]),
-    );
-    return { ...run, status, package: pkg, acks };
+    return await client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, async () => {
+      // Each query sees the job at its own moment: asking for the status first means the acks
+      // include at least every hop the status reflects (a follower never misses the last ones).
+      const status = await handle.query(statusQuery);
+      const [pkg, acks] = await Promise.all([handle.query(packageQuery), handle.query(acksQuery)]);
+      return { ...run, status, package: pkg, acks };
+    });
   } catch (err) {
     if (isGrpcDeadlineError(err)) throw new NoWorkerAnsweredError(jobId, described.taskQueue);
     throw err;
@@ -180,7 +183,8 @@ function statusFromResult(result: JobResult, stage: string | undefined): JobStat
 /** What changed since the previous poll of a followed job. */
 export interface JobProgress {
   status: JobStatusView;
-  /** Acks recorded since the previous progress (on the first: all but the `seenAcks` oldest). */
+  /** Acks recorded since the previous progress (on the first: all but the `seenAcks` oldest);
+   * the newest is `status.last_ack`. */
   acks: AckRecord[];
 }
 
@@ -193,8 +197,12 @@ export async function* watchJob(client: Client, jobId: string, opts: { pollMs?: 
   let lastStatus = '';
   for (;;) {
     const view = await getJob(client, jobId);
-    const fresh = view.acks.slice(seen);
-    seen = view.acks.length;
+    // Acks newer than the status are held for the next poll, so each batch ends on the ack the
+    // status describes (stage, verdict and wallet belong to it).
+    const last = view.status.last_ack;
+    const fromEnd = last ? [...view.acks].reverse().findIndex((a) => a.delivery_key === last.delivery_key && a.at === last.at && a.ack === last.ack) : -1;
+    const fresh = view.acks.slice(seen, fromEnd >= 0 ? view.acks.length - fromEnd : view.acks.length);
+    seen += fresh.length;
     if (fresh.length > 0 || view.status.status !== lastStatus) yield { status: view.status, acks: fresh };
     lastStatus = view.status.status;
     if (view.status.status !== 'running') return view;

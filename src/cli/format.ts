@@ -25,8 +25,8 @@ export function acksTable(acks: readonly AckRecord[]): string {
 const revisions = (n: number) => `${n} revision${n === 1 ? '' : 's'}`;
 
 /**
- * One hop as a plain line: what `--follow` prints for every ack. The verdict and wallet are the
- * job's current ones, so they are given only with the newest ack (`status` undefined otherwise).
+ * One hop as a plain line: what `--follow` prints for every ack. The verdict and wallet are
+ * given with the ack the status describes (`status` undefined for older ones).
  */
 export function progressLine(ack: AckRecord, status?: JobStatusView): string {
   const head = `hop ${ack.hop}  ${ack.stage.padEnd(9)}  ${ackLabel(ack)}${ack.actor ? ` by ${ack.actor}` : ''}`;

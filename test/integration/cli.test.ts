@@ -1,0 +1,146 @@
+/**
+ * `handrail` as an operator runs it: a real process (bin/handrail.js) against the suite's dev
+ * server, pointed at this file's worker through TEMPORAL_ADDRESS and HANDRAIL_TASK_QUEUE.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { listJobs } from '../../src/client';
+import { PROJECT_ROOT } from '../../src/config';
+import { freePort } from '../../src/devserver/server';
+import type { JobStatusView } from '../../workflows/definitions';
+import { jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
+
+let rail: Rail;
+let dir: string;
+
+beforeAll(async () => {
+  rail = await startRail();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-cli-'));
+});
+afterAll(async () => {
+  await rail?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Runs the CLI as a child process; async so this process's worker keeps serving the jobs. */
+function handrail(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [path.join(PROJECT_ROOT, 'bin', 'handrail.js'), ...args],
+      { cwd: PROJECT_ROOT, env: { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), HANDRAIL_TASK_QUEUE: rail.taskQueue, ...env }, timeout: 90_000 },
+      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr, ms: Date.now() - started }),
+    );
+  });
+}
+
+/** A ticket file for a job; `overrides` change the request (budget, hops). */
+function ticketFile(overrides: Parameters<typeof jobRequest>[0] = {}): { file: string; jobId: string } {
+  const request = jobRequest(overrides);
+  const file = path.join(dir, `${request.job_id}.json`);
+  fs.writeFileSync(file, JSON.stringify(request));
+  return { file, jobId: request.job_id };
+}
+
+describe('handrail CLI against the real dev server', () => {
+  it('start --follow prints one line per hop and exits 0 on completion; show lists the acks and receipt; history --out replays', async () => {
+    const { file, jobId } = ticketFile();
+    const started = await handrail(['start', file, '--follow']);
+    expect(started.stderr).toBe('');
+    expect(started.code).toBe(0);
+    const hops = started.stdout.split('\n').filter((l) => l.startsWith('hop '));
+    expect(hops.map((l) => l.split(/\s+/)[2])).toEqual(['intake', 'retrieve', 'draft', 'judge', 'writeback']);
+    expect(started.stdout).toMatch(new RegExp(`${jobId} completed: written back \\(hops 4, spent \\$0\\.\\d+\\)`));
+
+    const shown = await handrail(['show', jobId]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/HOP\s+STAGE\s+ACK/);
+    expect(shown.stdout).toMatch(/4\s+writeback\s+accepted/);
+    expect(shown.stdout).toContain(`CRM receipt  ${jobId}:writeback:receipt.v1`);
+
+    const out = path.join(dir, `${jobId}.history.json`);
+    const exported = await handrail(['history', jobId, '--out', out]);
+    expect(exported.code).toBe(0);
+    expect(exported.stdout).toMatch(/^wrote \d+ events/);
+    const history = historyFromJSON(JSON.parse(fs.readFileSync(out, 'utf8')));
+    expect(history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name).toBe('handoffJob');
+    await Worker.runReplayHistory({ workflowBundle: { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') } }, history, jobId);
+  });
+
+  it('an empty wallet: --follow exits 10 at the human; status --json and list --status escalated show it; a refused decision exits 5; top-up --follow completes', async () => {
+    const { file, jobId } = ticketFile({ budget: { usd: 0.005, revisions: 1 } });
+    const started = await handrail(['start', file, '--follow']);
+    expect(started.code).toBe(10);
+    expect(started.stdout).toMatch(/hop 2\s+draft\s+rejected_budget/);
+    expect(started.stdout).toMatch(/hop 1\s+human\s+accepted\s+verdict none, \$0\.002 and 1 revision left/);
+    expect(started.stdout).toContain(`decide with: handrail decide ${jobId} approve|reject|top-up|revise --actor <you>`);
+
+    const status = await handrail(['status', jobId, '--json']);
+    expect(status.code).toBe(0);
+    const view = JSON.parse(status.stdout) as JobStatusView;
+    expect(view).toMatchObject({ job_id: jobId, status: 'escalated', stage: 'human' });
+    expect(view.escalation?.options).toContain('top_up');
+
+    // Visibility trails the workflow by a moment; wait until the server's index has caught up.
+    for (let tries = 0; !(await listJobs(rail.client, { status: 'escalated', taskQueue: rail.taskQueue })).some((j) => j.job_id === jobId); tries++) {
+      expect(tries).toBeLessThan(100);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const listed = await handrail(['list', '--status', 'escalated', '--ack', 'accepted']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(new RegExp(`^${jobId}\\s+escalated\\s+human\\s+accepted`, 'm'));
+
+    const refused = await handrail(['decide', jobId, 'top-up', '--actor', 'ops.lead']);
+    expect(refused.code).toBe(5);
+    expect(refused.stderr).toContain('top_up needs usd > 0 or revisions > 0');
+
+    const decided = await handrail(['decide', jobId, 'top-up', '--actor', 'ops.lead', '--usd', '1', '--follow']);
+    expect(decided.code).toBe(0);
+    expect(decided.stdout).toContain(`${jobId}: top-up by ops.lead; the wallet grows and the job resumes at draft`);
+    expect(decided.stdout).not.toMatch(/hop 0\s+intake/);
+    expect(decided.stdout).toMatch(/draft\s+accepted by ops\.lead/);
+    expect(decided.stdout).toContain(`${jobId} completed`);
+  });
+
+  it('cancel ends a waiting job as cancelled (exit 0); cancelling it again exits 5', async () => {
+    const { file, jobId } = ticketFile({ budget: { usd: 0.005, revisions: 1 } });
+    expect((await handrail(['start', file, '--follow', '--json'])).code).toBe(10);
+    const cancelled = await handrail(['cancel', jobId, '--json']);
+    expect(cancelled.code).toBe(0);
+    expect(JSON.parse(cancelled.stdout)).toEqual({ job_id: jobId, cancel_requested: true, status: 'cancelled' });
+    const again = await handrail(['cancel', jobId]);
+    expect(again.code).toBe(5);
+    expect(again.stderr).toContain(`job "${jobId}" already ended (cancelled)`);
+  });
+
+  it('clear errors: unknown job exits 3, a server that is down exits 4 within seconds, an invalid ticket file names the field (exit 2)', async () => {
+    const unknown = await handrail(['status', uniqueId('no-such-job')]);
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toMatch(/no job "no-such-job-.*" in this namespace/);
+
+    const down = await handrail(['list'], { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
+    expect(down.code).toBe(4);
+    expect(down.stderr).toContain('Cannot reach Temporal at 127.0.0.1:');
+    expect(down.ms).toBeLessThan(20_000);
+
+    const { ticket } = jobRequest();
+    const bad = path.join(dir, 'no-customer.json');
+    fs.writeFileSync(bad, JSON.stringify({ ...ticket, customer_id: undefined }));
+    const invalid = await handrail(['start', bad]);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain(`invalid ticket file ${bad}: field "customer_id"`);
+  });
+});
