@@ -16,6 +16,11 @@ export function activitiesScheduled(history: History): string[] {
   return (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter((n): n is string => Boolean(n));
 }
 
+/** Local activities the workflow ran (each is a marker; patch markers are not counted). */
+export function localActivitiesRecorded(history: History): number {
+  return (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+}
+
 const STAGE_NAMES = new Set(REFERENCE_STAGES.map((card) => card.name));
 
 /** Stage work the workflow scheduled: the rail's own lookups (e.g. `priorDelivery`) are not stage work. */

@@ -18,7 +18,7 @@ import { sampleJobRequest } from '../src/samples/tickets';
 import { firstPackage } from '../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
 import type { BaselineResult } from './baseline/workflow';
-import { activitiesScheduled, eventTypeCounts, fetchHistories, meanEvents, stageActivitiesScheduled, type History } from './history';
+import { activitiesScheduled, eventTypeCounts, fetchHistories, localActivitiesRecorded, meanEvents, stageActivitiesScheduled, type History } from './history';
 import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, newTraceparent, runId, startLab, writeBundle } from './lab';
 import { fmt, markdownTable, percentile, writeResults } from './report';
 import { startWorkerProcess, type WorkerProcess } from './workers';
@@ -137,7 +137,7 @@ async function hopCosts(client: Client, taskQueue: string, count: number) {
       history_events: meanEvents(histories),
       stage_activities_run: histories.reduce((n, h) => n + stageActivitiesScheduled(h).length, 0) / histories.length,
       rail_activities_run: histories.reduce((n, h) => n + activitiesScheduled(h).length - stageActivitiesScheduled(h).length, 0) / histories.length,
-      local_activities_run: (eventTypeCounts(histories).MarkerRecorded ?? 0) / histories.length,
+      local_activities_run: histories.reduce((n, h) => n + localActivitiesRecorded(h), 0) / histories.length,
     };
   };
   const valid = (i: number) => firstPackage(sampleJobRequest(`${taskQueue}-hop-${i}`), newTraceparent());
