@@ -69,9 +69,10 @@ function numberFlag(flag: string, raw: unknown): number | undefined {
   return n;
 }
 
-function oneOf<T extends string>(flag: string, raw: unknown, allowed: readonly T[]): T | undefined {
+/** `what` as the user typed it: `--status`, or `<action>` for a positional. */
+function oneOf<T extends string>(what: string, raw: unknown, allowed: readonly T[]): T | undefined {
   if (raw === undefined) return undefined;
-  if (!allowed.includes(raw as T)) throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}; got "${String(raw)}"`);
+  if (!allowed.includes(raw as T)) throw new UsageError(`${what} must be one of ${allowed.join(', ')}; got "${String(raw)}"`);
   return raw as T;
 }
 
@@ -124,10 +125,10 @@ export function parseCommand(argv: string[]): Command {
       }, []);
       if (p.help) return { name: 'help', topic: 'list' };
       const filter = defined({
-        status: oneOf('status', p.values.status, RAIL_STATUSES),
-        stage: oneOf('stage', p.values.stage, StageName.options),
-        ack: oneOf('ack', p.values.ack, AckState.options),
-        verdict: oneOf('verdict', p.values.verdict, VERDICTS),
+        status: oneOf('--status', p.values.status, RAIL_STATUSES),
+        stage: oneOf('--stage', p.values.stage, StageName.options),
+        ack: oneOf('--ack', p.values.ack, AckState.options),
+        verdict: oneOf('--verdict', p.values.verdict, VERDICTS),
         limit: numberFlag('limit', p.values.limit),
       });
       return { name: 'list', filter, json: Boolean(p.values.json) };
@@ -143,7 +144,7 @@ export function parseCommand(argv: string[]): Command {
       }, ['job', 'action']);
       if (p.help) return { name: 'help', topic: 'decide' };
       // `top-up` on the command line, `top_up` on the wire (HumanDecision).
-      const action = oneOf('action', p.args[1]!.replace('-', '_'), HumanDecision.shape.action.options);
+      const action = oneOf('<action>', p.args[1]!.replace('-', '_'), HumanDecision.shape.action.options);
       if (!p.values.actor) throw new UsageError(`decide needs --actor (who decides; recorded on the job's acks)\nusage: ${USAGE.decide}`);
       const decision = defined({
         action,

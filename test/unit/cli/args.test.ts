@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommand, UsageError } from '../../../src/cli/args';
+
+describe('handrail command lines', () => {
+  it('start takes a ticket file and turns the flags into numbers and a constraint list', () => {
+    expect(parseCommand(['start', 't.json', '--job-id', 'j1', '--constraint', 'a', '--constraint', 'b', '--budget-usd', '0.5', '--revisions', '1', '--max-hops', '6', '--follow'])).toEqual({
+      name: 'start',
+      ticket: 't.json',
+      flags: { jobId: 'j1', constraints: ['a', 'b'], budgetUsd: 0.5, revisions: 1, maxHops: 6 },
+      follow: true,
+      json: false,
+    });
+  });
+
+  it('decide spells top-up as the wire action top_up and requires an actor', () => {
+    expect(parseCommand(['decide', 'j1', 'top-up', '--actor', 'ops', '--usd', '1'])).toMatchObject({ name: 'decide', jobId: 'j1', decision: { action: 'top_up', actor: 'ops', usd: 1 } });
+    expect(() => parseCommand(['decide', 'j1', 'approve'])).toThrow(/decide needs --actor/);
+    expect(() => parseCommand(['decide', 'j1', 'maybe', '--actor', 'ops'])).toThrow(/<action> must be one of approve, reject, revise, top_up/);
+  });
+
+  it('list checks filter values against the contract enums', () => {
+    expect(parseCommand(['list', '--status', 'escalated', '--ack', 'rejected_budget', '--stage', 'draft'])).toEqual({
+      name: 'list',
+      filter: { status: 'escalated', ack: 'rejected_budget', stage: 'draft' },
+      json: false,
+    });
+    expect(() => parseCommand(['list', '--ack', 'nope'])).toThrow(UsageError);
+  });
+
+  it('usage errors name what is wrong: missing job, extra argument, unknown flag, bad number, unknown command', () => {
+    expect(() => parseCommand(['status'])).toThrow(/missing <job>/);
+    expect(() => parseCommand(['status', 'a', 'b'])).toThrow(/unexpected argument "b"/);
+    expect(() => parseCommand(['show', 'a', '--colour'])).toThrow(/Unknown option '--colour'/);
+    expect(() => parseCommand(['start', 't.json', '--budget-usd', 'lots'])).toThrow(/--budget-usd must be a number, got "lots"/);
+    expect(() => parseCommand(['stop', 'a'])).toThrow(/unknown command "stop"/);
+  });
+
+  it('help: bare, --help, and per command', () => {
+    expect(parseCommand([])).toEqual({ name: 'help', topic: undefined });
+    expect(parseCommand(['--help'])).toEqual({ name: 'help', topic: undefined });
+    expect(parseCommand(['history', '--help'])).toEqual({ name: 'help', topic: 'history' });
+  });
+});
