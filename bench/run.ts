@@ -14,6 +14,7 @@ import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { JobResult } from '../contracts';
 import { startJob } from '../src/client';
+import { WORKFLOW_RUNTIME } from '../src/worker';
 import { sampleJobRequest } from '../src/samples/tickets';
 import { firstPackage } from '../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
@@ -88,9 +89,11 @@ async function runBatch(client: Client, side: Side, tag: string, record: boolean
 
 /** Histories replayed per second by one replay worker, after an untimed warm-up call (worker
  * setup is not replay); each history goes through several times so setup does not dominate. */
-async function replayPerSecond(bundleCode: string, histories: { workflowId: string; history: History }[], repeat = 3): Promise<number> {
+async function replayPerSecond(kind: Kind, bundleCode: string, histories: { workflowId: string; history: History }[], repeat = 3): Promise<number> {
   const replay = async (batch: typeof histories) => {
-    for await (const result of Worker.runReplayHistories({ workflowBundle: { code: bundleCode } }, batch)) {
+    // handrail replays with the converter and interceptors its worker runs with.
+    const runtime = kind === 'handrail' ? WORKFLOW_RUNTIME : {};
+    for await (const result of Worker.runReplayHistories({ ...runtime, workflowBundle: { code: bundleCode } }, batch)) {
       if (result.error) throw new Error(`replay of ${result.workflowId} failed: ${result.error.message}`);
     }
   };
@@ -115,6 +118,7 @@ async function figures(client: Client, side: Side): Promise<{ figures: SideFigur
       worker_cpu_ms_per_job: side.cpuMicros / 1000 / side.jobIds.length,
       worker_peak_rss_mb: (await side.worker.usage()).maxRssBytes / 2 ** 20,
       replay_histories_per_second: await replayPerSecond(
+        side.kind,
         side.bundleCode,
         histories.map((history, i) => ({ workflowId: side.jobIds[i]!, history })),
       ),
