@@ -85,7 +85,7 @@ describe('handrail CLI against the real dev server', () => {
     const started = await handrail(['start', file, '--follow']);
     expect(started.code).toBe(10);
     expect(started.stdout).toMatch(/hop 2\s+draft\s+rejected_budget/);
-    expect(started.stdout).toMatch(/hop 1\s+human\s+accepted\s+verdict none, \$0\.002 and 1 revision left/);
+    expect(started.stdout).toMatch(/hop 1\s+human\s+accepted\s+verdict none, \$[\d.]+ and 1 revision left/);
     expect(started.stdout).toContain(`decide with: handrail decide ${jobId} approve|reject|top-up|revise --actor <you>`);
 
     const status = await handrail(['status', jobId, '--json']);
