@@ -43,7 +43,6 @@ async function main(): Promise<boolean> {
         ),
       );
       console.log(`\n${checksTable(report.checks)}\n`);
-      for (const finding of report.findings) console.log(`Finding: ${finding}\n`);
       console.log(`JSON: ${path.relative(process.cwd(), writeResults('load', { concurrency: Number(args.concurrency), templates: Number(args.templates), ...report }))}`);
       return report.checks.every((c) => c.ok);
     } finally {

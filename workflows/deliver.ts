@@ -13,7 +13,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import { HANDOFF_V1, validateHandoff, type AckRecord, type HandoffV1, type StageCard, type StageResult, type StageWork } from '../contracts';
+import { HANDOFF_V1, isValidTraceparent, validateHandoff, type AckRecord, type HandoffV1, type StageCard, type StageResult, type StageWork } from '../contracts';
 import { REFERENCE_STAGES, createStageRegistry } from '../contracts/stages';
 import { ackRecord, decideAck, roleMismatch, type AckDecision } from './rail/ack';
 import { charge } from './rail/budget';
@@ -98,7 +98,7 @@ export async function deliver(input: Delivery): Promise<HopOutcome> {
   const hop = nextHop(arrived?.hop, d.stage, d.reason, d.from);
   const key = deliveryKey({ job_id: arrived?.job_id ?? d.fallbackJobId, hop: arrived?.hop }, d.stage);
   const stamp = (decision: AckDecision, stage = d.stage) =>
-    ackRecord(decision, { stage, hop, deliveryKey: key, traceparent: arrived?.trace.traceparent ?? d.fallbackTraceparent, now: new Date(), actor: d.actor });
+    ackRecord(decision, { stage, hop, deliveryKey: key, traceparent: arrived?.trace.traceparent ?? carriedTrace(d.package) ?? d.fallbackTraceparent, now: new Date(), actor: d.actor });
 
   // Only a well-formed package for the right stage is worth a lookup.
   let prior: StageResult | null = null;
@@ -195,6 +195,13 @@ async function runStage(card: StageCard, work: StageWork, reason: string): Promi
     }
   }
   return { failure: `stage unavailable: ${lastTimeout}` };
+}
+
+/** A rejected package's own traceparent, when it carries a valid one: the ack of a refused hop
+ * still belongs to the sender's trace (seed 001: the same traceparent on A's emit and B's ack). */
+function carriedTrace(pkg: unknown): string | undefined {
+  const candidate = (pkg as { trace?: { traceparent?: unknown } } | null)?.trace?.traceparent;
+  return typeof candidate === 'string' && isValidTraceparent(candidate) ? candidate : undefined;
 }
 
 function describeFailure(err: unknown): string {
