@@ -2,11 +2,12 @@
 import type { AckRecord } from '../../contracts';
 import type { JobStatusView } from '../definitions';
 
-const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+// The Web UI's markdown reads `$…$` as maths: amounts inside free text are escaped.
+const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\$/g, '\\$').replace(/\n/g, ' ');
 
 export function renderDetails(view: JobStatusView, acks: readonly AckRecord[]): string {
   const lines = [
-    `**${view.status}** at \`${view.stage}\` · hops ${view.hops} · wallet $${view.usd_remaining} / ${view.revisions_remaining} revisions · spent $${view.spent_usd} · verdict ${view.last_verdict}`,
+    `**${view.status}** at \`${view.stage}\` · hops ${view.hops} · wallet USD ${view.usd_remaining} / ${view.revisions_remaining} revisions · spent USD ${view.spent_usd} · verdict ${view.last_verdict}`,
   ];
   if (view.escalation) {
     lines.push('', `**Waiting for a human** since ${view.escalation.since}: ${view.escalation.reasons.map(cell).join('; ')}`);

@@ -10,7 +10,7 @@ const tableRows = (md: string) => md.split('\n').filter((l) => /^\| \d+ \|/.test
 
 describe('renderDetails', () => {
   it('states status, stage, hops, wallet and verdict in the first line', () => {
-    expect(renderDetails(view, []).split('\n')[0]).toBe('**running** at `judge` · hops 3 · wallet $1.2 / 2 revisions · spent $0.013 · verdict none');
+    expect(renderDetails(view, []).split('\n')[0]).toBe('**running** at `judge` · hops 3 · wallet USD 1.2 / 2 revisions · spent USD 0.013 · verdict none');
   });
 
   it('lists the escalation and the decisions it accepts', () => {
@@ -36,5 +36,16 @@ describe('renderDetails', () => {
     expect(rows).toHaveLength(30);
     expect(rows[0]!.startsWith('| 10 |')).toBe(true);
     expect(rows[29]!.startsWith('| 39 |')).toBe(true);
+  });
+});
+
+describe('renderDetails: markdown safety', () => {
+  it('escapes dollar signs in ack reasons so the Web UI does not read them as maths', () => {
+    const md = renderDetails(
+      { job_id: 'j', status: 'escalated', stage: 'human', hops: 1, usd_remaining: 0.002, revisions_remaining: 1, spent_usd: 0.003, last_verdict: 'none' },
+      [{ ack: 'rejected_budget', stage: 'draft', hop: 2, reason: 'wallet has $0.002; "draft" costs $0.01', delivery_key: 'j:draft:3', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', at: '2026-11-29T00:00:00.000Z' }],
+    );
+    expect(md).toContain('wallet has \\$0.002; "draft" costs \\$0.01');
+    expect(md).not.toMatch(/(^|[^\\])\$\d/);
   });
 });
