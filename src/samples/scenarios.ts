@@ -66,9 +66,10 @@ function rateLimitJob(jobId: string, ticketId: string, overrides: Partial<JobReq
 }
 
 /**
- * Waits for the escalation through the HandrailStatus search attribute, not the status query:
- * a query that reaches the worker while a local activity runs can close the workflow task on a
- * lone marker, and such histories fail replay (docs/replay.md, "Known problem").
+ * Waits for the escalation through the HandrailStatus search attribute rather than the status
+ * query, so recording never sends queries: before the prior-delivery-activity patch a query could
+ * leave a history that failed replay (docs/replay.md, "Known problem"), and a recorder that does
+ * not query cannot produce such a shape again.
  */
 async function untilEscalated(handle: JobHandle, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
