@@ -37,8 +37,6 @@ export interface AckDecision {
   invariant?: string;
 }
 
-export const isAccepted = (ack: AckState) => ack === 'accepted' || ack === 'duplicate';
-
 export function decideAck(f: AckFacts): AckDecision {
   if (!f.validation.ok) {
     const what = f.validation.reason === 'version' ? 'unsupported version' : f.validation.reason === 'size' ? 'package too large' : 'schema invalid';
