@@ -28,7 +28,7 @@ export interface HandrailWorkerOptions {
   workflowBundle?: { code: string };
   stages?: readonly StageCard[];
   /** Swap some activities (tests of a misbehaving stage). */
-  overrideActivities?: (real: HandrailActivities) => Partial<HandrailActivities>;
+  overrideActivities?: (real: HandrailActivities) => Partial<HandrailActivities> & Record<string, unknown>;
 }
 
 /**

@@ -36,8 +36,10 @@ export function uniqueId(prefix: string): string {
 
 export interface RailOptions {
   store?: Store;
-  /** Replace production activities by name (tests of a misbehaving stage); never shipped. */
-  activities?: (real: HandrailActivities) => Partial<HandrailActivities>;
+  /** Replace or add activities by name (tests of a misbehaving stage); never shipped. */
+  activities?: (real: HandrailActivities) => Partial<HandrailActivities> & Record<string, unknown>;
+  /** A workflow bundle other than the suite's (tests that swap a module in the rail). */
+  workflowBundle?: { code: string };
 }
 
 export async function startRail(opts: RailOptions = {}): Promise<Rail> {
@@ -53,7 +55,7 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
     connection: nativeConnection,
     config: { namespace, taskQueue },
     store,
-    workflowBundle: { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') },
+    workflowBundle: opts.workflowBundle ?? { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') },
     ...(opts.activities ? { overrideActivities: opts.activities } : {}),
   });
   const running = Promise.all(workers.map((w) => w.run()));
