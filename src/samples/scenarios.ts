@@ -49,20 +49,11 @@ function refundJob(jobId: string, ticketId: string, overrides: Partial<JobReques
  * question's terms and passes.
  */
 function rateLimitJob(jobId: string, ticketId: string, overrides: Partial<JobRequest> = {}): JobRequest {
-  return {
-    job_id: jobId,
-    ticket: {
-      id: ticketId,
-      customer_id: 'cus_41',
-      subject: 'API',
-      body: 'Our nightly batch job hits 429 errors, should we add exponential backoff or ask for a higher quota?',
-      channel: 'email',
-    },
-    goal: 'Draft internal triage summary; do not send to customer',
-    constraints: ['no refund promises', 'cite help center or no_match'],
+  return refundJob(jobId, ticketId, {
+    ticket: { id: ticketId, customer_id: 'cus_41', subject: 'API', body: 'Our nightly batch job hits 429 errors, should we add exponential backoff or ask for a higher quota?', channel: 'email' },
     budget: { usd: 1, revisions: 2 },
     ...overrides,
-  };
+  });
 }
 
 /**

@@ -9,6 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { JobRequest } from '../../contracts';
+import { sampleJobRequest } from '../../src/samples/tickets';
 import { openStore, type Store } from '../../src/store';
 import type { HandrailActivities } from '../../activities';
 import { createHandrailWorkers } from '../../src/worker';
@@ -75,23 +76,14 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
   };
 }
 
-/** A job request for the reference pipeline; tests override what they exercise. */
+/** The sample refund job under a fresh id (and a ticket id of its own, so CRM rows never meet);
+ * tests override what they exercise. */
 export function jobRequest(overrides: Partial<JobRequest> = {}): JobRequest {
   const id = overrides.job_id ?? uniqueId('job');
-  return {
-    job_id: id,
-    ticket: {
-      id: `tkt_${id}`,
-      customer_id: 'cus_9',
-      subject: 'Charged twice for my annual plan — can I get a refund?',
-      body: 'I upgraded to the annual plan yesterday and my card was charged twice. How do refunds work for a duplicate charge?',
-      channel: 'email',
-    },
-    goal: 'Draft internal triage summary; do not send to customer',
-    constraints: ['no refund promises', 'cite help center or no_match'],
-    budget: { usd: 1, revisions: 2 },
-    ...overrides,
-  };
+  const sample = sampleJobRequest(id);
+  // A shorter body than the demo's: its first draft passes, so the planned relay takes no revision.
+  const body = 'I upgraded to the annual plan yesterday and my card was charged twice. How do refunds work for a duplicate charge?';
+  return { ...sample, ticket: { ...sample.ticket, id: `tkt_${id}`, body }, budget: { usd: 1, revisions: 2 }, ...overrides };
 }
 
 /** Event types of a workflow's history, for asserting what did (not) run. */
