@@ -6,6 +6,7 @@ import { handoffV1, type Artifact, type Evaluator, type HandoffV1, type ToolTrie
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import type { Store } from '../src/store';
 import { stageFailure } from './failures';
+import { whileHeartbeating } from './heartbeat';
 
 export interface StageOutput {
   artifact: Artifact;
@@ -22,6 +23,7 @@ export interface StageOutput {
  * Runs `work` for a delivery unless a result is already recorded under its key; records the
  * result (first one wins) and returns the recorded one. A retry after a crash between the work
  * and the report therefore returns what the first attempt recorded, or redoes idempotent work.
+ * It heartbeats throughout, so such a crash is noticed within the card's heartbeat timeout.
  */
 export async function deliverOnce(
   store: Store,
@@ -30,14 +32,16 @@ export async function deliverOnce(
   work: (pkg: HandoffV1) => Promise<StageOutput>,
 ): Promise<StageResult> {
   const pkg = checkDelivery(card, delivery);
-  const prior = await store.findStageCompletion(delivery.delivery_key);
-  if (prior) return prior;
-  const output = await work(pkg);
-  return store.recordStageCompletion(delivery.delivery_key, {
-    package: emit(pkg, output),
-    artifact: output.artifact,
-    cost_usd: output.cost_usd,
-    body: output.body,
+  return whileHeartbeating(async () => {
+    const prior = await store.findStageCompletion(delivery.delivery_key);
+    if (prior) return prior;
+    const output = await work(pkg);
+    return store.recordStageCompletion(delivery.delivery_key, {
+      package: emit(pkg, output),
+      artifact: output.artifact,
+      cost_usd: output.cost_usd,
+      body: output.body,
+    });
   });
 }
 

@@ -199,6 +199,7 @@ async function outcome(client: Client, store: Store, requests: JobRequest[], ope
     endings[ending] = (endings[ending] ?? 0) + 1;
   }
   if (open.length > 0) endings.stuck = open.length;
+  const stuck = new Map(await Promise.all(open.map(async (id) => [id, await pendingWork(client, id)] as const)));
 
   const writes = new Map(await Promise.all(ids.map(async (id) => [id, await store.listWrites(id)] as const)));
   const completed = [...results.values()].filter((r) => r.status === 'completed');
@@ -219,7 +220,7 @@ async function outcome(client: Client, store: Store, requests: JobRequest[], ope
     checks: [
       check(
         `every job (${ids.length}) ended completed, escalated or rejected: none lost, none stuck`,
-        ids.filter((id) => !ENDINGS.has(results.get(id)?.status ?? '')).map((id) => `${id}: ${open.includes(id) ? 'still running' : (results.get(id)?.status ?? 'no result')}`),
+        ids.filter((id) => !ENDINGS.has(results.get(id)?.status ?? '')).map((id) => `${id}: ${stuck.has(id) ? `still running, ${stuck.get(id)}` : (results.get(id)?.status ?? 'no result')}`),
       ),
       check(
         `every completed job (${completed.length}) wrote the CRM exactly once, and its receipt is that write`,
@@ -231,4 +232,16 @@ async function outcome(client: Client, store: Store, requests: JobRequest[], ope
       ),
     ],
   };
+}
+
+/** What a job still open at the deadline waits on, so a stuck job in a report can be explained. */
+async function pendingWork(client: Client, id: string): Promise<string> {
+  const { raw } = await client.workflow.getHandle(id).describe();
+  const waiting = (raw.pendingActivities ?? []).map(
+    (a) =>
+      `${a.activityType?.name ?? 'activity'} attempt ${a.attempt ?? 1} ${a.lastStartedTime ? 'started' : 'scheduled'}` +
+      (a.lastFailure?.message ? ` (last failure: ${a.lastFailure.message})` : ''),
+  );
+  if (raw.pendingWorkflowTask) waiting.push(`a workflow task, attempt ${raw.pendingWorkflowTask.attempt ?? 1}`);
+  return waiting.length > 0 ? `waiting on ${waiting.join(', ')}` : 'waiting on a timer, a signal or an update';
 }

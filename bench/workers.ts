@@ -13,6 +13,8 @@ export interface WorkerProcessOptions {
   /** The store lives here (`handrail.sqlite`); a restarted worker reopens the same file. */
   dataDir: string;
   bundlePath: string;
+  /** Extra environment, e.g. a model endpoint for this worker only. */
+  env?: Record<string, string>;
 }
 
 export interface WorkerProcess {
@@ -42,6 +44,7 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
       HANDRAIL_BENCH_WORKER: opts.kind,
       HANDRAIL_WORKFLOW_BUNDLE: opts.bundlePath,
       DATABASE_URL: '',
+      ...opts.env,
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -63,6 +63,10 @@ export interface StageActivityOptions {
   startToCloseTimeout: Duration;
   /** The ACK timeout: how long a hop may wait for a worker holding this stage's queue. */
   scheduleToStartTimeout: Duration;
+  /** How soon a silent attempt counts as lost: a killed worker, or a completion the server never
+   * got, is retried after this instead of after the whole startToCloseTimeout. The stage
+   * activities heartbeat while they work. */
+  heartbeatTimeout: Duration;
   retry: RetryPolicy;
 }
 
@@ -108,11 +112,12 @@ export type StageSpec = Omit<StageCard, 'role' | 'packageVersions' | 'tools' | '
 const DEFAULT_ACTIVITY: StageActivityOptions = {
   startToCloseTimeout: '30s',
   scheduleToStartTimeout: '1m',
+  heartbeatTimeout: '10s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 3 },
 };
 
 /** A card with defaults filled in (worker role, handoff.v1, no tools, no writes, 30 s / 3 tries,
- * business failures non-retryable). Validation happens in `checkStageRegistry`, so a bad card
+ * 10 s heartbeat, business failures non-retryable). Validation happens in `checkStageRegistry`, so a bad card
  * reaches the worker-start check and is refused there with every other problem at once. */
 export function defineStage(spec: StageSpec): StageCard {
   const retry = { ...DEFAULT_ACTIVITY.retry, ...spec.activity?.retry };
@@ -126,6 +131,7 @@ export function defineStage(spec: StageSpec): StageCard {
     activity: {
       startToCloseTimeout: spec.activity?.startToCloseTimeout ?? DEFAULT_ACTIVITY.startToCloseTimeout,
       scheduleToStartTimeout: spec.activity?.scheduleToStartTimeout ?? DEFAULT_ACTIVITY.scheduleToStartTimeout,
+      heartbeatTimeout: spec.activity?.heartbeatTimeout ?? DEFAULT_ACTIVITY.heartbeatTimeout,
       retry: { ...retry, nonRetryableErrorTypes: [...nonRetryable] },
     },
   });
