@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import { decodeTimeoutType } from '@temporalio/common';
 import type { JobRequest, JobResult } from '../contracts';
 import { startJob } from '../src/client';
 import { sampleJobRequest } from '../src/samples/tickets';
@@ -39,6 +40,8 @@ export interface ChaosReport {
   endings: Record<string, number>;
   /** Evidence the chaos hit work in flight: retried activities, timed-out workflow tasks. */
   activity_retries: number;
+  /** Retries whose previous attempt went silent (its worker was killed, or its completion lost). */
+  heartbeat_timeouts: number;
   workflow_task_timeouts: number;
   timeline: string[];
   checks: PropertyCheck[];
@@ -205,7 +208,10 @@ async function outcome(client: Client, store: Store, requests: JobRequest[], ope
   const completed = [...results.values()].filter((r) => r.status === 'completed');
   const histories = await fetchHistories(client, closed);
   const events = eventTypeCounts(histories);
-  const retries = histories.flatMap((h) => h.events ?? []).filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1).length;
+  const retried = histories.flatMap((h) => h.events ?? []).filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1);
+  const heartbeatTimeouts = retried.filter(
+    (e) => decodeTimeoutType(e.activityTaskStartedEventAttributes?.lastFailure?.timeoutFailureInfo?.timeoutType) === 'HEARTBEAT',
+  ).length;
   const totalWrites = [...writes.values()].reduce((n, w) => n + w.length, 0);
 
   const check = (name: string, offenders: string[]): PropertyCheck => ({
@@ -215,7 +221,8 @@ async function outcome(client: Client, store: Store, requests: JobRequest[], ope
   });
   return {
     endings,
-    activity_retries: retries,
+    activity_retries: retried.length,
+    heartbeat_timeouts: heartbeatTimeouts,
     workflow_task_timeouts: events.WorkflowTaskTimedOut ?? 0,
     checks: [
       check(

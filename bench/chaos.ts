@@ -14,7 +14,8 @@ const { values: args } = parseArgs({
     kills: { type: 'string', default: '3' },
     seed: { type: 'string', default: String(Date.now() % 1_000_000) },
     'window-ms': { type: 'string', default: '20000' },
-    // A kill during an activity costs its 30 s start-to-close timeout before the retry.
+    // A kill during an activity costs its 10 s heartbeat timeout before the retry, a kill during
+    // a workflow task its 10 s task timeout; this is an upper bound, the run ends when all close.
     'settle-ms': { type: 'string', default: '180000' },
   },
 });
@@ -31,8 +32,8 @@ async function main(): Promise<boolean> {
   console.log(`\n## Chaos: ${report.jobs} jobs, ${report.kills} worker SIGKILLs, ${report.server_restarts} dev server restart (seed ${report.seed})\n`);
   console.log(
     markdownTable(
-      ['seconds', ...Object.keys(report.endings), 'activity retries', 'workflow task timeouts'],
-      [[fmt(report.seconds), ...Object.values(report.endings), report.activity_retries, report.workflow_task_timeouts]],
+      ['seconds', ...Object.keys(report.endings), 'activity retries', 'of them after a heartbeat timeout', 'workflow task timeouts'],
+      [[fmt(report.seconds), ...Object.values(report.endings), report.activity_retries, report.heartbeat_timeouts, report.workflow_task_timeouts]],
     ),
   );
   console.log(`\n${checksTable(report.checks)}\n`);
