@@ -9,6 +9,8 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { JobRequest } from '../../contracts';
+import type { JobHandle } from '../../src/client';
+import { statusQuery, type JobStatusView } from '../../workflows/definitions';
 import { sampleJobRequest } from '../../src/samples/tickets';
 import { openStore, type Store } from '../../src/store';
 import type { HandrailActivities } from '../../activities';
@@ -103,4 +105,15 @@ export async function scheduledActivities(client: Client, workflowId: string): P
 /** Stage work scheduled in a workflow's history: every activity but the duplicate lookup. */
 export async function stageActivities(client: Client, workflowId: string): Promise<string[]> {
   return (await scheduledActivities(client, workflowId)).filter((name) => name !== 'priorDelivery');
+}
+
+/** Polls the job's live status until it is `want` (a job waiting on a human, say). */
+export async function waitForStatus(handle: JobHandle, want: JobStatusView['status'], timeoutMs = 30_000): Promise<JobStatusView> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const view = await handle.query(statusQuery);
+    if (view.status === want) return view;
+    if (Date.now() > deadline) throw new Error(`job stayed ${view.status}, wanted ${want}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

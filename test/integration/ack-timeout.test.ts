@@ -1,21 +1,26 @@
 /**
  * Seed 004's ACK timeout on the real dev server: a stage whose workers do not pick the hop up in
- * time is tried once more, then its declared fallback answers. The stage cards come from a
- * test-only bundle in which `retrieve` sits on a queue nobody polls (fixtures/).
+ * time is tried once more, then its declared fallback; when nobody answers there either, the job
+ * escalates to a human, who can send the hop again. The stage cards come from a test-only bundle
+ * in which `retrieve` sits on a queue nobody polls and its fallback on a queue of its own
+ * (fixtures/).
  */
 import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import webpack from 'webpack';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createActivities } from '../../activities';
 import type { StageWork } from '../../contracts';
 import { PROJECT_ROOT } from '../../src/config';
-import { startJob } from '../../src/client';
-import { jobRequest, scheduledActivities, startRail, type Rail } from '../helpers/rail';
+import { decide, startJob } from '../../src/client';
+import { jobRequest, scheduledActivities, startRail, waitForStatus, type Rail } from '../helpers/rail';
+import { BACKUP_QUEUE } from './fixtures/stages-unreachable-retrieve';
 
 const SHIPPED_STAGES = /[\\/]contracts[\\/]stages(\.ts)?$/;
 const FIXTURE = path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'stages-unreachable-retrieve.ts');
 
 let rail: Rail;
+let connection: NativeConnection;
 
 beforeAll(async () => {
   const bundle = await bundleWorkflowCode({
@@ -32,20 +37,37 @@ beforeAll(async () => {
       ],
     }),
   });
-  rail = await startRail({
-    workflowBundle: bundle,
-    activities: (real) => ({ 'retrieve-backup': (work: StageWork) => real.retrieve({ ...work, stage: 'retrieve' }) }),
-  });
+  rail = await startRail({ workflowBundle: bundle });
+  connection = await NativeConnection.connect({ address: inject('temporalAddress') });
 });
 afterAll(async () => {
   await rail?.stop();
+  await connection?.close();
 });
+
+/** A worker answering `retrieve-backup` on its own queue (the production retrieve behind it). */
+async function startBackupWorker(): Promise<{ stop(): Promise<void> }> {
+  const worker = await Worker.create({
+    connection,
+    namespace: inject('namespace'),
+    taskQueue: BACKUP_QUEUE,
+    activities: { 'retrieve-backup': (work: StageWork) => createActivities({ store: rail.store }).retrieve({ ...work, stage: 'retrieve' }) },
+  });
+  const running = worker.run();
+  return {
+    async stop() {
+      worker.shutdown();
+      await running;
+    },
+  };
+}
 
 describe('ACK timeout (seed 004) on the real dev server', () => {
   it('retrieve unpicked within its ACK timeout is tried once more, then its fallback answers and the job completes', async () => {
+    const backup = await startBackupWorker();
     const request = jobRequest();
     const { handle } = await startJob(rail.client, request, rail);
-    const result = await handle.result();
+    const result = await handle.result().finally(() => backup.stop());
 
     expect(result.status).toBe('completed');
     const history = await handle.fetchHistory();
@@ -53,6 +75,33 @@ describe('ACK timeout (seed 004) on the real dev server', () => {
     expect(timedOut).toHaveLength(2);
     expect(await scheduledActivities(rail.client, request.job_id)).toEqual(['intake', 'retrieve', 'retrieve', 'retrieve-backup', 'draft', 'judge', 'writeback']);
     expect(result.package.hop?.chain).toContain('retrieve');
+    expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
+  });
+
+  it('with the fallback unanswered too, the hop fails as "stage unavailable" and escalates with nothing spent on later stages; approve sends it again', async () => {
+    const request = jobRequest();
+    const { handle } = await startJob(rail.client, request, rail);
+    const waiting = await waitForStatus(handle, 'escalated');
+
+    expect(waiting.escalation?.blocked).toBe('retrieve');
+    expect(waiting.escalation?.reasons.join(' ')).toMatch(/stage unavailable: no "retrieve-backup" worker picked the hop up within 1s/);
+    expect(waiting.escalation?.options).toContain('approve');
+    expect(await scheduledActivities(rail.client, request.job_id)).toEqual(['intake', 'retrieve', 'retrieve', 'retrieve-backup']);
+    expect(await rail.store.listWrites(request.job_id)).toHaveLength(0);
+
+    // The backup comes up; the operator sends the blocked hop again, which runs the same chain.
+    const backup = await startBackupWorker();
+    try {
+      await decide(rail.client, request.job_id, { action: 'approve', actor: 'ops.lead', note: 'backup retrieval is up' });
+      const result = await handle.result();
+      expect(result.status).toBe('completed');
+    } finally {
+      await backup.stop();
+    }
+    expect(await scheduledActivities(rail.client, request.job_id)).toEqual([
+      'intake', 'retrieve', 'retrieve', 'retrieve-backup',
+      'retrieve', 'retrieve', 'retrieve-backup', 'draft', 'judge', 'writeback',
+    ]);
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
   });
 });

@@ -5,9 +5,9 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SummaryMd } from '../../contracts';
-import { startJob, type JobHandle } from '../../src/client';
-import { decideUpdate, statusQuery, type JobStatusView } from '../../workflows/definitions';
-import { jobRequest, scheduledActivities, startRail, type Rail } from '../helpers/rail';
+import { startJob } from '../../src/client';
+import { decideUpdate, statusQuery } from '../../workflows/definitions';
+import { jobRequest, scheduledActivities, startRail, waitForStatus, type Rail } from '../helpers/rail';
 
 let rail: Rail;
 let guarded: Rail;
@@ -29,16 +29,6 @@ afterAll(async () => {
   await rail?.stop();
   await guarded?.stop();
 });
-
-async function waitForStatus(handle: JobHandle, want: JobStatusView['status'], timeoutMs = 30_000): Promise<JobStatusView> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const view = await handle.query(statusQuery);
-    if (view.status === want) return view;
-    if (Date.now() > deadline) throw new Error(`job stayed ${view.status}, wanted ${want}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The validator's message of a refused update (the Web UI shows the same text). */
 async function refusal(update: Promise<unknown>): Promise<string> {
