@@ -26,7 +26,8 @@ export interface ChatReply {
 
 export interface ChatModel {
   readonly model: string;
-  complete(messages: readonly ChatMessage[], options?: { maxTokens?: number; json?: boolean }): Promise<ChatReply>;
+  /** `signal` aborts the request (the stage was cancelled); the abort's reason is thrown as is. */
+  complete(messages: readonly ChatMessage[], options?: { maxTokens?: number; json?: boolean; signal?: AbortSignal }): Promise<ChatReply>;
 }
 
 export interface ModelConfig {
@@ -98,9 +99,10 @@ export function createChatModel(config: ModelConfig): ChatModel {
             ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}),
             ...(options.json ? { response_format: { type: 'json_object' } } : {}),
           }),
-          signal: AbortSignal.timeout(config.timeoutMs),
+          signal: options.signal ? AbortSignal.any([AbortSignal.timeout(config.timeoutMs), options.signal]) : AbortSignal.timeout(config.timeoutMs),
         });
       } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason ?? error;
         throw new ModelError(`model endpoint unreachable: ${(error as Error).message}`, true);
       }
       const raw = await response.text();

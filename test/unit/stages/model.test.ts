@@ -85,6 +85,15 @@ describe('chat model adapter', () => {
     await expect(closed.complete([])).rejects.toMatchObject({ name: 'ModelError', retryable: true });
   });
 
+  it('an aborted request (the stage was cancelled) throws the abort reason, not a retryable ModelError', async () => {
+    answer = () => reply('too late');
+    const cancelled = new Error('activity cancelled');
+    const controller = new AbortController();
+    controller.abort(cancelled);
+    await expect(createChatModel(config).complete([], { signal: controller.signal })).rejects.toBe(cancelled);
+    expect(seen).toHaveLength(0);
+  });
+
   it('reads its configuration from the environment, and requires prices', () => {
     expect(modelConfigFromEnv({})).toBeUndefined();
     expect(() => modelConfigFromEnv({ HANDRAIL_MODEL: 'x' })).toThrow(/both/);

@@ -1,0 +1,130 @@
+/**
+ * A draft whose model call hangs, in a worker process of its own, while the worker is SIGKILLed
+ * or the job is cancelled. Heartbeats make both reach the rail in seconds: without them the
+ * server would wait out the draft's whole startToCloseTimeout (2 min) before retrying, and a
+ * cancelled job's model request would run on, paid for, after nobody wanted it.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { decodeTimeoutType } from '@temporalio/common';
+import { afterAll, afterEach, beforeAll, expect, inject, it } from 'vitest';
+import type { JobResult } from '../../contracts';
+import { startWorkerProcess, type WorkerProcess, type WorkerProcessOptions } from '../../bench/workers';
+import { cancelJob, startJob } from '../../src/client';
+import { openStore, type Store } from '../../src/store';
+import { jobRequest, uniqueId } from '../helpers/rail';
+
+/** A model endpoint that takes requests and never answers; it notes each call and its end. */
+interface HungCall {
+  /** Resolves when the caller closed the connection (aborted, or its process died). */
+  closed: Promise<void>;
+}
+let model: http.Server;
+let calls: HungCall[] = [];
+let onCall: (call: HungCall) => void = () => undefined;
+let client: Client;
+let connection: Connection;
+let store: Store;
+let workers: WorkerProcess[] = [];
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-in-flight-'));
+
+beforeAll(async () => {
+  model = http.createServer((req) => {
+    const call = { closed: new Promise<void>((resolve) => req.socket.once('close', () => resolve())) };
+    calls.push(call);
+    onCall(call);
+  });
+  await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
+  connection = await Connection.connect({ address: inject('temporalAddress') });
+  client = new Client({ connection, namespace: inject('namespace') });
+  store = await openStore({ sqlitePath: path.join(dataDir, 'handrail.sqlite') });
+});
+
+afterEach(async () => {
+  await Promise.all(workers.map((w) => w.kill()));
+  workers = [];
+  calls = [];
+});
+
+afterAll(async () => {
+  model?.closeAllConnections();
+  await new Promise((resolve) => model?.close(resolve));
+  await store?.close();
+  await connection?.close();
+});
+
+function nextModelCall(): Promise<HungCall> {
+  return new Promise((resolve) => (onCall = resolve));
+}
+
+function workerOptions(taskQueue: string): WorkerProcessOptions {
+  return { kind: 'handrail', address: inject('temporalAddress'), taskQueue, dataDir, bundlePath: inject('workflowBundlePath') };
+}
+
+async function startWorkerWithHungModel(taskQueue: string): Promise<WorkerProcess> {
+  const { port } = model.address() as AddressInfo;
+  const worker = await startWorkerProcess({
+    ...workerOptions(taskQueue),
+    env: {
+      HANDRAIL_MODEL_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      HANDRAIL_MODEL: 'never-answers',
+      HANDRAIL_MODEL_USD_PER_MTOK_IN: '1',
+      HANDRAIL_MODEL_USD_PER_MTOK_OUT: '1',
+      HANDRAIL_MODEL_TIMEOUT_MS: '600000',
+    },
+  });
+  workers.push(worker);
+  return worker;
+}
+
+it('a worker killed mid-draft: the attempt times out on its heartbeat, another worker finishes, the CRM is written once', { timeout: 90_000 }, async () => {
+  const taskQueue = uniqueId('crash');
+  const hung = await startWorkerWithHungModel(taskQueue);
+  const request = jobRequest();
+  const called = nextModelCall();
+  const { handle } = await startJob(client, request, { taskQueue });
+  await called;
+  await hung.kill();
+  // The second worker runs the offline drafter (no model), so its draft attempt completes.
+  workers.push(await startWorkerProcess({ ...workerOptions(taskQueue), env: { HANDRAIL_MODEL_BASE_URL: '', HANDRAIL_MODEL: '' } }));
+
+  const result: JobResult = await handle.result();
+  expect(result.status).toBe('completed');
+  expect(calls).toHaveLength(1);
+
+  const events = (await handle.fetchHistory()).events ?? [];
+  const activityType = new Map(events.map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes?.activityType?.name]));
+  const draftStarts = events
+    .map((e) => e.activityTaskStartedEventAttributes)
+    .filter((a) => a && activityType.get(String(a.scheduledEventId)) === 'draft');
+  expect(draftStarts).toHaveLength(1);
+  expect(draftStarts[0]!.attempt).toBe(2);
+  expect(decodeTimeoutType(draftStarts[0]!.lastFailure?.timeoutFailureInfo?.timeoutType)).toBe('HEARTBEAT');
+
+  const writes = await store.listWrites(request.job_id);
+  expect(writes).toHaveLength(1);
+  expect(writes[0]!.idempotency_key).toBe(result.receipt?.idempotency_key);
+});
+
+it('a job cancelled mid-draft: the job ends cancelled at once, and the worker aborts the model request', { timeout: 60_000 }, async () => {
+  const taskQueue = uniqueId('cancel');
+  const worker = await startWorkerWithHungModel(taskQueue);
+  const request = jobRequest();
+  const called = nextModelCall();
+  const { handle } = await startJob(client, request, { taskQueue });
+  const call = await called;
+
+  await cancelJob(client, request.job_id);
+  const result: JobResult = await handle.result();
+  expect(result.status).toBe('cancelled');
+  // The cancellation reaches the activity with its next heartbeat; the worker is still alive,
+  // so the connection closing means the request was aborted, not that the process died.
+  await call.closed;
+  expect(worker.child.exitCode).toBeNull();
+  expect(worker.child.signalCode).toBeNull();
+  expect(await store.listWrites(request.job_id)).toHaveLength(0);
+});
