@@ -15,7 +15,7 @@ import { PROJECT_ROOT } from '../src/config';
 import { ensureDevServer, freePort } from '../src/devserver/server';
 import { SCENARIOS, normalizeResult } from '../src/samples/scenarios';
 import { openStore } from '../src/store';
-import { createHandrailWorkers } from '../src/worker';
+import { WORKFLOW_RUNTIME, createHandrailWorkers } from '../src/worker';
 import { RESULTS_DIR, historyFile, resultFile } from './replay/histories';
 
 const TASK_QUEUE = 'record-histories';
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
         if (mismatch) throw new Error(`${scenario.name}: the run is not the scenario (${mismatch}); nothing written for it`);
         const history = await client.workflow.getHandle(workflowId).fetchHistory();
         try {
-          await Worker.runReplayHistory({ workflowBundle }, history, workflowId);
+          await Worker.runReplayHistory({ ...WORKFLOW_RUNTIME, workflowBundle }, history, workflowId);
         } catch (err) {
           throw new Error(`${scenario.name}: the history does not replay on the code that recorded it, so it is no fixture: ${(err as Error).message}`);
         }

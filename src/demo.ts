@@ -12,6 +12,7 @@ import { devServerSettings } from './devserver/settings';
 import { ensureDevServer } from './devserver/server';
 import { sampleJobRequest } from './samples/tickets';
 import { openStore } from './store';
+import { tracingFromEnv } from './tracing';
 import { createHandrailWorkers } from './worker';
 
 async function main(): Promise<void> {
@@ -25,7 +26,8 @@ async function main(): Promise<void> {
   const connection = await connectWorker(config);
   const store = await openStore(config);
   const client = await connectHandrail(config);
-  const workers = await createHandrailWorkers({ connection, config, store });
+  const tracing = tracingFromEnv();
+  const workers = await createHandrailWorkers({ connection, config, store, tracer: tracing.tracer });
   const running = Promise.all(workers.map((w) => w.run()));
   try {
     const jobId = `demo-${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;
@@ -41,6 +43,7 @@ async function main(): Promise<void> {
   } finally {
     for (const w of workers) w.shutdown();
     await running;
+    await tracing.shutdown();
     await client.connection.close();
     await connection.close();
     await store.close();

@@ -3,6 +3,7 @@
  * `npm run worker` — configuration from the environment (src/config.ts); SIGINT/SIGTERM drain
  * in-flight tasks and stop (the SDK's runtime installs those handlers).
  */
+import type { Tracer } from '@opentelemetry/api';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import { createActivities, type HandrailActivities } from '../activities';
@@ -12,13 +13,15 @@ import { loadHelpCenter } from './corpus';
 import { createChatModel, modelConfigFromEnv } from './model';
 import { connectWorker } from './connect';
 import { openStore, type Store } from './store';
+import { railSinks, tracingFromEnv } from './tracing';
 
 /**
- * How workflow code is run: data converter and workflow interceptors. Today the SDK defaults.
- * Replay (scripts/replay/histories.ts) uses the same object, so a codec or interceptor added
- * here is exercised by the replay suite too.
+ * How workflow code is run: data converter, workflow interceptors (today the SDK defaults) and
+ * the rail's sinks (hop tracing). Replay (scripts/replay/histories.ts) uses the same object, so a
+ * codec or interceptor added here is exercised by the replay suite too. A live worker swaps in
+ * sinks bound to its own tracer.
  */
-export const WORKFLOW_RUNTIME: Pick<WorkerOptions, 'dataConverter' | 'interceptors'> = {};
+export const WORKFLOW_RUNTIME: Pick<WorkerOptions, 'dataConverter' | 'interceptors' | 'sinks'> = { sinks: railSinks() };
 
 export interface HandrailWorkerOptions {
   connection: NativeConnection;
@@ -27,6 +30,8 @@ export interface HandrailWorkerOptions {
   /** A prebuilt bundle (tests build one per run); otherwise workflows are bundled at start. */
   workflowBundle?: { code: string };
   stages?: readonly StageCard[];
+  /** Where hop spans go (src/tracing.ts); the process's global tracer provider by default. */
+  tracer?: Tracer;
   /** Swap some activities (tests of a misbehaving stage). */
   overrideActivities?: (real: HandrailActivities) => Partial<HandrailActivities> & Record<string, unknown>;
 }
@@ -50,6 +55,7 @@ export async function createHandrailWorkers(opts: HandrailWorkerOptions): Promis
     taskQueue: opts.config.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
     ...WORKFLOW_RUNTIME,
+    sinks: railSinks(opts.tracer),
     activities,
   });
   const own = await Promise.all(
@@ -74,11 +80,13 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const connection = await connectWorker(config);
   const store = await openStore(config);
+  const tracing = tracingFromEnv();
   try {
-    const workers = await createHandrailWorkers({ connection, config, store });
+    const workers = await createHandrailWorkers({ connection, config, store, tracer: tracing.tracer });
     console.log(`handrail worker polling "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.namespace}, store ${store.backend}). Ctrl-C stops it.`);
     await runWorkers(workers);
   } finally {
+    await tracing.shutdown();
     await store.close();
     await connection.close();
   }

@@ -19,6 +19,7 @@ import { ackRecord, decideAck, roleMismatch, type AckDecision } from './rail/ack
 import { charge } from './rail/budget';
 import { deliveryKey, nextHop } from './rail/hops';
 import { checkEmitted } from './rail/invariants';
+import { traceHop } from './tracing';
 
 /** The checked stage registry the rail routes through (the worker checks the same cards). */
 export const stages = createStageRegistry(REFERENCE_STAGES);
@@ -82,13 +83,36 @@ export interface HopOutcome {
   failure?: string;
   /** Which stage actually did the work (differs when the fallback stage answered). */
   stage: string;
+  /** Who handed the package over on this hop. */
+  from: string;
   costUsd: number;
   overspentUsd: number;
 }
 
 const STAGE_NAME = /^[a-z][a-z0-9_.-]{0,63}$/;
 
+/** Delivers one hop and traces it: a span under the package's traceparent, a child per ack. */
 export async function deliver(input: Delivery): Promise<HopOutcome> {
+  const startedAt = Date.now();
+  const outcome = await deliverHop(input);
+  const [first] = outcome.acks;
+  traceHop({
+    job_id: outcome.package?.job_id ?? input.fallbackJobId,
+    stage: first!.stage,
+    ...(outcome.stage !== first!.stage ? { ran: outcome.stage } : {}),
+    from: outcome.from,
+    reason: input.reason,
+    traceparent: first!.traceparent,
+    started_at: startedAt,
+    ended_at: Date.now(),
+    acks: outcome.acks,
+    cost_usd: outcome.costUsd,
+    ...(outcome.failure ? { failure: outcome.failure } : {}),
+  });
+  return outcome;
+}
+
+async function deliverHop(input: Delivery): Promise<HopOutcome> {
   // A name that is not a stage slug cannot be registered; it is acked (rejected_role) under a
   // placeholder so the ack itself stays a valid record.
   const d = STAGE_NAME.test(input.stage) ? input : { ...input, stage: 'unknown-stage', reason: `${input.reason} (asked for ${JSON.stringify(input.stage.slice(0, 40))})` };
@@ -121,13 +145,14 @@ export async function deliver(input: Delivery): Promise<HopOutcome> {
     package: arrived && { ...arrived, ack },
     ok: false,
     stage: d.stage,
+    from: hop.from,
     costUsd: 0,
     overspentUsd: 0,
     ...extra,
   });
 
   if (decision.ack === 'duplicate' && prior) {
-    return { acks: [ack], package: { ...prior.package, ack }, result: prior, ok: true, stage: d.stage, costUsd: 0, overspentUsd: 0 };
+    return { acks: [ack], package: { ...prior.package, ack }, result: prior, ok: true, stage: d.stage, from: hop.from, costUsd: 0, overspentUsd: 0 };
   }
   if (decision.ack !== 'accepted' || !arrived || !card) return refused();
 
@@ -150,7 +175,7 @@ export async function deliver(input: Delivery): Promise<HopOutcome> {
       { ack: 'rejected_invariant', invariant: first!.invariant, reason: violations.map((v) => `${v.invariant}: ${v.reason}`).join('; ') },
       ranCard.name,
     );
-    return { acks: [ack, rejection], package: { ...charged, ack: rejection }, result, ok: false, stage: ranCard.name, costUsd: reported, overspentUsd };
+    return { acks: [ack, rejection], package: { ...charged, ack: rejection }, result, ok: false, stage: ranCard.name, from: hop.from, costUsd: reported, overspentUsd };
   }
   return {
     acks: [ack],
@@ -158,6 +183,7 @@ export async function deliver(input: Delivery): Promise<HopOutcome> {
     result,
     ok: true,
     stage: ranCard.name,
+    from: hop.from,
     costUsd: reported,
     overspentUsd,
   };

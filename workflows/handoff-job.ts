@@ -26,6 +26,7 @@ import { firstPackage } from './rail/first-package';
 import { route, type Route } from './rail/routing';
 import { renderDetails } from './rail/details';
 import { HandrailAck, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
+import { traceHop } from './tracing';
 
 /** How long an escalation waits for `decide` when the request does not say. */
 export const DEFAULT_DECISION_TIMEOUT = '7 days';
@@ -143,6 +144,8 @@ class Job {
       since: new Date().toISOString(),
       step,
     };
+    const startedAt = Date.now();
+    const acksBefore = this.acks.length;
     this.acks.push({
       ack: 'accepted',
       stage: HUMAN,
@@ -154,25 +157,41 @@ class Job {
     });
     this.publish();
 
-    const decided = await condition(() => this.pendingDecision !== undefined, this.decisionTimeout as Duration);
-    if (!decided) return 'timeout';
-    const decision = this.pendingDecision!;
-    this.pendingDecision = undefined;
-    this.escalation = undefined;
-    this.lastActor = decision.actor;
-    this.status = 'running';
-    // The decision is recorded like any hop's ack, with its actor (and a top-up's amounts).
-    this.acks.push({
-      ack: 'accepted',
-      stage: HUMAN,
-      hop: hop.count,
-      reason: describeDecision(decision).slice(0, LIMITS.shortText),
-      delivery_key: `${this.jobId}:${HUMAN}:${hop.chain.length}`,
-      traceparent: this.traceparent,
-      at: new Date().toISOString(),
-      actor: decision.actor,
-    });
-    return this.apply(decision, step);
+    try {
+      const decided = await condition(() => this.pendingDecision !== undefined, this.decisionTimeout as Duration);
+      if (!decided) return 'timeout';
+      const decision = this.pendingDecision!;
+      this.pendingDecision = undefined;
+      this.escalation = undefined;
+      this.lastActor = decision.actor;
+      this.status = 'running';
+      // The decision is recorded like any hop's ack, with its actor (and a top-up's amounts).
+      this.acks.push({
+        ack: 'accepted',
+        stage: HUMAN,
+        hop: hop.count,
+        reason: describeDecision(decision).slice(0, LIMITS.shortText),
+        delivery_key: `${this.jobId}:${HUMAN}:${hop.chain.length}`,
+        traceparent: this.traceparent,
+        at: new Date().toISOString(),
+        actor: decision.actor,
+      });
+      return this.apply(decision, step);
+    } finally {
+      // The human's hop is traced like any other, from the escalation to the decision (or the
+      // timeout, or the job's cancellation).
+      traceHop({
+        job_id: this.jobId,
+        stage: HUMAN,
+        from: hop.from,
+        reason: step.reason,
+        traceparent: this.traceparent,
+        started_at: startedAt,
+        ended_at: Date.now(),
+        acks: this.acks.slice(acksBefore),
+        cost_usd: 0,
+      });
+    }
   }
 
   /** Turns a human decision into the next step. The human's hop carries the actor on its ack. */

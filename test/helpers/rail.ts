@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Tracer } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
@@ -43,6 +44,8 @@ export interface RailOptions {
   activities?: (real: HandrailActivities) => Partial<HandrailActivities> & Record<string, unknown>;
   /** A workflow bundle other than the suite's (tests that swap a module in the rail). */
   workflowBundle?: { code: string };
+  /** Where the worker sends hop spans (tests read them back from an in-memory exporter). */
+  tracer?: Tracer;
 }
 
 export async function startRail(opts: RailOptions = {}): Promise<Rail> {
@@ -60,6 +63,7 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
     store,
     workflowBundle: opts.workflowBundle ?? { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') },
     ...(opts.activities ? { overrideActivities: opts.activities } : {}),
+    ...(opts.tracer ? { tracer: opts.tracer } : {}),
   });
   const running = Promise.all(workers.map((w) => w.run()));
   return {

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
+import { WORKFLOW_RUNTIME } from '../../src/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { listJobs } from '../../src/client';
 import { PROJECT_ROOT } from '../../src/config';
@@ -77,7 +78,7 @@ describe('handrail CLI against the real dev server', () => {
     expect(exported.stdout).toMatch(/^wrote \d+ events/);
     const history = historyFromJSON(JSON.parse(fs.readFileSync(out, 'utf8')));
     expect(history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name).toBe('handoffJob');
-    await Worker.runReplayHistory({ workflowBundle: { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') } }, history, jobId);
+    await Worker.runReplayHistory({ ...WORKFLOW_RUNTIME, workflowBundle: { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') } }, history, jobId);
   });
 
   it('an empty wallet: --follow exits 10 at the human; status --json and list --status escalated show it; a refused decision exits 5; top-up --follow completes', async () => {

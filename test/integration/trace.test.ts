@@ -1,0 +1,111 @@
+/**
+ * SPEC "Trace": every hop is a span under the package's traceparent, and every ack a child span
+ * of its hop, exported by the worker that ran the workflow (here into memory).
+ */
+import { SpanStatusCode, type HrTime } from '@opentelemetry/api';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { parseTraceparent } from '../../contracts';
+import { decide, startJob } from '../../src/client';
+import { firstPackage } from '../../workflows/rail/first-package';
+import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
+import { jobRequest, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
+
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+let rail: Rail;
+
+beforeAll(async () => {
+  rail = await startRail({ tracer: provider.getTracer('handrail-test') });
+});
+afterAll(async () => {
+  await rail?.stop();
+  await provider.shutdown();
+});
+
+function traceparent(): string {
+  const hex = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * 16).toString(16)).join('');
+  return `00-${hex(32)}-${hex(16)}-01`;
+}
+
+const ms = ([seconds, nanos]: HrTime) => seconds * 1_000 + nanos / 1e6;
+
+/** Spans of one trace; sinks run just after the workflow task that reported the hop, so poll. */
+async function spansOf(traceId: string, count: number): Promise<ReadableSpan[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+    if (spans.length >= count || Date.now() > deadline) return spans;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+it('a completed job: one hop span per stage under the job traceparent, each with its ack as a child', async () => {
+  const tp = traceparent();
+  const parent = parseTraceparent(tp)!;
+  const request = jobRequest({ traceparent: tp });
+  const { handle } = await startJob(rail.client, request, rail);
+  expect((await handle.result()).status).toBe('completed');
+
+  const spans = await spansOf(parent.traceId, 10);
+  const hops = spans.filter((s) => s.name.startsWith('hop ')).sort((a, b) => Number(a.attributes['handrail.hop']) - Number(b.attributes['handrail.hop']));
+  expect(hops.map((s) => s.name)).toEqual(['hop client → intake', 'hop intake → retrieve', 'hop retrieve → draft', 'hop draft → judge', 'hop judge → writeback']);
+  for (const hop of hops) {
+    expect(hop.parentSpanContext?.spanId).toBe(parent.parentId);
+    expect(hop.attributes).toMatchObject({ 'handrail.job_id': request.job_id, 'temporal.workflow_id': request.job_id, 'temporal.workflow_type': 'handoffJob' });
+    expect(hop.status.code).not.toBe(SpanStatusCode.ERROR);
+    const acks = spans.filter((s) => s.parentSpanContext?.spanId === hop.spanContext().spanId);
+    expect(acks.map((s) => s.name)).toEqual(['ack accepted']);
+    expect(acks[0]!.attributes['handrail.stage']).toBe(hop.attributes['handrail.stage']);
+  }
+  expect(spans).toHaveLength(10);
+});
+
+it('a refused hop is an error span with its rejected_* ack under the sender\'s traceparent, and nothing under it ran', async () => {
+  const tp = traceparent();
+  const parent = parseTraceparent(tp)!;
+  const request = jobRequest({ traceparent: tp });
+  const { goal: _dropped, ...broken } = firstPackage(request, tp);
+  const hop: StageHopRequest = { stage: 'intake', package: broken };
+  const result = await rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', { taskQueue: rail.taskQueue, workflowId: uniqueId('hop'), args: [hop] });
+  expect(result.ack.ack).toBe('rejected_schema');
+
+  const spans = await spansOf(parent.traceId, 2);
+  expect(spans.map((s) => s.name).sort()).toEqual(['ack rejected_schema', 'hop client → intake']);
+  const [ack, hopSpan] = [spans.find((s) => s.name.startsWith('ack'))!, spans.find((s) => s.name.startsWith('hop'))!];
+  expect(hopSpan.parentSpanContext?.spanId).toBe(parent.parentId);
+  expect(hopSpan.status.code).toBe(SpanStatusCode.ERROR);
+  expect(hopSpan.attributes['temporal.workflow_type']).toBe('stageHop');
+  expect(ack.parentSpanContext?.spanId).toBe(hopSpan.spanContext().spanId);
+  expect(ack.status).toMatchObject({ code: SpanStatusCode.ERROR, message: expect.stringMatching(/goal/) });
+});
+
+it('an escalation is a hop to the human, spanning from the escalation to the decision, whose ack carries the actor', async () => {
+  const tp = traceparent();
+  const parent = parseTraceparent(tp)!;
+  // A wallet too small for the draft: the hop to draft is refused and the job waits for a human.
+  const request = jobRequest({ traceparent: tp, budget: { usd: 0.003, revisions: 1 } });
+  const { handle } = await startJob(rail.client, request, rail);
+  await waitForStatus(handle, 'escalated');
+  await decide(rail.client, request.job_id, { action: 'top_up', actor: 'ops.lead', usd: 1 });
+  expect((await handle.result()).status).toBe('completed');
+
+  // 7 hops (the refused one and the human's included) and 8 acks.
+  const spans = await spansOf(parent.traceId, 15);
+  expect(spans).toHaveLength(15);
+  const named = (name: string) => spans.filter((s) => s.name === name);
+  const children = (span: ReadableSpan) => spans.filter((s) => s.parentSpanContext?.spanId === span.spanContext().spanId);
+
+  const [refused] = named('hop retrieve → draft');
+  expect(refused!.status.code).toBe(SpanStatusCode.ERROR);
+  expect(children(refused!).map((s) => s.name)).toEqual(['ack rejected_budget']);
+
+  const [human] = named('hop retrieve → human');
+  expect(human!.parentSpanContext?.spanId).toBe(parent.parentId);
+  const acks = children(human!);
+  expect(acks.map((s) => s.attributes['handrail.reason'])).toEqual([expect.stringMatching(/^escalated: wallet has \$0/), expect.stringMatching(/top_up .* by ops\.lead/)]);
+  expect(acks[1]!.attributes['handrail.actor']).toBe('ops.lead');
+  // The human's hop lasts until the decision.
+  expect(ms(human!.endTime)).toBeGreaterThanOrEqual(ms(acks[1]!.startTime));
+  expect(named('hop human → draft')).toHaveLength(1);
+});
