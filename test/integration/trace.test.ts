@@ -5,6 +5,7 @@
 import { SpanStatusCode, type HrTime } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { newTraceparent } from '../../bench/lab';
 import { parseTraceparent } from '../../contracts';
 import { decide, startJob } from '../../src/client';
 import { firstPackage } from '../../workflows/rail/first-package';
@@ -23,11 +24,6 @@ afterAll(async () => {
   await provider.shutdown();
 });
 
-function traceparent(): string {
-  const hex = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * 16).toString(16)).join('');
-  return `00-${hex(32)}-${hex(16)}-01`;
-}
-
 const ms = ([seconds, nanos]: HrTime) => seconds * 1_000 + nanos / 1e6;
 
 /** Spans of one trace; sinks run just after the workflow task that reported the hop, so poll. */
@@ -41,7 +37,7 @@ async function spansOf(traceId: string, count: number): Promise<ReadableSpan[]> 
 }
 
 it('a completed job: one hop span per stage under the job traceparent, each with its ack as a child', async () => {
-  const tp = traceparent();
+  const tp = newTraceparent();
   const parent = parseTraceparent(tp)!;
   const request = jobRequest({ traceparent: tp });
   const { handle } = await startJob(rail.client, request, rail);
@@ -62,7 +58,7 @@ it('a completed job: one hop span per stage under the job traceparent, each with
 });
 
 it('a refused hop is an error span with its rejected_* ack under the sender\'s traceparent, and nothing under it ran', async () => {
-  const tp = traceparent();
+  const tp = newTraceparent();
   const parent = parseTraceparent(tp)!;
   const request = jobRequest({ traceparent: tp });
   const { goal: _dropped, ...broken } = firstPackage(request, tp);
@@ -81,7 +77,7 @@ it('a refused hop is an error span with its rejected_* ack under the sender\'s t
 });
 
 it('an escalation is a hop to the human, spanning from the escalation to the decision, whose ack carries the actor', async () => {
-  const tp = traceparent();
+  const tp = newTraceparent();
   const parent = parseTraceparent(tp)!;
   // A wallet too small for the draft: the hop to draft is refused and the job waits for a human.
   const request = jobRequest({ traceparent: tp, budget: { usd: 0.003, revisions: 1 } });
