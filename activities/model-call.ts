@@ -4,10 +4,11 @@ import type { ChatMessage, ChatModel, ChatReply } from '../src/model';
 import { ModelError } from '../src/model';
 import { stageFailure } from './failures';
 
-/** When the stage's activity is cancelled (the job was cancelled; heartbeats bring the news),
- * the model request is aborted rather than left running, and paid for, after nobody wants it. */
+/** When nobody wants the answer any more (the job was cancelled, or its workflow is gone;
+ * heartbeats bring the news), the model request is aborted rather than left running and paid
+ * for. A worker shutting down is not such a case: it drains, so the call finishes and reports. */
 export async function askModel(model: ChatModel, messages: ChatMessage[], options?: { maxTokens?: number; json?: boolean }): Promise<ChatReply> {
-  const signal = asyncLocalStorage.getStore()?.cancellationSignal;
+  const signal = abandonedSignal();
   try {
     return await model.complete(messages, { ...options, ...(signal ? { signal } : {}) });
   } catch (error) {
@@ -15,4 +16,18 @@ export async function askModel(model: ChatModel, messages: ChatMessage[], option
     if (error instanceof ModelError && !error.retryable) throw stageFailure('ModelRejected', error.message, { status: error.status });
     throw error;
   }
+}
+
+/** Aborts when the activity is cancelled for any reason but the worker's own shutdown. */
+function abandonedSignal(): AbortSignal | undefined {
+  const context = asyncLocalStorage.getStore();
+  if (!context) return undefined;
+  const abandoned = new AbortController();
+  const cancelled = context.cancellationSignal;
+  const onCancel = () => {
+    if (!context.cancellationDetails?.workerShutdown) abandoned.abort(cancelled.reason);
+  };
+  if (cancelled.aborted) onCancel();
+  else cancelled.addEventListener('abort', onCancel, { once: true });
+  return abandoned.signal;
 }

@@ -18,10 +18,12 @@ import { cancelJob, startJob } from '../../src/client';
 import { openStore, type Store } from '../../src/store';
 import { jobRequest, uniqueId } from '../helpers/rail';
 
-/** A model endpoint that takes requests and never answers; it notes each call and its end. */
+/** A model endpoint that takes requests and answers only when told; it notes each call. */
 interface HungCall {
   /** Resolves when the caller closed the connection (aborted, or its process died). */
   closed: Promise<void>;
+  /** Sends a chat-completions reply with this text. */
+  answer(text: string): void;
 }
 let model: http.Server;
 let calls: HungCall[] = [];
@@ -33,8 +35,14 @@ let workers: WorkerProcess[] = [];
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-in-flight-'));
 
 beforeAll(async () => {
-  model = http.createServer((req) => {
-    const call = { closed: new Promise<void>((resolve) => req.socket.once('close', () => resolve())) };
+  model = http.createServer((req, res) => {
+    const call: HungCall = {
+      closed: new Promise<void>((resolve) => req.socket.once('close', () => resolve())),
+      answer: (text) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: text } }], usage: { prompt_tokens: 900, completion_tokens: 120 } })),
+    };
     calls.push(call);
     onCall(call);
   });
@@ -81,7 +89,7 @@ async function startWorkerWithHungModel(taskQueue: string): Promise<WorkerProces
   return worker;
 }
 
-it('a worker killed mid-draft: the attempt times out on its heartbeat, another worker finishes, the CRM is written once', { timeout: 90_000 }, async () => {
+it('a worker killed mid-draft: the attempt times out on its heartbeat, another worker finishes, the CRM is written once', { timeout: 180_000 }, async () => {
   const taskQueue = uniqueId('crash');
   const hung = await startWorkerWithHungModel(taskQueue);
   const request = jobRequest();
@@ -110,7 +118,7 @@ it('a worker killed mid-draft: the attempt times out on its heartbeat, another w
   expect(writes[0]!.idempotency_key).toBe(result.receipt?.idempotency_key);
 });
 
-it('a job cancelled mid-draft: the job ends cancelled at once, and the worker aborts the model request', { timeout: 60_000 }, async () => {
+it('a job cancelled mid-draft: the job ends cancelled at once, and the worker aborts the model request', { timeout: 120_000 }, async () => {
   const taskQueue = uniqueId('cancel');
   const worker = await startWorkerWithHungModel(taskQueue);
   const request = jobRequest();
@@ -126,5 +134,34 @@ it('a job cancelled mid-draft: the job ends cancelled at once, and the worker ab
   await call.closed;
   expect(worker.child.exitCode).toBeNull();
   expect(worker.child.signalCode).toBeNull();
-  expect(await store.listWrites(request.job_id)).toHaveLength(0);
+});
+
+it('a worker told to stop (SIGTERM) mid-draft drains: the model call finishes and its result is reported, not thrown away', { timeout: 120_000 }, async () => {
+  const taskQueue = uniqueId('drain');
+  const worker = await startWorkerWithHungModel(taskQueue);
+  const request = jobRequest();
+  const called = nextModelCall();
+  const { handle } = await startJob(client, request, { taskQueue });
+  const call = await called;
+
+  const stopped = worker.stop();
+  // The shutdown has reached the activity (as a cancellation) by the time the model answers.
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect(worker.child.exitCode).toBeNull();
+  call.answer('## Triage summary\n\nThe customer was charged twice for the annual plan. [refund-policy.4]');
+  await stopped;
+  expect(await worker.exited).toBe('exit 0');
+
+  const events = (await handle.fetchHistory()).events ?? [];
+  const draft = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'draft');
+  const outcomes = events.filter(
+    (e) =>
+      String(e.activityTaskStartedEventAttributes?.scheduledEventId ?? e.activityTaskCompletedEventAttributes?.scheduledEventId ?? e.activityTaskFailedEventAttributes?.scheduledEventId ?? '') ===
+      String(draft?.eventId),
+  );
+  const described = outcomes.map((e) =>
+    e.activityTaskStartedEventAttributes ? `started, attempt ${e.activityTaskStartedEventAttributes.attempt}` : e.activityTaskCompletedEventAttributes ? 'completed' : 'failed',
+  );
+  expect(described).toEqual(['started, attempt 1', 'completed']);
+  await handle.terminate('test over: the next hop needs a worker');
 });
