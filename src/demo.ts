@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const connection = await connectWorker(config);
   const store = await openStore(config);
   const client = await connectHandrail(config);
-  const tracing = tracingFromEnv();
+  const tracing = await tracingFromEnv();
   const workers = await createHandrailWorkers({ connection, config, store, tracer: tracing.tracer });
   const running = Promise.all(workers.map((w) => w.run()));
   try {

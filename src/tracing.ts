@@ -8,9 +8,6 @@
  * provider the process registered globally, which is none (spans dropped) unless you set one up.
  */
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Tracer } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { InjectedSinks } from '@temporalio/worker';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import { parseTraceparent } from '../contracts';
@@ -27,10 +24,16 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-export function tracingFromEnv(env: NodeJS.ProcessEnv = process.env): Tracing {
+export async function tracingFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<Tracing> {
   // The OTLP spec's rule: a signal-specific endpoint is used as is, the general one gets /v1/traces.
   const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT && `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
   if (!url) return { tracer: trace.getTracer(TRACER_NAME), shutdown: async () => undefined };
+  // Loaded only when exporting: the SDK and exporter add about 10 MiB to a worker.
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor }] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+  ]);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'handrail-worker' }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],

@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const connection = await connectWorker(config);
   const store = await openStore(config);
-  const tracing = tracingFromEnv();
+  const tracing = await tracingFromEnv();
   try {
     const workers = await createHandrailWorkers({ connection, config, store, tracer: tracing.tracer });
     console.log(`handrail worker polling "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.namespace}, store ${store.backend}). Ctrl-C stops it.`);

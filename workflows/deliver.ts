@@ -19,7 +19,7 @@ import { ackRecord, decideAck, roleMismatch, type AckDecision } from './rail/ack
 import { charge } from './rail/budget';
 import { deliveryKey, nextHop } from './rail/hops';
 import { checkEmitted } from './rail/invariants';
-import { traceHop } from './tracing';
+import { traceHop, type HopTrace } from './tracing';
 
 /** The checked stage registry the rail routes through (the worker checks the same cards). */
 export const stages = createStageRegistry(REFERENCE_STAGES);
@@ -83,36 +83,37 @@ export interface HopOutcome {
   failure?: string;
   /** Which stage actually did the work (differs when the fallback stage answered). */
   stage: string;
-  /** Who handed the package over on this hop. */
-  from: string;
   costUsd: number;
   overspentUsd: number;
 }
 
 const STAGE_NAME = /^[a-z][a-z0-9_.-]{0,63}$/;
 
-/** Delivers one hop and traces it: a span under the package's traceparent, a child per ack. */
+/** Delivers one hop and traces it: a span under the package's traceparent, a child per ack.
+ * A hop cut short after its ack (the job was cancelled mid-stage) is traced as failed. */
 export async function deliver(input: Delivery): Promise<HopOutcome> {
   const startedAt = Date.now();
-  const outcome = await deliverHop(input);
-  const [first] = outcome.acks;
-  traceHop({
-    job_id: outcome.package?.job_id ?? input.fallbackJobId,
-    stage: first!.stage,
-    ...(outcome.stage !== first!.stage ? { ran: outcome.stage } : {}),
-    from: outcome.from,
-    reason: input.reason,
-    traceparent: first!.traceparent,
-    started_at: startedAt,
-    ended_at: Date.now(),
-    acks: outcome.acks,
-    cost_usd: outcome.costUsd,
-    ...(outcome.failure ? { failure: outcome.failure } : {}),
-  });
-  return outcome;
+  let acked: { ack: AckRecord; from: string; jobId: string } | undefined;
+  const trace = (hop: Pick<HopTrace, 'job_id' | 'acks' | 'from' | 'cost_usd' | 'ran' | 'failure'>) =>
+    traceHop({ ...hop, stage: hop.acks[0]!.stage, reason: input.reason, traceparent: hop.acks[0]!.traceparent, started_at: startedAt, ended_at: Date.now() });
+  try {
+    const outcome = await deliverHop(input, (ack, from, jobId) => (acked = { ack, from, jobId }));
+    trace({
+      job_id: acked!.jobId,
+      acks: outcome.acks,
+      from: acked!.from,
+      cost_usd: outcome.costUsd,
+      ...(outcome.stage !== outcome.acks[0]!.stage ? { ran: outcome.stage } : {}),
+      ...(outcome.failure ? { failure: outcome.failure } : {}),
+    });
+    return outcome;
+  } catch (err) {
+    if (acked) trace({ job_id: acked.jobId, acks: [acked.ack], from: acked.from, cost_usd: 0, failure: isCancellation(err) ? 'cancelled' : describeFailure(err) });
+    throw err;
+  }
 }
 
-async function deliverHop(input: Delivery): Promise<HopOutcome> {
+async function deliverHop(input: Delivery, onAck: (ack: AckRecord, from: string, jobId: string) => void): Promise<HopOutcome> {
   // A name that is not a stage slug cannot be registered; it is acked (rejected_role) under a
   // placeholder so the ack itself stays a valid record.
   const d = STAGE_NAME.test(input.stage) ? input : { ...input, stage: 'unknown-stage', reason: `${input.reason} (asked for ${JSON.stringify(input.stage.slice(0, 40))})` };
@@ -140,19 +141,19 @@ async function deliverHop(input: Delivery): Promise<HopOutcome> {
     alreadyDelivered: prior !== null,
   });
   const ack = stamp(decision);
+  onAck(ack, hop.from, arrived?.job_id ?? d.fallbackJobId);
   const refused = (extra: Partial<HopOutcome> = {}): HopOutcome => ({
     acks: [ack],
     package: arrived && { ...arrived, ack },
     ok: false,
     stage: d.stage,
-    from: hop.from,
     costUsd: 0,
     overspentUsd: 0,
     ...extra,
   });
 
   if (decision.ack === 'duplicate' && prior) {
-    return { acks: [ack], package: { ...prior.package, ack }, result: prior, ok: true, stage: d.stage, from: hop.from, costUsd: 0, overspentUsd: 0 };
+    return { acks: [ack], package: { ...prior.package, ack }, result: prior, ok: true, stage: d.stage, costUsd: 0, overspentUsd: 0 };
   }
   if (decision.ack !== 'accepted' || !arrived || !card) return refused();
 
@@ -175,7 +176,7 @@ async function deliverHop(input: Delivery): Promise<HopOutcome> {
       { ack: 'rejected_invariant', invariant: first!.invariant, reason: violations.map((v) => `${v.invariant}: ${v.reason}`).join('; ') },
       ranCard.name,
     );
-    return { acks: [ack, rejection], package: { ...charged, ack: rejection }, result, ok: false, stage: ranCard.name, from: hop.from, costUsd: reported, overspentUsd };
+    return { acks: [ack, rejection], package: { ...charged, ack: rejection }, result, ok: false, stage: ranCard.name, costUsd: reported, overspentUsd };
   }
   return {
     acks: [ack],
@@ -183,7 +184,6 @@ async function deliverHop(input: Delivery): Promise<HopOutcome> {
     result,
     ok: true,
     stage: ranCard.name,
-    from: hop.from,
     costUsd: reported,
     overspentUsd,
   };

@@ -7,7 +7,8 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newTraceparent } from '../../bench/lab';
 import { parseTraceparent } from '../../contracts';
-import { decide, startJob } from '../../src/client';
+import { cancelJob, decide, startJob } from '../../src/client';
+import { statusQuery } from '../../workflows/definitions';
 import { firstPackage } from '../../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
 import { jobRequest, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
@@ -15,12 +16,24 @@ import { jobRequest, startRail, uniqueId, waitForStatus, type Rail } from '../he
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 let rail: Rail;
+/** A rail whose drafter takes 3 s, long enough to cancel a job mid-draft. */
+let slowDraft: Rail;
 
 beforeAll(async () => {
   rail = await startRail({ tracer: provider.getTracer('handrail-test') });
+  slowDraft = await startRail({
+    tracer: provider.getTracer('handrail-test'),
+    activities: (real) => ({
+      draft: async (work) => {
+        await new Promise((r) => setTimeout(r, 3_000));
+        return real.draft(work);
+      },
+    }),
+  });
 });
 afterAll(async () => {
   await rail?.stop();
+  await slowDraft?.stop();
   await provider.shutdown();
 });
 
@@ -104,4 +117,21 @@ it('an escalation is a hop to the human, spanning from the escalation to the dec
   // The human's hop lasts until the decision.
   expect(ms(human!.endTime)).toBeGreaterThanOrEqual(ms(acks[1]!.startTime));
   expect(named('hop human → draft')).toHaveLength(1);
+});
+
+it('a hop cut short by the job\'s cancellation is still a span: its ack, and the error "cancelled"', async () => {
+  const tp = newTraceparent();
+  const parent = parseTraceparent(tp)!;
+  const request = jobRequest({ traceparent: tp });
+  const { handle } = await startJob(slowDraft.client, request, slowDraft);
+  for (let view = await handle.query(statusQuery); view.stage !== 'draft'; view = await handle.query(statusQuery)) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await cancelJob(slowDraft.client, request.job_id);
+  expect((await handle.result()).status).toBe('cancelled');
+
+  const spans = await spansOf(parent.traceId, 6);
+  const [draft] = spans.filter((s) => s.name === 'hop retrieve → draft');
+  expect(draft!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'cancelled' });
+  expect(spans.filter((s) => s.parentSpanContext?.spanId === draft!.spanContext().spanId).map((s) => s.name)).toEqual(['ack accepted']);
 });

@@ -84,7 +84,7 @@ describe('export', () => {
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = collector.address() as AddressInfo;
-      const tracing = tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` });
+      const tracing = await tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` });
       recordHop(tracing.tracer, hop());
       await tracing.shutdown();
       expect(received).toHaveLength(1);
