@@ -13,8 +13,9 @@ import { Client, Connection } from '@temporalio/client';
 import { decodeTimeoutType } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, expect, inject, it } from 'vitest';
 import type { JobResult } from '../../contracts';
+import type { History } from '../../bench/history';
 import { startWorkerProcess, type WorkerProcess, type WorkerProcessOptions } from '../../bench/workers';
-import { cancelJob, startJob } from '../../src/client';
+import { cancelJob, startJob, type JobHandle } from '../../src/client';
 import { openStore, type Store } from '../../src/store';
 import { jobRequest, uniqueId } from '../helpers/rail';
 
@@ -89,13 +90,32 @@ async function startWorkerWithHungModel(taskQueue: string): Promise<WorkerProces
   return worker;
 }
 
-it('a worker killed mid-draft: the attempt times out on its heartbeat, another worker finishes, the CRM is written once', { timeout: 180_000 }, async () => {
-  const taskQueue = uniqueId('crash');
-  const hung = await startWorkerWithHungModel(taskQueue);
+/** A job whose draft is in its model call, on a worker whose model never answers by itself. */
+async function jobHungInDraft(prefix: string) {
+  const taskQueue = uniqueId(prefix);
+  const worker = await startWorkerWithHungModel(taskQueue);
   const request = jobRequest();
   const called = nextModelCall();
   const { handle } = await startJob(client, request, { taskQueue });
-  await called;
+  return { taskQueue, worker, request, handle, call: await called };
+}
+
+type HistoryEvent = NonNullable<History['events']>[number];
+
+/** The job's draft activity events (started, completed, failed, timed out), in order. */
+async function draftEvents(handle: JobHandle): Promise<HistoryEvent[]> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const drafts = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'draft').map((e) => String(e.eventId)));
+  const scheduledBy = (e: HistoryEvent) =>
+    e.activityTaskStartedEventAttributes?.scheduledEventId ??
+    e.activityTaskCompletedEventAttributes?.scheduledEventId ??
+    e.activityTaskFailedEventAttributes?.scheduledEventId ??
+    e.activityTaskTimedOutEventAttributes?.scheduledEventId;
+  return events.filter((e) => drafts.has(String(scheduledBy(e))));
+}
+
+it('a worker killed mid-draft: the attempt times out on its heartbeat, another worker finishes, the CRM is written once', { timeout: 180_000 }, async () => {
+  const { taskQueue, worker: hung, request, handle } = await jobHungInDraft('crash');
   await hung.kill();
   // The second worker runs the offline drafter (no model), so its draft attempt completes.
   workers.push(await startWorkerProcess({ ...workerOptions(taskQueue), env: { HANDRAIL_MODEL_BASE_URL: '', HANDRAIL_MODEL: '' } }));
@@ -104,11 +124,7 @@ it('a worker killed mid-draft: the attempt times out on its heartbeat, another w
   expect(result.status).toBe('completed');
   expect(calls).toHaveLength(1);
 
-  const events = (await handle.fetchHistory()).events ?? [];
-  const activityType = new Map(events.map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes?.activityType?.name]));
-  const draftStarts = events
-    .map((e) => e.activityTaskStartedEventAttributes)
-    .filter((a) => a && activityType.get(String(a.scheduledEventId)) === 'draft');
+  const draftStarts = (await draftEvents(handle)).map((e) => e.activityTaskStartedEventAttributes).filter(Boolean);
   expect(draftStarts).toHaveLength(1);
   expect(draftStarts[0]!.attempt).toBe(2);
   expect(decodeTimeoutType(draftStarts[0]!.lastFailure?.timeoutFailureInfo?.timeoutType)).toBe('HEARTBEAT');
@@ -119,12 +135,7 @@ it('a worker killed mid-draft: the attempt times out on its heartbeat, another w
 });
 
 it('a job cancelled mid-draft: the job ends cancelled at once, and the worker aborts the model request', { timeout: 120_000 }, async () => {
-  const taskQueue = uniqueId('cancel');
-  const worker = await startWorkerWithHungModel(taskQueue);
-  const request = jobRequest();
-  const called = nextModelCall();
-  const { handle } = await startJob(client, request, { taskQueue });
-  const call = await called;
+  const { worker, request, handle, call } = await jobHungInDraft('cancel');
 
   await cancelJob(client, request.job_id);
   const result: JobResult = await handle.result();
@@ -137,12 +148,7 @@ it('a job cancelled mid-draft: the job ends cancelled at once, and the worker ab
 });
 
 it('a worker told to stop (SIGTERM) mid-draft drains: the model call finishes and its result is reported, not thrown away', { timeout: 120_000 }, async () => {
-  const taskQueue = uniqueId('drain');
-  const worker = await startWorkerWithHungModel(taskQueue);
-  const request = jobRequest();
-  const called = nextModelCall();
-  const { handle } = await startJob(client, request, { taskQueue });
-  const call = await called;
+  const { worker, handle, call } = await jobHungInDraft('drain');
 
   const stopped = worker.stop();
   // The shutdown has reached the activity (as a cancellation) by the time the model answers.
@@ -152,14 +158,7 @@ it('a worker told to stop (SIGTERM) mid-draft drains: the model call finishes an
   await stopped;
   expect(await worker.exited).toBe('exit 0');
 
-  const events = (await handle.fetchHistory()).events ?? [];
-  const draft = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'draft');
-  const outcomes = events.filter(
-    (e) =>
-      String(e.activityTaskStartedEventAttributes?.scheduledEventId ?? e.activityTaskCompletedEventAttributes?.scheduledEventId ?? e.activityTaskFailedEventAttributes?.scheduledEventId ?? '') ===
-      String(draft?.eventId),
-  );
-  const described = outcomes.map((e) =>
+  const described = (await draftEvents(handle)).map((e) =>
     e.activityTaskStartedEventAttributes ? `started, attempt ${e.activityTaskStartedEventAttributes.attempt}` : e.activityTaskCompletedEventAttributes ? 'completed' : 'failed',
   );
   expect(described).toEqual(['started, attempt 1', 'completed']);
