@@ -16,12 +16,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { LIMITS, type AckRecord, type HandoffV1, type HumanDecision, type JobRequest, type JobResult, type ReceiptV1 } from '../contracts';
+import { LIMITS, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type ReceiptV1 } from '../contracts';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
 import { deliver, stages, type HopOutcome } from './deliver';
 import { addUsd, topUp } from './rail/budget';
 import { decisionOptions, validateDecision } from './rail/decisions';
-import { DEFAULT_MAX_HOPS, HUMAN, nextHop } from './rail/hops';
+import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from './rail/hops';
+import { ackRecord } from './rail/ack';
 import { firstPackage } from './rail/first-package';
 import { route, type Route } from './rail/routing';
 import { renderDetails } from './rail/details';
@@ -146,15 +147,7 @@ class Job {
     };
     const startedAt = Date.now();
     const acksBefore = this.acks.length;
-    this.acks.push({
-      ack: 'accepted',
-      stage: HUMAN,
-      hop: hop.count,
-      reason: `escalated: ${step.reason}`.slice(0, LIMITS.shortText),
-      delivery_key: `${this.jobId}:${HUMAN}:${hop.chain.length}`,
-      traceparent: this.traceparent,
-      at: new Date().toISOString(),
-    });
+    this.acks.push(this.humanAck(hop, `escalated: ${step.reason}`));
     this.publish();
 
     try {
@@ -166,16 +159,7 @@ class Job {
       this.lastActor = decision.actor;
       this.status = 'running';
       // The decision is recorded like any hop's ack, with its actor (and a top-up's amounts).
-      this.acks.push({
-        ack: 'accepted',
-        stage: HUMAN,
-        hop: hop.count,
-        reason: describeDecision(decision).slice(0, LIMITS.shortText),
-        delivery_key: `${this.jobId}:${HUMAN}:${hop.chain.length}`,
-        traceparent: this.traceparent,
-        at: new Date().toISOString(),
-        actor: decision.actor,
-      });
+      this.acks.push(this.humanAck(hop, describeDecision(decision), decision.actor));
       return this.apply(decision, step);
     } finally {
       // The human's hop is traced like any other, from the escalation to the decision (or the
@@ -192,6 +176,12 @@ class Job {
         cost_usd: 0,
       });
     }
+  }
+
+  /** The ack of the human's hop: one when the job escalates, one when the human decides. */
+  private humanAck(hop: Hop, reason: string, actor?: string): AckRecord {
+    const at = { stage: HUMAN, hop, deliveryKey: deliveryKey({ job_id: this.jobId, hop }, HUMAN), traceparent: this.traceparent, now: new Date() };
+    return ackRecord({ ack: 'accepted', reason }, actor ? { ...at, actor } : at);
   }
 
   /** Turns a human decision into the next step. The human's hop carries the actor on its ack. */

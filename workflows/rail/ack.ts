@@ -13,7 +13,7 @@
  *   7. accepted
  * Duplicates come before hop and budget checks because answering one costs nothing.
  */
-import type { AckRecord, AckState, ContractError, HandoffValidation, HandoffV1, Hop, StageCard } from '../../contracts';
+import { LIMITS, type AckRecord, type AckState, type ContractError, type HandoffValidation, type HandoffV1, type Hop, type StageCard } from '../../contracts';
 import { canPay } from './budget';
 import { exceedsHopCap, isCycle } from './hops';
 
@@ -92,8 +92,8 @@ export function ackRecord(decision: AckDecision, at: { stage: string; hop: Hop; 
     ack: decision.ack,
     stage: at.stage,
     hop: at.hop.count,
-    reason: decision.reason.slice(0, 500),
-    ...(decision.errors ? { errors: decision.errors.slice(0, 10) } : {}),
+    reason: decision.reason.slice(0, LIMITS.shortText),
+    ...(decision.errors ? { errors: decision.errors.slice(0, LIMITS.ackErrors) } : {}),
     ...(decision.invariant ? { invariant: decision.invariant } : {}),
     delivery_key: at.deliveryKey,
     traceparent: at.traceparent,
