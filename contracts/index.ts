@@ -9,5 +9,6 @@ export * from './stages';
 export * from './versions';
 export * from './validate';
 export { toContractErrors } from './errors';
+export { isSlug } from './primitives';
 export * as validators from './generated/validators';
 export type { StandaloneValidator } from './generated/validators';

@@ -14,6 +14,10 @@ export const id = z.string().min(1).max(LIMITS.id).regex(/^[A-Za-z0-9][A-Za-z0-9
  * add stages and artifact types without a contract change. */
 export const slug = z.string().min(1).max(LIMITS.name).regex(/^[a-z][a-z0-9_.\-]*$/);
 
+export function isSlug(value: string): boolean {
+  return slug.safeParse(value).success;
+}
+
 /** Any absolute URI (s3://, handrail://, data:). Kept to scheme + no whitespace: a full RFC 3986
  * regex is slow on 48 kB data: URIs and adds nothing the reader of the URI won't check. */
 export const uri = z.string().max(LIMITS.uri).regex(/^[A-Za-z][A-Za-z0-9+.\-]*:\S+$/);

@@ -8,6 +8,8 @@
 import type { Duration, RetryPolicy } from '@temporalio/common';
 import type { Artifact, HandoffV1, StageName } from './handoff';
 import { HANDOFF_V1 } from './handoff';
+import { LIMITS } from './limits';
+import { isSlug } from './primitives';
 
 /** What one stage activity receives (DESIGN "Stage activity contract"). */
 export interface StageWork {
@@ -201,8 +203,6 @@ export const ENTRY_ARTIFACT_TYPES: readonly string[] = ['ticket.raw'];
 // ---------------------------------------------------------------------------------------------
 // Registry check (run at worker start; a bad registry refuses to start).
 
-const SLUG = /^[a-z][a-z0-9_.\-]*$/;
-
 /** Every problem with a set of cards, as sentences an operator can act on; empty means sound. */
 export function checkStageRegistry(
   cards: readonly StageCard[],
@@ -211,7 +211,7 @@ export function checkStageRegistry(
   const problems: string[] = [];
   const byName = new Map<string, StageCard>();
   for (const card of cards) {
-    if (!SLUG.test(card.name)) problems.push(`stage name ${JSON.stringify(card.name)} is not a lowercase slug`);
+    if (!isSlug(card.name)) problems.push(`stage name ${JSON.stringify(card.name)} is not a lowercase slug of at most ${LIMITS.name} characters`);
     if (byName.has(card.name)) problems.push(`stage "${card.name}" is defined twice`);
     byName.set(card.name, card);
   }
@@ -220,7 +220,7 @@ export function checkStageRegistry(
 
   for (const card of cards) {
     const at = `stage "${card.name}"`;
-    if (card.outputs.length === 0 || card.outputs.some((t) => !SLUG.test(t))) {
+    if (card.outputs.length === 0 || card.outputs.some((t) => !isSlug(t))) {
       problems.push(`${at} must name its output artifact type(s) as slugs (got ${JSON.stringify(card.outputs)})`);
     }
     if (card.accepts.length === 0) problems.push(`${at} accepts no input artifact type`);

@@ -13,7 +13,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import { HANDOFF_V1, isValidTraceparent, validateHandoff, type AckRecord, type HandoffV1, type StageCard, type StageResult, type StageWork } from '../contracts';
+import { HANDOFF_V1, isSlug, isValidTraceparent, validateHandoff, type AckRecord, type HandoffV1, type StageCard, type StageResult, type StageWork } from '../contracts';
 import { REFERENCE_STAGES, createStageRegistry } from '../contracts/stages';
 import { ackRecord, decideAck, roleMismatch, type AckDecision } from './rail/ack';
 import { charge } from './rail/budget';
@@ -87,8 +87,6 @@ export interface HopOutcome {
   overspentUsd: number;
 }
 
-const STAGE_NAME = /^[a-z][a-z0-9_.-]{0,63}$/;
-
 /** Delivers one hop and traces it: a span under the package's traceparent, a child per ack.
  * A hop cut short after its ack (the job was cancelled mid-stage) is traced as failed. */
 export async function deliver(input: Delivery): Promise<HopOutcome> {
@@ -116,7 +114,7 @@ export async function deliver(input: Delivery): Promise<HopOutcome> {
 async function deliverHop(input: Delivery, onAck: (ack: AckRecord, from: string, jobId: string) => void): Promise<HopOutcome> {
   // A name that is not a stage slug cannot be registered; it is acked (rejected_role) under a
   // placeholder so the ack itself stays a valid record.
-  const d = STAGE_NAME.test(input.stage) ? input : { ...input, stage: 'unknown-stage', reason: `${input.reason} (asked for ${JSON.stringify(input.stage.slice(0, 40))})` };
+  const d = isSlug(input.stage) ? input : { ...input, stage: 'unknown-stage', reason: `${input.reason} (asked for ${JSON.stringify(input.stage.slice(0, 40))})` };
   const card = stages.get(d.stage);
   const validation = validateHandoff(d.package, { accept: card?.packageVersions ?? [HANDOFF_V1] });
   const arrived = validation.ok ? validation.value : undefined;

@@ -73,6 +73,11 @@ describe('registry refusals', () => {
     expect(refusal(replace(judge))).toMatch(/critic \(judge\) and must hold no write tools/);
   });
 
+  it('refuses a stage name the rail could not deliver to (over 64 characters)', () => {
+    const long = defineStage({ name: `translate-${'x'.repeat(60)}`, accepts: ['summary_md'], outputs: ['summary_md'], criteria: ['same meaning'], nominalCostUsd: 0 });
+    expect(checkStageRegistry([...REFERENCE_STAGES, long])).toEqual([`stage name "${long.name}" is not a lowercase slug of at most 64 characters`]);
+  });
+
   it('refuses a stage that names no output type', () => {
     const retrieve = defineStage({ ...REFERENCE_STAGES[1]!, outputs: [] });
     expect(refusal(replace(retrieve))).toMatch(/stage "retrieve" must name its output artifact type/);
