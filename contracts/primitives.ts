@@ -30,11 +30,13 @@ export const isoTime = z.iso.datetime({ offset: true });
 export const usd = z.number().min(0);
 export const count = z.int().min(0);
 
+const zeroIds = new RegExp(TRACEPARENT_ZERO_ID_PATTERN);
+
 export const traceparent = z
   .string()
   .max(LIMITS.traceparent)
   .regex(new RegExp(TRACEPARENT_PATTERN))
-  .refine((s) => !new RegExp(TRACEPARENT_ZERO_ID_PATTERN).test(s), {
+  .refine((s) => !zeroIds.test(s), {
     message: 'trace id and parent id must not be all zeros',
   })
   // Refinements do not reach JSON Schema; this carries the same rule into the generated file.
