@@ -68,7 +68,7 @@ function checkDelivery(card: StageCard, delivery: StageWork): HandoffV1 {
   return delivery.package;
 }
 
-function appendUnique<T>(list: readonly T[], extra: readonly T[] | undefined): T[] {
+export function appendUnique<T>(list: readonly T[], extra: readonly T[] | undefined): T[] {
   return [...list, ...(extra ?? []).filter((item) => !list.includes(item))];
 }
 

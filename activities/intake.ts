@@ -7,7 +7,7 @@ import { IntakeV1, LIMITS, TicketRaw, type HandoffV1 } from '../contracts';
 import { intakeStage } from '../contracts/stages';
 import type { Store } from '../src/store';
 import { readArtifactText, requireArtifact, writeArtifact } from './artifacts';
-import type { StageOutput } from './delivery';
+import { appendUnique, type StageOutput } from './delivery';
 import { stageFailure } from './failures';
 import { assessRisk, classifyIntent, detectLanguage, extractQuestion, scoreSentiment } from './ticket-rules';
 
@@ -25,16 +25,16 @@ export async function runIntake(store: Store, pkg: HandoffV1): Promise<StageOutp
   const raw = await readArtifactText(store, ref);
   const ticket = parseTicket(raw.text, raw.mediaType);
 
-  const missing = missingFields(ticket);
-  if (missing.length > 0) {
+  const question = extractQuestion(ticket.subject, ticket.body);
+  const missing = missingFields(ticket, question);
+  if (missing.length > 0 || question === null) {
     throw stageFailure('TicketFieldsMissing', `intake refuses to guess: ${missing.join('; ')}`, {
       open_questions: missing,
-      package: { ...pkg, open_questions: [...pkg.open_questions, ...missing.filter((q) => !pkg.open_questions.includes(q))] },
+      package: { ...pkg, open_questions: appendUnique(pkg.open_questions, missing) },
     });
   }
   const ticketId = ticket.id as string;
   const customerId = ticket.customer_id as string;
-  const question = extractQuestion(ticket.subject, ticket.body) as string;
 
   const text = `${ticket.subject}\n${ticket.body}`;
   // What the customer asks decides the intent; the rest of the ticket only when the question is vague.
@@ -75,13 +75,13 @@ export async function runIntake(store: Store, pkg: HandoffV1): Promise<StageOutp
   };
 }
 
-function missingFields(ticket: ReadTicket): string[] {
+function missingFields(ticket: ReadTicket, question: string | null): string[] {
   const gaps: string[] = [];
   for (const [field, value] of [['ticket_id', ticket.id], ['customer_id', ticket.customer_id]] as const) {
     if (value === undefined || value.trim() === '') gaps.push(`${field} missing: the ticket does not name one`);
     else if (!TicketRaw.shape.id.safeParse(value).success) gaps.push(`${field} ${JSON.stringify(value.slice(0, 60))} is malformed`);
   }
-  if (extractQuestion(ticket.subject, ticket.body) === null) gaps.push('question missing: the ticket has no subject and no body');
+  if (question === null) gaps.push('question missing: the ticket has no subject and no body');
   return gaps;
 }
 

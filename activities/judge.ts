@@ -3,6 +3,7 @@
  * tools at all; with a model configured, the model grades only "answers the question".
  */
 import { SummaryMd, VerdictV1, type HandoffV1, type IntakeV1 } from '../contracts';
+import { clip } from '../contracts/errors';
 import { judgeStage } from '../contracts/stages';
 import type { ChatModel } from '../src/model';
 import type { Store } from '../src/store';
@@ -29,7 +30,7 @@ export async function runJudge(store: Store, model: ChatModel | undefined, pkg: 
     cost = graded.cost_usd;
   }
   const rubric = judgeSummary({ summary, intake, retrieval, constraints: pkg.constraints, answerGrade });
-  const failures = rubric.failures.map((f) => (f.length > MAX_FAILURE_CHARS ? `${f.slice(0, MAX_FAILURE_CHARS - 1)}…` : f));
+  const failures = rubric.failures.map((f) => clip(f, MAX_FAILURE_CHARS));
   // The judged draft's hash makes each verdict its own artifact: two identical failures on two
   // different drafts are two verdicts, not one reused.
   const body: VerdictV1 = { ...rubric, failures, summary_hash: summaryRef.hash };

@@ -1,16 +1,17 @@
 /** retrieve: `intake.v1` → `chunks.v1` (help-center passages with citation keys) or `no_hit.v1`. */
-import { ChunksV1, IntakeV1, NoHitV1, type HandoffV1 } from '../contracts';
+import { ChunksV1, NoHitV1, type HandoffV1 } from '../contracts';
 import { retrieveStage } from '../contracts/stages';
 import { searchTerms } from '../src/corpus/query';
 import type { Store } from '../src/store';
-import { readArtifactBody, requireArtifact, writeArtifact } from './artifacts';
+import { writeArtifact } from './artifacts';
 import type { StageOutput } from './delivery';
+import { readIntake } from './retrieval';
 
 /** Passages handed to the drafter: enough to cite, few enough to keep the package small. */
 export const RETRIEVE_LIMIT = 4;
 
 export async function runRetrieve(store: Store, pkg: HandoffV1): Promise<StageOutput> {
-  const intake = await readArtifactBody(store, requireArtifact(pkg, retrieveStage.name, 'intake.v1'), IntakeV1);
+  const intake = await readIntake(store, pkg, retrieveStage.name);
   const terms = searchTerms(intake.question);
   const hits = terms.length > 0 ? await store.searchHelpCenter(terms, RETRIEVE_LIMIT) : [];
   const tools_tried = terms.length > 0 ? [{ name: 'helpcenter.search', ok: true }] : [];
