@@ -22,8 +22,6 @@ export const BASELINE_WORKFLOWS = path.join(PROJECT_ROOT, 'bench', 'baseline', '
 export interface Lab {
   address: string;
   tmp: string;
-  /** The dev server's SQLite file: a restart on it keeps every workflow's history. */
-  dbFile: string;
   client: Client;
   /** Stops the dev server and starts it again on the same ports and SQLite file. */
   restartServer(): Promise<void>;
@@ -49,7 +47,6 @@ export async function startLab(name: string): Promise<Lab> {
   return {
     address: server.address,
     tmp,
-    dbFile,
     client,
     async restartServer() {
       await server?.stop();

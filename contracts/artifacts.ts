@@ -101,4 +101,3 @@ export const artifactBodies = {
   'receipt.v1': ReceiptV1,
 } as const;
 export type ArtifactType = keyof typeof artifactBodies;
-export const ARTIFACT_TYPES = Object.keys(artifactBodies) as ArtifactType[];

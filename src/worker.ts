@@ -7,7 +7,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import { createActivities, type HandrailActivities } from '../activities';
-import { REFERENCE_STAGES, createStageRegistry, type StageCard } from '../contracts/stages';
+import { REFERENCE_STAGES, createStageRegistry } from '../contracts/stages';
 import { loadConfig, type HandrailConfig } from './config';
 import { loadHelpCenter } from './corpus';
 import { createChatModel, modelConfigFromEnv } from './model';
@@ -29,7 +29,6 @@ export interface HandrailWorkerOptions {
   store: Store;
   /** A prebuilt bundle (tests build one per run); otherwise workflows are bundled at start. */
   workflowBundle?: { code: string };
-  stages?: readonly StageCard[];
   /** Where hop spans go (src/tracing.ts); the process's global tracer provider by default. */
   tracer?: Tracer;
   /** Swap some activities (tests of a misbehaving stage). */
@@ -42,7 +41,7 @@ export interface HandrailWorkerOptions {
  * A bad stage registry refuses to start (StageRegistryError lists every problem).
  */
 export async function createHandrailWorkers(opts: HandrailWorkerOptions): Promise<Worker[]> {
-  const registry = createStageRegistry(opts.stages ?? REFERENCE_STAGES);
+  const registry = createStageRegistry(REFERENCE_STAGES);
   // Idempotent: a fresh store gets the shipped help-center corpus, a current one is unchanged.
   await loadHelpCenter(opts.store);
   const modelConfig = modelConfigFromEnv();

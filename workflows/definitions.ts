@@ -3,10 +3,10 @@
  * client. Shared by workflow and client code so both spell them the same way.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { AckRecord, HandoffV1, HumanDecision, StageName } from '../contracts';
+import type { AckRecord, HandoffV1, HumanDecision, JobStatus, StageName } from '../contracts';
 
 /** Live status: `running` while stages work, `escalated` while a human decides, then final. */
-export type RailStatus = 'running' | 'escalated' | 'completed' | 'rejected' | 'cancelled';
+export type RailStatus = 'running' | JobStatus;
 
 export interface Escalation {
   reasons: string[];

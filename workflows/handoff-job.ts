@@ -16,7 +16,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { LIMITS, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type ReceiptV1 } from '../contracts';
+import { LIMITS, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type ReceiptV1 } from '../contracts';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
 import { deliver, stages, type HopOutcome } from './deliver';
 import { addUsd, topUp } from './rail/budget';
@@ -32,12 +32,10 @@ import { traceHop } from './tracing';
 /** How long an escalation waits for `decide` when the request does not say. */
 export const DEFAULT_DECISION_TIMEOUT = '7 days';
 
-type Step = Route;
-
 export async function handoffJob(request: JobRequest): Promise<JobResult> {
   const job = new Job(request);
   try {
-    let step: Step = route(job.package);
+    let step: Route = route(job.package);
     for (;;) {
       if (step.kind === 'complete') return await job.finish('completed', step.reason);
       if (step.kind === 'escalate') {
@@ -67,7 +65,7 @@ class Job {
   spentUsd = 0;
   overspentUsd = 0;
   receipt?: ReceiptV1;
-  escalation?: Escalation & { step: Extract<Step, { kind: 'escalate' }> };
+  escalation?: Escalation & { step: Extract<Route, { kind: 'escalate' }> };
   pendingDecision?: HumanDecision;
   lastActor = '';
   countAtLastHumanDecision = 0;
@@ -105,7 +103,7 @@ class Job {
   }
 
   /** Runs one agent hop and records everything it acked. */
-  async hop(step: Extract<Step, { kind: 'hop' }>): Promise<HopOutcome> {
+  async hop(step: Extract<Route, { kind: 'hop' }>): Promise<HopOutcome> {
     this.stage = step.to;
     const outcome = await deliver({
       stage: step.to,
@@ -133,7 +131,7 @@ class Job {
    * Escalation is a hop to a human: the package, the reasons and the allowed decisions are
    * visible through queries and details; the job waits for `decide` or the timeout.
    */
-  async escalate(step: Extract<Step, { kind: 'escalate' }>): Promise<Step | 'timeout' | 'rejected'> {
+  async escalate(step: Extract<Route, { kind: 'escalate' }>): Promise<Route | 'timeout' | 'rejected'> {
     const hop = nextHop(this.package.hop, HUMAN, step.reason);
     this.package = { ...this.package, hop };
     this.status = 'escalated';
@@ -185,7 +183,7 @@ class Job {
   }
 
   /** Turns a human decision into the next step. The human's hop carries the actor on its ack. */
-  private apply(decision: HumanDecision, step: Extract<Step, { kind: 'escalate' }>): Step | 'rejected' {
+  private apply(decision: HumanDecision, step: Extract<Route, { kind: 'escalate' }>): Route | 'rejected' {
     this.countAtLastHumanDecision = this.package.hop?.count ?? 0;
     const human = { from: HUMAN, actor: decision.actor };
     switch (decision.action) {
@@ -206,12 +204,12 @@ class Job {
   }
 
   /** Retry what was blocked: the refused hop, or the routing decision with the new wallet. */
-  private resume(step: Extract<Step, { kind: 'escalate' }>, human: { from: string; actor: string }, reason: string): Step {
+  private resume(step: Extract<Route, { kind: 'escalate' }>, human: { from: string; actor: string }, reason: string): Route {
     const next = step.retry ? { ...step.retry, package: this.package } : route(this.package);
     return next.kind === 'hop' ? { ...next, reason: `${reason}: ${next.reason}`.slice(0, LIMITS.shortText), ...human } : next;
   }
 
-  async finish(status: Exclude<RailStatus, 'running'>, reason: string): Promise<JobResult> {
+  async finish(status: JobStatus, reason: string): Promise<JobResult> {
     this.status = status;
     this.reason = reason;
     this.escalation = undefined;

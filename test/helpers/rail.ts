@@ -92,12 +92,6 @@ export function jobRequest(overrides: Partial<JobRequest> = {}): JobRequest {
   return { ...sample, ticket: { ...sample.ticket, id: `tkt_${id}`, body }, budget: { usd: 1, revisions: 2 }, ...overrides };
 }
 
-/** Event types of a workflow's history, for asserting what did (not) run. */
-export async function historyEventTypes(client: Client, workflowId: string): Promise<string[]> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  return (history.events ?? []).map((e) => String(e.eventType));
-}
-
 /** Activity types scheduled in a workflow's history, in order. */
 export async function scheduledActivities(client: Client, workflowId: string): Promise<string[]> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
