@@ -83,7 +83,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       note(`worker ${worker.pid} polling`);
     };
     await ensureWorker();
-    store = await openStore({ sqlitePath: path.join(dataDir, 'handrail.sqlite') });
+    store = await openStore({ dataDir });
 
     const requests = Array.from({ length: opts.jobs }, (_, i) => chaosRequest(`${taskQueue}-job${i}`, i));
     const events = chaosSchedule(opts, random);

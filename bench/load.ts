@@ -24,7 +24,7 @@ async function main(): Promise<boolean> {
     const taskQueue = `load-${runId()}`;
     const dataDir = path.join(lab.tmp, 'store');
     const worker = await startWorkerProcess({ kind: 'handrail', address: lab.address, taskQueue, dataDir, bundlePath: await writeBundle(HANDRAIL_WORKFLOWS, path.join(lab.tmp, 'handrail-workflows.js')) });
-    const store = await openStore({ sqlitePath: path.join(dataDir, 'handrail.sqlite') });
+    const store = await openStore({ dataDir });
     try {
       const report = await runLoadShape({
         client: lab.client,

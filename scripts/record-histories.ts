@@ -15,7 +15,7 @@ import { PROJECT_ROOT } from '../src/config';
 import { ensureDevServer, freePort } from '../src/devserver/server';
 import { SCENARIOS, normalizeResult } from '../src/samples/scenarios';
 import { openStore } from '../src/store';
-import { WORKFLOW_RUNTIME, createHandrailWorkers } from '../src/worker';
+import { WORKFLOW_RUNTIME, createHandrailWorkers, runWorkers } from '../src/worker';
 import { RESULTS_DIR, historyFile, resultFile } from './replay/histories';
 
 const TASK_QUEUE = 'record-histories';
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     // One bundle runs the scenarios and checks their histories replay on the code that made them.
     const workflowBundle = await bundleWorkflowCode({ workflowsPath: path.join(PROJECT_ROOT, 'workflows', 'index.ts'), logger: new DefaultLogger('WARN') });
     const workers = await createHandrailWorkers({ connection: nativeConnection, config: { namespace: 'default', taskQueue: TASK_QUEUE }, store, workflowBundle });
-    const running = Promise.all(workers.map((w) => w.run()));
+    const running = runWorkers(workers);
     try {
       fs.mkdirSync(RESULTS_DIR, { recursive: true });
       for (const scenario of scenarios) {

@@ -7,10 +7,11 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { HumanDecision, JobRequest, type AckRecord, type AckState, type HandoffV1, type JobResult, type StageName } from '../contracts';
+import { HumanDecision, JobRequest, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict, type StageName } from '../contracts';
 import type { handoffJob } from '../workflows';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../workflows/definitions';
 import { HandrailAck, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../workflows/search-attributes';
+import { DEFAULT_MAX_HOPS } from '../workflows/rail/hops';
 import { loadConfig, type HandrailConfig } from './config';
 import { connectClient } from './connect';
 
@@ -56,7 +57,7 @@ export async function startJob(client: Client, input: unknown, config: Pick<Hand
       staticDetails: [
         `**Ticket** ${request.ticket.id} (customer ${request.ticket.customer_id}): ${request.ticket.subject}`,
         `**Constraints**: ${request.constraints.join('; ') || 'none'}`,
-        `**Budget**: $${request.budget.usd}, ${request.budget.revisions} revisions, max ${request.max_hops ?? 8} hops`,
+        `**Budget**: $${request.budget.usd}, ${request.budget.revisions} revisions, max ${request.max_hops ?? DEFAULT_MAX_HOPS} hops`,
       ].join('\n\n'),
     });
     return { handle, created: true };
@@ -238,7 +239,7 @@ export interface JobFilter {
   status?: RailStatus;
   stage?: StageName;
   ack?: AckState;
-  verdict?: 'pass' | 'fail' | 'none';
+  verdict?: LastVerdict;
   /** Only jobs started on this task queue (one deployment of handrail). */
   taskQueue?: string;
   limit?: number;

@@ -13,7 +13,7 @@ import { ensureDevServer } from './devserver/server';
 import { sampleJobRequest } from './samples/tickets';
 import { openStore } from './store';
 import { tracingFromEnv } from './tracing';
-import { createHandrailWorkers } from './worker';
+import { createHandrailWorkers, runWorkers } from './worker';
 
 async function main(): Promise<void> {
   // The demo prints its own story; worker chatter stays at warnings.
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   const client = await connectHandrail(config);
   const tracing = await tracingFromEnv();
   const workers = await createHandrailWorkers({ connection, config, store, tracer: tracing.tracer });
-  const running = Promise.all(workers.map((w) => w.run()));
+  const running = runWorkers(workers);
   try {
     const jobId = `demo-${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;
     const { handle } = await startJob(client, sampleJobRequest(jobId), config);

@@ -2,7 +2,7 @@
  * `handrail` command lines → typed commands. Pure (no I/O), so every usage error is unit-tested.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { AckState, HumanDecision, StageName } from '../../contracts';
+import { AckState, HumanDecision, JobStatus, LastVerdict, StageName } from '../../contracts';
 import type { JobFilter } from '../client';
 
 export class UsageError extends Error {
@@ -40,8 +40,7 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   history: 'handrail history <job> [--out file.json]',
 };
 
-const RAIL_STATUSES = ['running', 'escalated', 'completed', 'rejected', 'cancelled'] as const;
-const VERDICTS = ['pass', 'fail', 'none'] as const;
+const RAIL_STATUSES = ['running', ...JobStatus.options] as const;
 const json = { json: { type: 'boolean' } } as const;
 const follow = { follow: { type: 'boolean' } } as const;
 
@@ -128,7 +127,7 @@ export function parseCommand(argv: string[]): Command {
         status: oneOf('--status', p.values.status, RAIL_STATUSES),
         stage: oneOf('--stage', p.values.stage, StageName.options),
         ack: oneOf('--ack', p.values.ack, AckState.options),
-        verdict: oneOf('--verdict', p.values.verdict, VERDICTS),
+        verdict: oneOf('--verdict', p.values.verdict, LastVerdict.options),
         limit: numberFlag('limit', p.values.limit),
       });
       return { name: 'list', filter, json: Boolean(p.values.json) };

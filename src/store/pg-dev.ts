@@ -8,10 +8,10 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from '../devserver/server';
 
 const PG_ROOT = '/usr/lib/postgresql';
 const SERVER_USER = 'postgres';
@@ -118,7 +118,7 @@ export async function startDevPostgres(): Promise<DevPostgres> {
 /** Another process can take a port between our probe and the server's bind: try a few. */
 async function startOnFreePort(start: (port: number) => void, attempts = 3): Promise<number> {
   for (let attempt = 1; ; attempt++) {
-    const port = await freeLoopbackPort();
+    const port = await freePort();
     try {
       start(port);
       return port;
@@ -126,17 +126,6 @@ async function startOnFreePort(start: (port: number) => void, attempts = 3): Pro
       if (attempt >= attempts) throw error;
     }
   }
-}
-
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** `tsx src/store/pg-dev.ts`: a throwaway cluster for manual parity runs; prints its DATABASE_URL. */

@@ -15,7 +15,8 @@ import { statusQuery, type JobStatusView } from '../../workflows/definitions';
 import { sampleJobRequest } from '../../src/samples/tickets';
 import { openStore, type Store } from '../../src/store';
 import type { HandrailActivities } from '../../activities';
-import { createHandrailWorkers } from '../../src/worker';
+import { createHandrailWorkers, runWorkers } from '../../src/worker';
+import { activitiesScheduled } from '../../bench/history';
 
 export interface Rail {
   client: Client;
@@ -65,7 +66,7 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
     ...(opts.activities ? { overrideActivities: opts.activities } : {}),
     ...(opts.tracer ? { tracer: opts.tracer } : {}),
   });
-  const running = Promise.all(workers.map((w) => w.run()));
+  const running = runWorkers(workers);
   return {
     client,
     store,
@@ -94,10 +95,7 @@ export function jobRequest(overrides: Partial<JobRequest> = {}): JobRequest {
 
 /** Activity types scheduled in a workflow's history, in order. */
 export async function scheduledActivities(client: Client, workflowId: string): Promise<string[]> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  return (history.events ?? [])
-    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-    .filter((n): n is string => Boolean(n));
+  return activitiesScheduled(await client.workflow.getHandle(workflowId).fetchHistory());
 }
 
 /** Stage work scheduled in a workflow's history: every activity but the duplicate lookup. */

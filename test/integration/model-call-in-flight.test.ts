@@ -50,7 +50,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
   connection = await Connection.connect({ address: inject('temporalAddress') });
   client = new Client({ connection, namespace: inject('namespace') });
-  store = await openStore({ sqlitePath: path.join(dataDir, 'handrail.sqlite') });
+  store = await openStore({ dataDir });
 });
 
 afterEach(async () => {
