@@ -138,3 +138,29 @@ export function jobIdOfKey(key: string): string {
 export function chunkSha(chunk: HelpChunk): string {
   return sha256Hex(JSON.stringify([chunk.article_slug, chunk.title, chunk.tags, chunk.position, chunk.text]));
 }
+
+/** What syncing the corpus must do, given the stored `chunk_key → content sha` map: the chunks
+ * to upsert (new or changed, with their sha), the stored keys to delete, and the counts. Both
+ * backends run it inside their own transaction and only execute the SQL. */
+export function planCorpusSync(
+  stored: ReadonlyMap<string, string>,
+  chunks: readonly HelpChunk[],
+): { upserts: (HelpChunk & { sha: string })[]; stale: string[]; report: CorpusSyncReport } {
+  const report: CorpusSyncReport = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+  const upserts: (HelpChunk & { sha: string })[] = [];
+  const remaining = new Map(stored);
+  for (const chunk of chunks) {
+    const sha = chunkSha(chunk);
+    const prior = remaining.get(chunk.key);
+    remaining.delete(chunk.key);
+    if (prior === sha) report.unchanged++;
+    else {
+      upserts.push({ ...chunk, sha });
+      if (prior === undefined) report.inserted++;
+      else report.updated++;
+    }
+  }
+  const stale = [...remaining.keys()];
+  report.deleted = stale.length;
+  return { upserts, stale, report };
+}

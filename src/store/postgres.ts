@@ -4,9 +4,9 @@ import type { ReceiptV1 } from '../../contracts';
 import type { StageResult } from '../../contracts/stages';
 import { sha256Hex } from './content';
 import {
-  chunkSha,
   crmReceipt,
   jobIdOfKey,
+  planCorpusSync,
   searchableTerms,
   type CorpusSyncReport,
   type CrmPatch,
@@ -156,34 +156,24 @@ class PostgresStore implements Store {
 
   async syncHelpCenter(chunks: readonly HelpChunk[]): Promise<CorpusSyncReport> {
     return inTransaction(this.pool, async (client) => {
-      const report: CorpusSyncReport = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
       // Serialise concurrent loaders so their counts stay truthful.
       await client.query('LOCK TABLE help_chunks IN SHARE ROW EXCLUSIVE MODE');
-      const existing = new Map(
+      const stored = new Map(
         (await client.query<{ chunk_key: string; content_sha256: string }>('SELECT chunk_key, content_sha256 FROM help_chunks')).rows.map(
           (r) => [r.chunk_key, r.content_sha256],
         ),
       );
-      for (const chunk of chunks) {
-        const sha = chunkSha(chunk);
-        const prior = existing.get(chunk.key);
-        existing.delete(chunk.key);
-        if (prior === sha) {
-          report.unchanged++;
-          continue;
-        }
+      const { upserts, stale, report } = planCorpusSync(stored, chunks);
+      for (const chunk of upserts) {
         await client.query(
           `INSERT INTO help_chunks (chunk_key, article_slug, title, tags, position, text, content_sha256)
            VALUES ($1, $2, $3, $4, $5, $6, $7)
            ON CONFLICT (chunk_key) DO UPDATE SET article_slug = excluded.article_slug, title = excluded.title,
              tags = excluded.tags, position = excluded.position, text = excluded.text, content_sha256 = excluded.content_sha256`,
-          [chunk.key, chunk.article_slug, chunk.title, chunk.tags, chunk.position, chunk.text, sha],
+          [chunk.key, chunk.article_slug, chunk.title, chunk.tags, chunk.position, chunk.text, chunk.sha],
         );
-        if (prior === undefined) report.inserted++;
-        else report.updated++;
       }
-      if (existing.size > 0) await client.query('DELETE FROM help_chunks WHERE chunk_key = ANY($1)', [[...existing.keys()]]);
-      report.deleted = existing.size;
+      if (stale.length > 0) await client.query('DELETE FROM help_chunks WHERE chunk_key = ANY($1)', [stale]);
       return report;
     });
   }

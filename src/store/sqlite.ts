@@ -6,9 +6,9 @@ import type { ReceiptV1 } from '../../contracts';
 import type { StageResult } from '../../contracts/stages';
 import { sha256Hex } from './content';
 import {
-  chunkSha,
   crmReceipt,
   jobIdOfKey,
+  planCorpusSync,
   searchableTerms,
   type CorpusSyncReport,
   type CrmPatch,
@@ -134,8 +134,7 @@ class SqliteStore implements Store {
 
   async syncHelpCenter(chunks: readonly HelpChunk[]): Promise<CorpusSyncReport> {
     return this.db.transaction((): CorpusSyncReport => {
-      const report: CorpusSyncReport = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
-      const existing = new Map(
+      const stored = new Map(
         (this.db.prepare('SELECT chunk_key, content_sha256 FROM help_chunks').all() as { chunk_key: string; content_sha256: string }[]).map(
           (r) => [r.chunk_key, r.content_sha256],
         ),
@@ -146,21 +145,10 @@ class SqliteStore implements Store {
          ON CONFLICT (chunk_key) DO UPDATE SET article_slug = excluded.article_slug, title = excluded.title,
            tags = excluded.tags, position = excluded.position, text = excluded.text, content_sha256 = excluded.content_sha256`,
       );
-      for (const chunk of chunks) {
-        const sha = chunkSha(chunk);
-        const prior = existing.get(chunk.key);
-        existing.delete(chunk.key);
-        if (prior === sha) {
-          report.unchanged++;
-          continue;
-        }
-        upsert.run({ ...chunk, sha });
-        if (prior === undefined) report.inserted++;
-        else report.updated++;
-      }
+      const { upserts, stale, report } = planCorpusSync(stored, chunks);
+      for (const chunk of upserts) upsert.run(chunk);
       const remove = this.db.prepare('DELETE FROM help_chunks WHERE chunk_key = ?');
-      for (const staleKey of existing.keys()) remove.run(staleKey);
-      report.deleted = existing.size;
+      for (const staleKey of stale) remove.run(staleKey);
       return report;
     }).immediate();
   }
