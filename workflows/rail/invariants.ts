@@ -3,6 +3,7 @@
  * A violation fails closed: the hop is rejected with the invariant named and the job escalates.
  */
 import type { Artifact, HandoffV1, StageCard } from '../../contracts';
+import { canonicalJson } from '../../contracts/canonical-json';
 import { constraintBreaches, policiesFor } from '../../contracts/constraints';
 
 export interface Violation {
@@ -25,14 +26,7 @@ export interface EmittedOutput {
 }
 
 /** Key-order-independent equality: a stage in another language may re-serialise objects. */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
-  }
-  return value;
-}
-const same = (a: unknown, b: unknown) => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 
 /**
  * The prose a stage authored, which content policies read: a markdown body (or a plain string).
