@@ -4,7 +4,7 @@
  * read is checked (address, hash, body schema) and fails closed with `ArtifactInvalid`.
  */
 import type { z } from 'zod';
-import type { Artifact, HandoffV1 } from '../contracts';
+import { issueLines, type Artifact, type HandoffV1 } from '../contracts';
 import { artifactUri, canonicalJson, parseArtifactUri, sha256Hex } from '../src/store/content';
 import type { Store } from '../src/store';
 import { stageFailure } from './failures';
@@ -62,7 +62,7 @@ function parseBody<S extends z.ZodType>(type: string, text: string, schema: S): 
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '/'}: ${i.message}`);
+    const issues = issueLines(parsed.error, '/', 5);
     throw stageFailure('ArtifactInvalid', `${type}: body fails its schema (${issues.join('; ')})`, { issues });
   }
   return parsed.data;

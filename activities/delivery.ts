@@ -2,7 +2,7 @@
  * What every stage activity shares: check the delivery, do the work at most once per delivery
  * key, and build the emitted package without touching what the rail owns.
  */
-import { handoffV1, type Artifact, type Evaluator, type HandoffV1, type ToolTried } from '../contracts';
+import { handoffV1, issueLines, type Artifact, type Evaluator, type HandoffV1, type ToolTried } from '../contracts';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import type { Store } from '../src/store';
 import { stageFailure } from './failures';
@@ -56,7 +56,7 @@ function checkDelivery(card: StageCard, delivery: StageWork): HandoffV1 {
   }
   const parsed = handoffV1.safeParse(delivery.package);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '/'}: ${i.message}`);
+    const issues = issueLines(parsed.error, '/', 5);
     throw stageFailure('StageInputInvalid', `${card.name}: package is not a valid handoff.v1 (${issues.join('; ')})`, { issues });
   }
   const newest = parsed.data.artifacts[parsed.data.artifacts.length - 1];

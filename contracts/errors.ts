@@ -1,11 +1,17 @@
 /** Maps ajv errors to the short, stable `{path, message}` list a `rejected_schema` ack carries. */
 import type { ErrorObject } from 'ajv';
+import type { ZodError } from 'zod';
 import type { ContractError } from './handoff';
 import { LIMITS } from './limits';
 
 const MAX_MESSAGE = 120;
 
 export const clip = (s: string, max = MAX_MESSAGE): string => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
+
+/** A zod error as `path: message` lines (at most `max`); `root` names the value itself. */
+export function issueLines(error: ZodError, root = '/', max = Infinity): string[] {
+  return error.issues.slice(0, max).map((i) => `${i.path.join('.') || root}: ${i.message}`);
+}
 
 /** Our own wording, so messages do not change with ajv versions and never echo long regexes. */
 function messageOf(e: ErrorObject): string {

@@ -7,7 +7,7 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { HumanDecision, JobRequest, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict, type StageName } from '../contracts';
+import { HumanDecision, JobRequest, issueLines, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict, type StageName } from '../contracts';
 import type { handoffJob } from '../workflows';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../workflows/definitions';
 import { HandrailAck, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../workflows/search-attributes';
@@ -215,7 +215,7 @@ export async function* watchJob(client: Client, jobId: string, opts: { pollMs?: 
 export async function decide(client: Client, jobId: string, input: unknown): Promise<DecisionReceipt> {
   const parsed = HumanDecision.safeParse(input);
   if (!parsed.success) {
-    throw new DecisionRefusedError(`invalid decision: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'decision'}: ${i.message}`).join('; ')}`);
+    throw new DecisionRefusedError(`invalid decision: ${issueLines(parsed.error, 'decision').join('; ')}`);
   }
   const described = await describeJob(client, jobId);
   if (described.status.name !== 'RUNNING') throw new DecisionRefusedError(`job "${jobId}" already ended (${endedAs(described)}); nothing to decide`);

@@ -3,7 +3,7 @@
  * The validator is synchronous (the SDK does not await it) and throws to refuse; a refused
  * decision never reaches history, and the Web UI shows the message.
  */
-import { HumanDecision, type AckRecord, type HandoffV1, type StageRegistry } from '../../contracts';
+import { HumanDecision, issueLines, type AckRecord, type HandoffV1, type StageRegistry } from '../../contracts';
 import type { Escalation } from '../definitions';
 import { newestArtifact } from './ack';
 
@@ -31,7 +31,7 @@ export function validateDecision(decision: unknown, escalation: Escalation | und
   if (alreadyDecided) throw new Error('a decision for this escalation is already being applied');
   const parsed = HumanDecision.safeParse(decision);
   if (!parsed.success) {
-    throw new Error(`invalid decision: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'decision'}: ${i.message}`).join('; ')}`);
+    throw new Error(`invalid decision: ${issueLines(parsed.error, 'decision').join('; ')}`);
   }
   const d = parsed.data;
   if (!escalation.options.includes(d.action)) {
