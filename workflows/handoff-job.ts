@@ -9,6 +9,7 @@ import {
   allHandlersFinished,
   condition,
   isCancellation,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -28,6 +29,11 @@ import { route, type Route } from './rail/routing';
 import { renderDetails } from './rail/details';
 import { HandrailAck, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
 import { traceHop } from './tracing';
+
+/** Patch `publish-after-decision` (2026-11-30): a decided escalation publishes the job's status
+ * at once. Histories recorded before it (test/histories/before-publish-after-decision.*) replay
+ * through the branch without the upsert. */
+export const PUBLISH_AFTER_DECISION_PATCH = 'publish-after-decision';
 
 /** How long an escalation waits for `decide` when the request does not say. */
 export const DEFAULT_DECISION_TIMEOUT = '7 days';
@@ -158,7 +164,11 @@ class Job {
       this.status = 'running';
       // The decision is recorded like any hop's ack, with its actor (and a top-up's amounts).
       this.acks.push(this.humanAck(hop, describeDecision(decision), decision.actor));
-      return this.apply(decision, step);
+      const next = this.apply(decision, step);
+      // The job runs again: the Web UI must stop listing it under HandrailStatus="escalated" now,
+      // not once the next hop is done. New command, hence the patch (docs/replay.md).
+      if (next !== 'rejected' && patched(PUBLISH_AFTER_DECISION_PATCH)) this.publish();
+      return next;
     } finally {
       // The human's hop is traced like any other, from the escalation to the decision (or the
       // timeout, or the job's cancellation).

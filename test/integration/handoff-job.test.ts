@@ -7,10 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SummaryMd } from '../../contracts';
 import { startJob } from '../../src/client';
 import { decideUpdate, statusQuery } from '../../workflows/definitions';
+import { HandrailStatus } from '../../workflows/search-attributes';
 import { jobRequest, scheduledActivities, startRail, waitForStatus, type Rail } from '../helpers/rail';
 
 let rail: Rail;
 let guarded: Rail;
+/** A drafter that takes 8 s: long enough to look at the job while the draft runs. */
+let slowDraft: Rail;
 
 beforeAll(async () => {
   rail = await startRail();
@@ -28,6 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await rail?.stop();
   await guarded?.stop();
+  await slowDraft?.stop();
 });
 
 /** The validator's message of a refused update (the Web UI shows the same text). */
@@ -94,6 +98,31 @@ describe('handoffJob on the real dev server', () => {
     expect(decision?.reason).toBe('decided top_up (+$1, +0 revisions) by ops.lead');
     // The wallet only grew by the top-up: start + top-up − spent.
     expect(result.package.budget.usd_remaining).toBeCloseTo(0.005 + 1 - result.spent_usd, 6);
+  });
+
+  it('a decided escalation leaves the Web UI\'s "escalated" list at once, not after the next hop', { timeout: 60_000 }, async () => {
+    slowDraft ??= await startRail({
+      activities: (real) => ({
+        draft: async (work) => {
+          await new Promise((r) => setTimeout(r, 8_000));
+          return real.draft(work);
+        },
+      }),
+    });
+    const request = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
+    const { handle } = await startJob(slowDraft.client, request, slowDraft);
+    await waitForStatus(handle, 'escalated');
+    expect((await handle.describe()).typedSearchAttributes.get(HandrailStatus)).toBe('escalated');
+
+    await handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: 'ops.lead', usd: 1 }] });
+    // The 8 s draft is running now; the status attribute must already say so.
+    let seen: string | undefined;
+    for (const deadline = Date.now() + 6_000; Date.now() < deadline && seen !== 'running'; await new Promise((r) => setTimeout(r, 100))) {
+      seen = (await handle.describe()).typedSearchAttributes.get(HandrailStatus);
+    }
+    expect(seen).toBe('running');
+    expect((await handle.query(statusQuery)).stage).toBe('draft');
+    expect((await handle.result()).status).toBe('completed');
   });
 
   it('decision timeout: an escalation nobody decides ends the job as escalated with the reason', async () => {
