@@ -3,7 +3,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
-import { REFERENCE_STAGES } from '../contracts/stages';
+import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
 
 export type { History };
 
@@ -21,7 +21,7 @@ export function localActivitiesRecorded(history: History): number {
   return (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
 }
 
-const STAGE_NAMES = new Set(REFERENCE_STAGES.map((card) => card.name));
+const STAGE_NAMES = new Set(BUILT_IN_PIPELINES.flatMap((p) => p.cards.map((card) => card.name)));
 
 /** Stage work the workflow scheduled: the rail's own lookups (e.g. `priorDelivery`) are not stage work. */
 export function stageActivitiesScheduled(history: History): string[] {

@@ -12,3 +12,5 @@ export { issueLines, toContractErrors } from './errors';
 export { isSlug } from './primitives';
 export * as validators from './generated/validators';
 export type { StandaloneValidator } from './generated/validators';
+export * from './pipeline';
+export { canonicalJson } from './canonical-json';

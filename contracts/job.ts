@@ -3,10 +3,12 @@ import { z } from 'zod';
 import { ReceiptV1, TicketRaw } from './artifacts';
 import { AckRecord, handoffV1 } from './handoff';
 import { LIMITS } from './limits';
-import { count, id, list, nonEmptyText, text, traceparent, usd } from './primitives';
+import { count, id, list, nonEmptyText, slug, text, traceparent, usd } from './primitives';
 
 export const JobRequest = z.looseObject({
   job_id: id,
+  /** The pipeline that runs the job (contracts/pipeline.ts); the worker's first pipeline when absent. */
+  pipeline: slug.optional(),
   ticket: TicketRaw,
   goal: nonEmptyText(LIMITS.goal),
   constraints: list(text(LIMITS.shortText)),

@@ -6,14 +6,15 @@
  * functions: no Node built-ins, no I/O. Temporal types are imported as types only.
  */
 import type { Duration, RetryPolicy } from '@temporalio/common';
-import type { Artifact, HandoffV1, StageName } from './handoff';
+import type { Artifact, HandoffV1 } from './handoff';
 import { HANDOFF_V1 } from './handoff';
 import { LIMITS } from './limits';
 import { isSlug } from './primitives';
 
 /** What one stage activity receives (DESIGN "Stage activity contract"). */
 export interface StageWork {
-  stage: StageName;
+  /** The stage's card name (also the activity's name). */
+  stage: string;
   package: HandoffV1;
   /** `job_id:stage:hop_count`; the stage records its result under it (first result wins). */
   delivery_key: string;
@@ -121,7 +122,7 @@ const DEFAULT_ACTIVITY: StageActivityOptions = {
 /** A card with defaults filled in (worker role, handoff.v1, no tools, no writes, 30 s / 3 tries,
  * 10 s heartbeat, business failures non-retryable). Validation happens in `checkStageRegistry`, so a bad card
  * reaches the worker-start check and is refused there with every other problem at once. */
-export function defineStage(spec: StageSpec): StageCard {
+export function defineStage<const N extends string>(spec: StageSpec & { name: N }): StageCard & { readonly name: N } {
   const retry = { ...DEFAULT_ACTIVITY.retry, ...spec.activity?.retry };
   const nonRetryable = new Set([...STAGE_FAILURE_TYPES, ...(retry.nonRetryableErrorTypes ?? [])]);
   return deepFreeze({
@@ -140,74 +141,10 @@ export function defineStage(spec: StageSpec): StageCard {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The reference ticket-triage pipeline (SPEC "Stages").
-
-export const intakeStage = defineStage({
-  name: 'intake',
-  accepts: ['ticket.raw'],
-  outputs: ['intake.v1'],
-  tools: [{ name: 'tickets.read', access: 'read', system: 'ticketing' }],
-  criteria: ['ticket_id and customer_id present, never invented', 'question, language, intent, risk, sentiment set'],
-  nominalCostUsd: 0.001,
-  activity: { startToCloseTimeout: '10s' },
-});
-
-export const retrieveStage = defineStage({
-  name: 'retrieve',
-  accepts: ['intake.v1'],
-  outputs: ['chunks.v1', 'no_hit.v1'],
-  tools: [{ name: 'helpcenter.search', access: 'read', system: 'helpcenter' }],
-  criteria: ['every chunk carries a citation key, or no_hit'],
-  nominalCostUsd: 0.002,
-  activity: { startToCloseTimeout: '15s' },
-});
-
-export const draftStage = defineStage({
-  name: 'draft',
-  // verdict.v1 arrives when the judge failed the previous draft: that is the revision input.
-  accepts: ['chunks.v1', 'no_hit.v1', 'verdict.v1'],
-  outputs: ['summary_md'],
-  criteria: ['cites chunk keys (or says no_match)', 'no refund promises', 'differs from every rejected draft'],
-  nominalCostUsd: 0.01,
-  activity: { startToCloseTimeout: '2m' },
-});
-
-export const judgeStage = defineStage({
-  name: 'judge',
-  role: 'critic',
-  accepts: ['summary_md'],
-  outputs: ['verdict.v1'],
-  criteria: ['every cited key exists in the chunks', 'no constraint breaches (refund promises)', 'length', 'answers the question'],
-  nominalCostUsd: 0.005,
-  activity: { startToCloseTimeout: '2m' },
-});
-
-export const writebackStage = defineStage({
-  name: 'writeback',
-  role: 'writer',
-  accepts: ['verdict.v1'],
-  outputs: ['receipt.v1'],
-  tools: [{ name: 'crm.patch', access: 'write', system: 'crm' }],
-  writes: 'crm',
-  criteria: ['idempotent upsert keyed job_id:stage:artifact_type', 'runs only behind a passing verdict'],
-  nominalCostUsd: 0.001,
-  // The write is keyed, so retrying is safe; give a flaky CRM more chances than the others.
-  activity: { startToCloseTimeout: '30s', retry: { maximumAttempts: 5 } },
-});
-
-export const REFERENCE_STAGES: readonly StageCard[] = [intakeStage, retrieveStage, draftStage, judgeStage, writebackStage];
-
-/** Artifact types that enter a job from outside (the rail puts `ticket.raw` on the first package). */
-export const ENTRY_ARTIFACT_TYPES: readonly string[] = ['ticket.raw'];
-
-// ---------------------------------------------------------------------------------------------
 // Registry check (run at worker start; a bad registry refuses to start).
 
 /** Every problem with a set of cards, as sentences an operator can act on; empty means sound. */
-export function checkStageRegistry(
-  cards: readonly StageCard[],
-  entryTypes: readonly string[] = ENTRY_ARTIFACT_TYPES,
-): string[] {
+export function checkStageRegistry(cards: readonly StageCard[], entryTypes: readonly string[]): string[] {
   const problems: string[] = [];
   const byName = new Map<string, StageCard>();
   for (const card of cards) {
@@ -289,14 +226,27 @@ export interface StageRegistry {
 }
 
 /** The checked registry the worker starts with; throws StageRegistryError listing every problem. */
-export function createStageRegistry(
-  cards: readonly StageCard[] = REFERENCE_STAGES,
-  entryTypes: readonly string[] = ENTRY_ARTIFACT_TYPES,
-): StageRegistry {
+export function createStageRegistry(cards: readonly StageCard[], entryTypes: readonly string[]): StageRegistry {
   const problems = checkStageRegistry(cards, entryTypes);
   if (problems.length > 0) throw new StageRegistryError(problems);
   const byName = new Map(cards.map((c) => [c.name, c]));
   return { cards, get: (name) => byName.get(name) };
+}
+
+/** The newest artifact is what the next stage works on (older ones stay for reference). */
+export function newestArtifact(pkg: Pick<HandoffV1, 'artifacts'>): Artifact | undefined {
+  return pkg.artifacts[pkg.artifacts.length - 1];
+}
+
+/** Why this stage may not take this package, or null (the rail's ack and the stage's own
+ * delivery check both ask this). */
+export function roleMismatch(card: Pick<StageCard, 'name' | 'accepts' | 'packageVersions'>, pkg: Pick<HandoffV1, 'schema' | 'artifacts'>): string | null {
+  if (!card.packageVersions.includes(pkg.schema)) return `"${card.name}" reads ${card.packageVersions.join(', ')}, not ${pkg.schema}`;
+  const input = newestArtifact(pkg);
+  if (!input || !card.accepts.includes(input.type)) {
+    return `"${card.name}" takes ${card.accepts.join(' | ')}, the package's newest artifact is ${input ? input.type : 'missing'}`;
+  }
+  return null;
 }
 
 /** The idempotency key of a stage's external write: `job_id:stage:artifact_type`, no attempt. */

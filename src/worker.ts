@@ -6,8 +6,10 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
-import { createActivities, type HandrailActivities } from '../activities';
-import { REFERENCE_STAGES, createStageRegistry } from '../contracts/stages';
+import { builtInActivities, railActivities, type ActivityDeps, type HandrailActivities } from '../activities';
+import type { StageActivity } from '../activities/stage';
+import { canonicalJson, type Pipeline, type StageCard, type StageNameOf } from '../contracts';
+import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
 import { loadConfig, type HandrailConfig } from './config';
 import { loadHelpCenter } from './corpus';
 import { createChatModel, modelConfigFromEnv } from './model';
@@ -23,10 +25,20 @@ import { railSinks, tracingFromEnv } from './tracing';
  */
 export const WORKFLOW_RUNTIME: Pick<WorkerOptions, 'dataConverter' | 'interceptors' | 'sinks'> = { sinks: railSinks() };
 
-export interface HandrailWorkerOptions {
+/** One activity per stage of every pipeline, named after its card: a missing or misnamed one is a compile error. */
+export type ActivitiesFor<P extends readonly Pipeline[]> = { readonly [K in StageNameOf<P[number]>]: StageActivity };
+
+export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly Pipeline[]> {
   connection: NativeConnection;
   config: Pick<HandrailConfig, 'namespace' | 'taskQueue'>;
   store: Store;
+  /** The pipelines this worker runs, the same list its workflow module passes to createRail
+   * (default: the built-in ones and workflows/index.ts). */
+  pipelines?: P;
+  /** Their stage activities, built from the worker's store and model. */
+  activities?: (deps: ActivityDeps) => ActivitiesFor<P>;
+  /** The workflow module exporting `createRail(pipelines)`'s workflows. */
+  workflowsPath?: string;
   /** A prebuilt bundle (tests build one per run); otherwise workflows are bundled at start. */
   workflowBundle?: { code: string };
   /** Where hop spans go (src/tracing.ts); the process's global tracer provider by default. */
@@ -35,24 +47,53 @@ export interface HandrailWorkerOptions {
   overrideActivities?: (real: HandrailActivities) => Partial<HandrailActivities> & Record<string, unknown>;
 }
 
+export class WorkerSetupError extends Error {
+  override readonly name = 'WorkerSetupError';
+  constructor(readonly problems: readonly string[]) {
+    super(`worker refused to start (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`);
+  }
+}
+
+/** Every stage card of these pipelines, once; a stage name two pipelines define differently is a problem
+ * (one worker registers one activity per name). */
+export function stageCards(pipelines: readonly Pipeline[]): { cards: StageCard[]; problems: string[] } {
+  const byName = new Map<string, { card: StageCard; pipeline: string }>();
+  const problems: string[] = [];
+  for (const pipeline of pipelines) {
+    for (const card of pipeline.cards) {
+      const seen = byName.get(card.name);
+      if (!seen) byName.set(card.name, { card, pipeline: pipeline.name });
+      else if (seen.card !== card && canonicalJson(seen.card) !== canonicalJson(card)) {
+        problems.push(`stage "${card.name}" is defined differently by pipelines "${seen.pipeline}" and "${pipeline.name}"`);
+      }
+    }
+  }
+  return { cards: [...byName.values()].map((v) => v.card), problems };
+}
+
 /**
  * Workers for the rail and every stage. Stages whose card names its own task queue get a worker
  * of their own on that queue, so only a process holding that stage's credentials runs it.
- * A bad stage registry refuses to start (StageRegistryError lists every problem).
+ * A stage with no activity refuses to start (WorkerSetupError lists every problem).
  */
-export async function createHandrailWorkers(opts: HandrailWorkerOptions): Promise<Worker[]> {
-  const registry = createStageRegistry(REFERENCE_STAGES);
+export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts: HandrailWorkerOptions<P>): Promise<Worker[]> {
+  const pipelines: readonly Pipeline[] = opts.pipelines ?? BUILT_IN_PIPELINES;
   // Idempotent: a fresh store gets the shipped help-center corpus, a current one is unchanged.
   await loadHelpCenter(opts.store);
   const modelConfig = modelConfigFromEnv();
-  const real = createActivities({ store: opts.store, model: modelConfig ? createChatModel(modelConfig) : undefined });
-  const activities = { ...real, ...opts.overrideActivities?.(real) };
-  const isolated = registry.cards.filter((c) => c.taskQueue && c.taskQueue !== opts.config.taskQueue);
+  const deps: ActivityDeps = { store: opts.store, model: modelConfig ? createChatModel(modelConfig) : undefined };
+  const stages = (opts.activities ?? (builtInActivities as unknown as (d: ActivityDeps) => Record<string, StageActivity>))(deps) as Record<string, StageActivity>;
+  const real = { ...stages, ...railActivities(opts.store) } as HandrailActivities & Record<string, StageActivity>;
+  const activities: Record<string, unknown> = { ...real, ...opts.overrideActivities?.(real) };
+  const { cards, problems } = stageCards(pipelines);
+  for (const card of cards) if (typeof activities[card.name] !== 'function') problems.push(`stage "${card.name}" has no activity (pass it in \`activities\`)`);
+  if (problems.length > 0) throw new WorkerSetupError(problems);
+  const isolated = cards.filter((c) => c.taskQueue && c.taskQueue !== opts.config.taskQueue);
   const main = await Worker.create({
     connection: opts.connection,
     namespace: opts.config.namespace,
     taskQueue: opts.config.taskQueue,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: opts.workflowsPath ?? require.resolve('../workflows') }),
     ...WORKFLOW_RUNTIME,
     sinks: railSinks(opts.tracer),
     activities,
@@ -63,7 +104,7 @@ export async function createHandrailWorkers(opts: HandrailWorkerOptions): Promis
         connection: opts.connection,
         namespace: opts.config.namespace,
         taskQueue: card.taskQueue!,
-        activities: { [card.name]: (activities as Record<string, unknown>)[card.name] } as object,
+        activities: { [card.name]: activities[card.name] } as object,
       }),
     ),
   );

@@ -1,10 +1,11 @@
 /**
- * `handoffJob`: one ticket's relay, intake → retrieve → draft → judge → writeback, owned by
- * deterministic code. Every hop is acked before work, one wallet pays for all of them, the judge
- * can send a draft back while revisions remain, and anything the rail refuses goes to a human,
- * whose decision is one more typed hop.
+ * `handoffJob`: one job's relay through its pipeline's stages, owned by deterministic code.
+ * Every hop is acked before work, one wallet pays for all of them, the judge can send a draft
+ * back while revisions remain, and anything the rail refuses goes to a human, whose decision is
+ * one more typed hop. The routing table, stages and revisits come from the job's pipeline.
  */
 import {
+  ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
   condition,
@@ -17,9 +18,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { LIMITS, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type ReceiptV1 } from '../contracts';
+import { LIMITS, findPipeline, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1 } from '../contracts';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
-import { deliver, stages, type HopOutcome } from './deliver';
+import { runHop, type HopOutcome, type StageProxies } from './hop';
 import { addUsd, topUp } from './rail/budget';
 import { decisionOptions, validateDecision } from './rail/decisions';
 import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from './rail/hops';
@@ -27,7 +28,7 @@ import { ackRecord } from './rail/ack';
 import { firstPackage } from './rail/first-package';
 import { route, type Route } from './rail/routing';
 import { renderDetails } from './rail/details';
-import { HandrailAck, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
+import { HandrailAck, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
 import { traceHop } from './tracing';
 
 /** Patch `publish-after-decision` (2026-11-30): a decided escalation publishes the job's status
@@ -35,13 +36,37 @@ import { traceHop } from './tracing';
  * through the branch without the upsert. */
 export const PUBLISH_AFTER_DECISION_PATCH = 'publish-after-decision';
 
+/** Patch `pipeline-search-attribute` (2026-12-01): the job publishes `HandrailPipeline`.
+ * Histories recorded before it (test/histories/before-pipeline-search-attribute.*) replay
+ * without that key in their upserts. */
+export const PIPELINE_SEARCH_ATTRIBUTE_PATCH = 'pipeline-search-attribute';
+
 /** How long an escalation waits for `decide` when the request does not say. */
 export const DEFAULT_DECISION_TIMEOUT = '7 days';
 
-export async function handoffJob(request: JobRequest): Promise<JobResult> {
-  const job = new Job(request);
+/** The pipelines a rail runs, each with its stage activities proxied once. */
+export interface RailPipelines {
+  pipelines: readonly Pipeline[];
+  stages: ReadonlyMap<string, StageProxies>;
+}
+
+/** The `handoffJob` workflow for these pipelines: a job names one in `pipeline` (the first by default). */
+export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => Promise<JobResult> {
+  return async function handoffJob(request: JobRequest): Promise<JobResult> {
+    const pipeline = findPipeline(rail.pipelines, request.pipeline);
+    if (!pipeline) {
+      throw ApplicationFailure.nonRetryable(
+        `unknown pipeline ${JSON.stringify(request.pipeline)}; this worker runs ${rail.pipelines.map((p) => p.name).join(', ')}`,
+        'InvalidJobRequest',
+      );
+    }
+    return await runJob(new Job(request, pipeline, rail.stages.get(pipeline.name)!));
+  };
+}
+
+async function runJob(job: Job): Promise<JobResult> {
   try {
-    let step: Route = route(job.package);
+    let step: Route = job.route();
     for (;;) {
       if (step.kind === 'complete') return await job.finish('completed', step.reason);
       if (step.kind === 'escalate') {
@@ -53,7 +78,7 @@ export async function handoffJob(request: JobRequest): Promise<JobResult> {
       }
       const outcome = await job.hop(step);
       step = outcome.ok
-        ? route(job.package)
+        ? job.route()
         : { kind: 'escalate', reason: outcome.failure ?? outcome.acks[outcome.acks.length - 1]!.reason, resume: step.to, retry: step };
     }
   } catch (err) {
@@ -67,7 +92,9 @@ class Job {
   package: HandoffV1;
   readonly acks: AckRecord[] = [];
   status: RailStatus = 'running';
-  stage: string = 'intake';
+  stage: string;
+  /** Bodies of the newest artifact of each type, as their stages reported them (routing reads them). */
+  private bodies: Record<string, Record<string, unknown>> = {};
   spentUsd = 0;
   overspentUsd = 0;
   receipt?: ReceiptV1;
@@ -79,12 +106,20 @@ class Job {
   readonly maxHops: number;
   readonly decisionTimeout: string;
   readonly traceparent: string;
+  private readonly publishesPipeline: boolean;
 
-  constructor(private readonly request: JobRequest) {
+  constructor(
+    request: JobRequest,
+    readonly pipeline: Pipeline,
+    private readonly stages: StageProxies,
+  ) {
     this.maxHops = request.max_hops ?? DEFAULT_MAX_HOPS;
     this.decisionTimeout = request.decision_timeout ?? DEFAULT_DECISION_TIMEOUT;
     this.traceparent = request.traceparent ?? newTraceparent();
-    this.package = firstPackage(request, this.traceparent);
+    this.package = firstPackage(request, this.traceparent, pipeline.entry);
+    const first = route(pipeline, this.package);
+    this.stage = first.kind === 'hop' ? first.to : HUMAN;
+    this.publishesPipeline = patched(PIPELINE_SEARCH_ATTRIBUTE_PATCH);
 
     setHandler(packageQuery, () => this.package, { description: 'The handoff.v1 package as it stands now.' });
     setHandler(acksQuery, () => this.acks, { description: 'Every ack of every hop, oldest first.' });
@@ -104,6 +139,11 @@ class Job {
     this.publish();
   }
 
+  /** Where the package goes next, by the pipeline's table. */
+  route(): Route {
+    return route(this.pipeline, this.package, this.bodies);
+  }
+
   get jobId(): string {
     return workflowInfo().workflowId;
   }
@@ -111,7 +151,9 @@ class Job {
   /** Runs one agent hop and records everything it acked. */
   async hop(step: Extract<Route, { kind: 'hop' }>): Promise<HopOutcome> {
     this.stage = step.to;
-    const outcome = await deliver({
+    const outcome = await runHop(
+      {
+      pipeline: this.pipeline,
       stage: step.to,
       package: step.package,
       reason: step.reason,
@@ -121,13 +163,18 @@ class Job {
       countAtLastHumanDecision: this.countAtLastHumanDecision,
       fallbackTraceparent: this.traceparent,
       fallbackJobId: this.jobId,
+      },
       // The rail made every earlier delivery of this job itself: each key is new.
-      checkPriorDelivery: false,
-    });
+      { checkPriorDelivery: false, stages: this.stages },
+    );
     this.spentUsd = addUsd(this.spentUsd, outcome.costUsd);
     this.overspentUsd = addUsd(this.overspentUsd, outcome.overspentUsd);
     if (outcome.package) this.package = withSummary(outcome.package, outcome);
-    if (outcome.ok && outcome.result?.artifact.type === 'receipt.v1') this.receipt = outcome.result.body as ReceiptV1;
+    if (outcome.ok && outcome.result) {
+      const { artifact, body } = outcome.result;
+      if (body && typeof body === 'object') this.bodies[artifact.type] = body as Record<string, unknown>;
+      if (artifact.type === 'receipt.v1') this.receipt = body as ReceiptV1;
+    }
     this.acks.push(...outcome.acks);
     this.publish();
     return outcome;
@@ -145,7 +192,7 @@ class Job {
     this.escalation = {
       reasons: [step.reason],
       blocked: step.resume ?? 'route',
-      options: decisionOptions(this.package, this.acks[this.acks.length - 1], step.resume, stages),
+      options: decisionOptions(this.package, this.acks[this.acks.length - 1], step.resume, this.pipeline),
       since: new Date().toISOString(),
       step,
     };
@@ -206,16 +253,17 @@ class Job {
       case 'approve':
         return this.resume(step, human, `approved by ${decision.actor}`);
       case 'revise': {
+        // decisionOptions offers revise only when the pipeline names a reviser.
         const note = decision.note ?? 'revise';
         this.package = { ...this.package, evaluator: { last_verdict: 'fail', failures: [...this.package.evaluator.failures, `human: ${note}`].slice(-LIMITS.listItems) } };
-        return { kind: 'hop', to: 'draft', reason: `revision asked by ${decision.actor}: ${note}`.slice(0, LIMITS.shortText), package: this.package, ...human };
+        return { kind: 'hop', to: this.pipeline.reviser!, reason: `revision asked by ${decision.actor}: ${note}`.slice(0, LIMITS.shortText), package: this.package, ...human };
       }
     }
   }
 
   /** Retry what was blocked: the refused hop, or the routing decision with the new wallet. */
   private resume(step: Extract<Route, { kind: 'escalate' }>, human: { from: string; actor: string }, reason: string): Route {
-    const next = step.retry ? { ...step.retry, package: this.package } : route(this.package);
+    const next = step.retry ? { ...step.retry, package: this.package } : this.route();
     return next.kind === 'hop' ? { ...next, reason: `${reason}: ${next.reason}`.slice(0, LIMITS.shortText), ...human } : next;
   }
 
@@ -265,6 +313,7 @@ class Job {
       { key: HandrailVerdict, value: view.last_verdict },
       { key: HandrailHops, value: view.hops },
       { key: HandrailUsdRemaining, value: view.usd_remaining },
+      ...(this.publishesPipeline ? [{ key: HandrailPipeline, value: this.pipeline.name }] : []),
     ]);
     setCurrentDetails(renderDetails(view, this.acks));
   }

@@ -1,3 +1,7 @@
-// The workflow bundle's entry: every workflow type the worker registers (SPEC "Public surface").
-export { handoffJob } from './handoff-job';
-export { stageHop } from './stage-hop';
+// The workflow bundle of the shipped worker (`npm run worker`, the demo, the tests): the rail
+// over the built-in pipelines, the reference one first (the default when a job names none).
+// Public workflow types (SPEC "Public surface"): `handoffJob`, `stageHop`.
+import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
+import { createRail } from './create-rail';
+
+export const { handoffJob, stageHop } = createRail(BUILT_IN_PIPELINES);

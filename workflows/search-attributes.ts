@@ -8,6 +8,8 @@ export const HandrailVerdict = defineSearchAttributeKey('HandrailVerdict', Searc
 export const HandrailStatus = defineSearchAttributeKey('HandrailStatus', SearchAttributeType.KEYWORD);
 export const HandrailHops = defineSearchAttributeKey('HandrailHops', SearchAttributeType.INT);
 export const HandrailUsdRemaining = defineSearchAttributeKey('HandrailUsdRemaining', SearchAttributeType.DOUBLE);
+/** The pipeline a job runs (contracts/pipeline.ts). */
+export const HandrailPipeline = defineSearchAttributeKey('HandrailPipeline', SearchAttributeType.KEYWORD);
 
 /** Name → type as the dev server's `--search-attribute` flag and the operator API spell it. */
 export const SEARCH_ATTRIBUTES = {
@@ -17,4 +19,5 @@ export const SEARCH_ATTRIBUTES = {
   HandrailStatus: 'Keyword',
   HandrailHops: 'Int',
   HandrailUsdRemaining: 'Double',
+  HandrailPipeline: 'Keyword',
 } as const;

@@ -1,17 +1,20 @@
 /**
  * `stageHop`: deliver one package to one stage — validate, ack, run — and return the ack with
- * the emitted package and artifact. The same hop `handoffJob` makes (workflows/deliver.ts);
+ * the emitted package and artifact. The same hop `handoffJob` makes (workflows/hop.ts);
  * a second delivery of the same package answers `duplicate` with the first artifact.
  */
-import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { AckRecord, Artifact, HandoffV1 } from '../contracts';
-import { deliver } from './deliver';
+import { ApplicationFailure, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { findPipeline, type AckRecord, type Artifact, type HandoffV1 } from '../contracts';
+import type { RailPipelines } from './handoff-job';
+import { runHop } from './hop';
 import { DEFAULT_MAX_HOPS } from './rail/hops';
 import { HandrailAck, HandrailStage, HandrailStatus } from './search-attributes';
 
 export interface StageHopRequest {
   stage: string;
   package: unknown;
+  /** The pipeline whose stage this is; the worker's first pipeline when absent. */
+  pipeline?: string;
   /** Caller's id for this delivery (also a good workflow id); recorded, never trusted as the key. */
   delivery_id?: string;
   max_hops?: number;
@@ -32,28 +35,40 @@ export interface StageHopResult {
 // W3C spec, so this uses fixed non-zero ids that say "no trace".
 const NO_TRACE = '00-0000000000000000000000000000dead-000000000000dead-00';
 
-export async function stageHop(request: StageHopRequest): Promise<StageHopResult> {
-  const outcome = await deliver({
-    stage: request.stage,
-    package: request.package,
-    reason: request.delivery_id ? `delivery ${request.delivery_id}` : 'direct delivery',
-    maxHops: request.max_hops ?? DEFAULT_MAX_HOPS,
-    fallbackTraceparent: NO_TRACE,
-    fallbackJobId: workflowInfo().workflowId,
-    checkPriorDelivery: true,
-  });
-  const ack = outcome.acks[outcome.acks.length - 1]!;
-  upsertSearchAttributes([
-    { key: HandrailStage, value: outcome.stage },
-    { key: HandrailAck, value: ack.ack },
-    { key: HandrailStatus, value: outcome.ok ? 'completed' : 'rejected' },
-  ]);
-  return {
-    ack,
-    acks: outcome.acks,
-    ...(outcome.package ? { package: outcome.package } : {}),
-    ...(outcome.ok && outcome.result ? { artifact: outcome.result.artifact } : {}),
-    cost_usd: outcome.costUsd,
-    ...(outcome.failure ? { failure: outcome.failure } : {}),
+export function createStageHop(rail: RailPipelines): (request: StageHopRequest) => Promise<StageHopResult> {
+  return async function stageHop(request: StageHopRequest): Promise<StageHopResult> {
+    const pipeline = findPipeline(rail.pipelines, request.pipeline);
+    if (!pipeline) {
+      throw ApplicationFailure.nonRetryable(
+        `unknown pipeline ${JSON.stringify(request.pipeline)}; this worker runs ${rail.pipelines.map((p) => p.name).join(', ')}`,
+        'InvalidStageHopRequest',
+      );
+    }
+    const outcome = await runHop(
+      {
+        pipeline,
+        stage: request.stage,
+        package: request.package,
+        reason: request.delivery_id ? `delivery ${request.delivery_id}` : 'direct delivery',
+        maxHops: request.max_hops ?? DEFAULT_MAX_HOPS,
+        fallbackTraceparent: NO_TRACE,
+        fallbackJobId: workflowInfo().workflowId,
+      },
+      { checkPriorDelivery: true, stages: rail.stages.get(pipeline.name)! },
+    );
+    const ack = outcome.acks[outcome.acks.length - 1]!;
+    upsertSearchAttributes([
+      { key: HandrailStage, value: outcome.stage },
+      { key: HandrailAck, value: ack.ack },
+      { key: HandrailStatus, value: outcome.ok ? 'completed' : 'rejected' },
+    ]);
+    return {
+      ack,
+      acks: outcome.acks,
+      ...(outcome.package ? { package: outcome.package } : {}),
+      ...(outcome.ok && outcome.result ? { artifact: outcome.result.artifact } : {}),
+      cost_usd: outcome.costUsd,
+      ...(outcome.failure ? { failure: outcome.failure } : {}),
+    };
   };
 }

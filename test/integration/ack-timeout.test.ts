@@ -1,42 +1,30 @@
 /**
  * Seed 004's ACK timeout on the real dev server: a stage whose workers do not pick the hop up in
  * time is tried once more, then its declared fallback; when nobody answers there either, the job
- * escalates to a human, who can send the hop again. The stage cards come from a test-only bundle
- * in which `retrieve` sits on a queue nobody polls and its fallback on a queue of its own
- * (fixtures/).
+ * escalates to a human, who can send the hop again. The worker runs a pipeline of the test's
+ * own (fixtures/unreachable-retrieve.ts) in which `retrieve` sits on a queue nobody polls and its
+ * fallback on a queue of its own.
  */
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
-import webpack from 'webpack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../../activities';
 import type { StageWork } from '../../contracts';
 import { PROJECT_ROOT } from '../../src/config';
 import { decide, startJob } from '../../src/client';
 import { jobRequest, scheduledActivities, startRail, waitForStatus, type Rail } from '../helpers/rail';
-import { BACKUP_QUEUE } from './fixtures/stages-unreachable-retrieve';
-
-const SHIPPED_STAGES = /[\\/]contracts[\\/]stages(\.ts)?$/;
-const FIXTURE = path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'stages-unreachable-retrieve.ts');
+import { BACKUP_QUEUE } from './fixtures/unreachable-retrieve';
 
 let rail: Rail;
 let connection: NativeConnection;
 
 beforeAll(async () => {
   const bundle = await bundleWorkflowCode({
-    workflowsPath: path.join(PROJECT_ROOT, 'workflows', 'index.ts'),
+    workflowsPath: path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'unreachable-retrieve-workflows.ts'),
     logger: new DefaultLogger('WARN'),
-    webpackConfigHook: (config) => ({
-      ...config,
-      plugins: [
-        ...(config.plugins ?? []),
-        // Every import of the shipped cards gets the fixture, except the fixture's own.
-        new webpack.NormalModuleReplacementPlugin(SHIPPED_STAGES, (resource: { request: string; contextInfo?: { issuer?: string } }) => {
-          if (resource.contextInfo?.issuer !== FIXTURE) resource.request = FIXTURE;
-        }),
-      ],
-    }),
   });
+  // The worker holds the reference stages on the main queue only: nobody serves `retrieve`'s
+  // queue, and `retrieve-backup` is served (or not) by startBackupWorker.
   rail = await startRail({ workflowBundle: bundle });
   connection = await NativeConnection.connect({ address: inject('temporalAddress') });
 });

@@ -13,7 +13,7 @@
  *   7. accepted
  * Duplicates come before hop and budget checks because answering one costs nothing.
  */
-import { LIMITS, type AckRecord, type AckState, type ContractError, type HandoffValidation, type HandoffV1, type Hop, type StageCard } from '../../contracts';
+import { LIMITS, newestArtifact, roleMismatch, type AckRecord, type AckState, type ContractError, type HandoffValidation, type Hop, type RevisitEdge, type StageCard } from '../../contracts';
 import { canPay } from './budget';
 import { exceedsHopCap, isCycle } from './hops';
 
@@ -24,6 +24,8 @@ export interface AckFacts {
   /** The hop this delivery would make. */
   hop: Hop;
   maxHops: number;
+  /** The pipeline's planned revisit edges (anything else that revisits is a cycle). */
+  revisits: readonly Required<RevisitEdge>[];
   /** Hop count when a human last sent work on (fresh allowance); 0 when none did. */
   countAtLastHumanDecision?: number;
   /** A result is already recorded for this delivery key. */
@@ -58,28 +60,13 @@ export function decideAck(f: AckFacts): AckDecision {
   if (exceedsHopCap(f.hop, f.maxHops, f.countAtLastHumanDecision)) {
     return { ack: 'max_hops_exceeded', reason: `transfer ${f.hop.count} exceeds the cap of ${f.maxHops} hops` };
   }
-  if (isCycle(f.hop)) {
+  if (isCycle(f.hop, f.revisits)) {
     return { ack: 'cycle_detected', reason: `${f.hop.from} → ${f.hop.to} revisits "${f.hop.to}" without a planned edge (chain ${f.hop.chain.join(' → ')})` };
   }
   if (!canPay(pkg.budget, f.card.nominalCostUsd)) {
     return { ack: 'rejected_budget', reason: `wallet has $${pkg.budget.usd_remaining}; "${f.stage}" costs $${f.card.nominalCostUsd}` };
   }
   return { ack: 'accepted', reason: `schema valid, "${f.stage}" takes ${newestArtifact(pkg)?.type ?? 'the package'}, wallet $${pkg.budget.usd_remaining}` };
-}
-
-/** The newest artifact is what the next stage works on (older ones stay for reference). */
-export function newestArtifact(pkg: Pick<HandoffV1, 'artifacts'>) {
-  return pkg.artifacts[pkg.artifacts.length - 1];
-}
-
-/** Why this stage may not take this package, or null. */
-export function roleMismatch(card: StageCard, pkg: HandoffV1): string | null {
-  if (!card.packageVersions.includes(pkg.schema)) return `"${card.name}" reads ${card.packageVersions.join(', ')}, not ${pkg.schema}`;
-  const input = newestArtifact(pkg);
-  if (!input || !card.accepts.includes(input.type)) {
-    return `"${card.name}" takes ${card.accepts.join(' | ')}, the package's newest artifact is ${input ? input.type : 'missing'}`;
-  }
-  return null;
 }
 
 function describeErrors(errors: ContractError[]): string {

@@ -3,9 +3,8 @@
  * The validator is synchronous (the SDK does not await it) and throws to refuse; a refused
  * decision never reaches history, and the Web UI shows the message.
  */
-import { HumanDecision, issueLines, type AckRecord, type HandoffV1, type StageRegistry } from '../../contracts';
+import { HumanDecision, issueLines, newestArtifact, type AckRecord, type HandoffV1, type Pipeline } from '../../contracts';
 import type { Escalation } from '../definitions';
-import { newestArtifact } from './ack';
 
 type Action = HumanDecision['action'];
 
@@ -13,15 +12,15 @@ type Action = HumanDecision['action'];
  * Decisions that make sense for this escalation. Reject and top-up always do. Approve retries
  * what was blocked, which cannot fix a package that fails its schema, and cannot pass a draft
  * the judge failed (writeback runs only behind a passing verdict; the human revises or tops up
- * revisions instead). Revise needs a package the drafter can take.
+ * revisions instead). Revise needs a pipeline with a reviser (its drafter) that can take the package.
  */
-export function decisionOptions(pkg: HandoffV1, lastAck: AckRecord | undefined, blocked: string | undefined, stages: StageRegistry): Action[] {
+export function decisionOptions(pkg: HandoffV1, lastAck: AckRecord | undefined, blocked: string | undefined, pipeline: Pick<Pipeline, 'get' | 'reviser'>): Action[] {
   const options: Action[] = ['reject', 'top_up'];
   const unfixable = lastAck?.ack === 'rejected_schema';
-  const judgedFail = blocked === 'draft' && pkg.evaluator?.last_verdict === 'fail';
+  const judgedFail = blocked !== undefined && blocked === pipeline.reviser && pkg.evaluator?.last_verdict === 'fail';
   if (!unfixable && !judgedFail) options.unshift('approve');
   const newest = newestArtifact(pkg)?.type;
-  const drafter = stages.get('draft');
+  const drafter = pipeline.reviser === undefined ? undefined : pipeline.get(pipeline.reviser);
   if (!unfixable && newest && drafter?.accepts.includes(newest)) options.push('revise');
   return options;
 }

@@ -6,23 +6,13 @@
  * transfers between stages: the first delivery (from the client) is hop 0, so the planned relay
  * intake → retrieve → draft → judge → writeback takes 4 and each revision 2 more (SPEC).
  */
-import type { HandoffV1, Hop } from '../../contracts';
+import { HUMAN, type HandoffV1, type Hop, type RevisitEdge } from '../../contracts';
+
+export { HUMAN };
 
 export const DEFAULT_MAX_HOPS = 8;
 /** Sender of the first hop of a job. */
 export const ORIGIN = 'client';
-export const HUMAN = 'human';
-
-/**
- * Edges that may revisit a stage already in the chain. Anything else that revisits is a cycle
- * (the A→B→A bounce). The critique loop judge → draft is planned, bounded by
- * `revisions_remaining`; a human may send work back anywhere (the human is the loop's exit).
- */
-export const PLANNED_REVISITS: readonly { from: string; to: string }[] = [
-  { from: 'judge', to: 'draft' },
-  { from: 'draft', to: 'judge' },
-  { from: HUMAN, to: '*' },
-];
 
 export function nextHop(current: Hop | undefined, to: string, reason: string, by: string = current?.to ?? ORIGIN): Hop {
   const transfer = current !== undefined;
@@ -35,11 +25,25 @@ export function nextHop(current: Hop | undefined, to: string, reason: string, by
   };
 }
 
-/** True when `hop` revisits a stage without a planned edge. */
-export function isCycle(hop: Hop): boolean {
+/**
+ * True when `hop` revisits a stage without a planned edge (the A→B→A bounce), or takes a planned
+ * edge more often than its bound allows. Edges bounded by `revisions` are paid from the wallet
+ * by the routing table, so they never count here. A human may send work back anywhere (the
+ * human is the loop's exit).
+ */
+export function isCycle(hop: Hop, revisits: readonly Required<RevisitEdge>[]): boolean {
   const before = hop.chain.slice(0, -1);
-  if (!before.includes(hop.to)) return false;
-  return !PLANNED_REVISITS.some((e) => e.from === hop.from && (e.to === hop.to || e.to === '*'));
+  if (!before.includes(hop.to) || hop.from === HUMAN) return false;
+  const edge = revisits.find((e) => e.from === hop.from && e.to === hop.to);
+  if (!edge) return true;
+  return edge.bound !== 'revisions' && timesTaken(hop.chain, edge) > edge.bound.max;
+}
+
+/** How often the chain goes straight from `edge.from` to `edge.to`. */
+function timesTaken(chain: readonly string[], edge: RevisitEdge): number {
+  let n = 0;
+  for (let i = 1; i < chain.length; i++) if (chain[i - 1] === edge.from && chain[i] === edge.to) n++;
+  return n;
 }
 
 /** Transfers past the cap. `allowance` is the cap counted from the last human decision

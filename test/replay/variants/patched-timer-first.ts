@@ -4,8 +4,8 @@
  */
 import { patched, sleep } from '@temporalio/workflow';
 import type { JobRequest, JobResult } from '../../../contracts';
-import { handoffJob as currentHandoffJob } from '../../../workflows/handoff-job';
-import { stageHop as currentStageHop, type StageHopRequest, type StageHopResult } from '../../../workflows/stage-hop';
+import { handoffJob as currentHandoffJob, stageHop as currentStageHop } from '../../../workflows';
+import type { StageHopRequest, StageHopResult } from '../../../workflows/stage-hop';
 
 const PATCH = 'timer-first';
 

@@ -4,8 +4,8 @@
  */
 import { sleep } from '@temporalio/workflow';
 import type { JobRequest, JobResult } from '../../../contracts';
-import { handoffJob as currentHandoffJob } from '../../../workflows/handoff-job';
-import { stageHop as currentStageHop, type StageHopRequest, type StageHopResult } from '../../../workflows/stage-hop';
+import { handoffJob as currentHandoffJob, stageHop as currentStageHop } from '../../../workflows';
+import type { StageHopRequest, StageHopResult } from '../../../workflows/stage-hop';
 
 export async function handoffJob(request: JobRequest): Promise<JobResult> {
   await sleep('1 second');

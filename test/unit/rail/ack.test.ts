@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AckRecord, HANDOFF_V1, defineStage } from '../../../contracts';
-import { ackRecord, decideAck, newestArtifact, roleMismatch, type AckFacts } from '../../../workflows/rail/ack';
+import { newestArtifact, roleMismatch } from '../../../contracts';
+import { ackRecord, decideAck, type AckFacts } from '../../../workflows/rail/ack';
 import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from '../../../workflows/rail/hops';
 import {
   CHUNKS,

@@ -1,20 +1,19 @@
 /**
  * Real packages for the rail's pure logic: every package here starts from a committed fixture
  * (the one the manifest names as rail-`accepted`), passes `validateHandoff`, and moves through the
- * reference stage cards the way `workflows/deliver.ts` moves it (nextHop → decideAck → ackRecord).
+ * reference stage cards the way `workflows/hop.ts` moves it (nextHop → decideAck → ackRecord).
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
   HANDOFF_V1,
-  REFERENCE_STAGES,
-  createStageRegistry,
   validateHandoff,
   type Artifact,
   type HandoffV1,
   type Hop,
   type StageCard,
 } from '../../../contracts';
+import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
 import { ackRecord, decideAck, type AckFacts } from '../../../workflows/rail/ack';
 import { DEFAULT_MAX_HOPS, deliveryKey, nextHop } from '../../../workflows/rail/hops';
 
@@ -35,7 +34,7 @@ export const artifactBody = (type: string): unknown => readJson(`contracts/fixtu
 /** The fixture the manifest names as a valid package the rail accepts. */
 export const VALID_FILE = manifest.packages.find((p) => p.expect === 'accept' && p.rail === 'accepted')!.file;
 
-export const stages = createStageRegistry(REFERENCE_STAGES);
+export const stages = ticketTriage;
 export const card = (name: string): StageCard => {
   const c = stages.get(name);
   if (!c) throw new Error(`no reference stage ${name}`);
@@ -94,7 +93,7 @@ export const at = {
     }),
 };
 
-/** The facts `deliver` gathers before acking `pkg` to `stage`. */
+/** The facts the rail gathers before acking `pkg` to `stage` (workflows/rail/hop.ts admitHop). */
 export function factsFor(pkg: unknown, stage: string, over: Partial<AckFacts> & { from?: string } = {}): AckFacts {
   const c = stages.get(stage);
   const validation = validateHandoff(pkg, { accept: c?.packageVersions ?? [HANDOFF_V1] });
@@ -106,6 +105,7 @@ export function factsFor(pkg: unknown, stage: string, over: Partial<AckFacts> & 
     validation,
     hop: nextHop(arrived?.hop, stage, `to ${stage}`, from),
     maxHops: DEFAULT_MAX_HOPS,
+    revisits: ticketTriage.revisits,
     alreadyDelivered: false,
     ...rest,
   };

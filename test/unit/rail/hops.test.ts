@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Hop } from '../../../contracts';
-import { DEFAULT_MAX_HOPS, HUMAN, ORIGIN, PLANNED_REVISITS, deliveryKey, exceedsHopCap, isCycle, nextHop } from '../../../workflows/rail/hops';
+import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
+import { DEFAULT_MAX_HOPS, HUMAN, ORIGIN, deliveryKey, exceedsHopCap, isCycle, nextHop } from '../../../workflows/rail/hops';
 import { at, relayHop } from './helpers';
 
 describe('nextHop', () => {
@@ -63,30 +64,38 @@ describe('isCycle', () => {
   const hopAfter = (path: string[], to: string, by?: string) => nextHop(relayHop(path), to, 'x', by);
 
   it('sees draft → retrieve → draft as a cycle', () => {
-    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft'], 'retrieve'))).toBe(true);
-    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'retrieve'], 'draft'))).toBe(true);
+    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft'], 'retrieve'), ticketTriage.revisits)).toBe(true);
+    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'retrieve'], 'draft'), ticketTriage.revisits)).toBe(true);
   });
 
   it('sees an A → B → A bounce between non-planned stages as a cycle', () => {
-    expect(isCycle(hopAfter(['intake', 'retrieve'], 'intake'))).toBe(true);
+    expect(isCycle(hopAfter(['intake', 'retrieve'], 'intake'), ticketTriage.revisits)).toBe(true);
   });
 
   it('plans the critique loop in both directions: judge → draft and draft → judge revisits', () => {
-    expect(PLANNED_REVISITS).toEqual(expect.arrayContaining([{ from: 'judge', to: 'draft' }, { from: 'draft', to: 'judge' }]));
-    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge'], 'draft'))).toBe(false);
-    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge', 'draft'], 'judge'))).toBe(false);
+    expect(ticketTriage.revisits).toEqual(expect.arrayContaining([{ from: 'judge', to: 'draft', bound: 'revisions' }, { from: 'draft', to: 'judge', bound: 'revisions' }]));
+    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge'], 'draft'), ticketTriage.revisits)).toBe(false);
+    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge', 'draft'], 'judge'), ticketTriage.revisits)).toBe(false);
   });
 
   it('lets a human send work to any stage already visited', () => {
     const escalated = nextHop(relayHop(['intake', 'retrieve', 'draft', 'judge']), HUMAN, 'x');
     for (const to of ['intake', 'retrieve', 'draft', 'judge']) {
-      expect(isCycle(nextHop(escalated, to, 'resume', HUMAN))).toBe(false);
+      expect(isCycle(nextHop(escalated, to, 'resume', HUMAN), ticketTriage.revisits)).toBe(false);
     }
   });
 
+  it('allows an edge bounded by { max: n } n times, and calls the next time a cycle', () => {
+    const bounded = [{ from: 'judge', to: 'draft', bound: { max: 1 } }] as const;
+    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge'], 'draft'), bounded)).toBe(false);
+    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge', 'draft', 'judge'], 'draft'), bounded)).toBe(true);
+    // Bounded by the wallet instead, the second revisit is the routing table's call, not a cycle.
+    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge', 'draft', 'judge'], 'draft'), ticketTriage.revisits)).toBe(false);
+  });
+
   it('does not call a first visit a cycle', () => {
-    expect(isCycle(hopAfter([], 'intake'))).toBe(false);
-    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge'], 'writeback'))).toBe(false);
+    expect(isCycle(hopAfter([], 'intake'), ticketTriage.revisits)).toBe(false);
+    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge'], 'writeback'), ticketTriage.revisits)).toBe(false);
   });
 });
 

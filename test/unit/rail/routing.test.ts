@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ENTRY_ARTIFACT_TYPES, REFERENCE_STAGES } from '../../../contracts';
-import { decideAck, newestArtifact } from '../../../workflows/rail/ack';
+import { newestArtifact } from '../../../contracts';
+import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
+import { decideAck } from '../../../workflows/rail/ack';
 import { route } from '../../../workflows/rail/routing';
 import { CHUNKS, INTAKE, RECEIPT, SUMMARY, TICKET, VERDICT, at, card, factsFor, packageAt, ref } from './helpers';
 
@@ -12,23 +13,23 @@ describe('route: the planned relay', () => {
     ['summary_md', at.afterDraft, 'judge'],
   ] as const)('after %s goes to %s', (_type, build, to) => {
     const pkg = build();
-    expect(route(pkg)).toEqual({ kind: 'hop', to, reason: expect.any(String), package: pkg });
+    expect(route(ticketTriage, pkg)).toEqual({ kind: 'hop', to, reason: expect.any(String), package: pkg });
   });
 
   it('after no_hit.v1 goes to draft (a no_match summary)', () => {
     const pkg = packageAt(['intake', 'retrieve'], [TICKET, INTAKE, ref('no_hit.v1', '7')]);
-    expect(route(pkg)).toMatchObject({ kind: 'hop', to: 'draft', reason: 'draft a no_match summary' });
+    expect(route(ticketTriage, pkg)).toMatchObject({ kind: 'hop', to: 'draft', reason: 'draft a no_match summary' });
   });
 
   it('after a passing verdict goes to writeback', () => {
-    expect(route(at.afterJudge('pass'))).toMatchObject({ kind: 'hop', to: 'writeback' });
+    expect(route(ticketTriage, at.afterJudge('pass'))).toMatchObject({ kind: 'hop', to: 'writeback' });
   });
 
   it('after a receipt the job is complete', () => {
     const pkg = packageAt(['intake', 'retrieve', 'draft', 'judge', 'writeback'], [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT, RECEIPT], {
       evaluator: { last_verdict: 'pass', failures: [] },
     });
-    expect(route(pkg)).toEqual({ kind: 'complete', reason: 'written back' });
+    expect(route(ticketTriage, pkg)).toEqual({ kind: 'complete', reason: 'written back' });
   });
 });
 
@@ -36,7 +37,7 @@ describe('route: the critique loop', () => {
   it('a failing verdict with revisions left goes back to draft, spending one revision and naming the failures', () => {
     const pkg = at.afterJudge('fail', ['citation_missing', 'too_long']);
     expect(pkg.budget.revisions_remaining).toBe(2);
-    const r = route(pkg);
+    const r = route(ticketTriage, pkg);
     expect(r).toMatchObject({ kind: 'hop', to: 'draft', reason: 'revise: citation_missing; too_long' });
     if (r.kind !== 'hop') throw new Error('unreachable');
     expect(r.package.budget).toEqual({ ...pkg.budget, revisions_remaining: 1 });
@@ -45,49 +46,49 @@ describe('route: the critique loop', () => {
 
   it('does not touch the package it was given when it spends a revision', () => {
     const pkg = at.afterJudge('fail');
-    route(pkg);
+    route(ticketTriage, pkg);
     expect(pkg.budget.revisions_remaining).toBe(2);
   });
 
   it('the last revision is spendable (1 → 0)', () => {
     const pkg = { ...at.afterJudge('fail'), budget: { usd_remaining: 1, revisions_remaining: 1 } };
-    const r = route(pkg);
+    const r = route(ticketTriage, pkg);
     expect(r.kind === 'hop' && r.package.budget.revisions_remaining).toBe(0);
   });
 
   it('a failing verdict with no revisions left escalates, resuming at draft', () => {
     const pkg = { ...at.afterJudge('fail'), budget: { usd_remaining: 1, revisions_remaining: 0 } };
-    expect(route(pkg)).toEqual({ kind: 'escalate', reason: expect.stringContaining('revisions exhausted'), resume: 'draft' });
+    expect(route(ticketTriage, pkg)).toEqual({ kind: 'escalate', reason: expect.stringContaining('revisions exhausted'), resume: 'draft' });
   });
 
   it('a failing verdict without a failure list still says why it revises', () => {
-    expect(route(at.afterJudge('fail', []))).toMatchObject({ kind: 'hop', to: 'draft', reason: 'revise: judge failed the draft' });
+    expect(route(ticketTriage, at.afterJudge('fail', []))).toMatchObject({ kind: 'hop', to: 'draft', reason: 'revise: judge failed the draft' });
   });
 });
 
 describe('route: what the table does not know escalates', () => {
   it('an unknown artifact type escalates naming it', () => {
     const pkg = packageAt(['intake'], [TICKET, ref('sentiment.v1', '5')]);
-    expect(route(pkg)).toEqual({ kind: 'escalate', reason: 'no route after sentiment.v1' });
+    expect(route(ticketTriage, pkg)).toEqual({ kind: 'escalate', reason: 'no route after sentiment.v1' });
   });
 
   it('a package with no artifacts escalates', () => {
-    expect(route(packageAt([], []))).toEqual({ kind: 'escalate', reason: 'no route after an empty package' });
+    expect(route(ticketTriage, packageAt([], []))).toEqual({ kind: 'escalate', reason: 'no route after an empty package' });
   });
 
   it('a verdict with last_verdict none escalates rather than guessing', () => {
     const pkg = { ...at.afterJudge('pass'), evaluator: { last_verdict: 'none' as const, failures: [] } };
-    expect(route(pkg)).toMatchObject({ kind: 'escalate' });
+    expect(route(ticketTriage, pkg)).toMatchObject({ kind: 'escalate' });
   });
 });
 
 describe('route agrees with the stage cards', () => {
-  const types = [...new Set([...ENTRY_ARTIFACT_TYPES, ...REFERENCE_STAGES.flatMap((c) => c.outputs)])];
+  const types = [...new Set([ticketTriage.entry, ...ticketTriage.cards.flatMap((c) => c.outputs)])];
 
   it.each(types)('every hop routed after %s goes to a stage that acks it accepted', (type) => {
     const routed = (['pass', 'fail'] as const).flatMap((last_verdict) => {
       const pkg = packageAt([], [ref(type, '8')], { evaluator: { last_verdict, failures: [] } });
-      const r = route(pkg);
+      const r = route(ticketTriage, pkg);
       return r.kind === 'hop' ? [{ pkg, r }] : [];
     });
     expect(routed.length > 0 || type === 'receipt.v1').toBe(true);
@@ -100,7 +101,7 @@ describe('route agrees with the stage cards', () => {
   it('only the final output (receipt.v1) completes the job', () => {
     const completing = types.filter((type) => {
       const pkg = { ...at.afterDraft(), artifacts: [ref(type, '8')], evaluator: { last_verdict: 'pass' as const, failures: [] } };
-      return route(pkg).kind === 'complete';
+      return route(ticketTriage, pkg).kind === 'complete';
     });
     expect(completing).toEqual(['receipt.v1']);
   });

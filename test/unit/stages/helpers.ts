@@ -1,7 +1,8 @@
 /** Builders for stage tests: a first package carrying a raw ticket, and a relay that plays the rail. */
 import { expect } from 'vitest';
-import type { Artifact, HandoffV1, StageName } from '../../../contracts';
-import { createStageRegistry, type StageResult } from '../../../contracts/stages';
+import type { Artifact, HandoffV1 } from '../../../contracts';
+import type { StageResult } from '../../../contracts/stages';
+import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
 import { checkEmitted } from '../../../workflows/rail/invariants';
 import type { HandrailActivities } from '../../../activities';
 import { loadHelpCenter } from '../../../src/corpus';
@@ -60,8 +61,8 @@ export class Relay {
 }
 
 /** The rail's own invariant check on the emitted package must find nothing to object to. */
-export function expectRailFieldsKept(before: HandoffV1, result: StageResult, stage: StageName): void {
-  const card = createStageRegistry().get(stage);
+export function expectRailFieldsKept(before: HandoffV1, result: StageResult, stage: string): void {
+  const card = ticketTriage.get(stage);
   if (!card) throw new Error(`no card for ${stage}`);
   expect(checkEmitted({ delivered: before, emitted: result.package, artifact: result.artifact, body: result.body, costUsd: result.cost_usd, card })).toEqual([]);
 }

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IntakeV1 } from '../../../contracts';
 import { createActivities } from '../../../activities';
-import { assessRisk, classifyIntent, detectLanguage, scoreSentiment } from '../../../activities/ticket-rules';
+import { assessRisk, classifyIntent, detectLanguage, scoreSentiment } from '../../../activities/ticket-triage/ticket-rules';
 import { openStore, type Store } from '../../../src/store';
 import { artifactUri, canonicalJson, sha256Hex } from '../../../src/store/content';
 import { expectRailFieldsKept, firstPackage, refundTicket, ticketRef } from './helpers';

@@ -4,8 +4,8 @@ import { ChunksV1, NoHitV1, ReceiptV1, SummaryMd, VerdictV1, type HandoffV1 } fr
 import type { StageResult } from '../../../contracts/stages';
 import { createActivities, type HandrailActivities } from '../../../activities';
 import { writeArtifact } from '../../../activities/artifacts';
-import { judgeSummary } from '../../../activities/rubric';
-import { citedKeys, refundPromise } from '../../../activities/summary-policy';
+import { judgeSummary } from '../../../activities/ticket-triage/rubric';
+import { citedKeys, refundPromise } from '../../../activities/ticket-triage/summary-policy';
 import type { Store } from '../../../src/store';
 import { Relay, corpusStore, firstPackage, refundTicket, ticketRef } from './helpers';
 
@@ -236,7 +236,7 @@ describe('delivery once', () => {
   it('refuses a package whose newest artifact the stage does not take', async () => {
     const { intake } = await throughJudge();
     const error = await nonRetryable(activities.judge({ stage: 'judge', package: intake.package, delivery_key: 'k' }), 'StageInputInvalid');
-    expect(error.message).toMatch(/judge takes summary_md; the newest artifact is intake\.v1/);
+    expect(error.message).toMatch(/"judge" takes summary_md, the package.s newest artifact is intake\.v1/);
   });
 
   it('refuses a stored artifact whose content does not match its address', async () => {

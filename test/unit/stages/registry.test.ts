@@ -1,23 +1,22 @@
 import { describe, expect, it } from 'vitest';
+import { judgeStage, ticketTriage, writebackStage } from '../../../contracts/pipelines/ticket-triage';
 import {
-  REFERENCE_STAGES,
   STAGE_FAILURE_TYPES,
   StageRegistryError,
   checkStageRegistry,
   createStageRegistry,
   defineStage,
-  judgeStage,
   writeKey,
-  writebackStage,
   type StageCard,
 } from '../../../contracts/stages';
 
-const replace = (card: StageCard) => REFERENCE_STAGES.map((c) => (c.name === card.name ? card : c));
+const ENTRY = [ticketTriage.entry];
+const replace = (card: StageCard) => ticketTriage.cards.map((c) => (c.name === card.name ? card : c));
 
 describe('stage cards', () => {
   it('accepts the reference triage pipeline', () => {
-    expect(checkStageRegistry(REFERENCE_STAGES)).toEqual([]);
-    expect(createStageRegistry().get('judge')).toBe(judgeStage);
+    expect(checkStageRegistry(ticketTriage.cards, ENTRY)).toEqual([]);
+    expect(ticketTriage.get('judge')).toBe(judgeStage);
   });
 
   it('fills defaults: worker role, handoff.v1, no tools, business failures non-retryable', () => {
@@ -28,7 +27,7 @@ describe('stage cards', () => {
   });
 
   it('puts activity options on every card: timeouts, bounded retries, non-retryable business failures', () => {
-    for (const card of REFERENCE_STAGES) {
+    for (const card of ticketTriage.cards) {
       expect(card.activity.startToCloseTimeout).toBeTruthy();
       expect(card.activity.scheduleToStartTimeout).toBeTruthy();
       expect(card.activity.retry.maximumAttempts).toBeGreaterThanOrEqual(1);
@@ -43,14 +42,14 @@ describe('stage cards', () => {
 
   it('adding a stage takes a few lines', () => {
     const translate = defineStage({ name: 'translate', accepts: ['summary_md'], outputs: ['summary_md'], criteria: ['same meaning'], nominalCostUsd: 0.002 });
-    expect(createStageRegistry([...REFERENCE_STAGES, translate]).get('translate')).toBe(translate);
+    expect(createStageRegistry([...ticketTriage.cards, translate], ENTRY).get('translate')).toBe(translate);
   });
 });
 
 describe('registry refusals', () => {
   const refusal = (cards: readonly StageCard[]) => {
     try {
-      createStageRegistry(cards);
+      createStageRegistry(cards, ENTRY);
     } catch (error) {
       expect(error).toBeInstanceOf(StageRegistryError);
       return (error as StageRegistryError).message;
@@ -60,7 +59,7 @@ describe('registry refusals', () => {
 
   it('refuses two writers for one external system, naming both', () => {
     const second = defineStage({ ...writebackStage, name: 'crm_sync' });
-    expect(refusal([...REFERENCE_STAGES, second])).toMatch(/system "crm" has 2 writers \(writeback, crm_sync\); exactly one stage may write it/);
+    expect(refusal([...ticketTriage.cards, second])).toMatch(/system "crm" has 2 writers \(writeback, crm_sync\); exactly one stage may write it/);
   });
 
   it('refuses a judge that holds a write tool', () => {
@@ -75,16 +74,16 @@ describe('registry refusals', () => {
 
   it('refuses a stage name the rail could not deliver to (over 64 characters)', () => {
     const long = defineStage({ name: `translate-${'x'.repeat(60)}`, accepts: ['summary_md'], outputs: ['summary_md'], criteria: ['same meaning'], nominalCostUsd: 0 });
-    expect(checkStageRegistry([...REFERENCE_STAGES, long])).toEqual([`stage name "${long.name}" is not a lowercase slug of at most 64 characters`]);
+    expect(checkStageRegistry([...ticketTriage.cards, long], ENTRY)).toEqual([`stage name "${long.name}" is not a lowercase slug of at most 64 characters`]);
   });
 
   it('refuses a stage that names no output type', () => {
-    const retrieve = defineStage({ ...REFERENCE_STAGES[1]!, outputs: [] });
+    const retrieve = defineStage({ ...ticketTriage.cards[1]!, outputs: [] });
     expect(refusal(replace(retrieve))).toMatch(/stage "retrieve" must name its output artifact type/);
   });
 
   it('refuses write tools on a stage that declares no write system, and writers without a write tool', () => {
-    const draft = defineStage({ ...REFERENCE_STAGES[2]!, tools: [{ name: 'email.send', access: 'write', system: 'email' }] });
+    const draft = defineStage({ ...ticketTriage.cards[2]!, tools: [{ name: 'email.send', access: 'write', system: 'email' }] });
     const writer = defineStage({ ...writebackStage, tools: [] });
     expect(refusal(replace(draft))).toMatch(/stage "draft" holds write tools \(email\.send on email\) but declares no system it writes/);
     expect(refusal(replace(writer))).toMatch(/stage "writeback" writes "crm" but holds no write tool for it/);
@@ -92,7 +91,7 @@ describe('registry refusals', () => {
 
   it('refuses inputs nobody produces, duplicate names, bad fallbacks and nonsense costs — all at once', () => {
     const orphan = defineStage({ name: 'orphan', accepts: ['summary.v9'], outputs: ['note.v1'], criteria: [], nominalCostUsd: -1, fallback: 'ghost' });
-    const message = refusal([...REFERENCE_STAGES, orphan, orphan]);
+    const message = refusal([...ticketTriage.cards, orphan, orphan]);
     expect(message).toMatch(/stage "orphan" is defined twice/);
     expect(message).toMatch(/accepts "summary\.v9", which no stage produces/);
     expect(message).toMatch(/falls back to "ghost", which is not registered/);
@@ -100,13 +99,13 @@ describe('registry refusals', () => {
   });
 
   it('refuses a fallback that cannot take the stage’s input', () => {
-    const draft = defineStage({ ...REFERENCE_STAGES[2]!, fallback: 'judge' });
+    const draft = defineStage({ ...ticketTriage.cards[2]!, fallback: 'judge' });
     expect(refusal(replace(draft))).toMatch(/falls back to "judge", which does not accept chunks\.v1, no_hit\.v1, verdict\.v1/);
   });
 
   it('accepts a fallback that takes the same inputs', () => {
-    const offline = defineStage({ ...REFERENCE_STAGES[2]!, name: 'draft_offline' });
-    const draft = defineStage({ ...REFERENCE_STAGES[2]!, fallback: 'draft_offline', taskQueue: 'handrail-model' });
-    expect(checkStageRegistry([...replace(draft), offline])).toEqual([]);
+    const offline = defineStage({ ...ticketTriage.cards[2]!, name: 'draft_offline' });
+    const draft = defineStage({ ...ticketTriage.cards[2]!, fallback: 'draft_offline', taskQueue: 'handrail-model' });
+    expect(checkStageRegistry([...replace(draft), offline], ENTRY)).toEqual([]);
   });
 });

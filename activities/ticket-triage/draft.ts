@@ -3,14 +3,14 @@
  * `summary_md`. Offline by default; a configured chat model writes the prose instead, and the
  * judge's rules apply to it all the same.
  */
-import { LIMITS, SummaryMd, type HandoffV1 } from '../contracts';
-import { draftStage } from '../contracts/stages';
-import type { ChatModel } from '../src/model';
-import type { Store } from '../src/store';
-import { readArtifactBody, writeArtifact } from './artifacts';
-import type { StageOutput } from './delivery';
+import { LIMITS, SummaryMd, type HandoffV1 } from '../../contracts';
+import { draftStage } from '../../contracts/pipelines/ticket-triage';
+import type { ChatModel } from '../../src/model';
+import type { Store } from '../../src/store';
+import { readArtifactBody, writeArtifact } from '../artifacts';
+import type { StageOutput } from '../stage';
 import { offlineDraft, type DraftInput } from './drafter';
-import { askModel } from './model-call';
+import { askModel } from '../model-call';
 import { readIntake, readRetrieval } from './retrieval';
 import { SUMMARY_MAX_CHARS, citedKeys } from './summary-policy';
 

@@ -2,15 +2,15 @@
  * judge: `summary_md` → `verdict.v1`, and the package's evaluator state. The critic holds no
  * tools at all; with a model configured, the model grades only "answers the question".
  */
-import { SummaryMd, VerdictV1, type HandoffV1, type IntakeV1 } from '../contracts';
-import { clip } from '../contracts/errors';
-import { judgeStage } from '../contracts/stages';
-import type { ChatModel } from '../src/model';
-import type { Store } from '../src/store';
-import { readArtifactBody, requireArtifact, writeArtifact } from './artifacts';
-import type { StageOutput } from './delivery';
-import { stageFailure } from './failures';
-import { askModel } from './model-call';
+import { SummaryMd, VerdictV1, type HandoffV1, type IntakeV1 } from '../../contracts';
+import { clip } from '../../contracts/errors';
+import { judgeStage } from '../../contracts/pipelines/ticket-triage';
+import type { ChatModel } from '../../src/model';
+import type { Store } from '../../src/store';
+import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
+import type { StageOutput } from '../stage';
+import { stageFailure } from '../failures';
+import { askModel } from '../model-call';
 import { readIntake, readRetrieval } from './retrieval';
 import { judgeSummary, type AnswerGrade } from './rubric';
 

@@ -1,8 +1,9 @@
 /**
  * What every stage activity shares: check the delivery, do the work at most once per delivery
- * key, and build the emitted package without touching what the rail owns.
+ * key, and build the emitted package without touching what the rail owns. A pipeline author
+ * writes only the work (`(pkg) => StageOutput`); `stageActivities` wraps each stage's.
  */
-import { handoffV1, issueLines, type Artifact, type Evaluator, type HandoffV1, type ToolTried } from '../contracts';
+import { roleMismatch, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import type { Store } from '../src/store';
 import { stageFailure } from './failures';
@@ -25,13 +26,14 @@ export interface StageOutput {
  * and the report therefore returns what the first attempt recorded, or redoes idempotent work.
  * It heartbeats throughout, so such a crash is noticed within the card's heartbeat timeout.
  */
-export async function deliverOnce(
+export async function runStageOnce(
   store: Store,
+  pipeline: Pick<Pipeline, 'versions'>,
   card: StageCard,
   delivery: StageWork,
   work: (pkg: HandoffV1) => Promise<StageOutput>,
 ): Promise<StageResult> {
-  const pkg = checkDelivery(card, delivery);
+  const pkg = checkDelivery(pipeline, card, delivery);
   return whileHeartbeating(async () => {
     const prior = await store.findStageCompletion(delivery.delivery_key);
     if (prior) return prior;
@@ -47,25 +49,48 @@ export async function deliverOnce(
 
 /** The second line behind the rail's ack: a stage never works on a delivery meant for another
  * stage, a malformed package, or a package whose newest artifact it does not take. */
-function checkDelivery(card: StageCard, delivery: StageWork): HandoffV1 {
+function checkDelivery(pipeline: Pick<Pipeline, 'versions'>, card: StageCard, delivery: StageWork): HandoffV1 {
   if (delivery.stage !== card.name) {
     throw stageFailure('StageInputInvalid', `delivery for stage "${String(delivery.stage)}" reached "${card.name}"`);
   }
   if (typeof delivery.delivery_key !== 'string' || delivery.delivery_key.length === 0 || delivery.delivery_key.length > 500) {
     throw stageFailure('StageInputInvalid', `${card.name}: delivery_key must be a non-empty string of at most 500 characters`);
   }
-  const parsed = handoffV1.safeParse(delivery.package);
-  if (!parsed.success) {
-    const issues = issueLines(parsed.error, '/', 5);
-    throw stageFailure('StageInputInvalid', `${card.name}: package is not a valid handoff.v1 (${issues.join('; ')})`, { issues });
+  // The rail's own validator (ajv, the versions this stage reads): a stage never reads a package
+  // the rail would have refused. No upgrade here: the rail delivers what the stage reads.
+  const checked = validateHandoff(delivery.package, { accept: card.packageVersions, registry: pipeline.versions });
+  if (!checked.ok || checked.value !== delivery.package) {
+    const issues = checked.ok ? [`/schema ${String((delivery.package as { schema?: unknown }).schema)} is not read by ${card.name}`] : checked.errors.slice(0, 5).map((e) => `${e.path || '/'} ${e.message}`);
+    throw stageFailure('StageInputInvalid', `${card.name}: package is not a valid ${card.packageVersions.join(' | ')} (${issues.join('; ')})`, { issues });
   }
-  const newest = parsed.data.artifacts[parsed.data.artifacts.length - 1];
-  if (!newest || !card.accepts.includes(newest.type)) {
-    throw stageFailure('StageInputInvalid', `${card.name} takes ${card.accepts.join(' | ')}; the newest artifact is ${newest?.type ?? 'missing'}`);
+  const role = roleMismatch(card, checked.value);
+  if (role) throw stageFailure('StageInputInvalid', role);
+  // The rail compares what we emit with what it delivered, so pass on the caller's object
+  // (unknown fields byte-for-byte).
+  return delivery.package as HandoffV1;
+}
+
+/** A stage's work: what it does with the package it was delivered. */
+export type StageWorkFn = (pkg: HandoffV1) => Promise<StageOutput>;
+/** A stage activity as the worker registers it, named after its card. */
+export type StageActivity = (work: StageWork) => Promise<StageResult>;
+
+/**
+ * The activities of a pipeline's stages: one entry per card, named after it (a missing or
+ * misnamed stage is a compile error), each run at most once per delivery key.
+ */
+export function stageActivities<P extends Pipeline>(
+  pipeline: P,
+  store: Store,
+  work: { readonly [K in StageNameOf<P>]: StageWorkFn },
+): { [K in StageNameOf<P>]: StageActivity } {
+  const activities = {} as Record<string, StageActivity>;
+  for (const [name, run] of Object.entries(work) as [string, StageWorkFn][]) {
+    const card = pipeline.get(name);
+    if (!card) throw new Error(`pipeline "${pipeline.name}" has no stage "${name}"`);
+    activities[name] = (delivery: StageWork) => runStageOnce(store, pipeline, card, delivery, run);
   }
-  // The rail compares what we emit with what it delivered, so pass on the caller's object, not
-  // zod's copy (which would be equal, but this keeps unknown fields byte-for-byte).
-  return delivery.package;
+  return activities as { [K in StageNameOf<P>]: StageActivity };
 }
 
 export function appendUnique<T>(list: readonly T[], extra: readonly T[] | undefined): T[] {

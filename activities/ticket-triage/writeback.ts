@@ -3,12 +3,13 @@
  * The single writer. It re-checks the verdict itself (a second gate behind the rail) and writes
  * under `job_id:writeback:receipt.v1`, so retries and duplicate deliveries get the first receipt.
  */
-import { ReceiptV1, SummaryMd, VerdictV1, type HandoffV1 } from '../contracts';
-import { writebackStage, writeKey } from '../contracts/stages';
-import type { Store } from '../src/store';
-import { latestArtifact, readArtifactBody, requireArtifact, writeArtifact } from './artifacts';
-import type { StageOutput } from './delivery';
-import { stageFailure } from './failures';
+import { ReceiptV1, SummaryMd, VerdictV1, type HandoffV1 } from '../../contracts';
+import { writeKey } from '../../contracts';
+import { writebackStage } from '../../contracts/pipelines/ticket-triage';
+import type { Store } from '../../src/store';
+import { latestArtifact, readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
+import type { StageOutput } from '../stage';
+import { stageFailure } from '../failures';
 import { readIntake } from './retrieval';
 
 export async function runWriteback(store: Store, pkg: HandoffV1): Promise<StageOutput> {

@@ -1,7 +1,7 @@
 /** Reading the pieces of earlier stages that draft, judge and writeback build on. */
-import { ChunksV1, IntakeV1, NoHitV1, type HandoffV1 } from '../contracts';
-import type { Store } from '../src/store';
-import { readArtifactBody, requireArtifact } from './artifacts';
+import { ChunksV1, IntakeV1, NoHitV1, type HandoffV1 } from '../../contracts';
+import type { Store } from '../../src/store';
+import { readArtifactBody, requireArtifact } from '../artifacts';
 import type { Retrieval } from './summary-policy';
 
 export async function readIntake(store: Store, pkg: HandoffV1, stage: string): Promise<IntakeV1> {

@@ -1,10 +1,10 @@
 /** retrieve: `intake.v1` → `chunks.v1` (help-center passages with citation keys) or `no_hit.v1`. */
-import { ChunksV1, NoHitV1, type HandoffV1 } from '../contracts';
-import { retrieveStage } from '../contracts/stages';
-import { searchTerms } from '../src/corpus/query';
-import type { Store } from '../src/store';
-import { writeArtifact } from './artifacts';
-import type { StageOutput } from './delivery';
+import { ChunksV1, NoHitV1, type HandoffV1 } from '../../contracts';
+import { retrieveStage } from '../../contracts/pipelines/ticket-triage';
+import { searchTerms } from '../../src/corpus/query';
+import type { Store } from '../../src/store';
+import { writeArtifact } from '../artifacts';
+import type { StageOutput } from '../stage';
 import { readIntake } from './retrieval';
 
 /** Passages handed to the drafter: enough to cite, few enough to keep the package small. */

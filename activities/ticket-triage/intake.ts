@@ -3,12 +3,12 @@
  * Ids are taken from the ticket or not at all: a missing or malformed id fails the stage closed
  * with the gap listed as an open question, never filled with a guess.
  */
-import { IntakeV1, LIMITS, TicketRaw, type HandoffV1 } from '../contracts';
-import { intakeStage } from '../contracts/stages';
-import type { Store } from '../src/store';
-import { readArtifactText, requireArtifact, writeArtifact } from './artifacts';
-import { appendUnique, type StageOutput } from './delivery';
-import { stageFailure } from './failures';
+import { IntakeV1, LIMITS, TicketRaw, type HandoffV1 } from '../../contracts';
+import { intakeStage } from '../../contracts/pipelines/ticket-triage';
+import type { Store } from '../../src/store';
+import { readArtifactText, requireArtifact, writeArtifact } from '../artifacts';
+import { appendUnique, type StageOutput } from '../stage';
+import { stageFailure } from '../failures';
 import { assessRisk, classifyIntent, detectLanguage, extractQuestion, scoreSentiment } from './ticket-rules';
 
 /** The ticket as read, before anything is checked: ids may be absent or malformed. */

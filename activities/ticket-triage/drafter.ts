@@ -3,8 +3,8 @@
  * passages, citing each passage it uses. Revisions read the judge's failure codes and always
  * differ from every rejected draft.
  */
-import type { Chunk, IntakeV1 } from '../contracts';
-import { searchTerms } from '../src/corpus/query';
+import type { Chunk, IntakeV1 } from '../../contracts';
+import { searchTerms } from '../../src/corpus/query';
 import { FAILURE, failureCode, refundPromise, stems, type Retrieval } from './summary-policy';
 
 export interface DraftInput {

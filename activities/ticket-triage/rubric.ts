@@ -3,8 +3,8 @@
  * Hard checks (citations, constraint breaches, length) are always rule-based; whether the
  * summary answers the question may come from a model, otherwise from word overlap.
  */
-import type { IntakeV1, SummaryMd, VerdictV1 } from '../contracts';
-import { constraintBreaches } from '../contracts/constraints';
+import type { IntakeV1, SummaryMd, VerdictV1 } from '../../contracts';
+import { constraintBreaches } from '../../contracts/constraints';
 import { FAILURE, SUMMARY_MAX_CHARS, SUMMARY_MIN_CHARS, citedKeys, refundPromise, stems, type Retrieval } from './summary-policy';
 
 /** Share of the question's words the summary must address to count as answering it. */

@@ -1,0 +1,9 @@
+import type { ChatModel } from '../src/model';
+import type { Store } from '../src/store';
+
+/** What the worker hands every pipeline's activity factory. */
+export interface ActivityDeps {
+  store: Store;
+  /** Backs model-driven stages when set; deterministic offline stages run otherwise. */
+  model?: ChatModel;
+}

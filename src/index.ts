@@ -1,0 +1,46 @@
+/**
+ * handrail's public entry (`import … from 'handrail'`): what a pipeline author and an operator's
+ * script import. Three doors, by who runs the code:
+ * - `handrail/contracts` (contracts/index.ts): pure — definePipeline, defineStage, the package
+ *   contract. Safe in the workflow sandbox; a pipeline definition imports only this.
+ * - `handrail/workflows` (workflows/create-rail.ts): createRail, for the worker's workflow module.
+ * - `handrail` (this file): all of the contracts plus the worker side (stage helpers, worker
+ *   creation) and the client side (start, decide, list jobs).
+ */
+export * from '../contracts';
+export { BUILT_IN_PIPELINES, ticketTriage } from '../contracts/pipelines';
+
+// Worker side: stage work and the worker.
+export { stageActivities, appendUnique, type StageActivity, type StageOutput, type StageWorkFn } from '../activities/stage';
+export { latestArtifact, readArtifactBody, readArtifactText, requireArtifact, writeArtifact } from '../activities/artifacts';
+export { stageFailure } from '../activities/failures';
+export { builtInActivities, type ActivityDeps } from '../activities';
+export { ticketTriageActivities } from '../activities/ticket-triage';
+export { createHandrailWorkers, runWorkers, WorkerSetupError, type ActivitiesFor, type HandrailWorkerOptions } from './worker';
+export { openStore, type Store } from './store';
+export { loadConfig, type HandrailConfig } from './config';
+export { connectWorker } from './connect';
+
+// Operator side: the client API (the CLI is a thin layer over it).
+export {
+  cancelJob,
+  connectHandrail,
+  decide,
+  exportHistory,
+  getJob,
+  jobResult,
+  listJobs,
+  parseJobRequest,
+  startJob,
+  watchJob,
+  DecisionRefusedError,
+  InvalidJobRequestError,
+  JobClosedError,
+  JobNotFoundError,
+  NoWorkerAnsweredError,
+  type JobFilter,
+  type JobHandle,
+  type JobListing,
+  type JobView,
+  type StartedJob,
+} from './client';
