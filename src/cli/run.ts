@@ -70,6 +70,16 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+function readTicketFile(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    // Node's EISDIR message names neither the path nor what to do.
+    const why = (err as NodeJS.ErrnoException).code === 'EISDIR' ? 'it is a directory; give a ticket JSON file' : (err as Error).message;
+    throw new UsageError(`cannot read ticket file ${file}: ${why}`);
+  }
+}
+
 const line = (stream: NodeJS.WritableStream, text: string) => stream.write(`${text}\n`);
 const printJson = (io: CliIo, value: unknown) => line(io.stdout, JSON.stringify(value, null, 2));
 
@@ -105,7 +115,7 @@ async function execute(command: Exclude<Command, { name: 'help' }>, client: Clie
   switch (command.name) {
     case 'start': {
       const source = command.ticket === '-' ? 'stdin' : command.ticket;
-      const text = command.ticket === '-' ? await readAll(io.stdin) : fs.readFileSync(command.ticket, 'utf8');
+      const text = command.ticket === '-' ? await readAll(io.stdin) : readTicketFile(command.ticket);
       const request = jobRequestFromFile(text, source, command.flags);
       const { created } = await startJob(client, request, config);
       const url = jobUrl(config, request.job_id);
