@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { jobUrl, loadConfig, type HandrailConfig } from '../config';
-import { TemporalUnreachableError } from '../connect';
+import { NamespaceNotFoundError, TemporalUnreachableError } from '../connect';
 import {
   DecisionRefusedError,
   InvalidJobRequestError,
@@ -60,7 +60,7 @@ job request {job_id, ticket, goal, constraints, budget, max_hops?}. "-" reads it
 Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default),
 HANDRAIL_TASK_QUEUE (handrail), HANDRAIL_WEB_UI_URL (http://localhost:8233).
 
-Exit codes: 0 ok · 1 failed · 2 usage or invalid ticket · 3 unknown job · 4 Temporal unreachable ·
+Exit codes: 0 ok · 1 failed · 2 usage, invalid ticket or unknown namespace · 3 unknown job · 4 Temporal unreachable ·
 5 refused (decision refused, job already ended) · 6 no worker answered ·
 10 --follow: waiting for a human · 11 --follow: ended other than completed`;
 
@@ -175,6 +175,8 @@ async function execute(command: Exclude<Command, { name: 'help' }>, client: Clie
 /** Errors an operator can act on get their message and a distinct code; anything else is a bug report. */
 function exitCodeFor(err: unknown): number {
   if (err instanceof UsageError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError) return EXIT.usage;
+  // A wrong TEMPORAL_NAMESPACE is a setting to fix, not a server to start: not exit 4.
+  if (err instanceof NamespaceNotFoundError) return EXIT.usage;
   if (err instanceof JobNotFoundError) return EXIT.notFound;
   if (err instanceof TemporalUnreachableError) return EXIT.unreachable;
   if (err instanceof DecisionRefusedError || err instanceof JobClosedError) return EXIT.refused;

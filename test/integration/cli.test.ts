@@ -151,6 +151,13 @@ describe('handrail CLI against the real dev server', () => {
     expect(directory.stderr).toBe(`handrail: cannot read ticket file ${dir}: it is a directory; give a ticket JSON file\n`);
   });
 
+  it('a namespace the server does not have is named as such (exit 2), not reported as an unreachable server', async () => {
+    const namespace = await handrail(['list'], { TEMPORAL_NAMESPACE: 'nope' });
+    expect(namespace.code).toBe(2);
+    expect(namespace.stderr).toContain(`Temporal at ${inject('temporalAddress')} has no namespace "nope"`);
+    expect(namespace.stderr).not.toContain('Cannot reach');
+  });
+
   it('numbers from the command line: a negative budget is refused by the contract, --limit 0 by the CLI (exit 2); a BOM-prefixed ticket starts', async () => {
     const negative = await handrail(['start', ticketFile().file, '--budget-usd', '-1']);
     expect(negative.code).toBe(2);
