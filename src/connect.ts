@@ -1,7 +1,7 @@
 /**
  * Connections with a deadline: a missing server is a clear error within seconds, not a hang.
  */
-import { Connection } from '@temporalio/client';
+import { Connection, isGrpcServiceError } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { HandrailConfig } from './config';
 
@@ -15,6 +15,20 @@ export class TemporalUnreachableError extends Error {
     );
   }
 }
+
+/** The server answers but has no such namespace: no server restart will help, a setting will. */
+export class NamespaceNotFoundError extends Error {
+  override readonly name = 'NamespaceNotFoundError';
+  constructor(address: string, namespace: string) {
+    super(
+      `Temporal at ${address} has no namespace "${namespace}". ` +
+        `Set TEMPORAL_NAMESPACE to an existing one, or create it: temporal operator namespace create --address ${address} --namespace ${namespace}`,
+    );
+  }
+}
+
+/** gRPC status NOT_FOUND (grpc-js `status.NOT_FOUND`), which DescribeNamespace returns for an unknown namespace. */
+const GRPC_NOT_FOUND = 5;
 
 type Target = Pick<HandrailConfig, 'temporalAddress' | 'namespace'>;
 
@@ -39,6 +53,7 @@ export async function connectClient(target: Target, timeoutMs = 5_000): Promise<
     return connection;
   } catch (err) {
     await connection?.close().catch(() => undefined);
+    if (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND) throw new NamespaceNotFoundError(target.temporalAddress, target.namespace);
     throw new TemporalUnreachableError(target.temporalAddress, target.namespace, err);
   }
 }

@@ -48,7 +48,7 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(command: keyof
   let values: Record<string, string | string[] | boolean | undefined>;
   let args: string[];
   try {
-    ({ values, positionals: args } = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true }));
+    ({ values, positionals: args } = parseArgs({ args: bindNegativeNumbers(argv, options), options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true }));
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\nusage: ${USAGE[command]}`);
   }
@@ -61,10 +61,33 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(command: keyof
   return { values, args, help };
 }
 
+/** parseArgs reads the `-1` of `--usd -1` as an option and calls the value ambiguous; no option
+ * here is spelled with a digit, so a negative number after a value-taking flag is its value. */
+function bindNegativeNumbers(argv: string[], options: NonNullable<ParseArgsConfig['options']>): string[] {
+  const bound: string[] = [];
+  for (let n = 0; n < argv.length; n++) {
+    const arg = argv[n]!;
+    const next = argv[n + 1];
+    if (arg === '--') return [...bound, ...argv.slice(n)];
+    if (next !== undefined && /^-\.?\d/.test(next) && arg.startsWith('--') && options[arg.slice(2)]?.type === 'string') {
+      bound.push(`${arg}=${next}`);
+      n++;
+    } else bound.push(arg);
+  }
+  return bound;
+}
+
 function numberFlag(flag: string, raw: unknown): number | undefined {
   if (raw === undefined) return undefined;
   const n = Number(raw);
   if (raw === '' || !Number.isFinite(n)) throw new UsageError(`--${flag} must be a number, got "${String(raw)}"`);
+  return n;
+}
+
+/** A count the CLI itself consumes (the contract validates the rest). */
+function positiveIntFlag(flag: string, raw: unknown): number | undefined {
+  const n = numberFlag(flag, raw);
+  if (n !== undefined && !(Number.isInteger(n) && n >= 1)) throw new UsageError(`--${flag} must be a whole number of at least 1, got "${String(raw)}"`);
   return n;
 }
 
@@ -128,7 +151,7 @@ export function parseCommand(argv: string[]): Command {
         stage: oneOf('--stage', p.values.stage, StageName.options),
         ack: oneOf('--ack', p.values.ack, AckState.options),
         verdict: oneOf('--verdict', p.values.verdict, LastVerdict.options),
-        limit: numberFlag('limit', p.values.limit),
+        limit: positiveIntFlag('limit', p.values.limit),
       });
       return { name: 'list', filter, json: Boolean(p.values.json) };
     }

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { jobUrl, loadConfig, type HandrailConfig } from '../config';
-import { TemporalUnreachableError } from '../connect';
+import { NamespaceNotFoundError, TemporalUnreachableError } from '../connect';
 import {
   DecisionRefusedError,
   InvalidJobRequestError,
@@ -60,7 +60,7 @@ job request {job_id, ticket, goal, constraints, budget, max_hops?}. "-" reads it
 Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default),
 HANDRAIL_TASK_QUEUE (handrail), HANDRAIL_WEB_UI_URL (http://localhost:8233).
 
-Exit codes: 0 ok · 1 failed · 2 usage or invalid ticket · 3 unknown job · 4 Temporal unreachable ·
+Exit codes: 0 ok · 1 failed · 2 usage, invalid ticket or unknown namespace · 3 unknown job · 4 Temporal unreachable ·
 5 refused (decision refused, job already ended) · 6 no worker answered ·
 10 --follow: waiting for a human · 11 --follow: ended other than completed`;
 
@@ -68,6 +68,16 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   return Buffer.concat(chunks).toString('utf8');
+}
+
+function readTicketFile(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    // Node's EISDIR message names neither the path nor what to do.
+    const why = (err as NodeJS.ErrnoException).code === 'EISDIR' ? 'it is a directory; give a ticket JSON file' : (err as Error).message;
+    throw new UsageError(`cannot read ticket file ${file}: ${why}`);
+  }
 }
 
 const line = (stream: NodeJS.WritableStream, text: string) => stream.write(`${text}\n`);
@@ -105,7 +115,7 @@ async function execute(command: Exclude<Command, { name: 'help' }>, client: Clie
   switch (command.name) {
     case 'start': {
       const source = command.ticket === '-' ? 'stdin' : command.ticket;
-      const text = command.ticket === '-' ? await readAll(io.stdin) : fs.readFileSync(command.ticket, 'utf8');
+      const text = command.ticket === '-' ? await readAll(io.stdin) : readTicketFile(command.ticket);
       const request = jobRequestFromFile(text, source, command.flags);
       const { created } = await startJob(client, request, config);
       const url = jobUrl(config, request.job_id);
@@ -165,6 +175,8 @@ async function execute(command: Exclude<Command, { name: 'help' }>, client: Clie
 /** Errors an operator can act on get their message and a distinct code; anything else is a bug report. */
 function exitCodeFor(err: unknown): number {
   if (err instanceof UsageError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError) return EXIT.usage;
+  // A wrong TEMPORAL_NAMESPACE is a setting to fix, not a server to start: not exit 4.
+  if (err instanceof NamespaceNotFoundError) return EXIT.usage;
   if (err instanceof JobNotFoundError) return EXIT.notFound;
   if (err instanceof TemporalUnreachableError) return EXIT.unreachable;
   if (err instanceof DecisionRefusedError || err instanceof JobClosedError) return EXIT.refused;

@@ -29,7 +29,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function jobRequestFromFile(text: string, source: string, flags: StartFlags): JobRequest {
   let content: unknown;
   try {
-    content = JSON.parse(text);
+    // Editors on Windows save UTF-8 with a byte-order mark, which JSON.parse refuses.
+    content = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (err) {
     throw new InvalidTicketFileError(source, [{ path: '', message: `not valid JSON (${(err as Error).message})` }]);
   }

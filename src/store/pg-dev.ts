@@ -134,7 +134,13 @@ if (require.main === module) {
     .then((server) => {
       console.log(`DATABASE_URL=${server.url}`);
       console.log('throwaway PostgreSQL running; Ctrl-C stops and removes it.');
-      const stop = () => void server.stop().then(() => process.exit(0));
+      // The postmaster is not our child and signal listeners hold no handle: without a timer
+      // the event loop empties, the process exits and the exit hook removes the cluster.
+      const keepAlive = setInterval(() => undefined, 2 ** 31 - 1);
+      const stop = () => {
+        clearInterval(keepAlive);
+        void server.stop().then(() => process.exit(0));
+      };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     })

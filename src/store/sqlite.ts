@@ -23,15 +23,45 @@ import { MIGRATIONS } from './migrations';
 const BM25_WEIGHTS = '4.0, 2.0, 1.0';
 
 export function openSqliteStore(file: string): Store {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const db = new Database(file);
+  if (file === ':memory:') return new SqliteStore(prepare(new Database(file)));
+  const resolved = path.resolve(file);
+  try {
+    makeDirectory(path.dirname(resolved));
+    const db = new Database(resolved);
+    try {
+      return new SqliteStore(prepare(db));
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const hint = code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN' ? ' (this user must be able to write the file and its directory)' : '';
+    throw new Error(`cannot open the SQLite store ${resolved}: ${(error as Error).message}${hint}`, { cause: error });
+  }
+}
+
+/** mkdir -p without Node's `recursive`, which loops forever (at full CPU, deaf to signals) where
+ * mkdir fails with ENOENT under an existing parent, as it does in /proc. */
+function makeDirectory(dir: string): void {
+  if (fs.existsSync(dir)) return;
+  makeDirectory(path.dirname(dir));
+  try {
+    fs.mkdirSync(dir);
+  } catch (error) {
+    // Another process opening the same store may have just made it.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+function prepare(db: Database.Database): Database.Database {
   // WAL lets readers run beside the writer; busy_timeout makes a second connection (another
   // worker process on the same file) wait for the write lock instead of failing at once.
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   migrate(db);
-  return new SqliteStore(db);
+  return db;
 }
 
 function migrate(db: Database.Database): void {
@@ -48,6 +78,9 @@ function migrate(db: Database.Database): void {
         new Date().toISOString(),
       );
     }
+    // SQLite opens a file it may not write read-only without a word, and BEGIN IMMEDIATE still
+    // succeeds: this no-op write fails now (SQLITE_READONLY) rather than on every job's first write.
+    db.prepare('DELETE FROM handrail_migrations WHERE 0').run();
   }).immediate();
 }
 

@@ -144,4 +144,33 @@ describe('handrail CLI against the real dev server', () => {
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain(`invalid ticket file ${bad}: field "customer_id"`);
   });
+
+  it('start <directory> exits 2 saying it is a directory, without a stack trace', async () => {
+    const directory = await handrail(['start', dir]);
+    expect(directory.code).toBe(2);
+    expect(directory.stderr).toBe(`handrail: cannot read ticket file ${dir}: it is a directory; give a ticket JSON file\n`);
+  });
+
+  it('a namespace the server does not have is named as such (exit 2), not reported as an unreachable server', async () => {
+    const namespace = await handrail(['list'], { TEMPORAL_NAMESPACE: 'nope' });
+    expect(namespace.code).toBe(2);
+    expect(namespace.stderr).toContain(`Temporal at ${inject('temporalAddress')} has no namespace "nope"`);
+    expect(namespace.stderr).not.toContain('Cannot reach');
+  });
+
+  it('numbers from the command line: a negative budget is refused by the contract, --limit 0 by the CLI (exit 2); a BOM-prefixed ticket starts', async () => {
+    const negative = await handrail(['start', ticketFile().file, '--budget-usd', '-1']);
+    expect(negative.code).toBe(2);
+    expect(negative.stderr).toMatch(/field "budget\.usd": Too small/);
+
+    const none = await handrail(['list', '--limit', '0']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('--limit must be a whole number of at least 1, got "0"');
+
+    const { file, jobId } = ticketFile();
+    fs.writeFileSync(file, `\uFEFF${fs.readFileSync(file, 'utf8')}`);
+    const bom = await handrail(['start', file]);
+    expect(bom.stderr).toBe('');
+    expect(bom.stdout).toContain(`Started job ${jobId}`);
+  });
 });

@@ -35,6 +35,19 @@ describe('handrail command lines', () => {
     expect(() => parseCommand(['stop', 'a'])).toThrow(/unknown command "stop"/);
   });
 
+  it('negative numbers are values, not options: parsed here, refused by the contract or the limit check', () => {
+    expect(parseCommand(['start', 't.json', '--budget-usd', '-1', '--revisions', '-2'])).toMatchObject({ flags: { budgetUsd: -1, revisions: -2 } });
+    expect(parseCommand(['decide', 'j1', 'top-up', '--actor', 'ops', '--usd', '-.5'])).toMatchObject({ decision: { usd: -0.5 } });
+    expect(() => parseCommand(['list', '--limit', '-5'])).toThrow(/--limit must be a whole number of at least 1, got "-5"/);
+    // After `--` everything is positional, as before.
+    expect(parseCommand(['start', '--', '-1'])).toMatchObject({ ticket: '-1' });
+  });
+
+  it('list --limit takes whole numbers from 1', () => {
+    expect(parseCommand(['list', '--limit', '3'])).toMatchObject({ filter: { limit: 3 } });
+    for (const limit of ['0', '2.5']) expect(() => parseCommand(['list', '--limit', limit])).toThrow(new RegExp(`--limit must be a whole number of at least 1, got "${limit}"`));
+  });
+
   it('help: bare, --help, and per command', () => {
     expect(parseCommand([])).toEqual({ name: 'help', topic: undefined });
     expect(parseCommand(['--help'])).toEqual({ name: 'help', topic: undefined });

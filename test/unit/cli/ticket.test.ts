@@ -33,6 +33,14 @@ describe('ticket files for handrail start', () => {
     expect((err as Error).message).toMatch(/^invalid ticket file t\.json: field "customer_id": /);
   });
 
+  it('a file saved with a UTF-8 byte-order mark reads like one without', () => {
+    expect(jobRequestFromFile(`\uFEFF${sample('refund-ticket.json')}`, 't.json', {})).toMatchObject({ job_id: 'tkt_18422' });
+  });
+
+  it('a negative budget from the flags is refused, naming the field', () => {
+    expect(() => jobRequestFromFile(sample('refund-ticket.json'), 't.json', { budgetUsd: -1 })).toThrow(/field "budget\.usd": Too small/);
+  });
+
   it('a ticket without an id names "id" once (the job id defaults to it); broken JSON says so', () => {
     const ticket = JSON.parse(sample('refund-ticket.json')) as Record<string, unknown>;
     delete ticket.id;

@@ -1,0 +1,58 @@
+/**
+ * `npm run pg:dev` as a user runs it: the cluster stays up until a signal, then is removed.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../../src/config';
+import { ensurePostgresBinaries } from '../../../src/store/pg-dev';
+
+function postgresUnavailable(): string | null {
+  try {
+    ensurePostgresBinaries();
+    return null;
+  } catch (error) {
+    return (error as Error).message.split('\n', 1)[0] ?? 'postgres unavailable';
+  }
+}
+
+const skip = postgresUnavailable();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(skip !== null)(`npm run pg:dev${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  it('keeps the cluster running until SIGTERM, then stops and removes it', async () => {
+    const child = spawn(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ['src/store/pg-dev.ts'], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      let output = '';
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const found = /^DATABASE_URL=(\S+)$/m.exec(output);
+          if (found) resolve(found[1]!);
+        });
+        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        void exited.then((code) => reject(new Error(`pg:dev exited ${code} before printing its URL:\n${output}`)));
+      });
+
+      await sleep(4_000);
+      expect(child.exitCode, output).toBeNull();
+      const db = new pg.Client({ connectionString: url });
+      await db.connect();
+      // The cluster's socket lives in its temp root: where to look for leftovers afterwards.
+      const root = (await db.query<{ unix_socket_directories: string }>('SHOW unix_socket_directories')).rows[0]!.unix_socket_directories;
+      await db.end();
+      expect(fs.existsSync(root)).toBe(true);
+
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(fs.existsSync(root)).toBe(false);
+      const after = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+      await expect(after.connect()).rejects.toThrow();
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 120_000);
+});
