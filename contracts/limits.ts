@@ -34,4 +34,12 @@ export const LIMITS = {
   ticketBody: 8_000,
   chunkText: 4_000,
   markdown: 16_000,
+  /** Dollars in any amount (a wallet, a top-up, spent): keeps every figure finite and the
+   * micro-dollar wallet arithmetic exact (at most 1e12 micro-dollars, far below 2^53). */
+  usd: 1_000_000,
+  /** Revisions in a wallet or a top-up. */
+  revisions: 1_000,
 } as const;
+
+/** The wallet's unit is one micro-dollar: amounts are compared and summed in whole units. */
+export const MICROS_PER_USD = 1_000_000;

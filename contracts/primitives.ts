@@ -27,8 +27,9 @@ export const sha256 = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 /** RFC 3339 date-time with an offset (`Z` included). */
 export const isoTime = z.iso.datetime({ offset: true });
 
-export const usd = z.number().min(0);
+export const usd = z.number().min(0).max(LIMITS.usd);
 export const count = z.int().min(0);
+export const revisions = count.max(LIMITS.revisions);
 
 const zeroIds = new RegExp(TRACEPARENT_ZERO_ID_PATTERN);
 

@@ -93,6 +93,18 @@ describe('validateDecision', () => {
     expect(() => validateDecision({ action: 'top_up', actor: 'ops', ...amounts }, ok, false)).toThrow('top_up needs usd > 0 or revisions > 0');
   });
 
+  it.each([
+    ['usd past the cap', { usd: 1e308 }, /^invalid decision: usd: /],
+    ['revisions past the cap', { revisions: Number.MAX_SAFE_INTEGER }, /^invalid decision: revisions: /],
+    ['usd below the wallet unit (one micro-dollar)', { usd: 1e-7 }, 'invalid decision: usd: must be 0 or at least one micro-dollar (0.000001)'],
+  ])('refuses a top_up with %s, which would break the wallet or change nothing', (_name, amounts, message) => {
+    expect(() => validateDecision({ action: 'top_up', actor: 'ops', ...amounts }, ok, false)).toThrow(message);
+  });
+
+  it('accepts a top_up of one micro-dollar', () => {
+    expect(() => validateDecision({ action: 'top_up', actor: 'ops', usd: 0.000001 }, ok, false)).not.toThrow();
+  });
+
   it('checks in order: waiting, already decided, shape, offered, amounts', () => {
     expect(() => validateDecision('garbage', undefined, true)).toThrow(/not waiting/);
     expect(() => validateDecision('garbage', ok, true)).toThrow(/already/);

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { HumanDecision, JobRequest, JobResult, LIMITS, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
+import { sampleJobRequest } from '../../../src/samples/tickets';
+import { fixture } from './helpers';
+
+const request = sampleJobRequest('job-1');
+const pkg = fixture('valid.json') as Record<string, unknown>;
+const result = { job_id: 'job-1', status: 'completed', package: pkg, acks: [], spent_usd: 0.02, hops: 5 };
+
+/** Paths of what zod (the client, the decide validator) and the generated ajv validator (the
+ * rail's sandbox) refuse: both must refuse the same value. */
+function refusals(schema: { safeParse: (v: unknown) => { success: boolean; error?: { issues: { path: PropertyKey[] }[] } } }, validate: StandaloneValidator, value: unknown) {
+  const zod = schema.safeParse(value).error?.issues.map((i) => `/${i.path.join('/')}`) ?? [];
+  const ajv = validate(value) ? [] : toContractErrors(validate.errors).map((e) => e.path);
+  return { zod: [...new Set(zod)], ajv: [...new Set(ajv)] };
+}
+const both = (path: string) => ({ zod: [path], ajv: [path] });
+
+describe('amounts are bounded (finite wallet)', () => {
+  it.each([
+    ['budget.usd 1e308', { budget: { usd: 1e308, revisions: 2 } }, '/budget/usd'],
+    ['budget.usd past the cap', { budget: { usd: LIMITS.usd + 1, revisions: 2 } }, '/budget/usd'],
+    ['budget.revisions MAX_SAFE_INTEGER', { budget: { usd: 1, revisions: Number.MAX_SAFE_INTEGER } }, '/budget/revisions'],
+  ])('a job request with %s is refused', (_name, patch, path) => {
+    expect(refusals(JobRequest, validators.jobRequest, { ...request, ...patch })).toEqual(both(path));
+  });
+
+  it('a job request at the caps is accepted', () => {
+    expect(refusals(JobRequest, validators.jobRequest, { ...request, budget: { usd: LIMITS.usd, revisions: LIMITS.revisions } })).toEqual({ zod: [], ajv: [] });
+  });
+
+  it.each([
+    ['usd 1e308', { usd: 1e308 }, '/usd'],
+    ['revisions MAX_SAFE_INTEGER', { revisions: Number.MAX_SAFE_INTEGER }, '/revisions'],
+    ['usd below one micro-dollar', { usd: 1e-7 }, '/usd'],
+  ])('a top_up decision with %s is refused', (_name, amounts, path) => {
+    expect(refusals(HumanDecision, validators.humanDecision, { action: 'top_up', actor: 'ops', ...amounts })).toEqual(both(path));
+  });
+
+  it('a top_up of exactly one micro-dollar, or of 0 usd with revisions, is accepted', () => {
+    for (const amounts of [{ usd: 0.000001 }, { usd: 0, revisions: 1 }]) {
+      expect(refusals(HumanDecision, validators.humanDecision, { action: 'top_up', actor: 'ops', ...amounts })).toEqual({ zod: [], ajv: [] });
+    }
+  });
+
+  it('a package wallet and a job result spent figure past the cap are refused', () => {
+    const budget = { usd_remaining: 1e308, revisions_remaining: Number.MAX_SAFE_INTEGER };
+    expect(refusals(handoffV1, validators.handoffV1, { ...pkg, budget })).toEqual({
+      zod: ['/budget/usd_remaining', '/budget/revisions_remaining'],
+      ajv: ['/budget/usd_remaining', '/budget/revisions_remaining'],
+    });
+    expect(refusals(JobResult, validators.jobResult, { ...result, spent_usd: 1e308, overspent_usd: 1e308 })).toEqual({
+      zod: ['/spent_usd', '/overspent_usd'],
+      ajv: ['/spent_usd', '/overspent_usd'],
+    });
+  });
+});
