@@ -44,7 +44,7 @@ export type JobResult = z.infer<typeof JobResult>;
 export const HumanDecision = z.looseObject({
   action: z.enum(['approve', 'reject', 'revise', 'top_up']),
   actor: nonEmptyText(LIMITS.id),
-  note: text(LIMITS.shortText).optional(),
+  note: text(LIMITS.decisionNote).optional(),
   /** A top-up below the wallet's unit would be recorded yet change nothing. */
   usd: usd
     .refine((v) => v === 0 || v * MICROS_PER_USD >= 1, { message: 'must be 0 or at least one micro-dollar (0.000001)' })

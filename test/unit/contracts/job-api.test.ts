@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HumanDecision, JobRequest, JobResult, LIMITS, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
+import { HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
 import { sampleJobRequest } from '../../../src/samples/tickets';
 import { fixture } from './helpers';
 
@@ -53,5 +53,20 @@ describe('amounts are bounded (finite wallet)', () => {
       zod: ['/spent_usd', '/overspent_usd'],
       ajv: ['/spent_usd', '/overspent_usd'],
     });
+  });
+});
+
+describe('a revise note fits the failure item it becomes', () => {
+  const revise = (note: string) => ({ action: 'revise', actor: 'ops', note });
+
+  it('a note of the longest accepted length, filed as `human: <note>`, is a valid evaluator failure', () => {
+    const note = 'n'.repeat(LIMITS.decisionNote);
+    expect(refusals(HumanDecision, validators.humanDecision, revise(note))).toEqual({ zod: [], ajv: [] });
+    const evaluator = { last_verdict: 'fail', failures: [`${HUMAN_NOTE_PREFIX}${note}`] };
+    expect(refusals(handoffV1, validators.handoffV1, { ...pkg, evaluator })).toEqual({ zod: [], ajv: [] });
+  });
+
+  it.each([494, 500])('a note of %i characters is refused (filed, it would break every later hop)', (length) => {
+    expect(refusals(HumanDecision, validators.humanDecision, revise('n'.repeat(length)))).toEqual(both('/note'));
   });
 });

@@ -3,7 +3,7 @@ import type { Escalation } from '../../../workflows/definitions';
 import { decisionOptions, validateDecision } from '../../../workflows/rail/decisions';
 import { at, factsFor, fixturePackage, stages } from './helpers';
 import { ackRecord, decideAck } from '../../../workflows/rail/ack';
-import type { AckRecord, HandoffV1 } from '../../../contracts';
+import { LIMITS, type AckRecord, type HandoffV1 } from '../../../contracts';
 
 /** The package as the rail holds it after refusing a hop to `stage` (the refusing ack on it). */
 function refused(pkg: HandoffV1, stage: string, raw: unknown = pkg): HandoffV1 {
@@ -99,6 +99,13 @@ describe('validateDecision', () => {
     ['usd below the wallet unit (one micro-dollar)', { usd: 1e-7 }, 'invalid decision: usd: must be 0 or at least one micro-dollar (0.000001)'],
   ])('refuses a top_up with %s, which would break the wallet or change nothing', (_name, amounts, message) => {
     expect(() => validateDecision({ action: 'top_up', actor: 'ops', ...amounts }, ok, false)).toThrow(message);
+  });
+
+  it('refuses a revise note too long to be filed as one evaluator failure', () => {
+    const revise = escalation(['reject', 'revise']);
+    expect(() => validateDecision({ action: 'revise', actor: 'ops', note: 'n'.repeat(LIMITS.decisionNote) }, revise, false)).not.toThrow();
+    expect(() => validateDecision({ action: 'revise', actor: 'ops', note: 'n'.repeat(LIMITS.decisionNote + 1) }, revise, false)).toThrow(/^invalid decision: note: /);
+    expect(() => validateDecision({ action: 'revise', actor: 'ops', note: 'n'.repeat(500) }, revise, false)).toThrow(/^invalid decision: note: /);
   });
 
   it('accepts a top_up of one micro-dollar', () => {
