@@ -3,13 +3,13 @@ import { z } from 'zod';
 import { ReceiptV1, TicketRaw } from './artifacts';
 import { AckRecord, handoffV1 } from './handoff';
 import { LIMITS, MICROS_PER_USD } from './limits';
-import { count, id, list, nonEmptyText, revisions, text, traceparent, usd } from './primitives';
+import { count, id, inputText, list, nonEmptyText, revisions, text, traceparent, usd } from './primitives';
 
 export const JobRequest = z.looseObject({
   job_id: id,
   ticket: TicketRaw,
-  goal: nonEmptyText(LIMITS.goal),
-  constraints: list(text(LIMITS.shortText)),
+  goal: inputText(LIMITS.goal).min(1),
+  constraints: list(inputText(LIMITS.shortText)),
   budget: z.looseObject({ usd, revisions }),
   /** Transfers allowed before escalation; the rail defaults to 8 (SPEC, hops and routing). */
   max_hops: z.int().min(1).max(LIMITS.chain).optional(),
@@ -44,7 +44,7 @@ export type JobResult = z.infer<typeof JobResult>;
 export const HumanDecision = z.looseObject({
   action: z.enum(['approve', 'reject', 'revise', 'top_up']),
   actor: nonEmptyText(LIMITS.id),
-  note: text(LIMITS.decisionNote).optional(),
+  note: inputText(LIMITS.decisionNote).optional(),
   /** A top-up below the wallet's unit would be recorded yet change nothing. */
   usd: usd
     .refine((v) => v === 0 || v * MICROS_PER_USD >= 1, { message: 'must be 0 or at least one micro-dollar (0.000001)' })

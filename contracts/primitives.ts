@@ -3,8 +3,22 @@ import { z } from 'zod';
 import { LIMITS } from './limits';
 import { TRACEPARENT_PATTERN, TRACEPARENT_ZERO_ID_PATTERN } from './traceparent';
 
-export const text = (max: number) => z.string().max(max);
-export const nonEmptyText = (max: number) => z.string().min(1).max(max);
+// Character classes as pattern text (`\\uXXXX` escapes), so the generated JSON Schema spells them too.
+const NUL = '\\u0000';
+/** With the `u` flag a surrogate pair is one code point outside this range: only unpaired
+ * surrogates match, which are not valid UTF-8 and cannot be stored or hashed faithfully. */
+const UNPAIRED_SURROGATE = '\\uD800-\\uDFFF';
+const without = (chars: string) => new RegExp(`^[^${chars}]*$`, 'u');
+
+/** Any text: no NUL, which PostgreSQL cannot store (SQLite would, so the stores would differ). */
+export const text = (max: number) => z.string().max(max).regex(without(NUL), { message: 'must not contain NUL (U+0000)' });
+export const nonEmptyText = (max: number) => text(max).min(1);
+
+/** Text a caller hands in (tickets, requests, decisions): also well-formed Unicode, so both stores
+ * hold exactly what a hash was taken of. Refused, not repaired, so a job never starts on it. */
+export const inputText = (max: number) =>
+  z.string().max(max).regex(without(NUL + UNPAIRED_SURROGATE), { message: 'must not contain NUL or an unpaired surrogate' });
+
 export const list = <T extends z.ZodType>(item: T, max: number = LIMITS.listItems) => z.array(item).max(max);
 
 /** No `:` so `job_id:stage:...` keys stay parseable; no whitespace so ids survive logs and URLs. */

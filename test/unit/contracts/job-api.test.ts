@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
+import { HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, TicketRaw, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
 import { sampleJobRequest } from '../../../src/samples/tickets';
 import { fixture } from './helpers';
 
@@ -68,5 +68,41 @@ describe('a revise note fits the failure item it becomes', () => {
 
   it.each([494, 500])('a note of %i characters is refused (filed, it would break every later hop)', (length) => {
     expect(refusals(HumanDecision, validators.humanDecision, revise('n'.repeat(length)))).toEqual(both('/note'));
+  });
+});
+
+describe('text both stores can hold, refused before any stage runs', () => {
+  const ticket = (patch: object) => ({ ...request, ticket: { ...request.ticket, ...patch } });
+
+  it.each([
+    ['a NUL in the ticket body', ticket({ body: 'charged twice\u0000' }), '/ticket/body'],
+    ['a lone high surrogate in the ticket body', ticket({ body: 'charged twice \ud83d' }), '/ticket/body'],
+    ['a lone low surrogate in the ticket subject', ticket({ subject: '\ude00 refund' }), '/ticket/subject'],
+    ['a NUL in the goal', { ...request, goal: 'triage\u0000' }, '/goal'],
+    ['a lone surrogate in a constraint', { ...request, constraints: ['no refund promises', 'x\ud800'] }, '/constraints/1'],
+  ])('a job request with %s is refused, naming the field', (_name, value, path) => {
+    expect(refusals(JobRequest, validators.jobRequest, value)).toEqual(both(path));
+    expect(JobRequest.safeParse(value).error?.issues[0]?.message).toBe('must not contain NUL or an unpaired surrogate');
+  });
+
+  it('the raw ticket artifact is held to the same rule', () => {
+    expect(refusals(TicketRaw, validators.ticketRaw, { ...request.ticket, body: 'a\u0000b' })).toEqual(both('/body'));
+  });
+
+  it('paired surrogates (emoji), tabs and newlines are fine', () => {
+    expect(refusals(JobRequest, validators.jobRequest, ticket({ subject: 'refund 😀', body: 'line 1\n\tline 2 😀' }))).toEqual({ zod: [], ajv: [] });
+  });
+
+  it('a decision note with a NUL or a lone surrogate is refused', () => {
+    for (const note of ['ok\u0000', 'ok\udfff']) {
+      expect(refusals(HumanDecision, validators.humanDecision, { action: 'revise', actor: 'ops', note })).toEqual(both('/note'));
+    }
+  });
+
+  it('no package text may hold a NUL (PostgreSQL cannot store it)', () => {
+    expect(refusals(handoffV1, validators.handoffV1, { ...pkg, summary: 'a\u0000', constraints: ['b\u0000'] })).toEqual({
+      zod: ['/constraints/0', '/summary'],
+      ajv: ['/constraints/0', '/summary'],
+    });
   });
 });
