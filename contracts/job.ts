@@ -3,12 +3,12 @@ import { z } from 'zod';
 import { ReceiptV1, TicketRaw } from './artifacts';
 import { AckRecord, handoffV1 } from './handoff';
 import { LIMITS, MICROS_PER_USD } from './limits';
-import { count, id, inputText, list, nonEmptyText, revisions, text, traceparent, usd } from './primitives';
+import { count, id, inputText, list, nonBlankText, revisions, text, traceparent, usd, visibleName } from './primitives';
 
 export const JobRequest = z.looseObject({
   job_id: id,
   ticket: TicketRaw,
-  goal: inputText(LIMITS.goal).min(1),
+  goal: nonBlankText(LIMITS.goal),
   constraints: list(inputText(LIMITS.shortText)),
   budget: z.looseObject({ usd, revisions }),
   /** Transfers allowed before escalation; the rail defaults to 8 (SPEC, hops and routing). */
@@ -43,7 +43,7 @@ export type JobResult = z.infer<typeof JobResult>;
  * (e.g. `usd`/`revisions` for `top_up`) is the `decide` update validator's call. */
 export const HumanDecision = z.looseObject({
   action: z.enum(['approve', 'reject', 'revise', 'top_up']),
-  actor: nonEmptyText(LIMITS.id),
+  actor: visibleName(LIMITS.id),
   note: inputText(LIMITS.decisionNote).optional(),
   /** A top-up below the wallet's unit would be recorded yet change nothing. */
   usd: usd

@@ -8,7 +8,11 @@ const NUL = '\\u0000';
 /** With the `u` flag a surrogate pair is one code point outside this range: only unpaired
  * surrogates match, which are not valid UTF-8 and cannot be stored or hashed faithfully. */
 const UNPAIRED_SURROGATE = '\\uD800-\\uDFFF';
+/** Not visible on one line: C0/C1 controls, soft hyphen, bidi controls (U+202E can make a name
+ * read backwards), zero-width and other invisible format characters, line/paragraph separators. */
+const INVISIBLE = '\\u0000-\\u001F\\u007F-\\u009F\\u00AD\\u061C\\u180E\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u206F\\uFEFF\\uFFF9-\\uFFFB';
 const without = (chars: string) => new RegExp(`^[^${chars}]*$`, 'u');
+const notBlank = [/\S/u, { message: 'must not be blank' }] as const;
 
 /** Any text: no NUL, which PostgreSQL cannot store (SQLite would, so the stores would differ). */
 export const text = (max: number) => z.string().max(max).regex(without(NUL), { message: 'must not contain NUL (U+0000)' });
@@ -18,6 +22,16 @@ export const nonEmptyText = (max: number) => text(max).min(1);
  * hold exactly what a hash was taken of. Refused, not repaired, so a job never starts on it. */
 export const inputText = (max: number) =>
   z.string().max(max).regex(without(NUL + UNPAIRED_SURROGATE), { message: 'must not contain NUL or an unpaired surrogate' });
+export const nonBlankText = (max: number) => inputText(max).regex(...notBlank);
+
+/** Who did something (a decision's actor, recorded on acks): visible characters on one line. */
+export const visibleName = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(without(INVISIBLE + UNPAIRED_SURROGATE), { message: 'must not contain control, invisible or bidi characters' })
+    .regex(...notBlank);
 
 export const list = <T extends z.ZodType>(item: T, max: number = LIMITS.listItems) => z.array(item).max(max);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, TicketRaw, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
+import { AckRecord, HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, TicketRaw, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
 import { sampleJobRequest } from '../../../src/samples/tickets';
 import { fixture } from './helpers';
 
@@ -104,5 +104,34 @@ describe('text both stores can hold, refused before any stage runs', () => {
       zod: ['/constraints/0', '/summary'],
       ajv: ['/constraints/0', '/summary'],
     });
+  });
+});
+
+describe('actors are visible single-line names; goals are not blank', () => {
+  const decision = (actor: string) => ({ action: 'approve', actor });
+  const ack = { ...(pkg.ack as object), actor: 'ops' };
+
+  it.each([
+    ['only spaces', '   '],
+    ['only a no-break space', '\u00a0'],
+    ['a NUL', 'ali\u0000ce'],
+    ['a right-to-left override', '\u202eecila'],
+    ['a newline', 'alice\nbob'],
+    ['a tab', 'alice\t'],
+    ['DEL', 'alice\u007f'],
+    ['a zero-width space', 'ali\u200bce'],
+    ['a lone surrogate', 'alice\ud800'],
+  ])('an actor with %s is refused on a decision and on an ack', (_name, actor) => {
+    expect(refusals(HumanDecision, validators.humanDecision, decision(actor))).toEqual(both('/actor'));
+    expect(refusals(AckRecord, validators.ackRecord, { ...ack, actor })).toEqual(both('/actor'));
+  });
+
+  it.each(['ops@example.com', 'Zoë Müller', '山田 太郎', 'dana 😀'])('the actor %j is accepted', (actor) => {
+    expect(refusals(HumanDecision, validators.humanDecision, decision(actor))).toEqual({ zod: [], ajv: [] });
+    expect(refusals(AckRecord, validators.ackRecord, { ...ack, actor })).toEqual({ zod: [], ajv: [] });
+  });
+
+  it.each([' ', '\n\t ', '\u3000'])('a job request whose goal is blank (%j) is refused', (goal) => {
+    expect(refusals(JobRequest, validators.jobRequest, { ...request, goal })).toEqual(both('/goal'));
   });
 });

@@ -82,6 +82,10 @@ describe('validateDecision', () => {
     expect(() => validateDecision(decision, ok, false)).toThrow(field);
   });
 
+  it.each([['spaces only', '   '], ['a bidi override', '\u202eecila'], ['a NUL', 'ops\u0000']])('refuses an actor with %s, which the acks would record', (_name, actor) => {
+    expect(() => validateDecision({ action: 'approve', actor }, ok, false)).toThrow(/^invalid decision: actor: /);
+  });
+
   it('refuses an action this escalation does not offer, listing the ones it does', () => {
     expect(() => validateDecision({ action: 'revise', actor: 'ops' }, ok, false)).toThrow('"revise" is not possible for this escalation; choose one of: approve, reject, top_up');
   });
