@@ -1,14 +1,14 @@
 /** Bodies of the typed artifacts a package points at (stored by URI, never inlined). */
 import { z } from 'zod';
 import { LIMITS } from './limits';
-import { id, isoTime, list, nonEmptyText, sha256, slug, text } from './primitives';
+import { id, inputText, isoTime, list, nonEmptyText, sha256, slug, text } from './primitives';
 
 /** `ticket.raw`: the ticket as the caller submitted it (also JobRequest.ticket). */
 export const TicketRaw = z.looseObject({
   id,
   customer_id: id,
-  subject: text(LIMITS.ticketSubject),
-  body: text(LIMITS.ticketBody),
+  subject: inputText(LIMITS.ticketSubject),
+  body: inputText(LIMITS.ticketBody),
   channel: slug.optional(),
   received_at: isoTime.optional(),
 });

@@ -10,9 +10,8 @@ function sortKeys(value: unknown): unknown {
   if (value !== null && typeof value === 'object') {
     const withToJson = value as { toJSON?: () => unknown };
     if (typeof withToJson.toJSON === 'function') return sortKeys(withToJson.toJSON());
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
-    return sorted;
+    // fromEntries defines own properties: assigning `__proto__` would set the prototype instead.
+    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]));
   }
   return value;
 }

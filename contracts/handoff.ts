@@ -1,7 +1,7 @@
 /** The package that crosses every hop (seed 001 `handoff.v1`, plus seed 004's hop block/summary). */
 import { z } from 'zod';
 import { LIMITS } from './limits';
-import { count, id, isoTime, list, nonEmptyText, sha256, slug, text, traceparent, uri, usd } from './primitives';
+import { count, id, isoTime, list, nonEmptyText, revisions, sha256, slug, text, traceparent, uri, usd, visibleName } from './primitives';
 
 // Objects are loose everywhere: a v1 reader must pass unknown (newer, optional) fields through.
 
@@ -36,7 +36,7 @@ export const AckRecord = z.looseObject({
   delivery_key: nonEmptyText(LIMITS.shortText),
   traceparent,
   at: isoTime,
-  actor: text(LIMITS.id).optional(),
+  actor: visibleName(LIMITS.id).optional(),
 });
 export type AckRecord = z.infer<typeof AckRecord>;
 
@@ -68,7 +68,7 @@ export type Evaluator = z.infer<typeof Evaluator>;
 /** Never negative: the rail clamps at zero and reports overspend in JobResult.spent_usd. */
 export const Budget = z.looseObject({
   usd_remaining: usd,
-  revisions_remaining: count,
+  revisions_remaining: revisions,
 });
 export type Budget = z.infer<typeof Budget>;
 

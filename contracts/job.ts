@@ -2,17 +2,17 @@
 import { z } from 'zod';
 import { ReceiptV1, TicketRaw } from './artifacts';
 import { AckRecord, handoffV1 } from './handoff';
-import { LIMITS } from './limits';
-import { count, id, list, nonEmptyText, slug, text, traceparent, usd } from './primitives';
+import { LIMITS, MICROS_PER_USD } from './limits';
+import { count, id, inputText, list, nonBlankText, revisions, slug, text, traceparent, usd, visibleName } from './primitives';
 
 export const JobRequest = z.looseObject({
   job_id: id,
   /** The pipeline that runs the job (contracts/pipeline.ts); the worker's first pipeline when absent. */
   pipeline: slug.optional(),
   ticket: TicketRaw,
-  goal: nonEmptyText(LIMITS.goal),
-  constraints: list(text(LIMITS.shortText)),
-  budget: z.looseObject({ usd, revisions: count }),
+  goal: nonBlankText(LIMITS.goal),
+  constraints: list(inputText(LIMITS.shortText)),
+  budget: z.looseObject({ usd, revisions }),
   /** Transfers allowed before escalation; the rail defaults to 8 (SPEC, hops and routing). */
   max_hops: z.int().min(1).max(LIMITS.chain).optional(),
   /** Taken from the caller when present, else created at intake. */
@@ -45,9 +45,14 @@ export type JobResult = z.infer<typeof JobResult>;
  * (e.g. `usd`/`revisions` for `top_up`) is the `decide` update validator's call. */
 export const HumanDecision = z.looseObject({
   action: z.enum(['approve', 'reject', 'revise', 'top_up']),
-  actor: nonEmptyText(LIMITS.id),
-  note: text(LIMITS.shortText).optional(),
-  usd: usd.optional(),
-  revisions: count.optional(),
+  actor: visibleName(LIMITS.id),
+  note: inputText(LIMITS.decisionNote).optional(),
+  /** A top-up below the wallet's unit would be recorded yet change nothing. */
+  usd: usd
+    .refine((v) => v === 0 || v * MICROS_PER_USD >= 1, { message: 'must be 0 or at least one micro-dollar (0.000001)' })
+    // Refinements do not reach JSON Schema; this carries the same rule into the generated file.
+    .meta({ not: { exclusiveMinimum: 0, exclusiveMaximum: 1 / MICROS_PER_USD } })
+    .optional(),
+  revisions: revisions.optional(),
 });
 export type HumanDecision = z.infer<typeof HumanDecision>;

@@ -5,6 +5,11 @@
  * workflow inputs, results and history many times per job); the summary cap keeps the
  * accumulated summary near seed 004's ~2,000-token budget (~4 chars per token).
  */
+const SHORT_TEXT = 500;
+
+/** What the rail puts before a `revise` decision's note when it files it as an evaluator failure. */
+export const HUMAN_NOTE_PREFIX = 'human: ';
+
 export const LIMITS = {
   /** UTF-8 bytes of the JSON-serialised package, unknown fields included. */
   packageBytes: 128 * 1024,
@@ -13,7 +18,9 @@ export const LIMITS = {
   /** stage names, artifact types, schema names, tool names, error codes. */
   name: 64,
   /** one constraint, question, failure, hint, reason. */
-  shortText: 500,
+  shortText: SHORT_TEXT,
+  /** a decision's note: `HUMAN_NOTE_PREFIX + note` must still fit one failure item. */
+  decisionNote: SHORT_TEXT - HUMAN_NOTE_PREFIX.length,
   goal: 1_000,
   summary: 8_000,
   /** a URI; data: URIs carry the raw ticket on the first package. */
@@ -34,4 +41,12 @@ export const LIMITS = {
   ticketBody: 8_000,
   chunkText: 4_000,
   markdown: 16_000,
+  /** Dollars in any amount (a wallet, a top-up, spent): keeps every figure finite and the
+   * micro-dollar wallet arithmetic exact (at most 1e12 micro-dollars, far below 2^53). */
+  usd: 1_000_000,
+  /** Revisions in a wallet or a top-up. */
+  revisions: 1_000,
 } as const;
+
+/** The wallet's unit is one micro-dollar: amounts are compared and summed in whole units. */
+export const MICROS_PER_USD = 1_000_000;

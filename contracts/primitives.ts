@@ -3,8 +3,36 @@ import { z } from 'zod';
 import { LIMITS } from './limits';
 import { TRACEPARENT_PATTERN, TRACEPARENT_ZERO_ID_PATTERN } from './traceparent';
 
-export const text = (max: number) => z.string().max(max);
-export const nonEmptyText = (max: number) => z.string().min(1).max(max);
+// Character classes as pattern text (`\\uXXXX` escapes), so the generated JSON Schema spells them too.
+const NUL = '\\u0000';
+/** With the `u` flag a surrogate pair is one code point outside this range: only unpaired
+ * surrogates match, which are not valid UTF-8 and cannot be stored or hashed faithfully. */
+const UNPAIRED_SURROGATE = '\\uD800-\\uDFFF';
+/** Not visible on one line: C0/C1 controls, soft hyphen, bidi controls (U+202E can make a name
+ * read backwards), zero-width and other invisible format characters, line/paragraph separators. */
+const INVISIBLE = '\\u0000-\\u001F\\u007F-\\u009F\\u00AD\\u061C\\u180E\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u206F\\uFEFF\\uFFF9-\\uFFFB';
+const without = (chars: string) => new RegExp(`^[^${chars}]*$`, 'u');
+const notBlank = [/\S/u, { message: 'must not be blank' }] as const;
+
+/** Any text: no NUL, which PostgreSQL cannot store (SQLite would, so the stores would differ). */
+export const text = (max: number) => z.string().max(max).regex(without(NUL), { message: 'must not contain NUL (U+0000)' });
+export const nonEmptyText = (max: number) => text(max).min(1);
+
+/** Text a caller hands in (tickets, requests, decisions): also well-formed Unicode, so both stores
+ * hold exactly what a hash was taken of. Refused, not repaired, so a job never starts on it. */
+export const inputText = (max: number) =>
+  z.string().max(max).regex(without(NUL + UNPAIRED_SURROGATE), { message: 'must not contain NUL or an unpaired surrogate' });
+export const nonBlankText = (max: number) => inputText(max).regex(...notBlank);
+
+/** Who did something (a decision's actor, recorded on acks): visible characters on one line. */
+export const visibleName = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(without(INVISIBLE + UNPAIRED_SURROGATE), { message: 'must not contain control, invisible or bidi characters' })
+    .regex(...notBlank);
+
 export const list = <T extends z.ZodType>(item: T, max: number = LIMITS.listItems) => z.array(item).max(max);
 
 /** No `:` so `job_id:stage:...` keys stay parseable; no whitespace so ids survive logs and URLs. */
@@ -27,8 +55,9 @@ export const sha256 = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 /** RFC 3339 date-time with an offset (`Z` included). */
 export const isoTime = z.iso.datetime({ offset: true });
 
-export const usd = z.number().min(0);
+export const usd = z.number().min(0).max(LIMITS.usd);
 export const count = z.int().min(0);
+export const revisions = count.max(LIMITS.revisions);
 
 const zeroIds = new RegExp(TRACEPARENT_ZERO_ID_PATTERN);
 

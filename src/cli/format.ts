@@ -3,8 +3,9 @@ import type { AckRecord } from '../../contracts';
 import type { JobListing, JobView } from '../client';
 import type { DecisionReceipt, JobStatusView } from '../../workflows/definitions';
 
-/** Money as people read it: floating-point dust (0.30000000000000004) trimmed. */
-export const usd = (n: number | undefined) => (n === undefined ? '-' : `$${Number(n.toFixed(4))}`);
+/** Money as people read it: floating-point dust (0.30000000000000004) trimmed. Anything but a
+ * finite number prints as `-`: a non-finite figure reaches the CLI as JSON `null`. */
+export const usd = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) ? `$${Number(n.toFixed(4))}` : '-');
 
 /** Columns padded to their widest cell; the last column is not padded. */
 export function table(columns: string[], rows: (string | number | undefined)[][]): string {
@@ -22,7 +23,7 @@ export function acksTable(acks: readonly AckRecord[]): string {
   );
 }
 
-const revisions = (n: number) => `${n} revision${n === 1 ? '' : 's'}`;
+const revisions = (n: number) => `${Number.isSafeInteger(n) ? n : '-'} revision${n === 1 ? '' : 's'}`;
 
 /**
  * One hop as a plain line: what `--follow` prints for every ack. The verdict and wallet are

@@ -3,22 +3,28 @@
  * Amounts are kept in whole micro-dollars when compared or subtracted so 0.1 + 0.2 style
  * drift can never let a hop through that the wallet cannot pay.
  */
-import type { Budget } from '../../contracts';
+import { LIMITS, MICROS_PER_USD, type Budget } from '../../contracts';
 
-const MICRO = 1_000_000;
-const micros = (usd: number) => Math.round(usd * MICRO);
-const usd = (m: number) => m / MICRO;
+const MAX_MICROS = LIMITS.usd * MICROS_PER_USD;
+/** Whole micro-dollars saturated to [0, LIMITS.usd], so no figure the rail keeps (wallet, spent,
+ * overspent) can leave the contract or become Infinity, whatever a stage reports; NaN counts as 0. */
+const micros = (usd: number) => {
+  const m = Math.round(usd * MICROS_PER_USD);
+  return m > 0 ? Math.min(m, MAX_MICROS) : 0;
+};
+const usd = (m: number) => m / MICROS_PER_USD;
 
-/** Can the wallet pay a hop whose stage costs `costUsd`? Zero remaining never can. */
+/** Can the wallet pay a hop whose stage costs `costUsd`? Zero remaining never can. The cost is
+ * not saturated: a stage dearer than any wallet can hold is never paid. */
 export function canPay(budget: Budget, costUsd: number): boolean {
   const remaining = micros(budget.usd_remaining);
-  return remaining > 0 && remaining >= micros(costUsd);
+  return remaining > 0 && remaining >= Math.round(costUsd * MICROS_PER_USD);
 }
 
 /** Subtract what a stage reported. A stage that spent more than was left empties the wallet;
  * the overspend is returned so the job result can report it rather than hide it. */
 export function charge(budget: Budget, costUsd: number): { budget: Budget; overspentUsd: number } {
-  const remaining = micros(budget.usd_remaining) - micros(Math.max(0, costUsd));
+  const remaining = micros(budget.usd_remaining) - micros(costUsd);
   return {
     budget: { ...budget, usd_remaining: usd(Math.max(0, remaining)) },
     overspentUsd: usd(Math.max(0, -remaining)),
@@ -30,15 +36,16 @@ export function spendRevision(budget: Budget): Budget | null {
   return budget.revisions_remaining > 0 ? { ...budget, revisions_remaining: budget.revisions_remaining - 1 } : null;
 }
 
-/** A human top-up: the only way a wallet grows. */
+/** A human top-up: the only way a wallet grows, up to the contract's caps. */
 export function topUp(budget: Budget, add: { usd?: number; revisions?: number }): Budget {
   return {
     ...budget,
-    usd_remaining: usd(micros(budget.usd_remaining) + micros(add.usd ?? 0)),
-    revisions_remaining: budget.revisions_remaining + (add.revisions ?? 0),
+    usd_remaining: addUsd(budget.usd_remaining, add.usd ?? 0),
+    revisions_remaining: Math.min(LIMITS.revisions, budget.revisions_remaining + (add.revisions ?? 0)),
   };
 }
 
+/** A sum saturated at LIMITS.usd. */
 export function addUsd(a: number, b: number): number {
-  return usd(micros(a) + micros(b));
+  return usd(Math.min(MAX_MICROS, micros(a) + micros(b)));
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AckRecord } from '../../../contracts';
-import { listText, outcomeLine, progressLine, table, usd } from '../../../src/cli/format';
+import { listText, outcomeLine, progressLine, statusText, table, usd } from '../../../src/cli/format';
 import type { JobStatusView } from '../../../workflows/definitions';
 
 const ack: AckRecord = { ack: 'rejected_budget', stage: 'draft', hop: 2, reason: 'wallet has $0.002', delivery_key: 'j:draft:2', traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, at: '2026-01-01T00:00:00Z' };
@@ -20,6 +20,13 @@ describe('CLI output', () => {
   it('money drops floating-point dust', () => {
     expect(usd(0.1 + 0.2)).toBe('$0.3');
     expect(usd(undefined)).toBe('-');
+  });
+
+  it('money that is not a finite number (JSON turns Infinity into null) prints as - instead of throwing', () => {
+    for (const n of [null, Infinity, Number.NaN]) expect(usd(n as number)).toBe('-');
+    const broken = { ...escalated, usd_remaining: null, revisions_remaining: null, spent_usd: null } as unknown as JobStatusView;
+    expect(statusText(broken)).toMatch(/^wallet\s+- and - revisions left \(spent -\)$/m);
+    expect(outcomeLine({ ...broken, status: 'completed' })).toBe('j completed (hops 1, spent -)');
   });
 
   it('tables pad every column but the last', () => {

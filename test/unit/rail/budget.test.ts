@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Budget } from '../../../contracts';
+import { Budget, JobResult, LIMITS } from '../../../contracts';
 import { addUsd, canPay, charge, spendRevision, topUp } from '../../../workflows/rail/budget';
 import { card, fixturePackage } from './helpers';
 
@@ -104,5 +104,36 @@ describe('addUsd', () => {
   it('sums without float drift', () => {
     expect(addUsd(0.1, 0.2)).toBe(0.3);
     expect([0.001, 0.002, 0.01, 0.005, 0.001].reduce(addUsd, 0)).toBe(0.019);
+  });
+});
+
+describe('every wallet figure stays finite and within the contract', () => {
+  const full = wallet(LIMITS.usd, LIMITS.revisions);
+
+  it('a stage reporting a cost of 1e308 empties the wallet and saturates the overspend', () => {
+    const r = charge(wallet(1.2), 1e308);
+    expect(r).toEqual({ budget: wallet(0), overspentUsd: LIMITS.usd - 1.2 });
+    expect(Budget.safeParse(r.budget).success).toBe(true);
+  });
+
+  it('spent sums saturate at the cap instead of becoming Infinity', () => {
+    const spent = addUsd(addUsd(0.5, 1e308), 1e308);
+    expect(spent).toBe(LIMITS.usd);
+    expect(JobResult.shape.spent_usd.safeParse(spent).success).toBe(true);
+    expect(addUsd(0, Infinity)).toBe(LIMITS.usd);
+    expect(addUsd(0, Number.NaN)).toBe(0);
+  });
+
+  it('top-ups saturate at the caps, and the wallet stays valid and payable', () => {
+    const topped = topUp(wallet(LIMITS.usd - 1, LIMITS.revisions - 1), { usd: 1e308, revisions: Number.MAX_SAFE_INTEGER });
+    expect(topped).toEqual(full);
+    expect(Budget.safeParse(topped).success).toBe(true);
+    expect(canPay(topped, 1)).toBe(true);
+  });
+
+  it('a full wallet still cannot pay a stage dearer than the cap', () => {
+    expect(canPay(full, LIMITS.usd)).toBe(true);
+    expect(canPay(full, 1e308)).toBe(false);
+    expect(canPay(full, Infinity)).toBe(false);
   });
 });

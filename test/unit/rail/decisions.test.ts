@@ -3,7 +3,7 @@ import type { Escalation } from '../../../workflows/definitions';
 import { decisionOptions, validateDecision } from '../../../workflows/rail/decisions';
 import { at, factsFor, fixturePackage, stages } from './helpers';
 import { ackRecord, decideAck } from '../../../workflows/rail/ack';
-import type { AckRecord, HandoffV1 } from '../../../contracts';
+import { LIMITS, type AckRecord, type HandoffV1 } from '../../../contracts';
 
 /** The package as the rail holds it after refusing a hop to `stage` (the refusing ack on it). */
 function refused(pkg: HandoffV1, stage: string, raw: unknown = pkg): HandoffV1 {
@@ -82,6 +82,10 @@ describe('validateDecision', () => {
     expect(() => validateDecision(decision, ok, false)).toThrow(field);
   });
 
+  it.each([['spaces only', '   '], ['a bidi override', '\u202eecila'], ['a NUL', 'ops\u0000']])('refuses an actor with %s, which the acks would record', (_name, actor) => {
+    expect(() => validateDecision({ action: 'approve', actor }, ok, false)).toThrow(/^invalid decision: actor: /);
+  });
+
   it('refuses an action this escalation does not offer, listing the ones it does', () => {
     expect(() => validateDecision({ action: 'revise', actor: 'ops' }, ok, false)).toThrow('"revise" is not possible for this escalation; choose one of: approve, reject, top_up');
   });
@@ -91,6 +95,25 @@ describe('validateDecision', () => {
     ['zero amounts', { usd: 0, revisions: 0 }],
   ])('refuses a top_up with %s', (_what, amounts) => {
     expect(() => validateDecision({ action: 'top_up', actor: 'ops', ...amounts }, ok, false)).toThrow('top_up needs usd > 0 or revisions > 0');
+  });
+
+  it.each([
+    ['usd past the cap', { usd: 1e308 }, /^invalid decision: usd: /],
+    ['revisions past the cap', { revisions: Number.MAX_SAFE_INTEGER }, /^invalid decision: revisions: /],
+    ['usd below the wallet unit (one micro-dollar)', { usd: 1e-7 }, 'invalid decision: usd: must be 0 or at least one micro-dollar (0.000001)'],
+  ])('refuses a top_up with %s, which would break the wallet or change nothing', (_name, amounts, message) => {
+    expect(() => validateDecision({ action: 'top_up', actor: 'ops', ...amounts }, ok, false)).toThrow(message);
+  });
+
+  it('refuses a revise note too long to be filed as one evaluator failure', () => {
+    const revise = escalation(['reject', 'revise']);
+    expect(() => validateDecision({ action: 'revise', actor: 'ops', note: 'n'.repeat(LIMITS.decisionNote) }, revise, false)).not.toThrow();
+    expect(() => validateDecision({ action: 'revise', actor: 'ops', note: 'n'.repeat(LIMITS.decisionNote + 1) }, revise, false)).toThrow(/^invalid decision: note: /);
+    expect(() => validateDecision({ action: 'revise', actor: 'ops', note: 'n'.repeat(500) }, revise, false)).toThrow(/^invalid decision: note: /);
+  });
+
+  it('accepts a top_up of one micro-dollar', () => {
+    expect(() => validateDecision({ action: 'top_up', actor: 'ops', usd: 0.000001 }, ok, false)).not.toThrow();
   });
 
   it('checks in order: waiting, already decided, shape, offered, amounts', () => {
