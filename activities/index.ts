@@ -7,6 +7,7 @@
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/store';
 import type { ActivityDeps } from './deps';
+import { supportRoutingActivities } from './support-routing';
 import { ticketTriageActivities } from './ticket-triage';
 
 export type { ActivityDeps };
@@ -18,7 +19,7 @@ export function railActivities(store: Store) {
 
 /** Activities for the built-in pipelines (contracts/pipelines). */
 export function builtInActivities(deps: ActivityDeps) {
-  return { ...ticketTriageActivities(deps) };
+  return { ...ticketTriageActivities(deps), ...supportRoutingActivities(deps) };
 }
 
 export function createActivities(deps: ActivityDeps) {

@@ -76,21 +76,22 @@ export type StageWorkFn = (pkg: HandoffV1) => Promise<StageOutput>;
 export type StageActivity = (work: StageWork) => Promise<StageResult>;
 
 /**
- * The activities of a pipeline's stages: one entry per card, named after it (a missing or
- * misnamed stage is a compile error), each run at most once per delivery key.
+ * Activities for some of a pipeline's stages, named after their cards (a misnamed stage is a
+ * compile error; the worker's `ActivitiesFor` catches a missing one), each run at most once per
+ * delivery key.
  */
-export function stageActivities<P extends Pipeline>(
+export function stageActivities<P extends Pipeline, K extends StageNameOf<P>>(
   pipeline: P,
   store: Store,
-  work: { readonly [K in StageNameOf<P>]: StageWorkFn },
-): { [K in StageNameOf<P>]: StageActivity } {
+  work: { readonly [S in K]: StageWorkFn },
+): { [S in K]: StageActivity } {
   const activities = {} as Record<string, StageActivity>;
   for (const [name, run] of Object.entries(work) as [string, StageWorkFn][]) {
     const card = pipeline.get(name);
     if (!card) throw new Error(`pipeline "${pipeline.name}" has no stage "${name}"`);
     activities[name] = (delivery: StageWork) => runStageOnce(store, pipeline, card, delivery, run);
   }
-  return activities as { [K in StageNameOf<P>]: StageActivity };
+  return activities as { [S in K]: StageActivity };
 }
 
 export function appendUnique<T>(list: readonly T[], extra: readonly T[] | undefined): T[] {

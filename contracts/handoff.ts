@@ -5,9 +5,6 @@ import { count, id, isoTime, list, nonEmptyText, revisions, sha256, slug, text, 
 
 // Objects are loose everywhere: a v1 reader must pass unknown (newer, optional) fields through.
 
-export const StageName = z.enum(['intake', 'retrieve', 'draft', 'judge', 'writeback', 'human']);
-export type StageName = z.infer<typeof StageName>;
-
 export const AckState = z.enum([
   'accepted',
   'rejected_schema',
@@ -79,7 +76,7 @@ export const Trace = z.looseObject({
 export type Trace = z.infer<typeof Trace>;
 
 /** Seed 004: who handed to whom, why, and the chain so far (for hop caps and cycle detection).
- * Stage ids are slugs rather than StageName so custom stages and an origin like `client` fit. */
+ * Stage ids are slugs: pipelines name their own stages, and an origin like `client` fits. */
 export const Hop = z.looseObject({
   from: slug,
   to: slug,
@@ -112,3 +109,31 @@ export const handoffV1 = z.looseObject({
   ack: AckRecord.optional(),
 });
 export type HandoffV1 = z.infer<typeof handoffV1>;
+
+/**
+ * The next package version: `base` with its `schema` literal replaced and `fields` added. A field
+ * whose name `base` already has is refused when the version is defined (the module fails to load),
+ * so a new version can never re-declare a field, i.e. reuse its name for a new meaning (seed 001).
+ * Changing a field's type or meaning needs a new name.
+ */
+export function nextVersion<S extends z.core.$ZodLooseShape, const V extends string, F extends z.core.$ZodLooseShape>(
+  base: z.ZodObject<S, z.core.$loose>,
+  schema: V,
+  fields: F,
+) {
+  const reused = Object.keys(fields).filter((name) => Object.prototype.hasOwnProperty.call(base.shape, name));
+  if (reused.length > 0) throw new Error(`${schema} re-declares ${reused.join(', ')}: a new version may only add fields (seed 001)`);
+  return base.extend({ ...fields, schema: z.literal(schema) });
+}
+
+export const HANDOFF_V2 = 'handoff.v2';
+
+/** What handoff.v2 adds to v1; every other field is v1's, unchanged. Required, hence a new version. */
+export const handoffV2Fields = {
+  /** The pipeline the package travels in (a job request's `pipeline`), so a stage serving several
+   * pipelines knows which one's rules the package is under. */
+  pipeline: slug,
+};
+
+export const handoffV2 = nextVersion(handoffV1, HANDOFF_V2, handoffV2Fields);
+export type HandoffV2 = z.infer<typeof handoffV2>;

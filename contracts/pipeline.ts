@@ -83,6 +83,7 @@ export interface PipelineSpec {
 export interface Pipeline<N extends string = string> extends StageRegistry {
   /** Phantom: carries the stage names for StageNameOf. */
   readonly stageNames?: readonly N[];
+  readonly cards: readonly (StageCard & { readonly name: N })[];
   readonly name: string;
   readonly description: string;
   readonly entry: string;
@@ -187,7 +188,7 @@ export function checkPipeline(spec: PipelineSpec): string[] {
 }
 
 /** A checked, frozen pipeline; throws PipelineDefinitionError listing every problem. */
-export function definePipeline<const S extends readonly StageCard[]>(spec: PipelineSpec & { stages: S }): Pipeline<S[number]['name']> {
+export function definePipeline<C extends StageCard>(spec: PipelineSpec & { stages: readonly C[] }): Pipeline<C['name']> {
   const problems = checkPipeline(spec);
   if (problems.length > 0) throw new PipelineDefinitionError(spec.name, problems);
   const versions = createHandoffRegistry();

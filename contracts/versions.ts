@@ -2,8 +2,9 @@
  * Handoff schema versions: which exist, which are retired, and how to upgrade an older package
  * for a consumer that only accepts a newer one (compatibility rules: contracts/README.md).
  */
-import { handoffV1 as validateV1, type StandaloneValidator } from './generated/validators';
-import { HANDOFF_V1 } from './handoff';
+import { handoffV1 as validateV1, handoffV2 as validateV2, type StandaloneValidator } from './generated/validators';
+import { HANDOFF_V1, HANDOFF_V2 } from './handoff';
+import { isSlug } from './primitives';
 
 export type PackageObject = Record<string, unknown>;
 
@@ -65,4 +66,25 @@ export class VersionRegistry {
  * rolling out handoff.v2) without touching the one validateHandoff uses by default. */
 export function createHandoffRegistry(): VersionRegistry {
   return new VersionRegistry().register({ schema: HANDOFF_V1, status: 'active', validate: validateV1 });
+}
+
+/** handoff.v2 (v1 plus `pipeline`). Not in createHandoffRegistry: a pipeline whose stages read it
+ * declares it, with upgradeV1ToV2, in definePipeline's `versions`. */
+export const handoffV2Version: HandoffVersion = { schema: HANDOFF_V2, status: 'active', validate: validateV2 };
+
+/**
+ * v1 → v2 for the pipeline named `pipelineName`. A v1 package may already carry an unknown
+ * `pipeline` field (v1 passes unknown fields through); nothing ever gave it v2's meaning, so the
+ * upgrade refuses it rather than reinterpret it, and validateHandoff rejects the package (`version`).
+ */
+export function upgradeV1ToV2(pipelineName: string): Upgrader {
+  if (!isSlug(pipelineName)) throw new Error(`upgradeV1ToV2: pipeline name ${JSON.stringify(pipelineName)} is not a slug`);
+  return {
+    from: HANDOFF_V1,
+    to: HANDOFF_V2,
+    upgrade(pkg) {
+      if (Object.prototype.hasOwnProperty.call(pkg, 'pipeline')) throw new Error(`${HANDOFF_V1} package already carries an unknown field "pipeline"`);
+      return { ...pkg, schema: HANDOFF_V2, pipeline: pipelineName };
+    },
+  };
 }

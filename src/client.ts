@@ -7,10 +7,10 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { HumanDecision, JobRequest, issueLines, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict, type StageName } from '../contracts';
+import { HumanDecision, JobRequest, issueLines, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../contracts';
 import type { handoffJob } from '../workflows';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../workflows/definitions';
-import { HandrailAck, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../workflows/search-attributes';
+import { HandrailAck, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../workflows/search-attributes';
 import { DEFAULT_MAX_HOPS } from '../workflows/rail/hops';
 import { loadConfig, type HandrailConfig } from './config';
 import { connectClient } from './connect';
@@ -237,7 +237,9 @@ export async function cancelJob(client: Client, jobId: string): Promise<void> {
 /** Filters on the rail's search attributes (SPEC "Public surface"); every one is optional. */
 export interface JobFilter {
   status?: RailStatus;
-  stage?: StageName;
+  /** The pipeline the job runs (`HandrailPipeline`). */
+  pipeline?: string;
+  stage?: string;
   ack?: AckState;
   verdict?: LastVerdict;
   /** Only jobs started on this task queue (one deployment of handrail). */
@@ -249,6 +251,8 @@ export interface JobFilter {
 export interface JobListing {
   job_id: string;
   status: string;
+  /** Empty for jobs started before the rail published it. */
+  pipeline: string;
   stage: string;
   ack: string;
   verdict: string;
@@ -266,6 +270,7 @@ export function jobsQuery(filter: Omit<JobFilter, 'limit'> = {}): string {
   const terms = [`WorkflowType = "handoffJob"`];
   if (filter.taskQueue) terms.push(`TaskQueue = ${quoted(filter.taskQueue)}`);
   if (filter.status) terms.push(`${HandrailStatus.name} = ${quoted(filter.status)}`);
+  if (filter.pipeline) terms.push(`${HandrailPipeline.name} = ${quoted(filter.pipeline)}`);
   if (filter.stage) terms.push(`${HandrailStage.name} = ${quoted(filter.stage)}`);
   if (filter.ack) terms.push(`${HandrailAck.name} = ${quoted(filter.ack)}`);
   if (filter.verdict) terms.push(`${HandrailVerdict.name} = ${quoted(filter.verdict)}`);
@@ -281,6 +286,7 @@ export async function listJobs(client: Client, filter: JobFilter = {}): Promise<
     jobs.push({
       job_id: w.workflowId,
       status: attrs.get(HandrailStatus) ?? '',
+      pipeline: attrs.get(HandrailPipeline) ?? '',
       stage: attrs.get(HandrailStage) ?? '',
       ack: attrs.get(HandrailAck) ?? '',
       verdict: attrs.get(HandrailVerdict) ?? '',

@@ -2,8 +2,11 @@
  * `npm run demo`: the main job. Provisions the temporal CLI, starts (or reuses) the local dev
  * server, runs a worker, starts one job from a sample ticket, prints its result and the Web UI
  * link. The dev server keeps running afterwards so the job stays visible in the Web UI.
+ * `npm run demo -- --pipeline <name>` runs the job through another built-in pipeline.
  */
 import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { jobUrl, loadConfig } from './config';
 import { connectHandrail, startJob } from './client';
@@ -15,7 +18,15 @@ import { openStore } from './store';
 import { tracingFromEnv } from './tracing';
 import { createHandrailWorkers, runWorkers } from './worker';
 
+function chosenPipeline(): string {
+  const { values } = parseArgs({ options: { pipeline: { type: 'string', default: BUILT_IN_PIPELINES[0]!.name } } });
+  const names = BUILT_IN_PIPELINES.map((p) => p.name);
+  if (!names.includes(values.pipeline)) throw new Error(`unknown pipeline "${values.pipeline}"; built in: ${names.join(', ')}`);
+  return values.pipeline;
+}
+
 async function main(): Promise<void> {
+  const pipeline = chosenPipeline();
   // The demo prints its own story; worker chatter stays at warnings.
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const config = loadConfig();
@@ -31,8 +42,8 @@ async function main(): Promise<void> {
   const running = runWorkers(workers);
   try {
     const jobId = `demo-${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;
-    const { handle } = await startJob(client, sampleJobRequest(jobId), config);
-    console.log(`Started job ${jobId} — watch it: ${jobUrl(config, jobId)}`);
+    const { handle } = await startJob(client, { ...sampleJobRequest(jobId), pipeline }, config);
+    console.log(`Started job ${jobId} (pipeline ${pipeline}) — watch it: ${jobUrl(config, jobId)}`);
     const result = await handle.result();
     console.log(`\nJob ${result.job_id}: ${result.status}${result.reason ? ` (${String(result.reason)})` : ''}`);
     console.log(`hops ${result.hops} · spent $${result.spent_usd} · wallet left $${result.package.budget.usd_remaining}`);

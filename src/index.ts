@@ -8,7 +8,7 @@
  *   creation) and the client side (start, decide, list jobs).
  */
 export * from '../contracts';
-export { BUILT_IN_PIPELINES, ticketTriage } from '../contracts/pipelines';
+export { BUILT_IN_PIPELINES, supportRouting, ticketTriage } from '../contracts/pipelines';
 
 // Worker side: stage work and the worker.
 export { stageActivities, appendUnique, type StageActivity, type StageOutput, type StageWorkFn } from '../activities/stage';
@@ -16,6 +16,7 @@ export { latestArtifact, readArtifactBody, readArtifactText, requireArtifact, wr
 export { stageFailure } from '../activities/failures';
 export { builtInActivities, type ActivityDeps } from '../activities';
 export { ticketTriageActivities } from '../activities/ticket-triage';
+export { supportRoutingActivities } from '../activities/support-routing';
 export { createHandrailWorkers, runWorkers, WorkerSetupError, type ActivitiesFor, type HandrailWorkerOptions } from './worker';
 export { openStore, type Store } from './store';
 export { loadConfig, type HandrailConfig } from './config';

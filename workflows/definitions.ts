@@ -3,7 +3,7 @@
  * client. Shared by workflow and client code so both spell them the same way.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { AckRecord, HandoffV1, HumanDecision, JobStatus, StageName } from '../contracts';
+import type { AckRecord, HandoffV1, HumanDecision, JobStatus } from '../contracts';
 
 /** Live status: `running` while stages work, `escalated` while a human decides, then final. */
 export type RailStatus = 'running' | JobStatus;
@@ -20,7 +20,7 @@ export interface Escalation {
 export interface JobStatusView {
   job_id: string;
   status: RailStatus;
-  stage: StageName | string;
+  stage: string;
   hops: number;
   usd_remaining: number;
   revisions_remaining: number;

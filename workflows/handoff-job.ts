@@ -18,7 +18,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { LIMITS, findPipeline, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1 } from '../contracts';
+import { HUMAN_NOTE_PREFIX, LIMITS, findPipeline, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1 } from '../contracts';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
 import { runHop, type HopOutcome, type StageProxies } from './hop';
 import { addUsd, topUp } from './rail/budget';
@@ -255,7 +255,7 @@ class Job {
       case 'revise': {
         // decisionOptions offers revise only when the pipeline names a reviser.
         const note = decision.note ?? 'revise';
-        this.package = { ...this.package, evaluator: { last_verdict: 'fail', failures: [...this.package.evaluator.failures, `human: ${note}`].slice(-LIMITS.listItems) } };
+        this.package = { ...this.package, evaluator: { last_verdict: 'fail', failures: [...this.package.evaluator.failures, `${HUMAN_NOTE_PREFIX}${note}`].slice(-LIMITS.listItems) } };
         return { kind: 'hop', to: this.pipeline.reviser!, reason: `revision asked by ${decision.actor}: ${note}`.slice(0, LIMITS.shortText), package: this.package, ...human };
       }
     }

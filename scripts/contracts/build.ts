@@ -25,16 +25,13 @@ interface SchemaEntry {
   comment?: string;
 }
 
+const SIZE_CAP_COMMENT =
+  `Also reject a package whose compact JSON encoding exceeds ${c.LIMITS.packageBytes} UTF-8 bytes, ` +
+  'unknown fields included: JSON Schema cannot express a total-size cap.';
+
 export const SCHEMAS: readonly SchemaEntry[] = [
-  {
-    name: c.HANDOFF_V1,
-    exportName: 'handoffV1',
-    typeName: 'HandoffV1',
-    schema: c.handoffV1,
-    comment:
-      `Also reject a package whose compact JSON encoding exceeds ${c.LIMITS.packageBytes} UTF-8 bytes, ` +
-      'unknown fields included: JSON Schema cannot express a total-size cap.',
-  },
+  { name: c.HANDOFF_V1, exportName: 'handoffV1', typeName: 'HandoffV1', schema: c.handoffV1, comment: SIZE_CAP_COMMENT },
+  { name: c.HANDOFF_V2, exportName: 'handoffV2', typeName: 'HandoffV2', schema: c.handoffV2, comment: SIZE_CAP_COMMENT },
   { name: 'artifact', exportName: 'artifact', typeName: 'Artifact', schema: c.Artifact },
   { name: 'ack_record', exportName: 'ackRecord', typeName: 'AckRecord', schema: c.AckRecord },
   { name: 'ticket.raw', exportName: 'ticketRaw', typeName: 'TicketRaw', schema: c.TicketRaw },

@@ -2,7 +2,7 @@
  * `handrail` command lines → typed commands. Pure (no I/O), so every usage error is unit-tested.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { AckState, HumanDecision, JobStatus, LastVerdict, StageName } from '../../contracts';
+import { AckState, HumanDecision, JobStatus, LastVerdict, isSlug } from '../../contracts';
 import type { JobFilter } from '../client';
 
 export class UsageError extends Error {
@@ -33,7 +33,7 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   start:
     'handrail start <ticket.json | -> [--job-id ID] [--goal TEXT] [--constraint TEXT]... [--budget-usd N] [--revisions N] [--max-hops N] [--decision-timeout 1h] [--follow] [--json]',
   status: 'handrail status <job> [--json]',
-  list: 'handrail list [--status running|escalated|completed|rejected|cancelled] [--stage STAGE] [--ack ACK] [--verdict pass|fail|none] [--limit N] [--json]',
+  list: 'handrail list [--status running|escalated|completed|rejected|cancelled] [--pipeline NAME] [--stage STAGE] [--ack ACK] [--verdict pass|fail|none] [--limit N] [--json]',
   show: 'handrail show <job> [--json]',
   decide: 'handrail decide <job> approve|reject|revise|top-up --actor NAME [--note TEXT] [--usd N] [--revisions N] [--follow] [--json]',
   cancel: 'handrail cancel <job> [--json]',
@@ -92,6 +92,11 @@ function positiveIntFlag(flag: string, raw: unknown): number | undefined {
 }
 
 /** `what` as the user typed it: `--status`, or `<action>` for a positional. */
+function slugFlag(what: string, raw: string | undefined): string | undefined {
+  if (raw !== undefined && !isSlug(raw)) throw new UsageError(`${what} must be a lowercase slug (got ${JSON.stringify(raw)})`);
+  return raw;
+}
+
 function oneOf<T extends string>(what: string, raw: unknown, allowed: readonly T[]): T | undefined {
   if (raw === undefined) return undefined;
   if (!allowed.includes(raw as T)) throw new UsageError(`${what} must be one of ${allowed.join(', ')}; got "${String(raw)}"`);
@@ -140,6 +145,7 @@ export function parseCommand(argv: string[]): Command {
       const p = parse('list', rest, {
         ...json,
         status: { type: 'string' },
+        pipeline: { type: 'string' },
         stage: { type: 'string' },
         ack: { type: 'string' },
         verdict: { type: 'string' },
@@ -148,7 +154,9 @@ export function parseCommand(argv: string[]): Command {
       if (p.help) return { name: 'help', topic: 'list' };
       const filter = defined({
         status: oneOf('--status', p.values.status, RAIL_STATUSES),
-        stage: oneOf('--stage', p.values.stage, StageName.options),
+        // Pipelines name their own stages: any stage slug can be asked for.
+        pipeline: slugFlag('--pipeline', p.values.pipeline as string | undefined),
+        stage: slugFlag('--stage', p.values.stage as string | undefined),
         ack: oneOf('--ack', p.values.ack, AckState.options),
         verdict: oneOf('--verdict', p.values.verdict, LastVerdict.options),
         limit: positiveIntFlag('limit', p.values.limit),

@@ -9,7 +9,9 @@ import type { Tracer } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import type { JobRequest } from '../../contracts';
+import type { JobRequest, Pipeline } from '../../contracts';
+import type { ActivityDeps } from '../../activities';
+import type { StageActivity } from '../../activities/stage';
 import type { JobHandle } from '../../src/client';
 import { statusQuery, type JobStatusView } from '../../workflows/definitions';
 import { sampleJobRequest } from '../../src/samples/tickets';
@@ -47,6 +49,9 @@ export interface RailOptions {
   workflowBundle?: { code: string };
   /** Where the worker sends hop spans (tests read them back from an in-memory exporter). */
   tracer?: Tracer;
+  /** Pipelines other than the built-in ones, with their stage activities (the bundle must run the same). */
+  pipelines?: readonly Pipeline[];
+  stageActivities?: (deps: ActivityDeps) => Record<string, StageActivity>;
 }
 
 export async function startRail(opts: RailOptions = {}): Promise<Rail> {
@@ -65,6 +70,8 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
     workflowBundle: opts.workflowBundle ?? { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') },
     ...(opts.activities ? { overrideActivities: opts.activities } : {}),
     ...(opts.tracer ? { tracer: opts.tracer } : {}),
+    ...(opts.pipelines ? { pipelines: opts.pipelines } : {}),
+    ...(opts.stageActivities ? { activities: opts.stageActivities } : {}),
   });
   const running = runWorkers(workers);
   return {

@@ -114,7 +114,7 @@ export function settleHop(pipeline: Pipeline, delivered: HandoffV1, result: Stag
   const emitted = validateHandoff(result.package, { accept: card.packageVersions, registry: pipeline.versions });
   const violations = emitted.ok
     ? checkEmitted({ delivered, emitted: emitted.value, artifact: result.artifact, body: result.body, costUsd: result.cost_usd, card })
-    : [{ invariant: 'emitted_schema_valid', reason: `the emitted package fails ${HANDOFF_V1}: ${emitted.errors.map((e) => `${e.path} ${e.message}`).join('; ')}` }];
+    : [{ invariant: 'emitted_schema_valid', reason: `the emitted package fails ${card.packageVersions.join(' | ')}: ${emitted.errors.map((e) => `${e.path} ${e.message}`).join('; ')}` }];
   return { costUsd, overspentUsd, charged: { ...delivered, budget }, emitted: emitted.ok ? { ...emitted.value, budget } : undefined, violations };
 }
 

@@ -1,0 +1,74 @@
+/**
+ * The worker is created from pipelines plus an activity map whose type follows from their cards:
+ * a missing or misnamed stage activity is a compile error (the `@ts-expect-error` lines fail the
+ * type check if it ever is not), and at start-up an error that lists every missing one.
+ */
+import { describe, expect, it } from 'vitest';
+import { builtInActivities, type ActivityDeps } from '../../../activities';
+import { stageActivities } from '../../../activities/stage';
+import { defineStage, definePipeline } from '../../../contracts';
+import { supportRouting, ticketTriage } from '../../../contracts/pipelines';
+import { openStore } from '../../../src/store';
+import { WorkerSetupError, createHandrailWorkers, type ActivitiesFor } from '../../../src/worker';
+
+const noConnection = undefined as never;
+
+// Compile-time checks only (never called).
+export function compileChecks(deps: ActivityDeps): void {
+  const { writeback: _dropped, ...withoutWriteback } = builtInActivities(deps);
+  // @ts-expect-error ticket-triage's `writeback` has no activity
+  const missing: ActivitiesFor<[typeof ticketTriage]> = withoutWriteback;
+  // @ts-expect-error `wrtieback` is not a stage of ticket-triage
+  stageActivities(ticketTriage, deps.store, { wrtieback: () => Promise.reject(new Error('never')) });
+  const complete: ActivitiesFor<[typeof ticketTriage, typeof supportRouting]> = builtInActivities(deps);
+  void missing;
+  void complete;
+}
+
+describe('typed worker', () => {
+  it('refuses to start when a stage has no activity, listing every missing one', async () => {
+    const store = await openStore({ sqlitePath: ':memory:' });
+    try {
+      const extra = defineStage({ name: 'translate', accepts: ['receipt.v1'], outputs: ['translation.v1'], criteria: ['same meaning'], nominalCostUsd: 0 });
+      const withTranslate = definePipeline({
+        name: 'with-translate',
+        stages: [...ticketTriage.cards, extra],
+        routes: [
+          ...ticketTriage.routes.filter((r) => r.after !== 'receipt.v1'),
+          { after: 'receipt.v1', to: 'translate', reason: 'translate the note' },
+          { after: 'translation.v1', complete: 'translated' },
+        ],
+        revisits: ticketTriage.revisits,
+      });
+      const { draft: _d, judge: _j, ...partial } = builtInActivities({ store });
+      const start = createHandrailWorkers({
+        connection: noConnection,
+        config: { namespace: 'default', taskQueue: 'unused' },
+        store,
+        pipelines: [withTranslate],
+        activities: () => partial as never,
+      });
+      await expect(start).rejects.toThrow(WorkerSetupError);
+      await expect(start).rejects.toThrow(/stage "draft" has no activity[\s\S]*stage "judge" has no activity[\s\S]*stage "translate" has no activity/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses two pipelines that define one stage name differently (one worker registers one activity per name)', async () => {
+    const store = await openStore({ sqlitePath: ':memory:' });
+    try {
+      const otherDraft = defineStage({ ...ticketTriage.get('draft')!, nominalCostUsd: 0.5 });
+      const rival = definePipeline({
+        name: 'rival',
+        stages: ticketTriage.cards.map((c) => (c.name === 'draft' ? otherDraft : c)),
+        routes: ticketTriage.routes,
+        revisits: ticketTriage.revisits,
+      });
+      const start = createHandrailWorkers({ connection: noConnection, config: { namespace: 'default', taskQueue: 'unused' }, store, pipelines: [ticketTriage, rival] });
+      await expect(start).rejects.toThrow(/stage "draft" is defined differently by pipelines "ticket-triage" and "rival"/);
+    } finally {
+      await store.close();
+    }
+  });
+});
