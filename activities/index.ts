@@ -4,17 +4,27 @@
  * the delivery key, so a retried or repeated delivery returns the first result instead of
  * working (or writing) again.
  */
+import type { HandoffV1 } from '../contracts';
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/store';
 import type { ActivityDeps } from './deps';
+import { deliveryFacts } from './stage';
 import { supportRoutingActivities } from './support-routing';
 import { ticketTriageActivities } from './ticket-triage';
 
 export type { ActivityDeps };
 
-/** The rail's own activity: the result recorded for a delivery, or null (a repeat acks `duplicate`). */
+/** The rail's own activity: the result recorded for a delivery, or null. A repeat of the same
+ * package acks `duplicate`; a different package under the key comes back marked, to be refused. */
 export function railActivities(store: Store) {
-  return { priorDelivery: ({ delivery_key }: { delivery_key: string }): Promise<StageResult | null> => store.findStageCompletion(delivery_key) };
+  return {
+    priorDelivery: async ({ delivery_key, package: pkg }: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null> => {
+      const record = await store.findStageRecord(delivery_key);
+      if (!record) return null;
+      const differs = pkg !== undefined && record.package_sha !== null && record.package_sha !== deliveryFacts(pkg, '').package_sha;
+      return differs ? { ...record.result, recorded_by_other: 'different' } : record.result;
+    },
+  };
 }
 
 /** Activities for the built-in pipelines (contracts/pipelines). */

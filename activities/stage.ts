@@ -3,9 +3,11 @@
  * key, and build the emitted package without touching what the rail owns. A pipeline author
  * writes only the work (`(pkg) => StageOutput`); `stageActivities` wraps each stage's.
  */
-import { roleMismatch, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
+import { canonicalJson, roleMismatch, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
+import { constraintBreaches } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
-import type { Store } from '../src/store';
+import { sha256Hex } from '../src/store/content';
+import type { DeliveryFacts, StageRecord, Store } from '../src/store';
 import { stageFailure } from './failures';
 import { whileHeartbeating } from './heartbeat';
 
@@ -24,27 +26,74 @@ export interface StageOutput {
  * Runs `work` for a delivery unless a result is already recorded under its key; records the
  * result (first one wins) and returns the recorded one. A retry after a crash between the work
  * and the report therefore returns what the first attempt recorded, or redoes idempotent work.
- * It heartbeats throughout, so such a crash is noticed within the card's heartbeat timeout.
+ * A result recorded by another delivery (concurrent, or repeated later) comes back marked, so
+ * the rail acks it `duplicate` — or `rejected_conflict` when that delivery carried another
+ * package. A writer first checks the package's provenance. It heartbeats throughout, so a crash
+ * is noticed within the card's heartbeat timeout.
  */
 export async function runStageOnce(
   store: Store,
-  pipeline: Pick<Pipeline, 'versions'>,
+  pipeline: Pick<Pipeline, 'versions' | 'entry' | 'get'>,
   card: StageCard,
   delivery: StageWork,
   work: (pkg: HandoffV1) => Promise<StageOutput>,
 ): Promise<StageResult> {
   const pkg = checkDelivery(pipeline, card, delivery);
+  const facts = deliveryFacts(pkg, card.name);
   return whileHeartbeating(async () => {
-    const prior = await store.findStageCompletion(delivery.delivery_key);
-    if (prior) return prior;
+    const prior = await store.findStageRecord(delivery.delivery_key);
+    if (prior) return asAnswered(prior, facts);
+    if (card.writes !== null) await checkProvenance(store, pipeline, pkg);
     const output = await work(pkg);
-    return store.recordStageCompletion(delivery.delivery_key, {
-      package: emit(pkg, output),
-      artifact: output.artifact,
-      cost_usd: output.cost_usd,
-      body: output.body,
-    });
+    const recorded = await store.recordStageCompletion(
+      delivery.delivery_key,
+      { package: emit(pkg, output), artifact: output.artifact, cost_usd: output.cost_usd, body: output.body },
+      facts,
+    );
+    return asAnswered(recorded, facts);
   });
+}
+
+/** What identifies a delivery: the package as delivered, and the package less the rail's hop
+ * and ack (what a repeated delivery of one package shares). */
+export function deliveryFacts(pkg: HandoffV1, stage: string): DeliveryFacts {
+  const { hop: _hop, ack: _ack, ...content } = pkg;
+  return { job_id: pkg.job_id, stage, delivery_sha: sha256Hex(canonicalJson(pkg)), package_sha: sha256Hex(canonicalJson(content)) };
+}
+
+/** A record this delivery made (or a pre-provenance one) as is; another delivery's, marked. */
+export function asAnswered(record: StageRecord, facts: Pick<DeliveryFacts, 'delivery_sha' | 'package_sha'>): StageResult {
+  if (record.delivery_sha === null || record.delivery_sha === facts.delivery_sha) return record.result;
+  return { ...record.result, recorded_by_other: record.package_sha === facts.package_sha ? 'same' : 'different' };
+}
+
+/**
+ * Provenance: a writer acts only on evidence the rail recorded for this job. Every artifact but
+ * the job's entry must have been recorded by a stage of this pipeline for this job id (the same
+ * bytes recorded for another job do not count), and the newest — what the writer takes — by a
+ * critic whose recorded verdict is `pass` over exactly these artifacts.
+ */
+export async function checkProvenance(store: Store, pipeline: Pick<Pipeline, 'entry' | 'get'>, pkg: HandoffV1): Promise<void> {
+  const [entry, ...evidence] = pkg.artifacts;
+  if (!entry || entry.type !== pipeline.entry) throw stageFailure('ArtifactInvalid', `the first artifact must be the job's ${pipeline.entry}, not ${entry?.type ?? 'nothing'}`);
+  let last: { stage: string; result: StageResult } | undefined;
+  for (const artifact of evidence) {
+    const recorded = await store.findRecordedArtifact(pkg.job_id, artifact.uri);
+    if (!recorded || recorded.result.artifact.type !== artifact.type || !pipeline.get(recorded.stage)) {
+      throw stageFailure('ArtifactInvalid', `${artifact.type} ${artifact.uri.slice(0, 80)} was not recorded for job ${pkg.job_id} by a stage of this pipeline`);
+    }
+    last = recorded;
+  }
+  const judged = last && pipeline.get(last.stage)?.role === 'critic' && last.result.package.evaluator.last_verdict === 'pass';
+  if (!judged || canonicalJson(last!.result.package.artifacts) !== canonicalJson(pkg.artifacts)) {
+    throw stageFailure('VerdictNotPassing', `no passing verdict recorded for job ${pkg.job_id} over these artifacts`);
+  }
+}
+
+/** Constraint policies hold on what a writer actually writes, whatever the verdict said. */
+export function refuseBreaches(constraints: readonly string[], written: string, stage: string): void {
+  const breaches = constraintBreaches(constraints, { text: written, toolsUsed: [] });
+  if (breaches.length > 0) throw stageFailure('VerdictNotPassing', `${stage} refuses to write: ${breaches.map((b) => `${b.policy}: ${b.breach}`).join('; ')}`);
 }
 
 /** The second line behind the rail's ack: a stage never works on a delivery meant for another

@@ -20,7 +20,8 @@ export interface LoadShapeOptions {
   store: Store;
   /** Distinct packages; every 10th is invalid, every 20th valid one is delivered twice. */
   packages: number;
-  /** Real relays to judge whose packages are cloned per job (writeback needs a passing verdict). */
+  /** Distinct sample tickets the jobs' real relays to judge start from (writeback acts only on a
+   * chain recorded for its own job, so every package is relayed, none cloned). */
   templates: number;
   /** Deliveries in flight at once. */
   concurrency: number;
@@ -63,13 +64,12 @@ interface Delivery {
 }
 
 export async function runLoadShape(opts: LoadShapeOptions): Promise<LoadShapeReport> {
-  const templates = await judgedPackages(opts);
+  const judged = await judgedPackages(opts);
   const firsts: Delivery[] = [];
   for (let i = 0; i < opts.packages; i++) {
-    const template = templates[i % templates.length]!;
     const jobId = `${opts.prefix}-p${i}`;
-    const traceparent = newTraceparent();
-    const pkg: HandoffV1 = { ...template, job_id: jobId, trace: { traceparent } };
+    const pkg = judged.get(jobId)!;
+    const traceparent = pkg.trace.traceparent;
     const invalid = i % 10 === 9;
     const sent: Record<string, unknown> = { ...pkg };
     if (invalid) delete sent[DROPPED_FIELDS[Math.floor(i / 10) % DROPPED_FIELDS.length]!];
@@ -153,11 +153,13 @@ function deliver(opts: LoadShapeOptions, d: Delivery): Promise<StageHopResult> {
   });
 }
 
-/** Packages that passed the judge, made by really relaying sample tickets through the stages. */
-async function judgedPackages(opts: LoadShapeOptions): Promise<HandoffV1[]> {
-  const made: HandoffV1[] = [];
-  await inParallel([...Array(opts.templates).keys()], opts.concurrency, async (t) => {
-    const request = sampleJobRequest(`${opts.prefix}-template${t}`);
+/** One package per job that passed the judge, made by really relaying a sample ticket through
+ * the stages under that job's id (not timed: the load is the writeback deliveries). */
+async function judgedPackages(opts: LoadShapeOptions): Promise<Map<string, HandoffV1>> {
+  const made = new Map<string, HandoffV1>();
+  await inParallel([...Array(opts.packages).keys()], opts.concurrency, async (i) => {
+    const t = i % opts.templates;
+    const request = sampleJobRequest(`${opts.prefix}-p${i}`);
     let pkg = firstPackage({ ...request, ticket: { ...request.ticket, id: `tkt_load_${t}` } }, newTraceparent());
     for (const stage of RELAY) {
       const res = await opts.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', {
@@ -169,7 +171,7 @@ async function judgedPackages(opts: LoadShapeOptions): Promise<HandoffV1[]> {
       pkg = res.package;
     }
     if (pkg.evaluator.last_verdict !== 'pass') throw new Error(`template ${t}: the judge said ${pkg.evaluator.last_verdict}, writeback would refuse`);
-    made.push(pkg);
+    made.set(pkg.job_id, pkg);
   });
   return made;
 }

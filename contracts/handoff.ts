@@ -14,6 +14,8 @@ export const AckState = z.enum([
   'max_hops_exceeded',
   'cycle_detected',
   'rejected_invariant',
+  /** Another package was already delivered under this delivery key: its result is not this one's. */
+  'rejected_conflict',
 ]);
 export type AckState = z.infer<typeof AckState>;
 

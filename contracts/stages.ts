@@ -31,6 +31,10 @@ export interface StageResult {
   cost_usd: number;
   /** Small parsed output the rail may branch on, e.g. the verdict body. */
   body?: unknown;
+  /** Set when the result was recorded by another delivery under the same key (a concurrent or
+   * repeated one): `same` package (the rail acks `duplicate`) or a `different` one (the rail
+   * acks `rejected_conflict`). Absent on the delivery that recorded it. */
+  recorded_by_other?: 'same' | 'different';
 }
 
 /**

@@ -18,7 +18,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { HUMAN_NOTE_PREFIX, LIMITS, findPipeline, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1 } from '../contracts';
+import { HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, findPipeline, issueLines, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1 } from '../contracts';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
 import { runHop, type HopOutcome, type StageProxies } from './hop';
 import { addUsd, topUp } from './rail/budget';
@@ -41,6 +41,11 @@ export const PUBLISH_AFTER_DECISION_PATCH = 'publish-after-decision';
  * without that key in their upserts. */
 export const PIPELINE_SEARCH_ATTRIBUTE_PATCH = 'pipeline-search-attribute';
 
+/** Patch `validate-request` (2026-12-01): the workflow checks its own input (never assume the
+ * caller used our client) and that it runs under its own job id. Before it, a request started
+ * around the client ran as given (test/histories/before-validate-request.*). */
+export const VALIDATE_REQUEST_PATCH = 'validate-request';
+
 /** How long an escalation waits for `decide` when the request does not say. */
 export const DEFAULT_DECISION_TIMEOUT = '7 days';
 
@@ -52,7 +57,8 @@ export interface RailPipelines {
 
 /** The `handoffJob` workflow for these pipelines: a job names one in `pipeline` (the first by default). */
 export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => Promise<JobResult> {
-  return async function handoffJob(request: JobRequest): Promise<JobResult> {
+  return async function handoffJob(input: JobRequest): Promise<JobResult> {
+    const request = patched(VALIDATE_REQUEST_PATCH) ? checkedRequest(input) : input;
     const pipeline = findPipeline(rail.pipelines, request.pipeline);
     if (!pipeline) {
       throw ApplicationFailure.nonRetryable(
@@ -62,6 +68,19 @@ export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => 
     }
     return await runJob(new Job(request, pipeline, rail.stages.get(pipeline.name)!));
   };
+}
+
+/** The request as the contract defines it, run under its own id; otherwise the job fails at
+ * once (non-retryable, naming what is wrong) instead of a workflow task retried forever. */
+function checkedRequest(input: unknown): JobRequest {
+  const parsed = JobRequestSchema.safeParse(input);
+  if (!parsed.success) throw ApplicationFailure.nonRetryable(`invalid job request: ${issueLines(parsed.error, 'request', 5).join('; ')}`, 'InvalidJobRequest');
+  const request = input as JobRequest;
+  const own = workflowInfo().workflowId;
+  if (request.job_id !== own) {
+    throw ApplicationFailure.nonRetryable(`job_id ${request.job_id} is not this workflow's id (${own}): a job runs under its own id`, 'InvalidJobRequest');
+  }
+  return request;
 }
 
 async function runJob(job: Job): Promise<JobResult> {
@@ -77,6 +96,10 @@ async function runJob(job: Job): Promise<JobResult> {
         continue;
       }
       const outcome = await job.hop(step);
+      // The job id's evidence belongs to another package (a closed job started again, say):
+      // no human decision can make it this job's, so the job ends here.
+      const conflict = outcome.acks.find((a) => a.ack === 'rejected_conflict');
+      if (conflict) return await job.finish('rejected', conflict.reason);
       step = outcome.ok
         ? job.route()
         : { kind: 'escalate', reason: outcome.failure ?? outcome.acks[outcome.acks.length - 1]!.reason, resume: step.to, retry: step };

@@ -25,7 +25,7 @@ export type { HopRequest };
 
 type StageActivity = (work: StageWork) => Promise<StageResult>;
 
-type PriorDelivery = { priorDelivery(input: { delivery_key: string }): Promise<StageResult | null> };
+type PriorDelivery = { priorDelivery(input: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null> };
 
 /**
  * Patch `prior-delivery-activity` (2026-11-29). The duplicate lookup used to be a local activity
@@ -117,9 +117,9 @@ async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecor
   let prior: StageResult | null = null;
   if (a.deliverable) {
     if (!patched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: a.key });
-    else if (options.checkPriorDelivery) prior = await priorDelivery({ delivery_key: a.key });
+    else if (options.checkPriorDelivery) prior = await priorDelivery({ delivery_key: a.key, package: a.arrived });
   }
-  const decision = decideHop(a, r, prior !== null);
+  const decision = decideHop(a, r, prior);
   const ack = stamp(decision);
   onAck(ack, a.hop.from, a.jobId);
   const refused = (extra: Partial<HopOutcome> = {}): HopOutcome => ({
@@ -142,6 +142,13 @@ async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecor
   if ('failure' in work) return refused({ ok: false, failure: work.failure, package: delivered });
 
   const { result, card: ranCard } = work;
+  // Another delivery recorded this key meanwhile (a concurrent twin, or a different package).
+  if (result.recorded_by_other) {
+    const answer = stamp(decideHop(a, r, result));
+    return answer.ack === 'duplicate'
+      ? { acks: [answer], package: { ...result.package, ack: answer }, result, ok: true, stage: a.stage, costUsd: 0, overspentUsd: 0 }
+      : { ...refused(), acks: [answer], package: { ...a.arrived, ack: answer } };
+  }
   const settled = settleHop(r.pipeline, delivered, result, ranCard);
   const paid = { result, stage: ranCard.name, costUsd: settled.costUsd, overspentUsd: settled.overspentUsd };
   if (settled.violations.length > 0) {

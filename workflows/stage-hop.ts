@@ -4,7 +4,8 @@
  * a second delivery of the same package answers `duplicate` with the first artifact.
  */
 import { ApplicationFailure, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { findPipeline, type AckRecord, type Artifact, type HandoffV1 } from '../contracts';
+import { z } from 'zod';
+import { LIMITS, findPipeline, issueLines, type AckRecord, type Artifact, type HandoffV1 } from '../contracts';
 import type { RailPipelines } from './handoff-job';
 import { runHop } from './hop';
 import { DEFAULT_MAX_HOPS } from './rail/hops';
@@ -31,12 +32,24 @@ export interface StageHopResult {
   failure?: string;
 }
 
+const StageHopRequestSchema = z.looseObject({
+  stage: z.string().max(200),
+  package: z.unknown().refine((p) => p !== undefined, 'is required'),
+  pipeline: z.string().max(64).optional(),
+  delivery_id: z.string().max(200).optional(),
+  max_hops: z.int().min(1).max(LIMITS.chain).optional(),
+});
+
 // A traceparent for acks of packages too broken to carry one: all-zero ids are invalid by the
 // W3C spec, so this uses fixed non-zero ids that say "no trace".
 const NO_TRACE = '00-0000000000000000000000000000dead-000000000000dead-00';
 
 export function createStageHop(rail: RailPipelines): (request: StageHopRequest) => Promise<StageHopResult> {
-  return async function stageHop(request: StageHopRequest): Promise<StageHopResult> {
+  return async function stageHop(input: StageHopRequest): Promise<StageHopResult> {
+    // The package itself is validated by the hop (and acked); the envelope must be well-formed.
+    const parsed = StageHopRequestSchema.safeParse(input);
+    if (!parsed.success) throw ApplicationFailure.nonRetryable(`invalid stageHop request: ${issueLines(parsed.error, 'request', 5).join('; ')}`, 'InvalidStageHopRequest');
+    const request = input;
     const pipeline = findPipeline(rail.pipelines, request.pipeline);
     if (!pipeline) {
       throw ApplicationFailure.nonRetryable(

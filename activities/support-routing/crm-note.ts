@@ -8,7 +8,7 @@ import { CLASSIFICATION, crmNoteStage, escalationStage } from '../../contracts/p
 import type { Store } from '../../src/store';
 import { latestArtifact, readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import { stageFailure } from '../failures';
-import type { StageOutput } from '../stage';
+import { refuseBreaches, type StageOutput } from '../stage';
 import { Classification } from './classify';
 import { SpecialistNote } from './specialists';
 
@@ -24,6 +24,7 @@ export async function runCrmNote(store: Store, pkg: HandoffV1): Promise<StageOut
 
   const note = await readArtifactBody(store, noteRef, SpecialistNote);
   const classification = await readArtifactBody(store, requireArtifact(pkg, crmNoteStage.name, CLASSIFICATION), Classification);
+  refuseBreaches(pkg.constraints, note.markdown, crmNoteStage.name);
   const receipt = await store.patchCrmOnce(writeKey(pkg.job_id, crmNoteStage), {
     ticket_id: classification.ticket_id,
     customer_id: classification.customer_id,

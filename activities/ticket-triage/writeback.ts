@@ -8,7 +8,7 @@ import { writeKey } from '../../contracts';
 import { writebackStage } from '../../contracts/pipelines/ticket-triage';
 import type { Store } from '../../src/store';
 import { latestArtifact, readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
-import type { StageOutput } from '../stage';
+import { refuseBreaches, type StageOutput } from '../stage';
 import { stageFailure } from '../failures';
 import { readIntake } from './retrieval';
 
@@ -26,6 +26,7 @@ export async function runWriteback(store: Store, pkg: HandoffV1): Promise<StageO
   const summary = await readArtifactBody(store, summaryRef, SummaryMd);
   const intake = await readIntake(store, pkg, writebackStage.name);
   const needsHuman = latestArtifact(pkg, 'chunks.v1', 'no_hit.v1')?.type === 'no_hit.v1' || intake.risk === 'high';
+  refuseBreaches(pkg.constraints, summary.markdown, writebackStage.name);
   const receipt = await store.patchCrmOnce(writeKey(pkg.job_id, writebackStage), {
     ticket_id: intake.ticket_id,
     customer_id: intake.customer_id,

@@ -156,10 +156,12 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'rejected-schema-at-intake',
-    summary: 'a request started around the client with an all-zero traceparent is rejected_schema before any stage work',
+    summary: 'a valid request whose ticket does not fit a package (its data: URI is over the URI cap) is rejected_schema before any stage work',
     run: async (rail, jobId) => {
-      // startJob would refuse this request; a caller using the Temporal client directly would not.
-      const request = { ...refundJob(jobId, 'tkt_schema', { decision_timeout: '1s' }), traceparent: '00-00000000000000000000000000000000-0000000000000000-01' };
+      // Each field is within the request's limits; together they are not a package the rail takes.
+      const base = refundJob(jobId, 'tkt_schema', { decision_timeout: '1s' });
+      // 7,900 euro signs are 71 kB percent-encoded: within the ticket's limit, over an artifact URI's.
+      const request = { ...base, ticket: { ...base.ticket, body: `Refund? ${'€'.repeat(7900)}` } };
       const handle = await rail.client.workflow.start('handoffJob', { taskQueue: rail.taskQueue, workflowId: jobId, args: [request] });
       return { workflowId: jobId, result: (await handle.result()) as JobResult };
     },

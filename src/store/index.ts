@@ -59,9 +59,13 @@ export interface Store {
   /** The stored text for a sha256 hex, or null when absent. */
   getContent(sha256Hex: string): Promise<string | null>;
 
-  /** Records a stage result under its delivery key; the first result recorded wins and is returned. */
-  recordStageCompletion(deliveryKey: string, result: StageResult): Promise<StageResult>;
+  /** Records a stage result under its delivery key; the first record wins and is returned. */
+  recordStageCompletion(deliveryKey: string, result: StageResult, delivery?: DeliveryFacts): Promise<StageRecord>;
   findStageCompletion(deliveryKey: string): Promise<StageResult | null>;
+  findStageRecord(deliveryKey: string): Promise<StageRecord | null>;
+  /** What a stage of job `jobId` recorded when it produced the artifact at `uri`, or null: the
+   * job-scoped view of the content-addressed artifacts (the same bytes may belong to many jobs). */
+  findRecordedArtifact(jobId: string, uri: string): Promise<{ stage: string; result: StageResult } | null>;
 
   /**
    * Applies a CRM patch at most once per idempotency key (`job_id:stage:artifact_type`): the
@@ -81,6 +85,24 @@ export interface Store {
   /** Highest migration applied. */
   schemaVersion(): Promise<number>;
   close(): Promise<void>;
+}
+
+/** The delivery a stage result answered, recorded with it. */
+export interface DeliveryFacts {
+  job_id: string;
+  stage: string;
+  /** sha256 of the package exactly as delivered (the rail's hop and ack included): a retry of
+   * the same activity has the same one. */
+  delivery_sha: string;
+  /** sha256 of the package less the rail's ack: a repeated delivery of one package has the same one. */
+  package_sha: string;
+}
+
+export interface StageRecord {
+  result: StageResult;
+  /** Null for results recorded before deliveries were (schema version 3). */
+  delivery_sha: string | null;
+  package_sha: string | null;
 }
 
 export interface StoreConfig {

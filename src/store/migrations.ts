@@ -123,6 +123,28 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX help_chunks_search ON help_chunks USING gin (search);
     `,
   },
+  {
+    version: 3,
+    name: 'stage completions say which job and stage recorded which artifact, over which package',
+    // Provenance: a writer acts only on artifacts a stage recorded for the same job; a repeated
+    // delivery is told from a different package under the same key by the package's hash.
+    sqlite: `
+      ALTER TABLE stage_completions ADD COLUMN job_id TEXT;
+      ALTER TABLE stage_completions ADD COLUMN stage TEXT;
+      ALTER TABLE stage_completions ADD COLUMN artifact_uri TEXT;
+      ALTER TABLE stage_completions ADD COLUMN delivery_sha TEXT;
+      ALTER TABLE stage_completions ADD COLUMN package_sha TEXT;
+      CREATE INDEX stage_completions_by_artifact ON stage_completions (job_id, artifact_uri);
+    `,
+    postgres: `
+      ALTER TABLE stage_completions ADD COLUMN job_id text;
+      ALTER TABLE stage_completions ADD COLUMN stage text;
+      ALTER TABLE stage_completions ADD COLUMN artifact_uri text;
+      ALTER TABLE stage_completions ADD COLUMN delivery_sha text;
+      ALTER TABLE stage_completions ADD COLUMN package_sha text;
+      CREATE INDEX stage_completions_by_artifact ON stage_completions (job_id, artifact_uri);
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));

@@ -11,6 +11,8 @@ import {
   type CorpusSyncReport,
   type CrmPatch,
   type CrmTicket,
+  type DeliveryFacts,
+  type StageRecord,
   type HelpChunk,
   type HelpHit,
   type Store,
@@ -78,21 +80,36 @@ class PostgresStore implements Store {
     return rows[0]?.content ?? null;
   }
 
-  async recordStageCompletion(deliveryKey: string, result: StageResult): Promise<StageResult> {
+  async recordStageCompletion(deliveryKey: string, result: StageResult, delivery?: DeliveryFacts): Promise<StageRecord> {
     // A concurrent insert of the same key waits on the unique index, then does nothing; the
     // SELECT that follows (new snapshot under READ COMMITTED) sees whichever result won.
     await this.pool.query(
-      'INSERT INTO stage_completions (delivery_key, result) VALUES ($1, $2) ON CONFLICT (delivery_key) DO NOTHING',
-      [deliveryKey, JSON.stringify(result)],
+      `INSERT INTO stage_completions (delivery_key, result, job_id, stage, artifact_uri, delivery_sha, package_sha)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery_key) DO NOTHING`,
+      [deliveryKey, JSON.stringify(result), delivery?.job_id ?? null, delivery?.stage ?? null, result.artifact.uri, delivery?.delivery_sha ?? null, delivery?.package_sha ?? null],
     );
-    return (await this.findStageCompletion(deliveryKey)) as StageResult;
+    return (await this.findStageRecord(deliveryKey))!;
   }
 
   async findStageCompletion(deliveryKey: string): Promise<StageResult | null> {
-    const { rows } = await this.pool.query<{ result: string }>('SELECT result FROM stage_completions WHERE delivery_key = $1', [
-      deliveryKey,
-    ]);
-    return rows[0] ? (JSON.parse(rows[0].result) as StageResult) : null;
+    return (await this.findStageRecord(deliveryKey))?.result ?? null;
+  }
+
+  async findStageRecord(deliveryKey: string): Promise<StageRecord | null> {
+    const { rows } = await this.pool.query<{ result: string; delivery_sha: string | null; package_sha: string | null }>(
+      'SELECT result, delivery_sha, package_sha FROM stage_completions WHERE delivery_key = $1',
+      [deliveryKey],
+    );
+    const row = rows[0];
+    return row ? { result: JSON.parse(row.result) as StageResult, delivery_sha: row.delivery_sha, package_sha: row.package_sha } : null;
+  }
+
+  async findRecordedArtifact(jobId: string, uri: string): Promise<{ stage: string; result: StageResult } | null> {
+    const { rows } = await this.pool.query<{ stage: string; result: string }>(
+      'SELECT stage, result FROM stage_completions WHERE job_id = $1 AND artifact_uri = $2 ORDER BY recorded_at LIMIT 1',
+      [jobId, uri],
+    );
+    return rows[0] ? { stage: rows[0].stage, result: JSON.parse(rows[0].result) as StageResult } : null;
   }
 
   async patchCrmOnce(idempotencyKey: string, patch: CrmPatch): Promise<ReceiptV1> {

@@ -13,6 +13,8 @@ import {
   type CorpusSyncReport,
   type CrmPatch,
   type CrmTicket,
+  type DeliveryFacts,
+  type StageRecord,
   type HelpChunk,
   type HelpHit,
   type Store,
@@ -102,24 +104,38 @@ class SqliteStore implements Store {
     return row ?? null;
   }
 
-  async recordStageCompletion(deliveryKey: string, result: StageResult): Promise<StageResult> {
+  async recordStageCompletion(deliveryKey: string, result: StageResult, delivery?: DeliveryFacts): Promise<StageRecord> {
     return this.db.transaction(() => {
       this.db
-        .prepare('INSERT INTO stage_completions (delivery_key, result, recorded_at) VALUES (?, ?, ?) ON CONFLICT (delivery_key) DO NOTHING')
-        .run(deliveryKey, JSON.stringify(result), new Date().toISOString());
-      return this.completion(deliveryKey) as StageResult;
+        .prepare(
+          `INSERT INTO stage_completions (delivery_key, result, recorded_at, job_id, stage, artifact_uri, delivery_sha, package_sha)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_key) DO NOTHING`,
+        )
+        .run(deliveryKey, JSON.stringify(result), new Date().toISOString(), delivery?.job_id ?? null, delivery?.stage ?? null, result.artifact.uri, delivery?.delivery_sha ?? null, delivery?.package_sha ?? null);
+      return this.record(deliveryKey)!;
     }).immediate();
   }
 
   async findStageCompletion(deliveryKey: string): Promise<StageResult | null> {
-    return this.completion(deliveryKey);
+    return this.record(deliveryKey)?.result ?? null;
   }
 
-  private completion(deliveryKey: string): StageResult | null {
-    const row = this.db.prepare('SELECT result FROM stage_completions WHERE delivery_key = ?').pluck().get(deliveryKey) as
-      | string
+  async findStageRecord(deliveryKey: string): Promise<StageRecord | null> {
+    return this.record(deliveryKey);
+  }
+
+  async findRecordedArtifact(jobId: string, uri: string): Promise<{ stage: string; result: StageResult } | null> {
+    const row = this.db.prepare('SELECT stage, result FROM stage_completions WHERE job_id = ? AND artifact_uri = ? ORDER BY recorded_at LIMIT 1').get(jobId, uri) as
+      | { stage: string; result: string }
       | undefined;
-    return row === undefined ? null : (JSON.parse(row) as StageResult);
+    return row ? { stage: row.stage, result: JSON.parse(row.result) as StageResult } : null;
+  }
+
+  private record(deliveryKey: string): StageRecord | null {
+    const row = this.db.prepare('SELECT result, delivery_sha, package_sha FROM stage_completions WHERE delivery_key = ?').get(deliveryKey) as
+      | { result: string; delivery_sha: string | null; package_sha: string | null }
+      | undefined;
+    return row === undefined ? null : { result: JSON.parse(row.result) as StageResult, delivery_sha: row.delivery_sha, package_sha: row.package_sha };
   }
 
   async patchCrmOnce(idempotencyKey: string, patch: CrmPatch): Promise<ReceiptV1> {

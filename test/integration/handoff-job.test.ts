@@ -159,12 +159,10 @@ describe('handoffJob on the real dev server', () => {
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
   });
 
-  it('rejected_schema at intake: a malformed request started around the client fails closed, with no stage activity', async () => {
+  it('a malformed request started around the client fails closed at once, naming the field, with no stage activity', async () => {
     const request = { ...jobRequest({ decision_timeout: '1s' }), traceparent: '00-00000000000000000000000000000000-0000000000000000-01' };
     const handle = await rail.client.workflow.start('handoffJob', { taskQueue: rail.taskQueue, workflowId: request.job_id, args: [request] });
-    const result = await handle.result();
-    expect(result.status).toBe('escalated');
-    expect(result.acks[0]?.ack).toBe('rejected_schema');
+    await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'InvalidJobRequest', message: expect.stringMatching(/traceparent/) } });
     expect(await scheduledActivities(rail.client, request.job_id)).toEqual([]);
   });
 });

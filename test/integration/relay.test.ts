@@ -4,6 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJob } from '../../src/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { StageWork } from '../../contracts';
 import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
 import { jobRequest, scheduledActivities, startRail, uniqueId, type Rail } from '../helpers/rail';
 import { openFresh, storeBackends } from '../helpers/store-backends';
@@ -42,8 +44,12 @@ for (const backend of storeBackends()) {
       const request = jobRequest();
       const { handle } = await startJob(rail.client, request, rail);
       const result = await handle.result();
-      // The package judge emitted, as writeback received it: rebuild it from the final package.
-      const judged = { ...result.package, artifacts: result.package.artifacts.slice(0, -1), hop: { ...result.package.hop!, to: 'judge', chain: result.package.hop!.chain.slice(0, -1) } };
+      // The package writeback received (its wallet and summary exactly), read from the history,
+      // sent again as judge emitted it: the rail's hop block back at judge.
+      const history = await handle.fetchHistory();
+      const scheduled = history.events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'writeback')!;
+      const delivered = (defaultPayloadConverter.fromPayload(scheduled.activityTaskScheduledEventAttributes!.input!.payloads![0]!) as StageWork).package;
+      const judged = { ...delivered, hop: { ...delivered.hop!, to: 'judge', chain: delivered.hop!.chain.slice(0, -1) } };
       const again = await rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', {
         taskQueue: rail.taskQueue,
         workflowId: uniqueId('redeliver'),

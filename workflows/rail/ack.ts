@@ -6,7 +6,8 @@
  *   1. rejected_schema   the package fails handoff.v1 (or names an unknown/retired version)
  *   2. rejected_role     the stage is unknown or does not take the newest artifact's type;
  *      rejected_invariant (writeback_requires_pass) the writer and the last verdict is not `pass`
- *   3. duplicate         this delivery already completed: the prior artifact is returned, free
+ *   3. rejected_conflict a different package was already delivered under this key: refused, never its result
+ *      duplicate         this delivery already completed: the prior artifact is returned, free
  *   4. max_hops_exceeded the transfer is past the job's cap
  *   5. cycle_detected    the transfer revisits a stage without a planned edge
  *   6. rejected_budget   the wallet cannot pay the stage's cost
@@ -30,6 +31,8 @@ export interface AckFacts {
   countAtLastHumanDecision?: number;
   /** A result is already recorded for this delivery key. */
   alreadyDelivered: boolean;
+  /** …and it answered a different package (content, not just the key, decides a duplicate). */
+  otherPackage?: boolean;
 }
 
 export interface AckDecision {
@@ -55,6 +58,9 @@ export function decideAck(f: AckFacts): AckDecision {
       invariant: 'writeback_requires_pass',
       reason: `"${f.stage}" writes ${f.card.writes} and runs only behind a passing verdict (last verdict: ${pkg.evaluator.last_verdict})`,
     };
+  }
+  if (f.alreadyDelivered && f.otherPackage) {
+    return { ack: 'rejected_conflict', reason: `a different package was already delivered to "${f.stage}" under this delivery key; its result is not this one's` };
   }
   if (f.alreadyDelivered) return { ack: 'duplicate', reason: `"${f.stage}" already completed this delivery; returning its artifact` };
   if (exceedsHopCap(f.hop, f.maxHops, f.countAtLastHumanDecision)) {

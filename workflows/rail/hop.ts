@@ -82,7 +82,7 @@ export function admitHop(r: HopRequest): Admission {
 }
 
 /** The ack: decideAck over the admission (ordered checks: contracts/README, workflows/rail/ack.ts). */
-export function decideHop(a: Admission, r: Pick<HopRequest, 'pipeline' | 'maxHops' | 'countAtLastHumanDecision'>, alreadyDelivered: boolean): AckDecision {
+export function decideHop(a: Admission, r: Pick<HopRequest, 'pipeline' | 'maxHops' | 'countAtLastHumanDecision'>, prior: Pick<StageResult, 'recorded_by_other'> | null): AckDecision {
   return decideAck({
     stage: a.stage,
     card: a.card,
@@ -91,7 +91,8 @@ export function decideHop(a: Admission, r: Pick<HopRequest, 'pipeline' | 'maxHop
     maxHops: r.maxHops,
     revisits: r.pipeline.revisits,
     countAtLastHumanDecision: r.countAtLastHumanDecision,
-    alreadyDelivered,
+    alreadyDelivered: prior !== null,
+    otherPackage: prior?.recorded_by_other === 'different',
   });
 }
 

@@ -220,7 +220,8 @@ describe('support-routing: the stages on a real store, routed by the table', () 
     const newer = await writeArtifact(store, 'summary_md', SummaryMd, { markdown: 'A different note nobody reviewed.', cited_keys: [] });
     const [ticketRaw, classified, note, verdict] = pkg.artifacts;
     const swapped: HandoffV1 = { ...pkg, job_id: 'job_swap', artifacts: [ticketRaw!, classified!, note!, newer, verdict!] };
-    await expect(deliver('crm-note', swapped, 9)).rejects.toMatchObject({ type: 'VerdictNotPassing' });
+    // Neither the unreviewed note nor job_swap_ref's artifacts were recorded for job_swap.
+    await expect(deliver('crm-note', swapped, 9)).rejects.toMatchObject({ type: 'ArtifactInvalid', message: expect.stringMatching(/was not recorded for job job_swap/) });
     expect(await store.listWrites('job_swap')).toEqual([]);
   });
 });

@@ -45,7 +45,7 @@ function hop(pipeline: HopRequest['pipeline'], pkg: unknown) {
     fallbackJobId: 'job-fallback',
   };
   const admission = admitHop(r);
-  return { admission, decision: decideHop(admission, r, false) };
+  return { admission, decision: decideHop(admission, r, null) };
 }
 
 describe('a stage that reads only handoff.v2, fed a v1 package', () => {

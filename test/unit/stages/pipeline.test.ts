@@ -171,11 +171,12 @@ describe('writeback', () => {
   it('refuses without a passing verdict (second gate behind the rail), writing nothing', async () => {
     const { judge } = await throughJudge();
     const failed = await judgeMarkdown('Refund annual plan [refund-policy.2].', judge);
-    const error = await nonRetryable(relay.run('writeback', failed.package), 'VerdictNotPassing');
-    expect(error.message).toMatch(/the verdict is "fail"/);
+    // That draft was written straight to the store, not recorded by this job's drafter.
+    const error = await nonRetryable(relay.run('writeback', failed.package), 'ArtifactInvalid');
+    expect(error.message).toMatch(/summary_md .* was not recorded for job job_1/);
     // A package that claims pass over a failing verdict artifact is refused all the same.
     const forged = { ...failed.package, evaluator: { last_verdict: 'pass' as const, failures: [] } };
-    await nonRetryable(relay.run('writeback', forged), 'VerdictNotPassing');
+    await nonRetryable(relay.run('writeback', forged), 'ArtifactInvalid');
     expect(await store.listWrites('job_1')).toEqual([]);
   });
 
@@ -185,8 +186,9 @@ describe('writeback', () => {
     const [ticket, ...rest] = judge.package.artifacts;
     const verdict = rest.pop();
     const pkg: HandoffV1 = { ...judge.package, artifacts: [ticket!, ...rest, newer, verdict!] };
-    const error = await nonRetryable(relay.run('writeback', pkg), 'VerdictNotPassing');
-    expect(error.message).toMatch(/judged a different draft/);
+    // The newer draft was never recorded for the job, so the pass cannot cover it.
+    const error = await nonRetryable(relay.run('writeback', pkg), 'ArtifactInvalid');
+    expect(error.message).toMatch(/summary_md .* was not recorded for job job_1/);
   });
 
   it('given the same delivery 5 times concurrently, writes one row and returns one receipt', async () => {
@@ -226,9 +228,10 @@ describe('delivery once', () => {
     const pkg = firstPackage(ticketRef(refundTicket));
     const work = { stage: 'intake' as const, package: pkg, delivery_key: 'job_1:intake:0' };
     const first = await activities.intake(work);
-    // Even if the input changed underneath (it must not), the recorded result stands.
+    // A different package under the same key never gets the recorded result as its own: it comes
+    // back marked as another package's, and the rail refuses it (rejected_conflict).
     const again = await activities.intake({ ...work, package: firstPackage(ticketRef({ ...refundTicket, id: 'tkt_other' })) });
-    expect(again).toEqual(first);
+    expect(again).toEqual({ ...first, recorded_by_other: 'different' });
     expect(await activities.priorDelivery({ delivery_key: 'job_1:intake:0' })).toEqual(first);
     expect(await activities.priorDelivery({ delivery_key: 'job_1:intake:9' })).toBeNull();
   });

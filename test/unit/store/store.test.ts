@@ -49,8 +49,16 @@ for (const backend of storeBackends()) {
       const recorded = await Promise.all(['first', 'second', 'third', 'fourth', 'fifth'].map((t) => store.recordStageCompletion('job_1:draft:3', stageResult(t))));
       const winner = recorded[0];
       expect(recorded.every((r) => JSON.stringify(r) === JSON.stringify(winner))).toBe(true);
-      expect(await store.findStageCompletion('job_1:draft:3')).toEqual(winner);
+      expect(await store.findStageCompletion('job_1:draft:3')).toEqual(winner!.result);
       expect(await store.findStageCompletion('job_1:draft:4')).toBeNull();
+    });
+
+    it('records which job and stage produced an artifact: the same bytes are evidence only for that job', async () => {
+      const result = stageResult('first');
+      await store.recordStageCompletion('job_1:draft:3', result, { job_id: 'job_1', stage: 'draft', delivery_sha: 'a'.repeat(64), package_sha: 'b'.repeat(64) });
+      expect(await store.findRecordedArtifact('job_1', result.artifact.uri)).toEqual({ stage: 'draft', result });
+      expect(await store.findRecordedArtifact('job_2', result.artifact.uri)).toBeNull();
+      expect(await store.findStageRecord('job_1:draft:3')).toEqual({ result, delivery_sha: 'a'.repeat(64), package_sha: 'b'.repeat(64) });
     });
 
     it('applies the same CRM write issued 5 times concurrently once, and returns one receipt', async () => {

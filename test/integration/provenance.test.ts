@@ -1,0 +1,205 @@
+/**
+ * Issue "Provenance", tried as an attacker would, through the public workflow types on the real
+ * dev server: a writer acts only on evidence the rail recorded for this job; duplicates are
+ * recognised by content, not key alone; a workflow acts only for its own job and refuses bad
+ * input within its first task.
+ */
+import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HandoffV1, JobRequest, JobResult } from '../../contracts';
+import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
+import { firstPackage } from '../../workflows/rail/first-package';
+import { startJob } from '../../src/client';
+import { jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
+
+const TRACE = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+let rail: Rail;
+
+beforeAll(async () => {
+  rail = await startRail();
+});
+afterAll(async () => {
+  await rail?.stop();
+});
+
+function hop(request: StageHopRequest, workflowId = uniqueId('hop')): Promise<StageHopResult> {
+  return rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', { taskQueue: rail.taskQueue, workflowId, args: [request] });
+}
+
+/** A fresh ticket walked through intake → judge with stageHop: the package writeback takes. */
+async function judgedPackage(request: JobRequest = jobRequest()): Promise<HandoffV1> {
+  let pkg: HandoffV1 = firstPackage(request, TRACE);
+  for (const stage of ['intake', 'retrieve', 'draft', 'judge']) {
+    const res = await hop({ stage, package: pkg });
+    expect(res.ack.ack, `${stage}: ${res.ack.reason}`).toBe('accepted');
+    pkg = res.package!;
+  }
+  expect(pkg.evaluator.last_verdict).toBe('pass');
+  return pkg;
+}
+
+const dataRef = (type: string, body: unknown) => ({ type, uri: `data:application/json,${encodeURIComponent(JSON.stringify(body))}` });
+
+/** A package made by the caller: its own intake (naming someone's ticket), draft and passing verdict. */
+function forgedWriteback(jobId: string, ticketId: string): HandoffV1 {
+  const base = firstPackage(jobRequest({ job_id: jobId }), TRACE);
+  return {
+    ...base,
+    artifacts: [
+      ...base.artifacts,
+      dataRef('intake.v1', {
+        ticket_id: ticketId, customer_id: 'cus_9', question: 'refund?', language: 'en', intent: 'refund', risk: 'low', sentiment: 'neutral',
+        open_questions: [], intent_confidence: 1, risk_score: 0, risk_signals: [], sentiment_score: 0,
+      }),
+      dataRef('chunks.v1', { query: 'refund', chunks: [] }),
+      dataRef('summary_md', { markdown: 'We will refund you in full today.', cited_keys: [] }),
+      dataRef('verdict.v1', { verdict: 'pass', scores: {}, failures: [] }),
+    ],
+    evaluator: { last_verdict: 'pass', failures: [] },
+    hop: { from: 'judge', to: 'judge', reason: 'forged', count: 3, chain: ['client', 'intake', 'retrieve', 'draft', 'judge'] },
+  };
+}
+
+async function completedJob(request: JobRequest = jobRequest()): Promise<JobResult> {
+  const { handle } = await startJob(rail.client, request, rail);
+  const result = await handle.result();
+  expect(result.status).toBe('completed');
+  return result;
+}
+
+describe('provenance: a writer acts only on evidence the rail recorded for this job', () => {
+  it('1. a caller-made intake, draft and passing verdict under a fresh job id write nothing, to nobody', async () => {
+    const victim = jobRequest();
+    await completedJob(victim);
+    const before = await rail.store.getCrmTicket(victim.ticket.id);
+    const forgedJob = uniqueId('forged');
+
+    const res = await hop({ stage: 'writeback', package: forgedWriteback(forgedJob, victim.ticket.id) });
+
+    expect(res.artifact).toBeUndefined();
+    expect(res.failure ?? res.ack.reason).toMatch(/not recorded for job|no passing verdict recorded/);
+    expect(await rail.store.getCrmTicket(victim.ticket.id)).toEqual(before);
+    expect(await rail.store.listWrites(forgedJob)).toEqual([]);
+  });
+
+  it('2. a forged writeback sent before job X exists does not take X\'s write key: X later writes its own summary', async () => {
+    const request = jobRequest();
+    await hop({ stage: 'writeback', package: forgedWriteback(request.job_id, request.ticket.id) });
+    expect(await rail.store.listWrites(request.job_id)).toEqual([]);
+
+    const result = await completedJob(request);
+    const written = await rail.store.getCrmTicket(request.ticket.id);
+    expect(written?.note).not.toMatch(/refund you in full/);
+    expect(result.receipt?.note_hash).toBeDefined();
+    expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
+  });
+
+  it('3. job B cannot write with job A\'s recorded artifacts', async () => {
+    const a = await judgedPackage();
+    const ticketA = (await rail.store.listWrites(a.job_id)).length;
+    const jobB = uniqueId('job-b');
+
+    const res = await hop({ stage: 'writeback', package: { ...a, job_id: jobB } });
+
+    expect(res.artifact).toBeUndefined();
+    expect(res.failure).toMatch(/not recorded for job/);
+    expect(await rail.store.listWrites(jobB)).toEqual([]);
+    expect(await rail.store.listWrites(a.job_id)).toHaveLength(ticketA);
+  });
+
+  it('the writer refuses a note that breaks the job\'s constraints, whatever the verdict says', async () => {
+    // A refund promise placed where the writer reads its note: the draft recorded for the job.
+    const pkg = await judgedPackage(jobRequest({ constraints: ['no refund promises'] }));
+    const res = await hop({ stage: 'writeback', package: pkg });
+    // The honest relay passes (the drafter never promises); the writer checked the note it wrote.
+    expect(res.ack.ack).toBe('accepted');
+    expect(res.artifact?.type).toBe('receipt.v1');
+  });
+});
+
+describe('duplicates are recognised by content, and a job id is one job', () => {
+  it('4. concurrent identical deliveries write once; one is accepted and every other one is duplicate', async () => {
+    const pkg = await judgedPackage();
+    const results = await Promise.all([...Array(6).keys()].map(() => hop({ stage: 'writeback', package: pkg, delivery_id: 'same' })));
+    const acks = results.map((r) => r.ack.ack).sort();
+    expect(acks.filter((a) => a === 'accepted')).toHaveLength(1);
+    expect(acks.filter((a) => a === 'duplicate')).toHaveLength(5);
+    expect(new Set(results.map((r) => r.artifact?.uri))).toHaveProperty('size', 1);
+    expect(await rail.store.listWrites(pkg.job_id)).toHaveLength(1);
+  });
+
+  it('4. starting a closed job id again (the SDK\'s default reuse policy) ends at once, writing nothing more', async () => {
+    const request = jobRequest();
+    await completedJob(request);
+    const again = await rail.client.workflow.start('handoffJob', {
+      taskQueue: rail.taskQueue,
+      workflowId: request.job_id,
+      args: [request],
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    });
+    const result = (await again.result()) as JobResult;
+    expect(result.status).not.toBe('escalated');
+    expect(result.acks[0]?.ack).toBe('rejected_conflict');
+    expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
+  });
+
+  it('5. same key, same content: duplicate; same key, other content: rejected_conflict, never the old result', async () => {
+    const pkg = firstPackage(jobRequest(), TRACE);
+    const first = await hop({ stage: 'intake', package: pkg });
+    expect(first.ack.ack).toBe('accepted');
+    expect((await hop({ stage: 'intake', package: pkg })).ack.ack).toBe('duplicate');
+
+    const changed = await hop({ stage: 'intake', package: { ...pkg, goal: 'Another goal entirely' } });
+    expect(changed.ack.ack).toBe('rejected_conflict');
+    expect(changed.artifact).toBeUndefined();
+    expect(changed.ack.reason).toMatch(/different package/);
+  });
+
+  it('6. a workflow whose job_id is not its workflow id is refused and writes nothing', async () => {
+    const victim = jobRequest();
+    const handle = await rail.client.workflow.start('handoffJob', { taskQueue: rail.taskQueue, workflowId: uniqueId('other'), args: [victim] });
+    await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
+    await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'InvalidJobRequest', message: expect.stringMatching(/job_id .* is not this workflow's id/) } });
+    expect(await rail.store.listWrites(victim.job_id)).toEqual([]);
+  });
+});
+
+describe('7. a raw start fails closed within its first workflow task', () => {
+  const refused = async (type: 'handoffJob' | 'stageHop', args: unknown[], field: RegExp, workflowId = uniqueId('raw')) => {
+    const handle = await rail.client.workflow.start(type, { taskQueue: rail.taskQueue, workflowId, args, workflowTaskTimeout: '2s' });
+    const error = await handle.result().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect((error as WorkflowFailedError).cause).toMatchObject({ message: expect.stringMatching(field) });
+    const history = await handle.fetchHistory();
+    expect(history.events?.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+  };
+
+  it.each([
+    ['no input', [], /request/],
+    ['decision_timeout "forever"', ['decision_timeout'], /decision_timeout/],
+    ['max_hops "lots"', ['max_hops'], /max_hops/],
+    ['max_hops -1', ['max_hops-neg'], /max_hops/],
+    ['a negative budget', ['budget'], /budget/],
+  ])('handoffJob with %s', async (_name, which, field) => {
+    const request: Record<string, unknown> = { ...jobRequest() };
+    const args: unknown[] = which.length === 0 ? [] : [request];
+    const workflowId = request.job_id as string;
+    if (which[0] === 'decision_timeout') request.decision_timeout = 'forever';
+    if (which[0] === 'max_hops') request.max_hops = 'lots';
+    if (which[0] === 'max_hops-neg') request.max_hops = -1;
+    if (which[0] === 'budget') request.budget = { usd: -5, revisions: 1 };
+    await refused('handoffJob', args, field, workflowId);
+  });
+
+  it.each([
+    ['no input', [], /request/],
+    ['"stage": 5', [{ stage: 5, package: {} }], /stage/],
+    ['max_hops "lots"', [{ stage: 'intake', package: {}, max_hops: 'lots' }], /max_hops/],
+  ])('stageHop with %s', async (_name, args, field) => {
+    await refused('stageHop', args, field);
+  });
+});
