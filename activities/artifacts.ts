@@ -5,8 +5,8 @@
  */
 import type { z } from 'zod';
 import { issueLines, type Artifact, type HandoffV1 } from '../contracts';
-import { artifactUri, canonicalJson, parseArtifactUri, sha256Hex } from '../src/store/content';
-import type { Store } from '../src/store';
+import { artifactUri, canonicalJson, parseArtifactUri, sha256Hex } from '../src/worker/store/content';
+import type { Store } from '../src/worker/store';
 import { stageFailure } from './failures';
 
 export interface ArtifactText {

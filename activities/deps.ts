@@ -1,5 +1,5 @@
-import type { ChatModel } from '../src/model';
-import type { Store } from '../src/store';
+import type { ChatModel } from '../src/worker/model';
+import type { Store } from '../src/worker/store';
 
 /** What the worker hands every pipeline's activity factory. */
 export interface ActivityDeps {

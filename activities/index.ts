@@ -6,7 +6,7 @@
  */
 import type { HandoffV1 } from '../contracts';
 import type { StageResult } from '../contracts/stages';
-import type { Store } from '../src/store';
+import type { Store } from '../src/worker/store';
 import type { ActivityDeps } from './deps';
 import { deliveryFacts } from './stage';
 import { supportRoutingActivities } from './support-routing';

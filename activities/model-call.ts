@@ -1,7 +1,7 @@
 /** Calling the configured chat model from a stage: model errors become Temporal-shaped failures. */
 import { asyncLocalStorage } from '@temporalio/activity';
-import type { ChatMessage, ChatModel, ChatReply } from '../src/model';
-import { ModelError } from '../src/model';
+import type { ChatMessage, ChatModel, ChatReply } from '../src/worker/model';
+import { ModelError } from '../src/worker/model';
 import { stageFailure } from './failures';
 
 /** When nobody wants the answer any more (the job was cancelled, or its workflow is gone;

@@ -6,8 +6,8 @@
 import { canonicalJson, roleMismatch, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
 import { constraintBreaches } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
-import { sha256Hex } from '../src/store/content';
-import type { DeliveryFacts, StageRecord, Store } from '../src/store';
+import { sha256Hex } from '../src/worker/store/content';
+import type { DeliveryFacts, StageRecord, Store } from '../src/worker/store';
 import { stageFailure } from './failures';
 import { whileHeartbeating } from './heartbeat';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../src/config';
-import { ensureDevServer, freePort, type DevServer } from '../src/devserver/server';
+import { ensureDevServer, freePort, type DevServer } from '../src/devtools/devserver/server';
 
 export const NAMESPACE = 'default';
 

@@ -6,8 +6,8 @@
 import type { Client } from '@temporalio/client';
 import { isDeepStrictEqual } from 'node:util';
 import type { HandoffV1 } from '../contracts';
-import { sampleJobRequest } from '../src/samples/tickets';
-import type { Store } from '../src/store';
+import { sampleJobRequest } from '../src/devtools/samples/tickets';
+import type { Store } from '../src/worker/store';
 import { firstPackage } from '../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
 import { fetchHistories, stageActivitiesScheduled } from './history';

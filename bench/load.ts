@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { openStore } from '../src/store';
+import { openStore } from '../src/worker/store';
 import { HANDRAIL_WORKFLOWS, runId, startLab, writeBundle } from './lab';
 import { runLoadShape } from './load-shape';
 import { checksTable, fmt, markdownTable, writeResults } from './report';

@@ -11,9 +11,9 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { loadConfig } from '../src/config';
 import { connectWorker } from '../src/connect';
-import { loadHelpCenter } from '../src/corpus';
-import { openStore } from '../src/store';
-import { createHandrailWorkers, runWorkers } from '../src/worker';
+import { loadHelpCenter } from '../src/worker/corpus';
+import { openStore } from '../src/worker/store';
+import { createHandrailWorkers, runWorkers } from '../src/worker/worker';
 
 export type WorkerKind = 'handrail' | 'baseline';
 

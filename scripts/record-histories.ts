@@ -1,5 +1,5 @@
 /**
- * `npm run record-histories [-- scenario ...]`: runs every scenario (src/samples/scenarios.ts)
+ * `npm run record-histories [-- scenario ...]`: runs every scenario (test/scenarios.ts)
  * on a throwaway dev server with the production worker and stages, and writes
  * test/histories/<scenario>.json (the history, for the replay suite) and
  * test/histories/results/<scenario>.json (the normalized result, for the results test).
@@ -12,10 +12,10 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../src/config';
-import { ensureDevServer, freePort } from '../src/devserver/server';
-import { SCENARIOS, normalizeResult } from '../src/samples/scenarios';
-import { openStore } from '../src/store';
-import { WORKFLOW_RUNTIME, createHandrailWorkers, runWorkers } from '../src/worker';
+import { ensureDevServer, freePort } from '../src/devtools/devserver/server';
+import { SCENARIOS, normalizeResult } from '../test/scenarios';
+import { openStore } from '../src/worker/store';
+import { WORKFLOW_RUNTIME, createHandrailWorkers, runWorkers } from '../src/worker/worker';
 import { RESULTS_DIR, historyFile, resultFile } from './replay/histories';
 
 const TASK_QUEUE = 'record-histories';

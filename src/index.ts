@@ -17,8 +17,8 @@ export { stageFailure } from '../activities/failures';
 export { builtInActivities, type ActivityDeps } from '../activities';
 export { ticketTriageActivities } from '../activities/ticket-triage';
 export { supportRoutingActivities } from '../activities/support-routing';
-export { createHandrailWorkers, runWorkers, WorkerSetupError, type ActivitiesFor, type HandrailWorkerOptions } from './worker';
-export { openStore, type Store } from './store';
+export { createHandrailWorkers, runWorkers, WorkerSetupError, type ActivitiesFor, type HandrailWorkerOptions } from './worker/worker';
+export { openStore, type Store } from './worker/store';
 export { loadConfig, type HandrailConfig } from './config';
 export { connectWorker } from './connect';
 
@@ -44,4 +44,4 @@ export {
   type JobListing,
   type JobView,
   type StartedJob,
-} from './client';
+} from './operator/client';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { PROJECT_ROOT } from '../src/config';
-import { ensureDevServer, freePort } from '../src/devserver/server';
+import { ensureDevServer, freePort } from '../src/devtools/devserver/server';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { IntakeV1, TicketRaw, type HandoffV1 } from '../../contracts';
 import { CLASSIFICATION, classifyStage } from '../../contracts/pipelines/support-routing';
-import type { Store } from '../../src/store';
+import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import { stageFailure } from '../failures';
 import { appendUnique, type StageOutput } from '../stage';

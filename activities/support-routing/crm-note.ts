@@ -5,7 +5,7 @@
  */
 import { ReceiptV1, VerdictV1, writeKey, type HandoffV1 } from '../../contracts';
 import { CLASSIFICATION, crmNoteStage, escalationStage } from '../../contracts/pipelines/support-routing';
-import type { Store } from '../../src/store';
+import type { Store } from '../../src/worker/store';
 import { latestArtifact, readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import { stageFailure } from '../failures';
 import { refuseBreaches, type StageOutput } from '../stage';

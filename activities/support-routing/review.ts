@@ -6,7 +6,7 @@
 import { SummaryMd, VerdictV1, type HandoffV1 } from '../../contracts';
 import { constraintBreaches } from '../../contracts/constraints';
 import { CLASSIFICATION, reviewStage } from '../../contracts/pipelines/support-routing';
-import type { Store } from '../../src/store';
+import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import type { StageOutput } from '../stage';
 import { FAILURE, SUMMARY_MAX_CHARS, SUMMARY_MIN_CHARS, refundPromise } from '../ticket-triage/summary-policy';

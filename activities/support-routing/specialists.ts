@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { SummaryMd, type HandoffV1, type StageCard } from '../../contracts';
 import { CLASSIFICATION, classifyStage } from '../../contracts/pipelines/support-routing';
-import type { Store } from '../../src/store';
+import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import type { StageOutput } from '../stage';
 import { Classification } from './classify';

@@ -5,8 +5,8 @@
  */
 import { LIMITS, SummaryMd, type HandoffV1 } from '../../contracts';
 import { draftStage } from '../../contracts/pipelines/ticket-triage';
-import type { ChatModel } from '../../src/model';
-import type { Store } from '../../src/store';
+import type { ChatModel } from '../../src/worker/model';
+import type { Store } from '../../src/worker/store';
 import { readArtifactBody, writeArtifact } from '../artifacts';
 import type { StageOutput } from '../stage';
 import { offlineDraft, type DraftInput } from './drafter';

@@ -4,7 +4,7 @@
  * differ from every rejected draft.
  */
 import type { Chunk, IntakeV1 } from '../../contracts';
-import { searchTerms } from '../../src/corpus/query';
+import { searchTerms } from '../../src/worker/corpus/query';
 import { FAILURE, failureCode, refundPromise, stems, type Retrieval } from './summary-policy';
 
 export interface DraftInput {

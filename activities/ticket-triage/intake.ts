@@ -5,7 +5,7 @@
  */
 import { IntakeV1, LIMITS, TicketRaw, type HandoffV1 } from '../../contracts';
 import { intakeStage } from '../../contracts/pipelines/ticket-triage';
-import type { Store } from '../../src/store';
+import type { Store } from '../../src/worker/store';
 import { readArtifactText, requireArtifact, writeArtifact } from '../artifacts';
 import { appendUnique, type StageOutput } from '../stage';
 import { stageFailure } from '../failures';

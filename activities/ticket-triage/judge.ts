@@ -5,8 +5,8 @@
 import { SummaryMd, VerdictV1, type HandoffV1, type IntakeV1 } from '../../contracts';
 import { clip } from '../../contracts/errors';
 import { judgeStage } from '../../contracts/pipelines/ticket-triage';
-import type { ChatModel } from '../../src/model';
-import type { Store } from '../../src/store';
+import type { ChatModel } from '../../src/worker/model';
+import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import type { StageOutput } from '../stage';
 import { stageFailure } from '../failures';

@@ -1,8 +1,8 @@
 /** retrieve: `intake.v1` → `chunks.v1` (help-center passages with citation keys) or `no_hit.v1`. */
 import { ChunksV1, NoHitV1, type HandoffV1 } from '../../contracts';
 import { retrieveStage } from '../../contracts/pipelines/ticket-triage';
-import { searchTerms } from '../../src/corpus/query';
-import type { Store } from '../../src/store';
+import { searchTerms } from '../../src/worker/corpus/query';
+import type { Store } from '../../src/worker/store';
 import { writeArtifact } from '../artifacts';
 import type { StageOutput } from '../stage';
 import { readIntake } from './retrieval';

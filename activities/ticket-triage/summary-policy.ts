@@ -1,7 +1,7 @@
 /** What draft and judge agree on about a triage summary: citation syntax, length, refund promises. */
 import type { Chunk } from '../../contracts';
 import { CONSTRAINT_POLICIES } from '../../contracts/constraints';
-import { searchTerms } from '../../src/corpus/query';
+import { searchTerms } from '../../src/worker/corpus/query';
 
 /** `[article-slug.n]`; a markdown link `[text](url)` is not a citation. */
 const CITATION = /\[([a-z][a-z0-9_.-]*\.\d+)\](?!\()/g;

@@ -6,7 +6,7 @@
 import { ReceiptV1, SummaryMd, VerdictV1, type HandoffV1 } from '../../contracts';
 import { writeKey } from '../../contracts';
 import { writebackStage } from '../../contracts/pipelines/ticket-triage';
-import type { Store } from '../../src/store';
+import type { Store } from '../../src/worker/store';
 import { latestArtifact, readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import { refuseBreaches, type StageOutput } from '../stage';
 import { stageFailure } from '../failures';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { Worker, type WorkflowBundle } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../../src/config';
-import { WORKFLOW_RUNTIME } from '../../src/worker';
+import { WORKFLOW_RUNTIME } from '../../src/worker/worker';
 
 export const HISTORIES_DIR = path.join(PROJECT_ROOT, 'test', 'histories');
 /** Normalized expected results, one per scenario: replay compares commands, never results. */

@@ -12,12 +12,12 @@ import { inject } from 'vitest';
 import type { JobRequest, Pipeline } from '../../contracts';
 import type { ActivityDeps } from '../../activities';
 import type { StageActivity } from '../../activities/stage';
-import type { JobHandle } from '../../src/client';
+import type { JobHandle } from '../../src/operator/client';
 import { statusQuery, type JobStatusView } from '../../workflows/definitions';
-import { sampleJobRequest } from '../../src/samples/tickets';
-import { openStore, type Store } from '../../src/store';
+import { sampleJobRequest } from '../../src/devtools/samples/tickets';
+import { openStore, type Store } from '../../src/worker/store';
 import type { HandrailActivities } from '../../activities';
-import { createHandrailWorkers, runWorkers } from '../../src/worker';
+import { createHandrailWorkers, runWorkers } from '../../src/worker/worker';
 import { activitiesScheduled } from '../../bench/history';
 
 export interface Rail {

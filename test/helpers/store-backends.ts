@@ -8,8 +8,8 @@ import path from 'node:path';
 import fs from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
-import { openStore, type Store, type StoreConfig } from '../../src/store';
-import { ensurePostgresBinaries, startDevPostgres, type DevPostgres } from '../../src/store/pg-dev';
+import { openStore, type Store, type StoreConfig } from '../../src/worker/store';
+import { ensurePostgresBinaries, startDevPostgres, type DevPostgres } from '../../src/devtools/pg-dev';
 
 export interface Backend {
   name: 'sqlite' | 'postgres';

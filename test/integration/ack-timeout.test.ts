@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../../activities';
 import type { StageWork } from '../../contracts';
 import { PROJECT_ROOT } from '../../src/config';
-import { decide, startJob } from '../../src/client';
+import { decide, startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, startRail, waitForStatus, type Rail } from '../helpers/rail';
 import { BACKUP_QUEUE } from './fixtures/unreachable-retrieve';
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config';
-import { startJob } from '../../src/client';
+import { startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, startRail, type Rail } from '../helpers/rail';
 import { notifyActivities } from './fixtures/authoring/notify-activities';
 import { triageWithNotify } from './fixtures/authoring/notify-pipeline';

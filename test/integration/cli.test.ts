@@ -8,11 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { WORKFLOW_RUNTIME } from '../../src/worker';
+import { WORKFLOW_RUNTIME } from '../../src/worker/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { listJobs } from '../../src/client';
+import { listJobs } from '../../src/operator/client';
 import { PROJECT_ROOT } from '../../src/config';
-import { freePort } from '../../src/devserver/server';
+import { freePort } from '../../src/devtools/devserver/server';
 import type { JobStatusView } from '../../workflows/definitions';
 import { jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
 

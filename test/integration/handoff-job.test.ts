@@ -5,7 +5,7 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SummaryMd } from '../../contracts';
-import { startJob } from '../../src/client';
+import { startJob } from '../../src/operator/client';
 import { decideUpdate, statusQuery } from '../../workflows/definitions';
 import { HandrailStatus } from '../../workflows/search-attributes';
 import { jobRequest, scheduledActivities, startRail, waitForStatus, type Rail } from '../helpers/rail';

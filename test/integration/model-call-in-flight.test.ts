@@ -15,8 +15,8 @@ import { afterAll, afterEach, beforeAll, expect, inject, it } from 'vitest';
 import type { JobResult } from '../../contracts';
 import type { History } from '../../bench/history';
 import { startWorkerProcess, type WorkerProcess, type WorkerProcessOptions } from '../../bench/workers';
-import { cancelJob, startJob, type JobHandle } from '../../src/client';
-import { openStore, type Store } from '../../src/store';
+import { cancelJob, startJob, type JobHandle } from '../../src/operator/client';
+import { openStore, type Store } from '../../src/worker/store';
 import { jobRequest, uniqueId } from '../helpers/rail';
 
 /** A model endpoint that takes requests and answers only when told; it notes each call. */

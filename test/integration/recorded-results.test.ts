@@ -4,8 +4,8 @@
  */
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCENARIOS, normalizeResult } from '../../src/samples/scenarios';
-import { openStore } from '../../src/store';
+import { SCENARIOS, normalizeResult } from '../scenarios';
+import { openStore } from '../../src/worker/store';
 import { resultFile } from '../../scripts/replay/histories';
 import { startRail, uniqueId, type Rail } from '../helpers/rail';
 

@@ -3,7 +3,7 @@
  * each backend: embedded SQLite and PostgreSQL (SPEC "Real parts": same schema and semantics).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startJob } from '../../src/client';
+import { startJob } from '../../src/operator/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { StageWork } from '../../contracts';
 import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobRequest } from '../../contracts';
-import { startJob } from '../../src/client';
+import { startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, startRail, uniqueId, type Rail } from '../helpers/rail';
 
 let rail: Rail;

@@ -7,7 +7,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newTraceparent } from '../../bench/lab';
 import { parseTraceparent } from '../../contracts';
-import { cancelJob, decide, startJob } from '../../src/client';
+import { cancelJob, decide, startJob } from '../../src/operator/client';
 import { statusQuery } from '../../workflows/definitions';
 import { firstPackage } from '../../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { getJob, jobsQuery, jobResult, startJob } from '../../src/client';
+import { getJob, jobsQuery, jobResult, startJob } from '../../src/operator/client';
 import { jobRequest, startRail, type Rail } from '../helpers/rail';
 
 const CHROMIUM = '/usr/bin/chromium';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config';
-import { SCENARIOS } from '../../src/samples/scenarios';
+import { SCENARIOS } from '../scenarios';
 import { HISTORIES_DIR, describeFailure, historyFile, listHistoryFiles, readHistoryFile, replayHistoryFiles, resultFile, type ReplayOutcome } from '../../scripts/replay/histories';
 import { replayLogger } from './quiet-runtime';
 

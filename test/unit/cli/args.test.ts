@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommand, UsageError } from '../../../src/cli/args';
+import { parseCommand, UsageError } from '../../../src/operator/cli/args';
 
 describe('handrail command lines', () => {
   it('start takes a ticket file and turns the flags into numbers and a constraint list', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AckRecord } from '../../../contracts';
-import { listText, outcomeLine, progressLine, statusText, table, usd } from '../../../src/cli/format';
+import { listText, outcomeLine, progressLine, statusText, table, usd } from '../../../src/operator/cli/format';
 import type { JobStatusView } from '../../../workflows/definitions';
 
 const ack: AckRecord = { ack: 'rejected_budget', stage: 'draft', hop: 2, reason: 'wallet has $0.002', delivery_key: 'j:draft:2', traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, at: '2026-01-01T00:00:00Z' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AckRecord, HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, TicketRaw, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
-import { sampleJobRequest } from '../../../src/samples/tickets';
+import { sampleJobRequest } from '../../../src/devtools/samples/tickets';
 import { fixture } from './helpers';
 
 const request = sampleJobRequest('job-1');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TemporalUnreachableError, connectClient, connectWorker } from '../../../src/connect';
-import { freePort } from '../../../src/devserver/server';
+import { freePort } from '../../../src/devtools/devserver/server';
 
 describe('connecting to a server that is not there', () => {
   it('the client fails with a clear error within seconds', async () => {

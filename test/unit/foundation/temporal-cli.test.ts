@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TEMPORAL_CLI_VERSION, TemporalCliNotFoundError, cliCacheDir, resolveTemporalCli } from '../../../src/devserver/temporal-cli';
+import { TEMPORAL_CLI_VERSION, TemporalCliNotFoundError, cliCacheDir, resolveTemporalCli } from '../../../src/devtools/devserver/temporal-cli';
 
 const dirs: string[] = [];
 const tmp = () => {

@@ -4,7 +4,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { AckRecord } from '../../../contracts';
-import { recordHop, tracingFromEnv } from '../../../src/tracing';
+import { recordHop, tracingFromEnv } from '../../../src/worker/tracing';
 import type { HopTrace } from '../../../workflows/tracing';
 
 const exporter = new InMemorySpanExporter();

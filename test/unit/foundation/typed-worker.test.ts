@@ -8,8 +8,8 @@ import { builtInActivities, type ActivityDeps } from '../../../activities';
 import { stageActivities } from '../../../activities/stage';
 import { defineStage, definePipeline } from '../../../contracts';
 import { supportRouting, ticketTriage } from '../../../contracts/pipelines';
-import { openStore } from '../../../src/store';
-import { WorkerSetupError, createHandrailWorkers, type ActivitiesFor } from '../../../src/worker';
+import { openStore } from '../../../src/worker/store';
+import { WorkerSetupError, createHandrailWorkers, type ActivitiesFor } from '../../../src/worker/worker';
 
 const noConnection = undefined as never;
 

@@ -8,7 +8,7 @@ import { scoreComplexity, sentimentLevel, type Classification } from '../../../a
 import { reviewNote } from '../../../activities/support-routing/review';
 import { specialistNote, type Specialist } from '../../../activities/support-routing/specialists';
 import { refundPromise } from '../../../activities/ticket-triage/summary-policy';
-import { openStore, type Store } from '../../../src/store';
+import { openStore, type Store } from '../../../src/worker/store';
 import { checkEmitted } from '../../../workflows/rail/invariants';
 import { route, type RecordedBodies, type Route } from '../../../workflows/rail/routing';
 import { TICKET, packageAt, ref } from '../rail/helpers';

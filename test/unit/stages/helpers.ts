@@ -5,8 +5,8 @@ import type { StageResult } from '../../../contracts/stages';
 import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
 import { checkEmitted } from '../../../workflows/rail/invariants';
 import type { HandrailActivities } from '../../../activities';
-import { loadHelpCenter } from '../../../src/corpus';
-import { openStore, type Store } from '../../../src/store';
+import { loadHelpCenter } from '../../../src/worker/corpus';
+import { openStore, type Store } from '../../../src/worker/store';
 
 export const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 

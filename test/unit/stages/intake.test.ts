@@ -3,8 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IntakeV1 } from '../../../contracts';
 import { createActivities } from '../../../activities';
 import { assessRisk, classifyIntent, detectLanguage, scoreSentiment } from '../../../activities/ticket-triage/ticket-rules';
-import { openStore, type Store } from '../../../src/store';
-import { artifactUri, canonicalJson, sha256Hex } from '../../../src/store/content';
+import { openStore, type Store } from '../../../src/worker/store';
+import { artifactUri, canonicalJson, sha256Hex } from '../../../src/worker/store/content';
 import { expectRailFieldsKept, firstPackage, refundTicket, ticketRef } from './helpers';
 
 let store: Store;

@@ -4,8 +4,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SummaryMd, VerdictV1 } from '../../../contracts';
 import { createActivities } from '../../../activities';
-import { ModelError, createChatModel, modelConfigFromEnv, type ModelConfig } from '../../../src/model';
-import type { Store } from '../../../src/store';
+import { ModelError, createChatModel, modelConfigFromEnv, type ModelConfig } from '../../../src/worker/model';
+import type { Store } from '../../../src/worker/store';
 import { Relay, corpusStore, firstPackage, refundTicket, ticketRef } from './helpers';
 
 interface SeenRequest {

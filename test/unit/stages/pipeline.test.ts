@@ -6,7 +6,7 @@ import { createActivities, type HandrailActivities } from '../../../activities';
 import { writeArtifact } from '../../../activities/artifacts';
 import { judgeSummary } from '../../../activities/ticket-triage/rubric';
 import { citedKeys, refundPromise } from '../../../activities/ticket-triage/summary-policy';
-import type { Store } from '../../../src/store';
+import type { Store } from '../../../src/worker/store';
 import { Relay, corpusStore, firstPackage, refundTicket, ticketRef } from './helpers';
 
 let store: Store;

@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Artifact, HandoffV1 } from '../../../contracts';
 import { ticketTriage } from '../../../contracts/pipelines';
-import { checkProvenance } from '../../../activities/stage';
-import { openStore, type Store } from '../../../src/store';
+import { checkProvenance, refuseBreaches } from '../../../activities/stage';
+import { openStore, type Store } from '../../../src/worker/store';
 import { firstPackage, ticketRef, refundTicket } from './helpers';
 
 const ref = (type: string, fill: string): Artifact => ({ type, uri: `handrail://artifacts/${fill.repeat(64)}`, hash: `sha256:${fill.repeat(64)}` });
@@ -77,6 +77,11 @@ describe('checkProvenance', () => {
   it('refuses a newest artifact recorded by a stage that is not a critic', async () => {
     const pkg = await honestChain();
     expect(await refusal({ ...pkg, artifacts: pkg.artifacts.slice(0, -1) })).toMatchObject({ type: 'VerdictNotPassing' });
+  });
+
+  it('the writer holds what it writes to the job\'s constraints, whatever the verdict said', () => {
+    expect(() => refuseBreaches(['no refund promises'], 'We will refund you in full today.', 'writeback')).toThrow(/writeback refuses to write: no_refund_promises/);
+    expect(() => refuseBreaches(['no refund promises'], 'Duplicate charge; reversal per [refund-policy].', 'writeback')).not.toThrow();
   });
 
   it('refuses a package that does not start with the job\'s entry artifact', async () => {

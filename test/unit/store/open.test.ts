@@ -9,13 +9,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../../src/config';
-import { openStore } from '../../../src/store';
+import { openStore } from '../../../src/worker/store';
 
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
 const setpriv = isRoot && spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
 
-const OPEN = `require(${JSON.stringify(path.join(PROJECT_ROOT, 'src', 'store'))}).openStore().then(
+const OPEN = `require(${JSON.stringify(path.join(PROJECT_ROOT, 'src', 'worker', 'store'))}).openStore().then(
   (store) => store.close().then(() => console.log('opened')),
   (err) => { console.log(err.message); process.exitCode = 3; },
 );`;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../../src/config';
-import { ensurePostgresBinaries } from '../../../src/store/pg-dev';
+import { ensurePostgresBinaries } from '../../../src/devtools/pg-dev';
 
 function postgresUnavailable(): string | null {
   try {
@@ -23,7 +23,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(skip !== null)(`npm run pg:dev${skip ? ` (skipped: ${skip})` : ''}`, () => {
   it('keeps the cluster running until SIGTERM, then stops and removes it', async () => {
-    const child = spawn(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ['src/store/pg-dev.ts'], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ['src/devtools/pg-dev.ts'], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
       let output = '';

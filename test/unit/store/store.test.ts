@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadHelpCenter } from '../../../src/corpus';
-import { searchTerms } from '../../../src/corpus/query';
-import { openStore, type CrmPatch, type HelpChunk, type Store } from '../../../src/store';
-import { canonicalJson } from '../../../src/store/content';
-import { LATEST_SCHEMA_VERSION } from '../../../src/store/migrations';
+import { loadHelpCenter } from '../../../src/worker/corpus';
+import { searchTerms } from '../../../src/worker/corpus/query';
+import { openStore, type CrmPatch, type HelpChunk, type Store } from '../../../src/worker/store';
+import { canonicalJson } from '../../../src/worker/store/content';
+import { LATEST_SCHEMA_VERSION } from '../../../src/worker/store/migrations';
 import type { StageResult } from '../../../contracts/stages';
 import { openFresh, storeBackends } from '../../helpers/store-backends';
 

@@ -2,8 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { ReceiptV1 } from '../../contracts';
-import type { StageResult } from '../../contracts/stages';
+import type { ReceiptV1 } from '../../../contracts';
+import type { StageResult } from '../../../contracts/stages';
 import { sha256Hex } from './content';
 import {
   crmReceipt,
@@ -18,7 +18,7 @@ import {
   type HelpChunk,
   type HelpHit,
   type Store,
-} from './index';
+} from './types';
 import { MIGRATIONS } from './migrations';
 
 /** bm25 column weights for (title, tags, text): a title match outranks a passing mention. */

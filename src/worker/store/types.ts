@@ -1,12 +1,9 @@
 /**
- * The store: CRM records, idempotent writes, content-addressed artifacts, stage completions and
- * the help-center full-text index. Embedded SQLite by default; PostgreSQL when `DATABASE_URL` is
- * set. Both backends run the same numbered migrations (see migrations.ts) and the same test suite.
+ * The store's contract, shared by both backends and their callers: the Store interface, its
+ * records, and the pure helpers both backends run (receipts, keys, the corpus-sync plan).
  */
-import path from 'node:path';
-import type { ReceiptV1 } from '../../contracts';
-import type { StageResult } from '../../contracts/stages';
-import { loadConfig } from '../config';
+import type { ReceiptV1 } from '../../../contracts';
+import type { StageResult } from '../../../contracts/stages';
 import { sha256Hex } from './content';
 
 export type StoreBackend = 'sqlite' | 'postgres';
@@ -103,25 +100,6 @@ export interface StageRecord {
   /** Null for results recorded before deliveries were (schema version 3). */
   delivery_sha: string | null;
   package_sha: string | null;
-}
-
-export interface StoreConfig {
-  /** PostgreSQL connection URL; unset means embedded SQLite. */
-  databaseUrl?: string;
-  /** SQLite file (or `:memory:`); defaults to `<dataDir>/handrail.sqlite`. */
-  sqlitePath?: string;
-  dataDir?: string;
-}
-
-/** Opens (and migrates) the configured store: PostgreSQL when `databaseUrl` is set, else SQLite. */
-export async function openStore(config: StoreConfig = loadConfig()): Promise<Store> {
-  if (config.databaseUrl) {
-    const { openPostgresStore } = await import('./postgres');
-    return openPostgresStore(config.databaseUrl);
-  }
-  const { openSqliteStore } = await import('./sqlite');
-  const dataDir = config.dataDir ?? loadConfig().dataDir;
-  return openSqliteStore(config.sqlitePath ?? path.join(dataDir, 'handrail.sqlite'));
 }
 
 /** Single words only: they are the one input both FTS5 and tsquery read without any syntax. */

@@ -7,13 +7,13 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { HumanDecision, JobRequest, issueLines, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../contracts';
-import type { handoffJob } from '../workflows';
-import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../workflows/definitions';
-import { HandrailAck, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../workflows/search-attributes';
-import { DEFAULT_MAX_HOPS } from '../workflows/rail/hops';
-import { loadConfig, type HandrailConfig } from './config';
-import { connectClient } from './connect';
+import { HumanDecision, JobRequest, issueLines, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
+import type { handoffJob } from '../../workflows';
+import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../../workflows/definitions';
+import { HandrailAck, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
+import { DEFAULT_MAX_HOPS } from '../../workflows/rail/hops';
+import { loadConfig, type HandrailConfig } from '../config';
+import { connectClient } from '../connect';
 
 export class InvalidJobRequestError extends Error {
   override readonly name = 'InvalidJobRequestError';

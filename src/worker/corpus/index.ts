@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../config';
+import { PROJECT_ROOT } from '../../config';
 import type { CorpusSyncReport, HelpChunk, Store } from '../store';
 
 export const HELP_CENTER_DIR = path.join(PROJECT_ROOT, 'data', 'helpcenter');

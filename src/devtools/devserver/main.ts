@@ -3,7 +3,7 @@
  * Reuses a healthy server already listening instead of failing.
  */
 import path from 'node:path';
-import { loadConfig } from '../config';
+import { loadConfig } from '../../config';
 import { devServerSettings } from './settings';
 import { ensureDevServer } from './server';
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { HandrailConfig } from '../config';
+import type { HandrailConfig } from '../../config';
 
 /** Where `npm run server` and `npm run demo` put the dev server: ports from the config, history under dataDir. */
 export function devServerSettings(config: HandrailConfig) {

@@ -4,13 +4,13 @@
  * test/integration/recorded-results.test.ts runs them again and compares the results.
  */
 import type { Client } from '@temporalio/client';
-import type { HandoffV1, JobRequest, JobResult } from '../../contracts';
-import { decideUpdate } from '../../workflows/definitions';
-import { firstPackage } from '../../workflows/rail/first-package';
-import { HandrailStatus } from '../../workflows/search-attributes';
-import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
-import { startJob, type JobHandle } from '../client';
-import { sampleJobRequest } from './tickets';
+import type { HandoffV1, JobRequest, JobResult } from '../contracts';
+import { decideUpdate } from '../workflows/definitions';
+import { firstPackage } from '../workflows/rail/first-package';
+import { HandrailStatus } from '../workflows/search-attributes';
+import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
+import { startJob, type JobHandle } from '../src/operator/client';
+import { sampleJobRequest } from '../src/devtools/samples/tickets';
 
 /** A client and the task queue a handrail worker polls. */
 export interface ScenarioRail {

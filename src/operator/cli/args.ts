@@ -2,7 +2,7 @@
  * `handrail` command lines → typed commands. Pure (no I/O), so every usage error is unit-tested.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { AckState, HumanDecision, JobStatus, LastVerdict, isSlug } from '../../contracts';
+import { AckState, HumanDecision, JobStatus, LastVerdict, isSlug } from '../../../contracts';
 import type { JobFilter } from '../client';
 
 export class UsageError extends Error {

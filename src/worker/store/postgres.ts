@@ -1,7 +1,7 @@
 /** The store on PostgreSQL (node-postgres pool): used when DATABASE_URL is set. */
 import pg from 'pg';
-import type { ReceiptV1 } from '../../contracts';
-import type { StageResult } from '../../contracts/stages';
+import type { ReceiptV1 } from '../../../contracts';
+import type { StageResult } from '../../../contracts/stages';
 import { sha256Hex } from './content';
 import {
   crmReceipt,
@@ -16,7 +16,7 @@ import {
   type HelpChunk,
   type HelpHit,
   type Store,
-} from './index';
+} from './types';
 import { MIGRATIONS } from './migrations';
 
 /** Arbitrary constant: the advisory lock that serialises migrators across processes. */

@@ -1,7 +1,7 @@
 /** Human-readable output of the CLI: aligned tables and one-line progress. Pure functions. */
-import type { AckRecord } from '../../contracts';
+import type { AckRecord } from '../../../contracts';
 import type { JobListing, JobView } from '../client';
-import type { DecisionReceipt, JobStatusView } from '../../workflows/definitions';
+import type { DecisionReceipt, JobStatusView } from '../../../workflows/definitions';
 
 /** Money as people read it: floating-point dust (0.30000000000000004) trimmed. Anything but a
  * finite number prints as `-`: a non-finite figure reaches the CLI as JSON `null`. */

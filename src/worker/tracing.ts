@@ -10,8 +10,8 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Tracer } from '@opentelemetry/api';
 import type { InjectedSinks } from '@temporalio/worker';
 import type { WorkflowInfo } from '@temporalio/workflow';
-import { parseTraceparent } from '../contracts';
-import type { HopTrace, RailSinks } from '../workflows/tracing';
+import { parseTraceparent } from '../../contracts';
+import type { HopTrace, RailSinks } from '../../workflows/tracing';
 
 const TRACER_NAME = 'handrail';
 

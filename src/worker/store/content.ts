@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 const ARTIFACT_URI_PREFIX = 'handrail://artifacts/';
 const HEX64 = /^[0-9a-f]{64}$/;
 
-export { canonicalJson } from '../../contracts/canonical-json';
+export { canonicalJson } from '../../../contracts/canonical-json';
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');

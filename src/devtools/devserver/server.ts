@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
-import { connectClient } from '../connect';
-import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { connectClient } from '../../connect';
+import { SEARCH_ATTRIBUTES } from '../../../workflows/search-attributes';
 import { resolveTemporalCli } from './temporal-cli';
 
 export interface DevServerOptions {

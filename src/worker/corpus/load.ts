@@ -1,5 +1,5 @@
-/** `tsx src/corpus/load.ts [dir]`: loads the help-center corpus into the configured store (idempotent). */
-import { loadConfig } from '../config';
+/** `tsx src/worker/corpus/load.ts [dir]`: loads the help-center corpus into the configured store (idempotent). */
+import { loadConfig } from '../../config';
 import { openStore } from '../store';
 import { HELP_CENTER_DIR, loadHelpCenter } from './index';
 

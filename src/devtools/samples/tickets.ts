@@ -1,4 +1,4 @@
-import type { JobRequest } from '../../contracts';
+import type { JobRequest } from '../../../contracts';
 
 /** The demo's ticket: a refund question, which tempts a drafter to promise what it must not. */
 export function sampleJobRequest(jobId: string): JobRequest {

@@ -1,11 +1,11 @@
 /**
  * Runs one `handrail` command against the configured Temporal server and returns the exit code.
- * Every command is a thin layer over the client API (src/client.ts).
+ * Every command is a thin layer over the client API (src/operator/client.ts).
  */
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { jobUrl, loadConfig, type HandrailConfig } from '../config';
-import { NamespaceNotFoundError, TemporalUnreachableError } from '../connect';
+import { jobUrl, loadConfig, type HandrailConfig } from '../../config';
+import { NamespaceNotFoundError, TemporalUnreachableError } from '../../connect';
 import {
   DecisionRefusedError,
   InvalidJobRequestError,

@@ -1,6 +1,6 @@
 /** `npm run server:stop`: stops the dev server that `npm run demo` left running. */
 import fs from 'node:fs';
-import { loadConfig } from '../config';
+import { loadConfig } from '../../config';
 import { devServerSettings } from './settings';
 
 const { pidFile } = devServerSettings(loadConfig());

@@ -6,17 +6,17 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
+import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { jobUrl, loadConfig } from './config';
-import { connectHandrail, startJob } from './client';
-import { connectWorker } from './connect';
+import { jobUrl, loadConfig } from '../config';
+import { connectHandrail, startJob } from '../operator/client';
+import { connectWorker } from '../connect';
 import { devServerSettings } from './devserver/settings';
 import { ensureDevServer } from './devserver/server';
 import { sampleJobRequest } from './samples/tickets';
-import { openStore } from './store';
-import { tracingFromEnv } from './tracing';
-import { createHandrailWorkers, runWorkers } from './worker';
+import { openStore } from '../worker/store';
+import { tracingFromEnv } from '../worker/tracing';
+import { createHandrailWorkers, runWorkers } from '../worker/worker';
 
 function chosenPipeline(): string {
   const { values } = parseArgs({ options: { pipeline: { type: 'string', default: BUILT_IN_PIPELINES[0]!.name } } });

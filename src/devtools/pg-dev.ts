@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort } from '../devserver/server';
+import { freePort } from './devserver/server';
 
 const PG_ROOT = '/usr/lib/postgresql';
 const SERVER_USER = 'postgres';
@@ -128,7 +128,7 @@ async function startOnFreePort(start: (port: number) => void, attempts = 3): Pro
   }
 }
 
-/** `tsx src/store/pg-dev.ts`: a throwaway cluster for manual parity runs; prints its DATABASE_URL. */
+/** `tsx src/devtools/pg-dev.ts`: a throwaway cluster for manual parity runs; prints its DATABASE_URL. */
 if (require.main === module) {
   startDevPostgres()
     .then((server) => {

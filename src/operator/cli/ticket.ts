@@ -2,7 +2,7 @@
  * `handrail start <file>`: the file holds a raw ticket (`{id, customer_id, subject, body, ...}`)
  * or a whole JobRequest (`{job_id, ticket, goal, ...}`); flags fill in or override the rest.
  */
-import type { JobRequest } from '../../contracts';
+import type { JobRequest } from '../../../contracts';
 import { InvalidJobRequestError, parseJobRequest } from '../client';
 import type { StartFlags } from './args';
 

@@ -6,14 +6,14 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
-import { builtInActivities, railActivities, type ActivityDeps, type HandrailActivities } from '../activities';
-import type { StageActivity } from '../activities/stage';
-import { canonicalJson, type Pipeline, type StageCard, type StageNameOf } from '../contracts';
-import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
-import { loadConfig, type HandrailConfig } from './config';
+import { builtInActivities, railActivities, type ActivityDeps, type HandrailActivities } from '../../activities';
+import type { StageActivity } from '../../activities/stage';
+import { canonicalJson, type Pipeline, type StageCard, type StageNameOf } from '../../contracts';
+import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
+import { loadConfig, type HandrailConfig } from '../config';
 import { loadHelpCenter } from './corpus';
 import { createChatModel, modelConfigFromEnv } from './model';
-import { connectWorker } from './connect';
+import { connectWorker } from '../connect';
 import { openStore, type Store } from './store';
 import { railSinks, tracingFromEnv } from './tracing';
 
@@ -41,7 +41,7 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   workflowsPath?: string;
   /** A prebuilt bundle (tests build one per run); otherwise workflows are bundled at start. */
   workflowBundle?: { code: string };
-  /** Where hop spans go (src/tracing.ts); the process's global tracer provider by default. */
+  /** Where hop spans go (src/worker/tracing.ts); the process's global tracer provider by default. */
   tracer?: Tracer;
   /** Swap some activities (tests of a misbehaving stage). */
   overrideActivities?: (real: HandrailActivities) => Partial<HandrailActivities> & Record<string, unknown>;
@@ -93,7 +93,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
     connection: opts.connection,
     namespace: opts.config.namespace,
     taskQueue: opts.config.taskQueue,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: opts.workflowsPath ?? require.resolve('../workflows') }),
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: opts.workflowsPath ?? require.resolve('../../workflows') }),
     ...WORKFLOW_RUNTIME,
     sinks: railSinks(opts.tracer),
     activities,
