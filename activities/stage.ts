@@ -8,6 +8,7 @@ import { constraintBreaches } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
 import type { DeliveryFacts, StageRecord, Store } from '../src/worker/store';
+import type { ApplicationFailure } from '@temporalio/common';
 import { stageFailure } from './failures';
 import { whileHeartbeating } from './heartbeat';
 
@@ -141,6 +142,15 @@ export function stageActivities<P extends Pipeline, K extends StageNameOf<P>>(
     activities[name] = (delivery: StageWork) => runStageOnce(store, pipeline, card, delivery, run);
   }
   return activities as { [S in K]: StageActivity };
+}
+
+/** A ticket lacking what the job cannot invent: the gaps become open questions on the package the
+ * rail escalates with, never a guess. */
+export function ticketFieldsMissing(stage: string, pkg: HandoffV1, gaps: string[]): ApplicationFailure {
+  return stageFailure('TicketFieldsMissing', `${stage} refuses to guess: ${gaps.join('; ')}`, {
+    open_questions: gaps,
+    package: { ...pkg, open_questions: appendUnique(pkg.open_questions, gaps) },
+  });
 }
 
 export function appendUnique<T>(list: readonly T[], extra: readonly T[] | undefined): T[] {

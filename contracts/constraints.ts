@@ -34,6 +34,15 @@ const REFUND_PROMISE = [
   /\bguarantee(?:d)?\s+(?:a\s+|you\s+a\s+)?(?:full\s+)?refund/i,
 ];
 
+/** The note's own words: a markdown blockquote (`> …`) is a quotation — the customer's words, which
+ * a note may cite ("Your refund has been approved, right?") without promising anything. */
+export function authoredLines(text: string): string {
+  return text
+    .split('\n')
+    .filter((line) => !/^\s*>/.test(line))
+    .join('\n');
+}
+
 const CUSTOMER_SEND_TOOLS = /^(?:email|mail|sms|chat|customer)[._-]?(?:send|reply|message)/i;
 
 export const CONSTRAINT_POLICIES: readonly ConstraintPolicy[] = [
@@ -41,7 +50,8 @@ export const CONSTRAINT_POLICIES: readonly ConstraintPolicy[] = [
     id: 'no_refund_promises',
     implements: (c) => /\bno\b.*\brefund promises?\b|\bnever promise (?:a )?refunds?\b|\bdo not promise (?:a )?refunds?\b/i.test(c),
     breach: ({ text }) => {
-      const hit = REFUND_PROMISE.map((re) => re.exec(text)).find(Boolean);
+      const own = authoredLines(text);
+      const hit = REFUND_PROMISE.map((re) => re.exec(own)).find(Boolean);
       return hit ? `promises a refund: "${hit[0].slice(0, 80)}"` : null;
     },
   },

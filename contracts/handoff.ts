@@ -83,7 +83,8 @@ export const Hop = z.looseObject({
   from: slug,
   to: slug,
   reason: text(LIMITS.shortText),
-  count,
+  // Transfers never outnumber the chain's entries; the bound keeps count + 1 a safe integer.
+  count: count.max(LIMITS.chain),
   chain: list(slug, LIMITS.chain),
 });
 export type Hop = z.infer<typeof Hop>;

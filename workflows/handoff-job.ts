@@ -28,7 +28,7 @@ import { ackRecord } from './rail/ack';
 import { firstPackage } from './rail/first-package';
 import { route, type Route } from './rail/routing';
 import { renderDetails } from './rail/details';
-import { HandrailAck, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
+import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
 import { traceHop } from './tracing';
 
 /** Patch `publish-after-decision` (2026-11-30): a decided escalation publishes the job's status
@@ -36,14 +36,10 @@ import { traceHop } from './tracing';
  * through the branch without the upsert. */
 export const PUBLISH_AFTER_DECISION_PATCH = 'publish-after-decision';
 
-/** Patch `pipeline-search-attribute` (2026-12-01): the job publishes `HandrailPipeline`.
- * Histories recorded before it (test/histories/before-pipeline-search-attribute.*) replay
- * without that key in their upserts. */
-export const PIPELINE_SEARCH_ATTRIBUTE_PATCH = 'pipeline-search-attribute';
-
 /** Patch `validate-request` (2026-12-01): the workflow checks its own input (never assume the
  * caller used our client) and that it runs under its own job id. Before it, a request started
- * around the client ran as given (test/histories/before-validate-request.*). */
+ * around the client ran as given (test/histories/before-validate-request.*, recorded before the
+ * pipelines too). */
 export const VALIDATE_REQUEST_PATCH = 'validate-request';
 
 /** How long an escalation waits for `decide` when the request does not say. */
@@ -129,7 +125,6 @@ class Job {
   readonly maxHops: number;
   readonly decisionTimeout: string;
   readonly traceparent: string;
-  private readonly publishesPipeline: boolean;
 
   constructor(
     request: JobRequest,
@@ -142,7 +137,6 @@ class Job {
     this.package = firstPackage(request, this.traceparent, pipeline.entry);
     const first = route(pipeline, this.package);
     this.stage = first.kind === 'hop' ? first.to : HUMAN;
-    this.publishesPipeline = patched(PIPELINE_SEARCH_ATTRIBUTE_PATCH);
 
     setHandler(packageQuery, () => this.package, { description: 'The handoff.v1 package as it stands now.' });
     setHandler(acksQuery, () => this.acks, { description: 'Every ack of every hop, oldest first.' });
@@ -336,7 +330,10 @@ class Job {
       { key: HandrailVerdict, value: view.last_verdict },
       { key: HandrailHops, value: view.hops },
       { key: HandrailUsdRemaining, value: view.usd_remaining },
-      ...(this.publishesPipeline ? [{ key: HandrailPipeline, value: this.pipeline.name }] : []),
+      // Keys added to an existing upsert need no patch: replay matches the command, not what it
+      // carries (the pre-pipeline histories, test/histories/before-validate-request.*, replay).
+      { key: HandrailPipeline, value: this.pipeline.name },
+      { key: HandrailAcks, value: [...new Set(this.acks.map((a) => a.ack))] },
     ]);
     setCurrentDetails(renderDetails(view, this.acks));
   }

@@ -17,11 +17,10 @@ import {
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { AckRecord, HandoffV1, Pipeline, StageCard, StageResult, StageWork } from '../contracts';
-import { ackRecord, type AckDecision } from './rail/ack';
-import { admitHop, decideHop, settleHop, type HopRequest } from './rail/hop';
+import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
 import { traceHop, type HopTrace } from './tracing';
 
-export type { HopRequest };
+export type { HopOutcome, HopRequest };
 
 type StageActivity = (work: StageWork) => Promise<StageResult>;
 
@@ -50,23 +49,6 @@ const { priorDelivery } = proxyActivities<PriorDelivery>({
   retry: { maximumAttempts: 6, maximumInterval: '10s' },
   summary: 'duplicate check',
 });
-
-export interface HopOutcome {
-  /** Every ack of this hop in order: the pre-work ack, then `rejected_invariant` if the output broke one. */
-  acks: AckRecord[];
-  /** The package after the hop: the stage's output with the wallet charged, or the delivered
-   * package when the hop was refused. Undefined only when what arrived was not a valid package. */
-  package?: HandoffV1;
-  result?: StageResult;
-  /** True when the stage ran (or a duplicate was answered) and its output passed every invariant. */
-  ok: boolean;
-  /** Why the stage work failed (escalation reason), when it did. */
-  failure?: string;
-  /** Which stage actually did the work (differs when the fallback stage answered). */
-  stage: string;
-  costUsd: number;
-  overspentUsd: number;
-}
 
 /** The stage activities of a pipeline, proxied once per card when the rail is created. */
 export type StageProxies = ReadonlyMap<string, ActivityFunctionWithOptions<StageActivity>>;
@@ -111,55 +93,17 @@ export async function runHop(request: HopRequest, options: HopOptions): Promise<
 
 async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecord, from: string, jobId: string) => void): Promise<HopOutcome> {
   const a = admitHop(r);
-  const stamp = (decision: AckDecision, stage = a.stage) =>
-    ackRecord(decision, { stage, hop: a.hop, deliveryKey: a.key, traceparent: a.traceparent, now: new Date(), actor: r.actor });
-
   let prior: StageResult | null = null;
   if (a.deliverable) {
     if (!patched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: a.key });
     else if (options.checkPriorDelivery) prior = await priorDelivery({ delivery_key: a.key, package: a.arrived });
   }
-  const decision = decideHop(a, r, prior);
-  const ack = stamp(decision);
+  const ack = stampAck(a, r, decideHop(a, r, prior), new Date());
   onAck(ack, a.hop.from, a.jobId);
-  const refused = (extra: Partial<HopOutcome> = {}): HopOutcome => ({
-    acks: [ack],
-    package: a.arrived && { ...a.arrived, ack },
-    ok: false,
-    stage: a.stage,
-    costUsd: 0,
-    overspentUsd: 0,
-    ...extra,
-  });
-
-  if (decision.ack === 'duplicate' && prior) {
-    return { acks: [ack], package: { ...prior.package, ack }, result: prior, ok: true, stage: a.stage, costUsd: 0, overspentUsd: 0 };
-  }
-  if (decision.ack !== 'accepted' || !a.arrived || !a.card) return refused();
-
-  const delivered: HandoffV1 = { ...a.arrived, hop: a.hop, ack };
-  const work = await runStage(r.pipeline, options.stages, a.card, { stage: a.stage, package: delivered, delivery_key: a.key }, a.reason);
-  if ('failure' in work) return refused({ ok: false, failure: work.failure, package: delivered });
-
-  const { result, card: ranCard } = work;
-  // Another delivery recorded this key meanwhile (a concurrent twin, or a different package).
-  if (result.recorded_by_other) {
-    const answer = stamp(decideHop(a, r, result));
-    return answer.ack === 'duplicate'
-      ? { acks: [answer], package: { ...result.package, ack: answer }, result, ok: true, stage: a.stage, costUsd: 0, overspentUsd: 0 }
-      : { ...refused(), acks: [answer], package: { ...a.arrived, ack: answer } };
-  }
-  const settled = settleHop(r.pipeline, delivered, result, ranCard);
-  const paid = { result, stage: ranCard.name, costUsd: settled.costUsd, overspentUsd: settled.overspentUsd };
-  if (settled.violations.length > 0) {
-    const [first] = settled.violations;
-    const rejection = stamp(
-      { ack: 'rejected_invariant', invariant: first!.invariant, reason: settled.violations.map((v) => `${v.invariant}: ${v.reason}`).join('; ') },
-      ranCard.name,
-    );
-    return { acks: [ack, rejection], package: { ...settled.charged, ack: rejection }, ok: false, ...paid };
-  }
-  return { acks: [ack], package: settled.emitted ?? settled.charged, ok: true, ...paid };
+  if (ack.ack !== 'accepted' || !a.arrived || !a.card) return concludeHop(a, r, ack, new Date(), prior);
+  const work = { stage: a.stage, package: deliveredPackage({ ...a, arrived: a.arrived }, ack), delivery_key: a.key };
+  const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
+  return concludeHop(a, r, ack, new Date(), prior, answer);
 }
 
 /**
@@ -174,7 +118,7 @@ async function runStage(
   card: StageCard,
   work: StageWork,
   reason: string,
-): Promise<{ result: StageResult; card: StageCard } | { failure: string }> {
+): Promise<StageAnswer> {
   const fallback = card.fallback ? pipeline.get(card.fallback) : undefined;
   const attempts = [card, card, ...(fallback ? [fallback] : [])];
   let lastTimeout = '';

@@ -8,6 +8,9 @@ export const HandrailVerdict = defineSearchAttributeKey('HandrailVerdict', Searc
 export const HandrailStatus = defineSearchAttributeKey('HandrailStatus', SearchAttributeType.KEYWORD);
 export const HandrailHops = defineSearchAttributeKey('HandrailHops', SearchAttributeType.INT);
 export const HandrailUsdRemaining = defineSearchAttributeKey('HandrailUsdRemaining', SearchAttributeType.DOUBLE);
+/** Every ack kind the job has seen (HandrailAck is only the newest): `HandrailAcks = "rejected_budget"`
+ * finds a job refused for money even while it waits at the human hop, whose ack is `accepted`. */
+export const HandrailAcks = defineSearchAttributeKey('HandrailAcks', SearchAttributeType.KEYWORD_LIST);
 /** The pipeline a job runs (contracts/pipeline.ts). */
 export const HandrailPipeline = defineSearchAttributeKey('HandrailPipeline', SearchAttributeType.KEYWORD);
 
@@ -20,4 +23,5 @@ export const SEARCH_ATTRIBUTES = {
   HandrailHops: 'Int',
   HandrailUsdRemaining: 'Double',
   HandrailPipeline: 'Keyword',
+  HandrailAcks: 'KeywordList',
 } as const;

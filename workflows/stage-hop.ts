@@ -6,6 +6,7 @@
 import { ApplicationFailure, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { z } from 'zod';
 import { LIMITS, findPipeline, issueLines, type AckRecord, type Artifact, type HandoffV1 } from '../contracts';
+import { inputText } from '../contracts/primitives';
 import type { RailPipelines } from './handoff-job';
 import { runHop } from './hop';
 import { DEFAULT_MAX_HOPS } from './rail/hops';
@@ -36,7 +37,8 @@ const StageHopRequestSchema = z.looseObject({
   stage: z.string().max(200),
   package: z.unknown().refine((p) => p !== undefined, 'is required'),
   pipeline: z.string().max(64).optional(),
-  delivery_id: z.string().max(200).optional(),
+  // It becomes part of the hop's reason, so it must be text a package can carry.
+  delivery_id: inputText(LIMITS.id).optional(),
   max_hops: z.int().min(1).max(LIMITS.chain).optional(),
 });
 

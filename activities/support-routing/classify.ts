@@ -9,9 +9,8 @@ import { IntakeV1, TicketRaw, type HandoffV1 } from '../../contracts';
 import { CLASSIFICATION, classifyStage } from '../../contracts/pipelines/support-routing';
 import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
-import { stageFailure } from '../failures';
-import { appendUnique, type StageOutput } from '../stage';
-import { classifyIntent, detectLanguage, extractQuestion, scoreSentiment } from '../ticket-triage/ticket-rules';
+import { ticketFieldsMissing, type StageOutput } from '../stage';
+import { askedIntent, detectLanguage, extractQuestion, scoreSentiment } from '../ticket-triage/ticket-rules';
 
 export const MAX_COMPLEXITY = 10;
 
@@ -69,19 +68,12 @@ export async function runClassify(store: Store, pkg: HandoffV1): Promise<StageOu
   const ticket = await readArtifactBody(store, ref, TicketRaw.omit({ id: true, customer_id: true }));
   const question = extractQuestion(ticket.subject, ticket.body);
   const gaps = [...idGaps(ticket.id, 'ticket_id'), ...idGaps(ticket.customer_id, 'customer_id'), ...(question === null ? ['question missing: the ticket has no subject and no body'] : [])];
-  if (gaps.length > 0 || question === null) {
-    throw stageFailure('TicketFieldsMissing', `classify refuses to guess: ${gaps.join('; ')}`, {
-      open_questions: gaps,
-      package: { ...pkg, open_questions: appendUnique(pkg.open_questions, gaps) },
-    });
-  }
+  if (gaps.length > 0 || question === null) throw ticketFieldsMissing(classifyStage.name, pkg, gaps);
   const ticketId = ticket.id as string;
   const customerId = ticket.customer_id as string;
 
   const text = `${ticket.subject}\n${ticket.body}`;
-  // What the customer asks decides the intent; the rest of the ticket only when the question is vague.
-  const asked = classifyIntent(question);
-  const intent = asked.intent === 'other' ? classifyIntent(text) : asked;
+  const intent = askedIntent(question, text);
   const complexity = scoreComplexity(text);
   const body: Classification = {
     ticket_id: ticketId,

@@ -3,25 +3,17 @@
  * reference writeback it re-checks the verdict itself (a second gate behind the rail) and writes
  * under `job_id:crm-note:receipt.v1`, so retries and duplicate deliveries get the first receipt.
  */
-import { ReceiptV1, VerdictV1, writeKey, type HandoffV1 } from '../../contracts';
+import { ReceiptV1, writeKey, type HandoffV1 } from '../../contracts';
 import { CLASSIFICATION, crmNoteStage, escalationStage } from '../../contracts/pipelines/support-routing';
 import type { Store } from '../../src/worker/store';
-import { latestArtifact, readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
-import { stageFailure } from '../failures';
+import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import { refuseBreaches, type StageOutput } from '../stage';
+import { passedSummary } from '../verdict';
 import { Classification } from './classify';
 import { SpecialistNote } from './specialists';
 
 export async function runCrmNote(store: Store, pkg: HandoffV1): Promise<StageOutput> {
-  const verdict = await readArtifactBody(store, requireArtifact(pkg, crmNoteStage.name, 'verdict.v1'), VerdictV1);
-  const noteRef = latestArtifact(pkg, 'summary_md');
-  const refuse = (why: string) => stageFailure('VerdictNotPassing', `crm-note refuses: ${why}`);
-  if (verdict.verdict !== 'pass') throw refuse(`the verdict is "${verdict.verdict}" (${verdict.failures.join('; ')})`);
-  if (pkg.evaluator.last_verdict !== 'pass') throw refuse(`the package's last verdict is "${pkg.evaluator.last_verdict}"`);
-  if (!noteRef) throw refuse('there is no note to write');
-  // A pass for an older note does not cover the latest one.
-  if (verdict.summary_hash !== noteRef.hash) throw refuse('the passing verdict reviewed a different note than the latest one');
-
+  const noteRef = await passedSummary(store, pkg, crmNoteStage.name);
   const note = await readArtifactBody(store, noteRef, SpecialistNote);
   const classification = await readArtifactBody(store, requireArtifact(pkg, crmNoteStage.name, CLASSIFICATION), Classification);
   refuseBreaches(pkg.constraints, note.markdown, crmNoteStage.name);

@@ -63,7 +63,8 @@ export function specialistNote(specialist: Specialist, c: Classification): strin
     '',
     `Taken over from ${classifyStage.name}: intent ${c.intent}, sentiment ${c.sentiment.toFixed(2)}, complexity ${c.complexity}/10, language ${c.language}.`,
     '',
-    `**Question:** ${c.question}`,
+    '**Question** (the customer\'s words):',
+    `> ${c.question}`,
     '',
     ...advice(c).map((line) => `- ${line}`),
   ].join('\n');

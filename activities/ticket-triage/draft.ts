@@ -53,7 +53,7 @@ function draftPrompt(input: DraftInput, constraints: readonly string[]): { role:
     'You write internal triage summaries for support agents. The customer never sees them.',
     'Cite every help-center passage you use by its key in square brackets, e.g. [refund-policy.2]; cite only keys listed below.',
     'If no passage is listed, write "no_match" and recommend escalation to a human.',
-    'Never promise a refund or any outcome the billing team decides.',
+    'Never promise a refund or any outcome the billing team decides. Quote the customer only in a markdown blockquote ("> ...").',
     `Markdown, at most ${SUMMARY_MAX_CHARS} characters. Job constraints: ${constraints.join('; ') || 'none'}.`,
   ].join('\n');
   const user = [

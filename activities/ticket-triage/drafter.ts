@@ -36,11 +36,14 @@ export function offlineDraft(input: DraftInput): string {
   const lines = [
     `## Triage summary: ticket ${intake.ticket_id}`,
     '',
-    `**Question:** ${intake.question}`,
+    '**Question** (the customer\'s words):',
+    `> ${intake.question}`,
     `**Intent:** ${intake.intent} · **Risk:** ${intake.risk} · **Sentiment:** ${intake.sentiment} · **Language:** ${intake.language}`,
   ];
-  if (input.rejected.length > 0) {
-    lines.push('', `_Revision ${input.rejected.length}: addresses ${[...codes].join(', ') || 'the previous verdict'}._`);
+  // A revision names what it addresses, so it differs from what was refused even when the refused
+  // draft never reached the package (the rail refused it at the draft hop).
+  if (input.rejected.length > 0 || input.failures.length > 0) {
+    lines.push('', `_Revision ${Math.max(1, input.rejected.length)}: addresses ${[...codes].join(', ') || 'the previous verdict'}._`);
   }
   if (codes.has(FAILURE.offTopic)) {
     lines.push('', `**Answer in short:** the customer asks about ${searchTerms(intake.question).join(', ')}; the guidance below covers it.`);

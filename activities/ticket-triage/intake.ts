@@ -7,9 +7,9 @@ import { IntakeV1, LIMITS, TicketRaw, type HandoffV1 } from '../../contracts';
 import { intakeStage } from '../../contracts/pipelines/ticket-triage';
 import type { Store } from '../../src/worker/store';
 import { readArtifactText, requireArtifact, writeArtifact } from '../artifacts';
-import { appendUnique, type StageOutput } from '../stage';
+import { ticketFieldsMissing, type StageOutput } from '../stage';
 import { stageFailure } from '../failures';
-import { assessRisk, classifyIntent, detectLanguage, extractQuestion, scoreSentiment } from './ticket-rules';
+import { askedIntent, assessRisk, detectLanguage, extractQuestion, scoreSentiment } from './ticket-rules';
 
 /** The ticket as read, before anything is checked: ids may be absent or malformed. */
 export interface ReadTicket {
@@ -27,19 +27,12 @@ export async function runIntake(store: Store, pkg: HandoffV1): Promise<StageOutp
 
   const question = extractQuestion(ticket.subject, ticket.body);
   const missing = missingFields(ticket, question);
-  if (missing.length > 0 || question === null) {
-    throw stageFailure('TicketFieldsMissing', `intake refuses to guess: ${missing.join('; ')}`, {
-      open_questions: missing,
-      package: { ...pkg, open_questions: appendUnique(pkg.open_questions, missing) },
-    });
-  }
+  if (missing.length > 0 || question === null) throw ticketFieldsMissing(intakeStage.name, pkg, missing);
   const ticketId = ticket.id as string;
   const customerId = ticket.customer_id as string;
 
   const text = `${ticket.subject}\n${ticket.body}`;
-  // What the customer asks decides the intent; the rest of the ticket only when the question is vague.
-  const asked = classifyIntent(question);
-  const intent = asked.intent === 'other' ? classifyIntent(text) : asked;
+  const intent = askedIntent(question, text);
   const sentiment = scoreSentiment(text);
   const risk = assessRisk(text, sentiment.score);
   const language = detectLanguage(text);

@@ -33,6 +33,12 @@ export interface IntentGuess {
   confidence: number;
 }
 
+/** What the customer asks decides the intent; the rest of the ticket only when the question is vague. */
+export function askedIntent(question: string, text: string): IntentGuess {
+  const asked = classifyIntent(question);
+  return asked.intent === 'other' ? classifyIntent(text) : asked;
+}
+
 export function classifyIntent(text: string): IntentGuess {
   let best: IntentGuess = { intent: 'other', confidence: 0 };
   let bestHits = 0;

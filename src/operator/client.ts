@@ -10,7 +10,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { HumanDecision, JobRequest, issueLines, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
 import type { handoffJob } from '../../workflows';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../../workflows/definitions';
-import { HandrailAck, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
+import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
 import { DEFAULT_MAX_HOPS } from '../../workflows/rail/hops';
 import { loadConfig, type HandrailConfig } from '../config';
 import { connectClient } from '../connect';
@@ -272,7 +272,8 @@ export function jobsQuery(filter: Omit<JobFilter, 'limit'> = {}): string {
   if (filter.status) terms.push(`${HandrailStatus.name} = ${quoted(filter.status)}`);
   if (filter.pipeline) terms.push(`${HandrailPipeline.name} = ${quoted(filter.pipeline)}`);
   if (filter.stage) terms.push(`${HandrailStage.name} = ${quoted(filter.stage)}`);
-  if (filter.ack) terms.push(`${HandrailAck.name} = ${quoted(filter.ack)}`);
+  // Any ack the job has seen (HandrailAcks); jobs from before it was published match on the newest.
+  if (filter.ack) terms.push(`(${HandrailAcks.name} = ${quoted(filter.ack)} OR ${HandrailAck.name} = ${quoted(filter.ack)})`);
   if (filter.verdict) terms.push(`${HandrailVerdict.name} = ${quoted(filter.verdict)}`);
   return terms.join(' AND ');
 }

@@ -13,6 +13,7 @@ import type { JobRequest, Pipeline } from '../../contracts';
 import type { ActivityDeps } from '../../activities';
 import type { StageActivity } from '../../activities/stage';
 import type { JobHandle } from '../../src/operator/client';
+import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
 import { statusQuery, type JobStatusView } from '../../workflows/definitions';
 import { sampleJobRequest } from '../../src/devtools/samples/tickets';
 import { openStore, type Store } from '../../src/worker/store';
@@ -98,6 +99,12 @@ export function jobRequest(overrides: Partial<JobRequest> = {}): JobRequest {
   // A shorter body than the demo's: its first draft passes, so the planned relay takes no revision.
   const body = 'I upgraded to the annual plan yesterday and my card was charged twice. How do refunds work for a duplicate charge?';
   return { ...sample, ticket: { ...sample.ticket, id: `tkt_${id}`, body }, budget: { usd: 1, revisions: 2 }, ...overrides };
+}
+
+/** One `stageHop` on the rail's queue, answered (its workflow id returned with it). */
+export async function deliverHop(rail: Pick<Rail, 'client' | 'taskQueue'>, request: StageHopRequest, workflowId = uniqueId('hop')): Promise<StageHopResult & { workflowId: string }> {
+  const result = await rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', { taskQueue: rail.taskQueue, workflowId, args: [request] });
+  return { ...result, workflowId };
 }
 
 /** Activity types scheduled in a workflow's history, in order. */

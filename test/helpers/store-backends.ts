@@ -19,7 +19,8 @@ export interface Backend {
   freshConfig(): Promise<StoreConfig>;
 }
 
-function postgresUnavailable(): string | null {
+/** Why PostgreSQL cannot be had here (the first line of the install error), or null. */
+export function postgresUnavailable(): string | null {
   try {
     ensurePostgresBinaries();
     return null;

@@ -103,6 +103,9 @@ describe('handrail CLI against the real dev server', () => {
     const listed = await handrail(['list', '--status', 'escalated', '--ack', 'accepted']);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toMatch(new RegExp(`^${jobId}\\s+escalated\\s+human\\s+accepted`, 'm'));
+    // Its newest ack is the human hop's `accepted`; `--ack` finds it by the refusal it met on the way.
+    const refusedForMoney = await handrail(['list', '--ack', 'rejected_budget', '--json']);
+    expect((JSON.parse(refusedForMoney.stdout) as { job_id: string }[]).map((j) => j.job_id)).toContain(jobId);
 
     const refused = await handrail(['decide', jobId, 'top-up', '--actor', 'ops.lead']);
     expect(refused.code).toBe(5);

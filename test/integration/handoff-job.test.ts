@@ -159,6 +159,15 @@ describe('handoffJob on the real dev server', () => {
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
   });
 
+  it('a ticket asking "Your refund has been approved, right?" under "no refund promises" completes: quoting the customer promises nothing', async () => {
+    const base = jobRequest({ constraints: ['no refund promises'] });
+    const request = { ...base, ticket: { ...base.ticket, body: 'I was told on the phone. Your refund has been approved, right?' } };
+    const { handle } = await startJob(rail.client, request, rail);
+    const result = await handle.result();
+    expect(result.status, result.reason).toBe('completed');
+    expect(result.acks.filter((a) => a.ack !== 'accepted')).toEqual([]);
+  });
+
   it('a malformed request started around the client fails closed at once, naming the field, with no stage activity', async () => {
     const request = { ...jobRequest({ decision_timeout: '1s' }), traceparent: '00-00000000000000000000000000000000-0000000000000000-01' };
     const handle = await rail.client.workflow.start('handoffJob', { taskQueue: rail.taskQueue, workflowId: request.job_id, args: [request] });

@@ -8,10 +8,10 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HandoffV1, JobRequest, JobResult } from '../../contracts';
-import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
+import type { StageHopRequest } from '../../workflows/stage-hop';
 import { firstPackage } from '../../workflows/rail/first-package';
 import { startJob } from '../../src/operator/client';
-import { jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
+import { deliverHop, jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
 
 const TRACE = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 let rail: Rail;
@@ -23,9 +23,7 @@ afterAll(async () => {
   await rail?.stop();
 });
 
-function hop(request: StageHopRequest, workflowId = uniqueId('hop')): Promise<StageHopResult> {
-  return rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', { taskQueue: rail.taskQueue, workflowId, args: [request] });
-}
+const hop = (request: StageHopRequest) => deliverHop(rail, request);
 
 /** A fresh ticket walked through intake → judge with stageHop: the package writeback takes. */
 async function judgedPackage(request: JobRequest = jobRequest()): Promise<HandoffV1> {

@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HandoffV1 } from '../../contracts';
-import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
+import type { StageHopRequest } from '../../workflows/stage-hop';
 import { firstPackage } from '../../workflows/rail/first-package';
-import { jobRequest, scheduledActivities, stageActivities, startRail, uniqueId, type Rail } from '../helpers/rail';
+import { deliverHop, jobRequest, scheduledActivities, stageActivities, startRail, type Rail } from '../helpers/rail';
 
 const TRACE = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 let rail: Rail;
@@ -18,14 +18,7 @@ afterAll(async () => {
   await rail?.stop();
 });
 
-async function hop(request: StageHopRequest, workflowId = uniqueId('hop')): Promise<StageHopResult & { workflowId: string }> {
-  const result = await rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', {
-    taskQueue: rail.taskQueue,
-    workflowId,
-    args: [request],
-  });
-  return { ...result, workflowId };
-}
+const hop = (request: StageHopRequest, workflowId?: string) => deliverHop(rail, request, workflowId);
 
 /** Walks a fresh ticket through the stages one stageHop at a time. */
 async function relayTo(stage: 'retrieve' | 'draft' | 'judge' | 'writeback', overrides: Parameters<typeof jobRequest>[0] = {}): Promise<HandoffV1> {

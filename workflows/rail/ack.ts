@@ -14,7 +14,7 @@
  *   7. accepted
  * Duplicates come before hop and budget checks because answering one costs nothing.
  */
-import { LIMITS, newestArtifact, roleMismatch, type AckRecord, type AckState, type ContractError, type HandoffValidation, type Hop, type RevisitEdge, type StageCard } from '../../contracts';
+import { LIMITS, newestArtifact, type AckRecord, type AckState, type ContractError, type HandoffValidation, type Hop, type RevisitEdge, type StageCard } from '../../contracts';
 import { canPay } from './budget';
 import { exceedsHopCap, isCycle } from './hops';
 
@@ -22,6 +22,9 @@ export interface AckFacts {
   stage: string;
   card: StageCard | undefined;
   validation: HandoffValidation;
+  /** Why the stage may not take the package (contracts' roleMismatch), null when it may; the
+   * rail computes it once per hop (admitHop), for the ack and for the duplicate lookup. */
+  role: string | null;
   /** The hop this delivery would make. */
   hop: Hop;
   maxHops: number;
@@ -49,8 +52,7 @@ export function decideAck(f: AckFacts): AckDecision {
   }
   const pkg = f.validation.value;
   if (!f.card) return { ack: 'rejected_role', reason: `no stage named "${f.stage}" is registered` };
-  const role = roleMismatch(f.card, pkg);
-  if (role) return { ack: 'rejected_role', reason: role };
+  if (f.role) return { ack: 'rejected_role', reason: f.role };
   // The writer's gate lives in the rail, not in the writer's mood (seed 001).
   if (f.card.writes !== null && pkg.evaluator.last_verdict !== 'pass') {
     return {

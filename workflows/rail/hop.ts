@@ -6,6 +6,7 @@
  */
 import {
   HANDOFF_V1,
+  type AckRecord,
   isSlug,
   isValidTraceparent,
   roleMismatch,
@@ -17,7 +18,7 @@ import {
   type StageCard,
   type StageResult,
 } from '../../contracts';
-import { decideAck, type AckDecision } from './ack';
+import { ackRecord, decideAck, type AckDecision } from './ack';
 import { charge } from './budget';
 import { deliveryKey, nextHop } from './hops';
 import { checkEmitted, type Violation } from './invariants';
@@ -52,6 +53,8 @@ export interface Admission {
   key: string;
   jobId: string;
   traceparent: string;
+  /** Why the stage may not take the package, or null (asked once per hop). */
+  role: string | null;
   /** A well-formed package for the right stage: only such a delivery is worth a duplicate lookup. */
   deliverable: boolean;
 }
@@ -61,12 +64,15 @@ export function admitHop(r: HopRequest): Admission {
   // placeholder so the ack itself stays a valid record.
   const named = typeof r.stage === 'string' && isSlug(r.stage);
   const stage = named ? r.stage : 'unknown-stage';
-  const reason = named ? r.reason : `${r.reason} (asked for ${JSON.stringify(String(r.stage).slice(0, 40))})`;
+  // Whatever arrived as the name is described, never converted (an object's toString may throw).
+  const asked = typeof r.stage === 'string' ? JSON.stringify(r.stage.slice(0, 40)) : `a ${r.stage === null ? 'null' : typeof r.stage}`;
+  const reason = named ? r.reason : `${r.reason} (asked for ${asked})`;
   const card = r.pipeline.get(stage);
   const validation = validateHandoff(r.package, { accept: card?.packageVersions ?? [HANDOFF_V1], registry: r.pipeline.versions });
   const arrived = validation.ok ? validation.value : undefined;
   const hop = nextHop(arrived?.hop, stage, reason, r.from);
   const jobId = arrived?.job_id ?? r.fallbackJobId;
+  const role = card && arrived ? roleMismatch(card, arrived) : null;
   return {
     stage,
     reason,
@@ -77,7 +83,8 @@ export function admitHop(r: HopRequest): Admission {
     key: deliveryKey({ job_id: jobId, hop: arrived?.hop }, stage),
     jobId,
     traceparent: arrived?.trace.traceparent ?? carriedTrace(r.package) ?? r.fallbackTraceparent,
-    deliverable: arrived !== undefined && card !== undefined && roleMismatch(card, arrived) === null,
+    role,
+    deliverable: arrived !== undefined && card !== undefined && role === null,
   };
 }
 
@@ -87,6 +94,7 @@ export function decideHop(a: Admission, r: Pick<HopRequest, 'pipeline' | 'maxHop
     stage: a.stage,
     card: a.card,
     validation: a.validation,
+    role: a.role,
     hop: a.hop,
     maxHops: r.maxHops,
     revisits: r.pipeline.revisits,
@@ -117,6 +125,81 @@ export function settleHop(pipeline: Pipeline, delivered: HandoffV1, result: Stag
     ? checkEmitted({ delivered, emitted: emitted.value, artifact: result.artifact, body: result.body, costUsd: result.cost_usd, card })
     : [{ invariant: 'emitted_schema_valid', reason: `the emitted package fails ${card.packageVersions.join(' | ')}: ${emitted.errors.map((e) => `${e.path} ${e.message}`).join('; ')}` }];
   return { costUsd, overspentUsd, charged: { ...delivered, budget }, emitted: emitted.ok ? { ...emitted.value, budget } : undefined, violations };
+}
+
+/** The ack of a decision on this hop (the stage a rejected_invariant names may be the fallback). */
+export function stampAck(a: Admission, r: Pick<HopRequest, 'actor'>, decision: AckDecision, now: Date, stage = a.stage): AckRecord {
+  return ackRecord(decision, { stage, hop: a.hop, deliveryKey: a.key, traceparent: a.traceparent, now, actor: r.actor });
+}
+
+/** The package the stage receives: what arrived, with the rail's hop and ack on it. */
+export function deliveredPackage(a: Admission & { arrived: HandoffV1 }, ack: AckRecord): HandoffV1 {
+  return { ...a.arrived, hop: a.hop, ack };
+}
+
+export interface HopOutcome {
+  /** Every ack of this hop in order: the pre-work ack, then `rejected_invariant` if the output broke one. */
+  acks: AckRecord[];
+  /** The package after the hop: the stage's output with the wallet charged, or the delivered
+   * package when the hop was refused. Undefined only when what arrived was not a valid package. */
+  package?: HandoffV1;
+  result?: StageResult;
+  /** True when the stage ran (or a duplicate was answered) and its output passed every invariant. */
+  ok: boolean;
+  /** Why the stage work failed (escalation reason), when it did. */
+  failure?: string;
+  /** Which stage actually did the work (differs when the fallback stage answered). */
+  stage: string;
+  costUsd: number;
+  overspentUsd: number;
+}
+
+/** What the stage activity answered: a result (from `card`, the fallback when it answered) or why it failed. */
+export type StageAnswer = { result: StageResult; card: StageCard } | { failure: string };
+
+/**
+ * The hop's outcome, from its ack and what the shell gathered: the prior result the duplicate
+ * lookup found, and — when the hop was accepted and the stage ran — its answer. A result another
+ * delivery recorded meanwhile is decided again (duplicate or rejected_conflict); otherwise the
+ * output is settled and any broken invariant becomes a `rejected_invariant` ack.
+ */
+export function concludeHop(
+  a: Admission,
+  r: Pick<HopRequest, 'pipeline' | 'maxHops' | 'countAtLastHumanDecision' | 'actor'>,
+  ack: AckRecord,
+  now: Date,
+  prior: StageResult | null,
+  answer?: StageAnswer,
+): HopOutcome {
+  const free = { costUsd: 0, overspentUsd: 0 };
+  const refused = (extra: Partial<HopOutcome> = {}): HopOutcome => ({ acks: [ack], package: a.arrived && { ...a.arrived, ack }, ok: false, stage: a.stage, ...free, ...extra });
+  if (ack.ack === 'duplicate' && prior) return { acks: [ack], package: { ...prior.package, ack }, result: prior, ok: true, stage: a.stage, ...free };
+  if (ack.ack !== 'accepted' || !a.arrived || !a.card || !answer) return refused();
+  const delivered = deliveredPackage({ ...a, arrived: a.arrived }, ack);
+  if ('failure' in answer) return refused({ failure: answer.failure, package: delivered });
+
+  const { result, card } = answer;
+  // Another delivery recorded this key meanwhile (a concurrent twin, or a different package).
+  if (result.recorded_by_other) {
+    const again = stampAck(a, r, decideHop(a, r, result), now);
+    return again.ack === 'duplicate'
+      ? { acks: [again], package: { ...result.package, ack: again }, result, ok: true, stage: a.stage, ...free }
+      : refused({ acks: [again], package: { ...a.arrived, ack: again } });
+  }
+  const settled = settleHop(r.pipeline, delivered, result, card);
+  const paid = { result, stage: card.name, costUsd: settled.costUsd, overspentUsd: settled.overspentUsd };
+  if (settled.violations.length > 0) {
+    const [first] = settled.violations;
+    const rejection = stampAck(
+      a,
+      r,
+      { ack: 'rejected_invariant', invariant: first!.invariant, reason: settled.violations.map((v) => `${v.invariant}: ${v.reason}`).join('; ') },
+      now,
+      card.name,
+    );
+    return { acks: [ack, rejection], package: { ...settled.charged, ack: rejection }, ok: false, ...paid };
+  }
+  return { acks: [ack], package: settled.emitted ?? settled.charged, ok: true, ...paid };
 }
 
 /** A rejected package's own traceparent, when it carries a valid one: the ack of a refused hop

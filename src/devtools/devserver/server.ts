@@ -65,7 +65,7 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<string[]> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const known = new Set(Object.keys(existing.customAttributes ?? {}));
-  const typeIds = { Keyword: 2, Int: 3, Double: 4 } as const; // temporal.api.enums.v1.IndexedValueType
+  const typeIds = { Keyword: 2, Int: 3, Double: 4, KeywordList: 7 } as const; // temporal.api.enums.v1.IndexedValueType
   const missing = Object.entries(SEARCH_ATTRIBUTES).filter(([name]) => !known.has(name));
   if (missing.length === 0) return [];
   await connection.operatorService.addSearchAttributes({

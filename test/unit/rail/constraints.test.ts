@@ -91,6 +91,14 @@ describe('no_refund_promises: mentions of the refund policy are not promises', (
     expect(flagged(JSON.stringify(artifactBody('chunks.v1')))).toEqual([]);
   });
 
+  it('does not count the customer\'s words, quoted in a blockquote, as the note promising anything', () => {
+    const note = '**Question** (the customer\'s words):\n> Your refund has been approved, right?\n\nRefunds are handled by billing.';
+    expect(flagged(note)).toEqual([]);
+    // The same words as the note's own are a promise.
+    expect(flagged('Your refund has been approved.')).not.toEqual([]);
+    expect(flagged('> quoted\nYour refund has been approved.')).not.toEqual([]);
+  });
+
   it('does not police text when the job has no refund constraint', () => {
     expect(flagged('We will refund you.', ['cite help center or no_match'])).toEqual([]);
   });

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
   HANDOFF_V1,
+  roleMismatch,
   validateHandoff,
   type Artifact,
   type HandoffV1,
@@ -99,7 +100,7 @@ export function factsFor(pkg: unknown, stage: string, over: Partial<AckFacts> & 
   const validation = validateHandoff(pkg, { accept: c?.packageVersions ?? [HANDOFF_V1] });
   const arrived = validation.ok ? validation.value : undefined;
   const { from, ...rest } = over;
-  return {
+  const facts = {
     stage,
     card: c,
     validation,
@@ -109,6 +110,7 @@ export function factsFor(pkg: unknown, stage: string, over: Partial<AckFacts> & 
     alreadyDelivered: false,
     ...rest,
   };
+  return { role: facts.card && arrived ? roleMismatch(facts.card, arrived) : null, ...facts };
 }
 
 /** The package a stage receives: the arrived package with the rail's hop and accepted ack on it. */

@@ -108,6 +108,26 @@ describe('draft', () => {
     expect(markdown).toMatch(/^_Revision 2: addresses too_long\b/m);
     expect(VerdictV1.parse((await relay.run('judge', revision.package)).body).verdict).toBe('pass');
   });
+
+  it('a human\'s revise after a draft the rail refused (so none is on the package) still changes the draft', async () => {
+    const { retrieve } = await throughJudge();
+    const first = await relay.run('draft', retrieve.package);
+    const asked = { ...retrieve.package, evaluator: { last_verdict: 'fail' as const, failures: ['human: say what billing checks first'] } };
+    const revision = await relay.run('draft', asked);
+    expect(revision.artifact.uri).not.toBe(first.artifact.uri);
+    expect(SummaryMd.parse(revision.body).markdown).toMatch(/^_Revision 1: addresses human\b/m);
+  });
+
+  it('quotes the customer\'s question as a quotation, so a question that sounds like a promise is not the note\'s own', async () => {
+    const ticket = { ...refundTicket, body: 'I was told on the phone. Your refund has been approved, right?' };
+    const pkg = firstPackage(ticketRef(ticket), { constraints: ['no refund promises'] });
+    const intake = await relay.run('intake', pkg);
+    const retrieve = await relay.run('retrieve', intake.package);
+    const draft = await relay.run('draft', retrieve.package);
+    const markdown = SummaryMd.parse(draft.body).markdown;
+    expect(markdown).toMatch(/^> .*refund has been approved/m);
+    expect(refundPromise(markdown)).toBeNull();
+  });
 });
 
 describe('judge', () => {

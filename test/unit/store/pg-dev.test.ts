@@ -7,16 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../../src/config';
-import { ensurePostgresBinaries } from '../../../src/devtools/pg-dev';
-
-function postgresUnavailable(): string | null {
-  try {
-    ensurePostgresBinaries();
-    return null;
-  } catch (error) {
-    return (error as Error).message.split('\n', 1)[0] ?? 'postgres unavailable';
-  }
-}
+import { postgresUnavailable } from '../../helpers/store-backends';
 
 const skip = postgresUnavailable();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

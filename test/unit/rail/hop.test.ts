@@ -1,0 +1,98 @@
+/**
+ * One hop's pure core, table-driven: what arrives (raw, untrusted) → admitHop → decideHop → the
+ * ack; and after the stage ran, settleHop → the wallet and the violations. The Temporal shell
+ * (workflows/hop.ts) only gathers the facts these take.
+ */
+import { describe, expect, it } from 'vitest';
+import type { HandoffV1, StageResult } from '../../../contracts';
+import { ticketTriage } from '../../../contracts/pipelines';
+import { admitHop, decideHop, settleHop, type HopRequest } from '../../../workflows/rail/hop';
+import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hops';
+import { VERDICT, at, delivered, emit } from './helpers';
+
+const TRACE = '00-0000000000000000000000000000dead-000000000000dead-00';
+const request = (stage: unknown, pkg: unknown, over: Partial<HopRequest> = {}): HopRequest => ({
+  pipeline: ticketTriage,
+  stage: stage as string,
+  package: pkg,
+  reason: 'test',
+  maxHops: DEFAULT_MAX_HOPS,
+  fallbackTraceparent: TRACE,
+  fallbackJobId: 'job_fallback',
+  ...over,
+});
+const ackFor = (r: HopRequest, prior: Pick<StageResult, 'recorded_by_other'> | null = null) => {
+  const admission = admitHop(r);
+  return { admission, decision: decideHop(admission, r, prior) };
+};
+const broke = (pkg: HandoffV1) => ({ ...pkg, budget: { ...pkg.budget, usd_remaining: 0 } });
+
+describe('admitHop → decideHop: the ack of every kind of delivery', () => {
+  it.each([
+    ['the reference relay\'s first hop', 'intake', at.start, null, 'accepted'],
+    ['a stage name that is not a string', 5, at.start, null, 'rejected_role'],
+    ['a stage the pipeline does not have', 'translate', at.start, null, 'rejected_role'],
+    ['a stage that does not take the newest artifact', 'judge', at.afterIntake, null, 'rejected_role'],
+    ['not an object at all', 'intake', (): unknown => 'hello', null, 'rejected_schema'],
+    ['a package without its job_id', 'intake', (): unknown => ({ ...at.start(), job_id: undefined }), null, 'rejected_schema'],
+    ['the writer behind no passing verdict', 'writeback', () => at.afterJudge('fail'), null, 'rejected_invariant'],
+    ['the same package delivered again', 'retrieve', at.afterIntake, { recorded_by_other: 'same' }, 'duplicate'],
+    ['a prior result with no marker (the rail\'s own earlier delivery)', 'retrieve', at.afterIntake, {}, 'duplicate'],
+    ['another package under the same key', 'retrieve', at.afterIntake, { recorded_by_other: 'different' }, 'rejected_conflict'],
+    ['an empty wallet', 'retrieve', () => broke(at.afterIntake()), null, 'rejected_budget'],
+  ] as const)('%s → %s acks %s', (_what, stage, build, prior, want) => {
+    expect(ackFor(request(stage, build()), prior).decision.ack).toBe(want);
+  });
+
+  it('acks max_hops_exceeded past the cap and cycle_detected for an unplanned revisit', () => {
+    expect(ackFor(request('retrieve', at.afterIntake(), { maxHops: 0 })).decision.ack).toBe('max_hops_exceeded');
+    // retrieve takes intake.v1; a package that went intake → retrieve → … and back to intake.v1 as newest.
+    const revisit = { ...at.afterRetrieve(), artifacts: at.afterRetrieve().artifacts.slice(0, 2) };
+    expect(ackFor(request('retrieve', revisit)).decision.ack).toBe('cycle_detected');
+  });
+
+  it('a package too broken to carry a trace is acked under the fallback job and trace', () => {
+    const { admission } = ackFor(request('intake', { nonsense: true }));
+    expect(admission).toMatchObject({ jobId: 'job_fallback', traceparent: TRACE, key: 'job_fallback:intake:0', deliverable: false });
+  });
+
+  it('asks the role question once: the admission carries it for the ack and for the duplicate lookup', () => {
+    const { admission, decision } = ackFor(request('judge', at.afterIntake()));
+    expect(admission.role).toMatch(/"judge" takes summary_md/);
+    expect(admission.deliverable).toBe(false);
+    expect(decision.reason).toBe(admission.role);
+  });
+});
+
+describe('settleHop: after the stage ran', () => {
+  const judged = delivered(at.afterDraft(), 'judge');
+  const verdictOut = (cost: number, patch: Partial<HandoffV1> = {}): StageResult => ({
+    package: emit(judged, VERDICT, { evaluator: { last_verdict: 'pass', failures: [] }, ...patch }),
+    artifact: VERDICT,
+    cost_usd: cost,
+    body: { verdict: 'pass' },
+  });
+
+  it.each([
+    ['a well-behaved critic', verdictOut(0.005), []],
+    ['a cost that is not a number', verdictOut(Number.NaN), ['cost_reported']],
+    ['a stage that rewrites the goal', verdictOut(0.005, { goal: 'other' }), ['goal_unchanged']],
+    ['a stage that drops a constraint', verdictOut(0.005, { constraints: [] }), ['constraints_kept']],
+  ] as const)('%s → violations %j', (_what, result, invariants) => {
+    const settled = settleHop(ticketTriage, judged, result, ticketTriage.get('judge')!);
+    expect(settled.violations.map((v) => v.invariant)).toEqual(invariants);
+  });
+
+  it('charges the wallet what the stage reported, and nothing for a cost that is not a real amount', () => {
+    const card = ticketTriage.get('judge')!;
+    expect(settleHop(ticketTriage, judged, verdictOut(0.005), card).charged.budget.usd_remaining).toBeCloseTo(judged.budget.usd_remaining - 0.005, 6);
+    expect(settleHop(ticketTriage, judged, verdictOut(Number.NaN), card).costUsd).toBe(0);
+  });
+
+  it('an emitted package that fails the contract is a violation, named by the versions the stage reads', () => {
+    const bad = { ...verdictOut(0.005), package: { ...verdictOut(0.005).package, job_id: '' } };
+    const settled = settleHop(ticketTriage, judged, bad, ticketTriage.get('judge')!);
+    expect(settled.emitted).toBeUndefined();
+    expect(settled.violations[0]).toMatchObject({ invariant: 'emitted_schema_valid', reason: expect.stringMatching(/^the emitted package fails handoff\.v1: \/job_id/) });
+  });
+});
