@@ -8,7 +8,7 @@ import type { HandoffV1 } from '../contracts';
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/worker/store';
 import type { ActivityDeps } from './deps';
-import { deliveryFacts } from './stage';
+import { deliveryFacts, deliveryScope, scopedKey } from './stage';
 import { supportRoutingActivities } from './support-routing';
 import { ticketTriageActivities } from './ticket-triage';
 
@@ -19,9 +19,10 @@ export type { ActivityDeps };
 export function railActivities(store: Store) {
   return {
     priorDelivery: async ({ delivery_key, package: pkg }: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null> => {
-      const record = await store.findStageRecord(delivery_key);
+      const record = await store.findStageRecord(scopedKey(deliveryScope(), delivery_key));
       if (!record) return null;
-      const differs = pkg !== undefined && record.package_sha !== null && record.package_sha !== deliveryFacts(pkg, '').package_sha;
+      // A record from before packages were hashed cannot be told apart: another package's.
+      const differs = pkg !== undefined && (record.package_sha === null || record.package_sha !== deliveryFacts(pkg, '').package_sha);
       return differs ? { ...record.result, recorded_by_other: 'different' } : record.result;
     },
   };

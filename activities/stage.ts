@@ -3,11 +3,12 @@
  * key, and build the emitted package without touching what the rail owns. A pipeline author
  * writes only the work (`(pkg) => StageOutput`); `stageActivities` wraps each stage's.
  */
-import { canonicalJson, roleMismatch, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
+import { canonicalJson, roleMismatch, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
 import { constraintBreaches } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
-import type { DeliveryFacts, StageRecord, Store } from '../src/worker/store';
+import type { CrmPatch, DeliveryFacts, StageRecord, Store } from '../src/worker/store';
+import { asyncLocalStorage } from '@temporalio/activity';
 import type { ApplicationFailure } from '@temporalio/common';
 import { stageFailure } from './failures';
 import { whileHeartbeating } from './heartbeat';
@@ -29,8 +30,9 @@ export interface StageOutput {
  * and the report therefore returns what the first attempt recorded, or redoes idempotent work.
  * A result recorded by another delivery (concurrent, or repeated later) comes back marked, so
  * the rail acks it `duplicate` — or `rejected_conflict` when that delivery carried another
- * package. A writer first checks the package's provenance. It heartbeats throughout, so a crash
- * is noticed within the card's heartbeat timeout.
+ * package. A writer first checks the package's provenance. Records are scoped by who delivers:
+ * a job's own rail, or direct deliveries (`stageHop`), so neither can pre-empt, reuse or replay
+ * the other's. It heartbeats throughout, so a crash is noticed within the card's heartbeat timeout.
  */
 export async function runStageOnce(
   store: Store,
@@ -40,20 +42,35 @@ export async function runStageOnce(
   work: (pkg: HandoffV1) => Promise<StageOutput>,
 ): Promise<StageResult> {
   const pkg = checkDelivery(pipeline, card, delivery);
-  const facts = deliveryFacts(pkg, card.name);
+  const scope = deliveryScope();
+  const key = scopedKey(scope, delivery.delivery_key);
+  const facts = { ...deliveryFacts(pkg, card.name), job_id: scopedJob(scope, pkg.job_id) };
   return whileHeartbeating(async () => {
-    const prior = await store.findStageRecord(delivery.delivery_key);
+    const prior = await store.findStageRecord(key);
     if (prior) return asAnswered(prior, facts);
-    if (card.writes !== null) await checkProvenance(store, pipeline, pkg);
+    if (card.writes !== null) await checkProvenance(store, pipeline, pkg, scope);
     const output = await work(pkg);
     const recorded = await store.recordStageCompletion(
-      delivery.delivery_key,
+      key,
       { package: emit(pkg, output), artifact: output.artifact, cost_usd: output.cost_usd, body: output.body },
       facts,
     );
     return asAnswered(recorded, facts);
   });
 }
+
+/** Who delivers: the job's own rail (`handoffJob`, whose workflow id is the job id), or a direct
+ * delivery (`stageHop`). Outside an activity (unit tests call stages directly): the rail. */
+export type DeliveryScope = 'rail' | 'direct';
+
+export function deliveryScope(): DeliveryScope {
+  return asyncLocalStorage.getStore()?.info.workflowType === 'stageHop' ? 'direct' : 'rail';
+}
+
+/** Direct deliveries keep their records apart (`direct:` keys and job ids): a stageHop chain under
+ * job id X is never job X's evidence, and never answers X's deliveries. */
+export const scopedKey = (scope: DeliveryScope, key: string) => (scope === 'direct' ? `direct:${key}` : key);
+export const scopedJob = (scope: DeliveryScope, jobId: string) => (scope === 'direct' ? `direct:${jobId}` : jobId);
 
 /** What identifies a delivery: the package as delivered, and the package less the rail's hop
  * and ack (what a repeated delivery of one package shares). */
@@ -62,39 +79,59 @@ export function deliveryFacts(pkg: HandoffV1, stage: string): DeliveryFacts {
   return { job_id: pkg.job_id, stage, delivery_sha: sha256Hex(canonicalJson(pkg)), package_sha: sha256Hex(canonicalJson(content)) };
 }
 
-/** A record this delivery made (or a pre-provenance one) as is; another delivery's, marked. */
+/** A record this delivery made, as is; another delivery's, marked. A record from before
+ * deliveries were hashed cannot be told apart, so it counts as another package's (fail closed). */
 export function asAnswered(record: StageRecord, facts: Pick<DeliveryFacts, 'delivery_sha' | 'package_sha'>): StageResult {
-  if (record.delivery_sha === null || record.delivery_sha === facts.delivery_sha) return record.result;
-  return { ...record.result, recorded_by_other: record.package_sha === facts.package_sha ? 'same' : 'different' };
+  if (record.delivery_sha !== null && record.delivery_sha === facts.delivery_sha) return record.result;
+  return { ...record.result, recorded_by_other: record.package_sha !== null && record.package_sha === facts.package_sha ? 'same' : 'different' };
+}
+
+/** The package as the critic judged it, less what the rail changes after: hop, ack, the wallet it
+ * charged and its summary line. */
+function judgedContent(pkg: HandoffV1): string {
+  const { hop: _hop, ack: _ack, budget: _budget, summary: _summary, ...content } = pkg;
+  return canonicalJson(content);
 }
 
 /**
- * Provenance: a writer acts only on evidence the rail recorded for this job. Every artifact but
- * the job's entry must have been recorded by a stage of this pipeline for this job id (the same
- * bytes recorded for another job do not count), and the newest — what the writer takes — by a
- * critic whose recorded verdict is `pass` over exactly these artifacts.
+ * Provenance: a writer acts only on evidence recorded for this job, in this scope. Every artifact
+ * but the job's entry must have been recorded by a stage of this pipeline for this job id (the
+ * same bytes recorded for another job, or by direct deliveries for a rail job, do not count), and
+ * the newest — what the writer takes — by a critic whose recorded verdict is `pass` over exactly
+ * this package (its artifacts, constraints, goal: everything but what the rail changes after).
  */
-export async function checkProvenance(store: Store, pipeline: Pick<Pipeline, 'entry' | 'get'>, pkg: HandoffV1): Promise<void> {
+export async function checkProvenance(store: Store, pipeline: Pick<Pipeline, 'entry' | 'get'>, pkg: HandoffV1, scope: DeliveryScope = 'rail'): Promise<void> {
+  const jobId = scopedJob(scope, pkg.job_id);
   const [entry, ...evidence] = pkg.artifacts;
   if (!entry || entry.type !== pipeline.entry) throw stageFailure('ArtifactInvalid', `the first artifact must be the job's ${pipeline.entry}, not ${entry?.type ?? 'nothing'}`);
-  let last: { stage: string; result: StageResult } | undefined;
+  let newest: { stage: string; result: StageResult }[] = [];
   for (const artifact of evidence) {
-    const recorded = await store.findRecordedArtifact(pkg.job_id, artifact.uri);
-    if (!recorded || recorded.result.artifact.type !== artifact.type || !pipeline.get(recorded.stage)) {
-      throw stageFailure('ArtifactInvalid', `${artifact.type} ${artifact.uri.slice(0, 80)} was not recorded for job ${pkg.job_id} by a stage of this pipeline`);
-    }
-    last = recorded;
+    newest = (await store.findRecordedArtifacts(jobId, artifact.uri)).filter((r) => r.result.artifact.type === artifact.type && pipeline.get(r.stage));
+    if (newest.length === 0) throw stageFailure('ArtifactInvalid', `${artifact.type} ${artifact.uri.slice(0, 80)} was not recorded for job ${pkg.job_id} by a stage of this pipeline`);
   }
-  const judged = last && pipeline.get(last.stage)?.role === 'critic' && last.result.package.evaluator.last_verdict === 'pass';
-  if (!judged || canonicalJson(last!.result.package.artifacts) !== canonicalJson(pkg.artifacts)) {
-    throw stageFailure('VerdictNotPassing', `no passing verdict recorded for job ${pkg.job_id} over these artifacts`);
-  }
+  const content = judgedContent(pkg);
+  const passed = newest.some((r) => pipeline.get(r.stage)?.role === 'critic' && r.result.package.evaluator.last_verdict === 'pass' && judgedContent(r.result.package) === content);
+  if (!passed) throw stageFailure('VerdictNotPassing', `no passing verdict recorded for job ${pkg.job_id} over this package`);
 }
 
 /** Constraint policies hold on what a writer actually writes, whatever the verdict said. */
 export function refuseBreaches(constraints: readonly string[], written: string, stage: string): void {
   const breaches = constraintBreaches(constraints, { text: written, toolsUsed: [] });
   if (breaches.length > 0) throw stageFailure('VerdictNotPassing', `${stage} refuses to write: ${breaches.map((b) => `${b.policy}: ${b.breach}`).join('; ')}`);
+}
+
+/**
+ * The CRM write of a writer: the note held to the job's constraints, then written at most once
+ * per key. A key that already holds another write (another chain got there first, e.g. direct
+ * deliveries under this job id) is refused, never reported as this job's write.
+ */
+export async function writeCrmNote(store: Store, key: string, patch: CrmPatch, constraints: readonly string[], stage: string): Promise<ReceiptV1> {
+  refuseBreaches(constraints, patch.note, stage);
+  const receipt = await store.patchCrmOnce(key, patch);
+  if (receipt.note_hash !== `sha256:${sha256Hex(patch.note)}` || receipt.ticket_id !== patch.ticket_id) {
+    throw stageFailure('VerdictNotPassing', `${stage} refuses: write key ${key} already holds another write (to ${receipt.ticket_id}); nothing was written for this job`);
+  }
+  return receipt;
 }
 
 /** The second line behind the rail's ack: a stage never works on a delivery meant for another

@@ -21,6 +21,7 @@ import fc from 'fast-check';
 import { AckRecord, LIMITS, type Artifact, type HandoffV1, type JobRequest, type Pipeline, type StageCard, type StageResult, type StageWork } from '../contracts';
 import { ticketTriage } from '../contracts/pipelines/ticket-triage';
 import { createActivities, type HandrailActivities } from '../activities';
+import { scopedJob, scopedKey } from '../activities/stage';
 import { firstPackage } from '../workflows/rail/first-package';
 import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, type HopRequest, type StageAnswer } from '../workflows/rail/hop';
 import { DEFAULT_MAX_HOPS } from '../workflows/rail/hops';
@@ -699,15 +700,18 @@ export async function checkJobWrites(world: Pick<World, 'store' | 'verified'>, j
 }
 
 async function backed(store: Store, jobId: string, receipt: { ticket_id: string; note_hash?: string }): Promise<boolean> {
+  // In either scope: the job's own rail, or direct (stageHop) deliveries (activities/stage.ts).
+  for (const scope of ['rail', 'direct'] as const)
   for (let n = 0; n <= LIMITS.chain + 1; n++) {
-    const record = await store.findStageRecord(`${jobId}:judge:${n}`);
+    const record = await store.findStageRecord(scopedKey(scope, `${jobId}:judge:${n}`));
     const judged = record?.result.package;
     if (!judged || judged.job_id !== jobId || judged.evaluator.last_verdict !== 'pass') continue;
     const summary = [...judged.artifacts].reverse().find((a) => a.type === 'summary_md');
     const intake = [...judged.artifacts].reverse().find((a) => a.type === 'intake.v1');
     if (!summary || !intake) continue;
-    if ((await store.findRecordedArtifact(jobId, summary.uri))?.stage !== 'draft') continue;
-    if ((await store.findRecordedArtifact(jobId, intake.uri))?.stage !== 'intake') continue;
+    const recordedBy = async (uri: string) => (await store.findRecordedArtifacts(scopedJob(scope, jobId), uri)).map((r) => r.stage);
+    if (!(await recordedBy(summary.uri)).includes('draft')) continue;
+    if (!(await recordedBy(intake.uri)).includes('intake')) continue;
     const note = (await contentOf(store, summary.uri)) as { markdown?: string } | undefined;
     const ticket = (await contentOf(store, intake.uri)) as { ticket_id?: string } | undefined;
     if (typeof note?.markdown === 'string' && `sha256:${sha256Hex(note.markdown)}` === receipt.note_hash && ticket?.ticket_id === receipt.ticket_id) return true;

@@ -7,7 +7,7 @@ import { ReceiptV1, writeKey, type HandoffV1 } from '../../contracts';
 import { CLASSIFICATION, crmNoteStage, escalationStage } from '../../contracts/pipelines/support-routing';
 import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
-import { refuseBreaches, type StageOutput } from '../stage';
+import { writeCrmNote, type StageOutput } from '../stage';
 import { passedSummary } from '../verdict';
 import { Classification } from './classify';
 import { SpecialistNote } from './specialists';
@@ -16,14 +16,13 @@ export async function runCrmNote(store: Store, pkg: HandoffV1): Promise<StageOut
   const noteRef = await passedSummary(store, pkg, crmNoteStage.name);
   const note = await readArtifactBody(store, noteRef, SpecialistNote);
   const classification = await readArtifactBody(store, requireArtifact(pkg, crmNoteStage.name, CLASSIFICATION), Classification);
-  refuseBreaches(pkg.constraints, note.markdown, crmNoteStage.name);
-  const receipt = await store.patchCrmOnce(writeKey(pkg.job_id, crmNoteStage), {
+  const receipt = await writeCrmNote(store, writeKey(pkg.job_id, crmNoteStage), {
     ticket_id: classification.ticket_id,
     customer_id: classification.customer_id,
     // An escalated ticket waits for the human agent the note asks for.
     status: note.specialist === escalationStage.name ? 'needs_human' : 'triaged',
     note: note.markdown,
-  });
+  }, pkg.constraints, crmNoteStage.name);
   return {
     artifact: await writeArtifact(store, 'receipt.v1', ReceiptV1, receipt),
     body: receipt,

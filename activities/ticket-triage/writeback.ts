@@ -7,7 +7,7 @@ import { ReceiptV1, SummaryMd, writeKey, type HandoffV1 } from '../../contracts'
 import { writebackStage } from '../../contracts/pipelines/ticket-triage';
 import type { Store } from '../../src/worker/store';
 import { latestArtifact, readArtifactBody, writeArtifact } from '../artifacts';
-import { refuseBreaches, type StageOutput } from '../stage';
+import { writeCrmNote, type StageOutput } from '../stage';
 import { passedSummary } from '../verdict';
 import { readIntake } from './retrieval';
 
@@ -16,13 +16,12 @@ export async function runWriteback(store: Store, pkg: HandoffV1): Promise<StageO
   const summary = await readArtifactBody(store, summaryRef, SummaryMd);
   const intake = await readIntake(store, pkg, writebackStage.name);
   const needsHuman = latestArtifact(pkg, 'chunks.v1', 'no_hit.v1')?.type === 'no_hit.v1' || intake.risk === 'high';
-  refuseBreaches(pkg.constraints, summary.markdown, writebackStage.name);
-  const receipt = await store.patchCrmOnce(writeKey(pkg.job_id, writebackStage), {
+  const receipt = await writeCrmNote(store, writeKey(pkg.job_id, writebackStage), {
     ticket_id: intake.ticket_id,
     customer_id: intake.customer_id,
     status: needsHuman ? 'needs_human' : 'triaged',
     note: summary.markdown,
-  });
+  }, pkg.constraints, writebackStage.name);
   return {
     artifact: await writeArtifact(store, 'receipt.v1', ReceiptV1, receipt),
     body: receipt,

@@ -7,11 +7,11 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HandoffV1, JobRequest, JobResult } from '../../contracts';
+import type { AckRecord, HandoffV1, JobRequest, JobResult } from '../../contracts';
 import type { StageHopRequest } from '../../workflows/stage-hop';
 import { firstPackage } from '../../workflows/rail/first-package';
 import { startJob } from '../../src/operator/client';
-import { deliverHop, jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
+import { deliverHop, jobRequest, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
 
 const TRACE = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 let rail: Rail;
@@ -91,6 +91,37 @@ describe('provenance: a writer acts only on evidence the rail recorded for this 
     expect(written?.note).not.toMatch(/refund you in full/);
     expect(result.receipt?.note_hash).toBeDefined();
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
+  });
+
+  it('2. an honest stageHop chain under X, run before job X, neither poisons X\'s hops nor passes for X\'s write', async () => {
+    const request = jobRequest();
+    // Someone relays a ticket of their own through every stage under X's id, and writes.
+    const theirs = await judgedPackage({ ...request, ticket: { ...request.ticket, id: `${request.ticket.id}-theirs` } });
+    expect((await hop({ stage: 'writeback', package: theirs })).artifact?.type).toBe('receipt.v1');
+
+    const { handle } = await startJob(rail.client, request, rail);
+    const waiting = await waitForStatus(handle, 'escalated');
+    // Every hop of X ran on X's own records (no rejected_conflict); its writer found the key taken
+    // and refused, rather than reporting the other chain's receipt as X's write.
+    const acks = await handle.query<AckRecord[]>('acks');
+    expect(acks.slice(0, 4).map((a) => `${a.stage}:${a.ack}`)).toEqual(['intake:accepted', 'retrieve:accepted', 'draft:accepted', 'judge:accepted']);
+    expect(waiting.escalation?.reasons.join(' ')).toMatch(/write key .*:writeback:receipt\.v1 already holds another write/);
+    expect((await rail.store.getCrmTicket(request.ticket.id))).toBeNull();
+    await handle.cancel();
+  });
+
+  it('2. a job a human rejected cannot be written by delivering its judged package directly', async () => {
+    const request = jobRequest({ max_hops: 3 });
+    const { handle } = await startJob(rail.client, request, rail);
+    await waitForStatus(handle, 'escalated');
+    const judged = await handle.query<HandoffV1>('package');
+    await rail.client.workflow.getHandle(request.job_id).executeUpdate('decide', { args: [{ action: 'reject', actor: 'ops.lead' }] });
+    expect((await handle.result()).status).toBe('rejected');
+
+    const res = await hop({ stage: 'writeback', package: { ...judged, hop: { ...judged.hop!, to: 'judge', chain: judged.hop!.chain.filter((s) => s !== 'human') } } });
+    expect(res.artifact).toBeUndefined();
+    expect(res.failure ?? res.ack.reason).toMatch(/not recorded for job|no passing verdict/);
+    expect(await rail.store.listWrites(request.job_id)).toEqual([]);
   });
 
   it('3. job B cannot write with job A\'s recorded artifacts', async () => {

@@ -127,13 +127,18 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'stage completions say which job and stage recorded which artifact, over which package',
     // Provenance: a writer acts only on artifacts a stage recorded for the same job; a repeated
-    // delivery is told from a different package under the same key by the package's hash.
+    // delivery is told from a different package under the same key by the package's hash. Rows
+    // from before get their job, stage and artifact from the key and result; no hashes (a later
+    // delivery under such a key is treated as another package's).
     sqlite: `
       ALTER TABLE stage_completions ADD COLUMN job_id TEXT;
       ALTER TABLE stage_completions ADD COLUMN stage TEXT;
       ALTER TABLE stage_completions ADD COLUMN artifact_uri TEXT;
       ALTER TABLE stage_completions ADD COLUMN delivery_sha TEXT;
       ALTER TABLE stage_completions ADD COLUMN package_sha TEXT;
+      UPDATE stage_completions SET job_id = substr(delivery_key, 1, instr(delivery_key, ':') - 1),
+        stage = substr(substr(delivery_key, instr(delivery_key, ':') + 1), 1, instr(substr(delivery_key, instr(delivery_key, ':') + 1), ':') - 1),
+        artifact_uri = json_extract(result, '$.artifact.uri');
       CREATE INDEX stage_completions_by_artifact ON stage_completions (job_id, artifact_uri);
     `,
     postgres: `
@@ -142,6 +147,8 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE stage_completions ADD COLUMN artifact_uri text;
       ALTER TABLE stage_completions ADD COLUMN delivery_sha text;
       ALTER TABLE stage_completions ADD COLUMN package_sha text;
+      UPDATE stage_completions SET job_id = split_part(delivery_key, ':', 1), stage = split_part(delivery_key, ':', 2),
+        artifact_uri = result::json -> 'artifact' ->> 'uri';
       CREATE INDEX stage_completions_by_artifact ON stage_completions (job_id, artifact_uri);
     `,
   },

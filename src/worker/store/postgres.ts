@@ -104,12 +104,12 @@ class PostgresStore implements Store {
     return row ? { result: JSON.parse(row.result) as StageResult, delivery_sha: row.delivery_sha, package_sha: row.package_sha } : null;
   }
 
-  async findRecordedArtifact(jobId: string, uri: string): Promise<{ stage: string; result: StageResult } | null> {
+  async findRecordedArtifacts(jobId: string, uri: string): Promise<{ stage: string; result: StageResult }[]> {
     const { rows } = await this.pool.query<{ stage: string; result: string }>(
-      'SELECT stage, result FROM stage_completions WHERE job_id = $1 AND artifact_uri = $2 ORDER BY recorded_at LIMIT 1',
+      'SELECT stage, result FROM stage_completions WHERE job_id = $1 AND artifact_uri = $2 ORDER BY recorded_at',
       [jobId, uri],
     );
-    return rows[0] ? { stage: rows[0].stage, result: JSON.parse(rows[0].result) as StageResult } : null;
+    return rows.map((row) => ({ stage: row.stage, result: JSON.parse(row.result) as StageResult }));
   }
 
   async patchCrmOnce(idempotencyKey: string, patch: CrmPatch): Promise<ReceiptV1> {

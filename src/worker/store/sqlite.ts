@@ -124,11 +124,12 @@ class SqliteStore implements Store {
     return this.record(deliveryKey);
   }
 
-  async findRecordedArtifact(jobId: string, uri: string): Promise<{ stage: string; result: StageResult } | null> {
-    const row = this.db.prepare('SELECT stage, result FROM stage_completions WHERE job_id = ? AND artifact_uri = ? ORDER BY recorded_at LIMIT 1').get(jobId, uri) as
-      | { stage: string; result: string }
-      | undefined;
-    return row ? { stage: row.stage, result: JSON.parse(row.result) as StageResult } : null;
+  async findRecordedArtifacts(jobId: string, uri: string): Promise<{ stage: string; result: StageResult }[]> {
+    const rows = this.db.prepare('SELECT stage, result FROM stage_completions WHERE job_id = ? AND artifact_uri = ? ORDER BY recorded_at').all(jobId, uri) as {
+      stage: string;
+      result: string;
+    }[];
+    return rows.map((row) => ({ stage: row.stage, result: JSON.parse(row.result) as StageResult }));
   }
 
   private record(deliveryKey: string): StageRecord | null {

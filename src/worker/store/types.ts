@@ -60,9 +60,10 @@ export interface Store {
   recordStageCompletion(deliveryKey: string, result: StageResult, delivery?: DeliveryFacts): Promise<StageRecord>;
   findStageCompletion(deliveryKey: string): Promise<StageResult | null>;
   findStageRecord(deliveryKey: string): Promise<StageRecord | null>;
-  /** What a stage of job `jobId` recorded when it produced the artifact at `uri`, or null: the
-   * job-scoped view of the content-addressed artifacts (the same bytes may belong to many jobs). */
-  findRecordedArtifact(jobId: string, uri: string): Promise<{ stage: string; result: StageResult } | null>;
+  /** What the stages of job `jobId` recorded when they produced the artifact at `uri`, oldest
+   * first: the job-scoped view of the content-addressed artifacts (the same bytes may belong to
+   * many jobs, and one job may produce the same bytes twice). */
+  findRecordedArtifacts(jobId: string, uri: string): Promise<{ stage: string; result: StageResult }[]>;
 
   /**
    * Applies a CRM patch at most once per idempotency key (`job_id:stage:artifact_type`): the

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Artifact, HandoffV1 } from '../../../contracts';
 import { ticketTriage } from '../../../contracts/pipelines';
-import { checkProvenance, refuseBreaches } from '../../../activities/stage';
+import { checkProvenance, refuseBreaches, scopedJob, scopedKey, type DeliveryScope } from '../../../activities/stage';
 import { openStore, type Store } from '../../../src/worker/store';
 import { firstPackage, ticketRef, refundTicket } from './helpers';
 
@@ -16,19 +16,20 @@ const [INTAKE, CHUNKS, DRAFT, VERDICT, OTHER_DRAFT] = [ref('intake.v1', '1'), re
 let store: Store;
 let base: HandoffV1;
 
-async function recorded(jobId: string, stage: string, artifacts: Artifact[], verdict: 'pass' | 'fail' | 'none' = 'none'): Promise<void> {
+async function recorded(jobId: string, stage: string, artifacts: Artifact[], verdict: 'pass' | 'fail' | 'none' = 'none', scope: DeliveryScope = 'rail'): Promise<void> {
   const pkg = { ...base, job_id: jobId, artifacts, evaluator: { last_verdict: verdict, failures: [] } };
   const artifact = artifacts.at(-1)!;
-  await store.recordStageCompletion(`${jobId}:${stage}:${artifacts.length}`, { package: pkg, artifact, cost_usd: 0 }, { job_id: jobId, stage, delivery_sha: 'a'.repeat(64), package_sha: 'b'.repeat(64) });
+  const key = scopedKey(scope, `${jobId}:${stage}:${artifacts.length}`);
+  await store.recordStageCompletion(key, { package: pkg, artifact, cost_usd: 0 }, { job_id: scopedJob(scope, jobId), stage, delivery_sha: 'a'.repeat(64), package_sha: 'b'.repeat(64) });
 }
 
-/** job_1's honest chain: intake → retrieve → draft → judge (pass). */
-async function honestChain(jobId = 'job_1', verdict: 'pass' | 'fail' = 'pass'): Promise<HandoffV1> {
+/** job_1's honest chain: intake → retrieve → draft → judge (pass), recorded in `scope`. */
+async function honestChain(jobId = 'job_1', verdict: 'pass' | 'fail' = 'pass', scope: DeliveryScope = 'rail'): Promise<HandoffV1> {
   const ticket = base.artifacts[0]!;
-  await recorded(jobId, 'intake', [ticket, INTAKE]);
-  await recorded(jobId, 'retrieve', [ticket, INTAKE, CHUNKS]);
-  await recorded(jobId, 'draft', [ticket, INTAKE, CHUNKS, DRAFT]);
-  await recorded(jobId, 'judge', [ticket, INTAKE, CHUNKS, DRAFT, VERDICT], verdict);
+  await recorded(jobId, 'intake', [ticket, INTAKE], 'none', scope);
+  await recorded(jobId, 'retrieve', [ticket, INTAKE, CHUNKS], 'none', scope);
+  await recorded(jobId, 'draft', [ticket, INTAKE, CHUNKS, DRAFT], 'none', scope);
+  await recorded(jobId, 'judge', [ticket, INTAKE, CHUNKS, DRAFT, VERDICT], verdict, scope);
   return { ...base, job_id: jobId, artifacts: [ticket, INTAKE, CHUNKS, DRAFT, VERDICT], evaluator: { last_verdict: 'pass', failures: [] } };
 }
 
@@ -72,6 +73,27 @@ describe('checkProvenance', () => {
     await recorded('job_1', 'draft', [pkg.artifacts[0]!, INTAKE, CHUNKS, DRAFT, VERDICT, OTHER_DRAFT]);
     const swapped = { ...pkg, artifacts: [pkg.artifacts[0]!, INTAKE, CHUNKS, OTHER_DRAFT, VERDICT] };
     expect(await refusal(swapped)).toMatchObject({ type: 'VerdictNotPassing' });
+  });
+
+  it('refuses a judged package whose constraints were changed after the judge passed it', async () => {
+    const pkg = await honestChain();
+    expect(await refusal({ ...pkg, constraints: [] })).toMatchObject({ type: 'VerdictNotPassing', message: expect.stringMatching(/over this package/) });
+  });
+
+  it('finds the pass over this package among several records of the same verdict bytes', async () => {
+    // The same verdict bytes recorded first over another chain of the job (a later pass that
+    // judged identical text lands on the same content address).
+    await recorded('job_1', 'judge', [base.artifacts[0]!, INTAKE, CHUNKS, OTHER_DRAFT, DRAFT, VERDICT], 'pass');
+    const pkg = await honestChain();
+    await expect(checkProvenance(store, ticketTriage, pkg)).resolves.toBeUndefined();
+  });
+
+  it('keeps direct deliveries apart: a stageHop chain is not the job\'s evidence, nor the job\'s a stageHop\'s', async () => {
+    const railJob = await honestChain('job_1');
+    await expect(checkProvenance(store, ticketTriage, railJob, 'direct')).rejects.toMatchObject({ type: 'ArtifactInvalid' });
+    const directJob = await honestChain('job_2', 'pass', 'direct');
+    await expect(checkProvenance(store, ticketTriage, directJob, 'direct')).resolves.toBeUndefined();
+    await expect(checkProvenance(store, ticketTriage, directJob, 'rail')).rejects.toMatchObject({ type: 'ArtifactInvalid' });
   });
 
   it('refuses a newest artifact recorded by a stage that is not a critic', async () => {

@@ -56,8 +56,8 @@ for (const backend of storeBackends()) {
     it('records which job and stage produced an artifact: the same bytes are evidence only for that job', async () => {
       const result = stageResult('first');
       await store.recordStageCompletion('job_1:draft:3', result, { job_id: 'job_1', stage: 'draft', delivery_sha: 'a'.repeat(64), package_sha: 'b'.repeat(64) });
-      expect(await store.findRecordedArtifact('job_1', result.artifact.uri)).toEqual({ stage: 'draft', result });
-      expect(await store.findRecordedArtifact('job_2', result.artifact.uri)).toBeNull();
+      expect(await store.findRecordedArtifacts('job_1', result.artifact.uri)).toEqual([{ stage: 'draft', result }]);
+      expect(await store.findRecordedArtifacts('job_2', result.artifact.uri)).toEqual([]);
       expect(await store.findStageRecord('job_1:draft:3')).toEqual({ result, delivery_sha: 'a'.repeat(64), package_sha: 'b'.repeat(64) });
     });
 
