@@ -170,7 +170,9 @@ export function checkPipeline(spec: PipelineSpec): string[] {
     }
   }
 
-  if (spec.reviser !== undefined && !byName.has(spec.reviser)) problems.push(`reviser "${spec.reviser}" is not a stage of this pipeline`);
+  const reviser = spec.reviser === undefined ? undefined : byName.get(spec.reviser);
+  if (spec.reviser !== undefined && !reviser) problems.push(`reviser "${spec.reviser}" is not a stage of this pipeline`);
+  if (reviser && reviser.role !== 'worker') problems.push(`reviser "${reviser.name}" is a ${reviser.role}; a human's revise sends work to a worker (the drafter)`);
 
   const versions = new Set([HANDOFF_V1, ...(spec.versions?.handoff ?? []).map((v) => v.schema)]);
   for (const card of spec.stages) {

@@ -67,6 +67,10 @@ describe('definePipeline', () => {
     expect(found).toEqual(expect.arrayContaining(['stage "draft" reads handoff.v2, which this pipeline does not declare', 'edge options for intake → judge: no route takes that edge']));
   });
 
+  it('refuses a reviser that is not a worker (a human\'s revise must not go to the writer)', () => {
+    expect(problems({ reviser: 'writeback' })).toContain('reviser "writeback" is a writer; a human\'s revise sends work to a worker (the drafter)');
+  });
+
   it('lists every problem in one refusal', () => {
     const spec = { ...triage, name: 'Bad Name', reviser: 'redraft', revisits: [{ from: 'judge', to: 'draft' }], routes: [{ after: 'ticket.raw', to: 'nowhere', reason: 'x' }] };
     let error: unknown;
