@@ -98,7 +98,8 @@ async function replayPerSecond(kind: Kind, bundleCode: string, histories: { work
     }
   };
   await replay(histories.slice(0, 1));
-  const batch = Array.from({ length: repeat }, (_, k) => histories.map((h) => ({ ...h, workflowId: `${h.workflowId}#${k}` }))).flat();
+  // Under their own workflow ids: the rail checks that a job runs under its own id.
+  const batch = Array.from({ length: repeat }, () => histories).flat();
   const t0 = process.hrtime.bigint();
   await replay(batch);
   return batch.length / (Number(process.hrtime.bigint() - t0) / 1e9);
