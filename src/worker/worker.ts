@@ -10,6 +10,7 @@ import { builtInActivities, railActivities, type ActivityDeps, type HandrailActi
 import type { StageActivity } from '../../activities/stage';
 import { canonicalJson, type Pipeline, type StageCard, type StageNameOf } from '../../contracts';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { loadConfig, type HandrailConfig } from '../config';
 import { loadHelpCenter } from './corpus';
 import { createChatModel, modelConfigFromEnv } from './model';
@@ -71,6 +72,12 @@ export function stageCards(pipelines: readonly Pipeline[]): { cards: StageCard[]
   return { cards: [...byName.values()].map((v) => v.card), problems };
 }
 
+/** The rail's search attributes the namespace lacks (SEARCH_ATTRIBUTES). */
+export async function missingSearchAttributes(connection: NativeConnection, namespace: string): Promise<string[]> {
+  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+  return Object.keys(SEARCH_ATTRIBUTES).filter((name) => !(name in (customAttributes ?? {})));
+}
+
 /**
  * Workers for the rail and every stage. Stages whose card names its own task queue get a worker
  * of their own on that queue, so only a process holding that stage's credentials runs it.
@@ -88,6 +95,12 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
   const { cards, problems } = stageCards(pipelines);
   for (const card of cards) if (typeof activities[card.name] !== 'function') problems.push(`stage "${card.name}" has no activity (pass it in \`activities\`)`);
   if (problems.length > 0) throw new WorkerSetupError(problems);
+  const unregistered = await missingSearchAttributes(opts.connection, opts.config.namespace);
+  if (unregistered.length > 0) {
+    throw new WorkerSetupError([
+      `namespace "${opts.config.namespace}" has no search attribute ${unregistered.join(', ')}; every job's workflow task would fail on its first upsert. Register them (temporal operator search-attribute create --name … --type …; the dev server and docker-compose.yml do it)`,
+    ]);
+  }
   const isolated = cards.filter((c) => c.taskQueue && c.taskQueue !== opts.config.taskQueue);
   const main = await Worker.create({
     connection: opts.connection,
