@@ -72,11 +72,15 @@ export function deliveryScope(): DeliveryScope {
 export const scopedKey = (scope: DeliveryScope, key: string) => (scope === 'direct' ? `direct:${key}` : key);
 export const scopedJob = (scope: DeliveryScope, jobId: string) => (scope === 'direct' ? `direct:${jobId}` : jobId);
 
-/** What identifies a delivery: the package as delivered, and the package less the rail's hop
- * and ack (what a repeated delivery of one package shares). */
+/** What identifies a delivery: the package as delivered to this activity (its workflow, run and
+ * activity id: a retry is the same delivery, a twin workflow delivering the same bytes in the
+ * same millisecond is not), and the package less the rail's hop and ack (what a repeated
+ * delivery of one package shares). */
 export function deliveryFacts(pkg: HandoffV1, stage: string): DeliveryFacts {
   const { hop: _hop, ack: _ack, ...content } = pkg;
-  return { job_id: pkg.job_id, stage, delivery_sha: sha256Hex(canonicalJson(pkg)), package_sha: sha256Hex(canonicalJson(content)) };
+  const info = asyncLocalStorage.getStore()?.info;
+  const receiver = info ? `${info.workflowExecution?.workflowId ?? ''}/${info.workflowExecution?.runId ?? ''}/${info.activityId}` : '';
+  return { job_id: pkg.job_id, stage, delivery_sha: sha256Hex(`${receiver}\n${canonicalJson(pkg)}`), package_sha: sha256Hex(canonicalJson(content)) };
 }
 
 /** A record this delivery made, as is; another delivery's, marked. A record from before

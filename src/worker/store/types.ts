@@ -89,8 +89,8 @@ export interface Store {
 export interface DeliveryFacts {
   job_id: string;
   stage: string;
-  /** sha256 of the package exactly as delivered (the rail's hop and ack included): a retry of
-   * the same activity has the same one. */
+  /** sha256 of the delivery: the package exactly as delivered (the rail's hop and ack included)
+   * and the activity that received it; a retry of the same activity has the same one. */
   delivery_sha: string;
   /** sha256 of the package less the rail's ack: a repeated delivery of one package has the same one. */
   package_sha: string;

@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChunksV1, NoHitV1, ReceiptV1, SummaryMd, VerdictV1, type HandoffV1 } from '../../../contracts';
 import type { StageResult } from '../../../contracts/stages';
@@ -254,6 +255,17 @@ describe('delivery once', () => {
     expect(again).toEqual({ ...first, recorded_by_other: 'different' });
     expect(await activities.priorDelivery({ delivery_key: 'job_1:intake:0' })).toEqual(first);
     expect(await activities.priorDelivery({ delivery_key: 'job_1:intake:9' })).toBeNull();
+  });
+
+  it('tells twin deliveries of the same bytes apart by the activity that got them: the second is marked the same package', async () => {
+    const pkg = firstPackage(ticketRef(refundTicket));
+    const work = { stage: 'intake' as const, package: pkg, delivery_key: 'job_1:intake:0' };
+    const by = (workflowId: string) => new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'run' }, activityId: '1', workflowType: 'handoffJob' });
+    const first = await by('wf-a').run(activities.intake, work);
+    // Same workflow, run and activity: a retry of the same delivery gets the record as is.
+    expect(await by('wf-a').run(activities.intake, work)).toEqual(first);
+    // Another workflow delivering identical bytes (even to the millisecond) is another delivery.
+    expect(await by('wf-b').run(activities.intake, work)).toEqual({ ...first, recorded_by_other: 'same' });
   });
 
   it('refuses a package whose newest artifact the stage does not take', async () => {
