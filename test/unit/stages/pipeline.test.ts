@@ -261,7 +261,7 @@ describe('delivery once', () => {
     const pkg = firstPackage(ticketRef(refundTicket));
     const work = { stage: 'intake' as const, package: pkg, delivery_key: 'job_1:intake:0' };
     const by = (workflowId: string) => new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'run' }, activityId: '1', workflowType: 'handoffJob' });
-    const first = await by('wf-a').run(activities.intake, work);
+    const first = (await by('wf-a').run(activities.intake, work)) as StageResult;
     // Same workflow, run and activity: a retry of the same delivery gets the record as is.
     expect(await by('wf-a').run(activities.intake, work)).toEqual(first);
     // Another workflow delivering identical bytes (even to the millisecond) is another delivery.
