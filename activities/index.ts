@@ -8,7 +8,7 @@ import type { HandoffV1 } from '../contracts';
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/worker/store';
 import type { ActivityDeps } from './deps';
-import { deliveryFacts, deliveryScope, scopedKey } from './stage';
+import { asAnswered, deliveryScope, packageSha, scopedKey } from './stage';
 import { supportRoutingActivities } from './support-routing';
 import { ticketTriageActivities } from './ticket-triage';
 
@@ -21,9 +21,8 @@ export function railActivities(store: Store) {
     priorDelivery: async ({ delivery_key, package: pkg }: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null> => {
       const record = await store.findStageRecord(scopedKey(deliveryScope(), delivery_key));
       if (!record) return null;
-      // A record from before packages were hashed cannot be told apart: another package's.
-      const differs = pkg !== undefined && (record.package_sha === null || record.package_sha !== deliveryFacts(pkg, '').package_sha);
-      return differs ? { ...record.result, recorded_by_other: 'different' } : record.result;
+      // The lookup is never the delivery that made the record; only the package can match.
+      return pkg === undefined ? record.result : asAnswered(record, { delivery_sha: null, package_sha: packageSha(pkg) });
     },
   };
 }

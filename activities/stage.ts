@@ -77,15 +77,20 @@ export const scopedJob = (scope: DeliveryScope, jobId: string) => (scope === 'di
  * same millisecond is not), and the package less the rail's hop and ack (what a repeated
  * delivery of one package shares). */
 export function deliveryFacts(pkg: HandoffV1, stage: string): DeliveryFacts {
-  const { hop: _hop, ack: _ack, ...content } = pkg;
   const info = asyncLocalStorage.getStore()?.info;
   const receiver = info ? `${info.workflowExecution?.workflowId ?? ''}/${info.workflowExecution?.runId ?? ''}/${info.activityId}` : '';
-  return { job_id: pkg.job_id, stage, delivery_sha: sha256Hex(`${receiver}\n${canonicalJson(pkg)}`), package_sha: sha256Hex(canonicalJson(content)) };
+  return { job_id: pkg.job_id, stage, delivery_sha: sha256Hex(`${receiver}\n${canonicalJson(pkg)}`), package_sha: packageSha(pkg) };
+}
+
+/** The package less the rail's hop and ack: what every delivery of one package shares. */
+export function packageSha(pkg: HandoffV1): string {
+  const { hop: _hop, ack: _ack, ...content } = pkg;
+  return sha256Hex(canonicalJson(content));
 }
 
 /** A record this delivery made, as is; another delivery's, marked. A record from before
  * deliveries were hashed cannot be told apart, so it counts as another package's (fail closed). */
-export function asAnswered(record: StageRecord, facts: Pick<DeliveryFacts, 'delivery_sha' | 'package_sha'>): StageResult {
+export function asAnswered(record: StageRecord, facts: { delivery_sha: string | null; package_sha: string }): StageResult {
   if (record.delivery_sha !== null && record.delivery_sha === facts.delivery_sha) return record.result;
   return { ...record.result, recorded_by_other: record.package_sha !== null && record.package_sha === facts.package_sha ? 'same' : 'different' };
 }

@@ -124,8 +124,8 @@ const DEFAULT_ACTIVITY: StageActivityOptions = {
 };
 
 /** A card with defaults filled in (worker role, handoff.v1, no tools, no writes, 30 s / 3 tries,
- * 10 s heartbeat, business failures non-retryable). Validation happens in `checkStageRegistry`, so a bad card
- * reaches the worker-start check and is refused there with every other problem at once. */
+ * 10 s heartbeat, business failures non-retryable). Validation happens in `checkStageRegistry`, which
+ * definePipeline runs, so a bad card is refused with every other problem of its pipeline at once. */
 export function defineStage<const N extends string>(spec: StageSpec & { name: N }): StageCard & { readonly name: N } {
   const retry = { ...DEFAULT_ACTIVITY.retry, ...spec.activity?.retry };
   const nonRetryable = new Set([...STAGE_FAILURE_TYPES, ...(retry.nonRetryableErrorTypes ?? [])]);
@@ -145,7 +145,7 @@ export function defineStage<const N extends string>(spec: StageSpec & { name: N 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Registry check (run at worker start; a bad registry refuses to start).
+// Registry check (definePipeline runs it; a pipeline with a bad card refuses to load).
 
 /** Every problem with a set of cards, as sentences an operator can act on; empty means sound. */
 export function checkStageRegistry(cards: readonly StageCard[], entryTypes: readonly string[]): string[] {
@@ -217,24 +217,9 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
   return problems;
 }
 
-export class StageRegistryError extends Error {
-  override readonly name = 'StageRegistryError';
-  constructor(readonly problems: readonly string[]) {
-    super(`stage registry refused (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`);
-  }
-}
-
 export interface StageRegistry {
   readonly cards: readonly StageCard[];
   get(name: string): StageCard | undefined;
-}
-
-/** The checked registry the worker starts with; throws StageRegistryError listing every problem. */
-export function createStageRegistry(cards: readonly StageCard[], entryTypes: readonly string[]): StageRegistry {
-  const problems = checkStageRegistry(cards, entryTypes);
-  if (problems.length > 0) throw new StageRegistryError(problems);
-  const byName = new Map(cards.map((c) => [c.name, c]));
-  return { cards, get: (name) => byName.get(name) };
 }
 
 /** The newest artifact is what the next stage works on (older ones stay for reference). */

@@ -51,17 +51,19 @@ export interface RailPipelines {
   stages: ReadonlyMap<string, StageProxies>;
 }
 
+/** The pipeline a request names (the first when it names none); an unknown one fails the
+ * workflow at once, non-retryable, naming the ones this worker runs. */
+export function pipelineFor(rail: RailPipelines, name: string | undefined, failureType: string): Pipeline {
+  const pipeline = findPipeline(rail.pipelines, name);
+  if (!pipeline) throw ApplicationFailure.nonRetryable(`unknown pipeline ${JSON.stringify(name)}; this worker runs ${rail.pipelines.map((p) => p.name).join(', ')}`, failureType);
+  return pipeline;
+}
+
 /** The `handoffJob` workflow for these pipelines: a job names one in `pipeline` (the first by default). */
 export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => Promise<JobResult> {
   return async function handoffJob(input: JobRequest): Promise<JobResult> {
     const request = patched(VALIDATE_REQUEST_PATCH) ? checkedRequest(input) : input;
-    const pipeline = findPipeline(rail.pipelines, request.pipeline);
-    if (!pipeline) {
-      throw ApplicationFailure.nonRetryable(
-        `unknown pipeline ${JSON.stringify(request.pipeline)}; this worker runs ${rail.pipelines.map((p) => p.name).join(', ')}`,
-        'InvalidJobRequest',
-      );
-    }
+    const pipeline = pipelineFor(rail, request.pipeline, 'InvalidJobRequest');
     return await runJob(new Job(request, pipeline, rail.stages.get(pipeline.name)!));
   };
 }

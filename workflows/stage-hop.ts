@@ -5,9 +5,9 @@
  */
 import { ApplicationFailure, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { z } from 'zod';
-import { LIMITS, findPipeline, issueLines, type AckRecord, type Artifact, type HandoffV1 } from '../contracts';
+import { LIMITS, issueLines, type AckRecord, type Artifact, type HandoffV1 } from '../contracts';
 import { inputText } from '../contracts/primitives';
-import type { RailPipelines } from './handoff-job';
+import { pipelineFor, type RailPipelines } from './handoff-job';
 import { runHop } from './hop';
 import { DEFAULT_MAX_HOPS } from './rail/hops';
 import { HandrailAck, HandrailStage, HandrailStatus } from './search-attributes';
@@ -52,13 +52,7 @@ export function createStageHop(rail: RailPipelines): (request: StageHopRequest) 
     const parsed = StageHopRequestSchema.safeParse(input);
     if (!parsed.success) throw ApplicationFailure.nonRetryable(`invalid stageHop request: ${issueLines(parsed.error, 'request', 5).join('; ')}`, 'InvalidStageHopRequest');
     const request = input;
-    const pipeline = findPipeline(rail.pipelines, request.pipeline);
-    if (!pipeline) {
-      throw ApplicationFailure.nonRetryable(
-        `unknown pipeline ${JSON.stringify(request.pipeline)}; this worker runs ${rail.pipelines.map((p) => p.name).join(', ')}`,
-        'InvalidStageHopRequest',
-      );
-    }
+    const pipeline = pipelineFor(rail, request.pipeline, 'InvalidStageHopRequest');
     const outcome = await runHop(
       {
         pipeline,
