@@ -12,6 +12,8 @@ import { asyncLocalStorage } from '@temporalio/activity';
 import type { ApplicationFailure } from '@temporalio/common';
 import { stageFailure } from './failures';
 import { whileHeartbeating } from './heartbeat';
+import { withTranscript } from './transcript-log';
+import { openTurn, type StageTurn, type TurnOptions } from './turn';
 
 export interface StageOutput {
   artifact: Artifact;
@@ -36,10 +38,11 @@ export interface StageOutput {
  */
 export async function runStageOnce(
   store: Store,
-  pipeline: Pick<Pipeline, 'versions' | 'entry' | 'get'>,
+  pipeline: Pick<Pipeline, 'name' | 'versions' | 'entry' | 'get' | 'handovers'>,
   card: StageCard,
   delivery: StageWork,
-  work: (pkg: HandoffV1) => Promise<StageOutput>,
+  work: StageWorkFn,
+  options: TurnOptions = {},
 ): Promise<StageResult> {
   const pkg = checkDelivery(pipeline, card, delivery);
   const scope = deliveryScope();
@@ -49,10 +52,18 @@ export async function runStageOnce(
     const prior = await store.findStageRecord(key);
     if (prior) return asAnswered(prior, facts);
     if (card.writes !== null) await checkProvenance(store, pipeline, pkg, scope);
-    const output = await work(pkg);
+    const { turn, close } = await openTurn(store, pipeline, card, { package: pkg, edge: delivery.edge }, facts.job_id, options);
+    const output = await work(pkg, turn);
+    const { transcript, handover } = await close(output);
     const recorded = await store.recordStageCompletion(
       key,
-      { package: emit(pkg, output), artifact: output.artifact, cost_usd: output.cost_usd, body: output.body },
+      {
+        package: emit(pkg, output, transcript),
+        artifact: output.artifact,
+        cost_usd: output.cost_usd,
+        body: output.body,
+        ...(handover ? { handover: { used: handover.used, tokens: handover.tokens, ...(handover.fell_back ? { fell_back: true } : {}) } } : {}),
+      },
       facts,
     );
     return asAnswered(recorded, facts);
@@ -166,8 +177,9 @@ function checkDelivery(pipeline: Pick<Pipeline, 'versions'>, card: StageCard, de
   return delivery.package as HandoffV1;
 }
 
-/** A stage's work: what it does with the package it was delivered. */
-export type StageWorkFn = (pkg: HandoffV1) => Promise<StageOutput>;
+/** A stage's work: what it does with the package it was delivered, in its turn of the job's
+ * conversation (`turn.prompt()` before calling a model, `turn.reply()` with what it answered). */
+export type StageWorkFn = (pkg: HandoffV1, turn: StageTurn) => Promise<StageOutput>;
 /** A stage activity as the worker registers it, named after its card. */
 export type StageActivity = (work: StageWork) => Promise<StageResult>;
 
@@ -180,12 +192,13 @@ export function stageActivities<P extends Pipeline, K extends StageNameOf<P>>(
   pipeline: P,
   store: Store,
   work: { readonly [S in K]: StageWorkFn },
+  options: TurnOptions = {},
 ): { [S in K]: StageActivity } {
   const activities = {} as Record<string, StageActivity>;
   for (const [name, run] of Object.entries(work) as [string, StageWorkFn][]) {
     const card = pipeline.get(name);
     if (!card) throw new Error(`pipeline "${pipeline.name}" has no stage "${name}"`);
-    activities[name] = (delivery: StageWork) => runStageOnce(store, pipeline, card, delivery, run);
+    activities[name] = (delivery: StageWork) => runStageOnce(store, pipeline, card, delivery, run, options);
   }
   return activities as { [S in K]: StageActivity };
 }
@@ -203,14 +216,15 @@ export function appendUnique<T>(list: readonly T[], extra: readonly T[] | undefi
   return [...list, ...(extra ?? []).filter((item) => !list.includes(item))];
 }
 
-/** Input package + output artifact (+ questions, tools, memory refs, judge's evaluator). */
-function emit(pkg: HandoffV1, output: StageOutput): HandoffV1 {
+/** Input package + output artifact (+ questions, tools, memory refs, judge's evaluator), with
+ * the job's log referenced at this turn. */
+function emit(pkg: HandoffV1, output: StageOutput, transcript: string): HandoffV1 {
   return {
     ...pkg,
     artifacts: [...pkg.artifacts, output.artifact],
     open_questions: appendUnique(pkg.open_questions, output.open_questions),
     tools_tried: [...pkg.tools_tried, ...(output.tools_tried ?? [])],
-    memory_refs: appendUnique(pkg.memory_refs, output.memory_refs),
+    memory_refs: withTranscript(appendUnique(pkg.memory_refs, output.memory_refs), transcript),
     evaluator: output.evaluator ?? pkg.evaluator,
   };
 }

@@ -3,6 +3,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
+import { temporal } from '@temporalio/proto';
 import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
 
 export type { History };
@@ -51,4 +52,11 @@ type HistoryEvent = NonNullable<History['events']>[number];
 function eventTypeName(event: HistoryEvent): string {
   const field = Object.keys(event).find((k) => k.endsWith('EventAttributes') && (event as Record<string, unknown>)[k] != null);
   return field ? field[0]!.toUpperCase() + field.slice(1, -'EventAttributes'.length) : `Unknown${String(event.eventType)}`;
+}
+
+/** The history as the server stores it (protobuf): its size, and its bytes as text, where every
+ * JSON payload it carries is readable (to show what a history does or does not hold). */
+export function encodedHistory(history: History): { bytes: number; text: string } {
+  const encoded = temporal.api.history.v1.History.encode(history).finish();
+  return { bytes: encoded.length, text: Buffer.from(encoded).toString('utf8') };
 }

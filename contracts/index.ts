@@ -14,3 +14,4 @@ export * as validators from './generated/validators';
 export type { StandaloneValidator } from './generated/validators';
 export * from './pipeline';
 export { canonicalJson } from './canonical-json';
+export * from './transcript';

@@ -7,6 +7,7 @@
  * every problem listed, so a broken pipeline never reaches a worker, let alone a job.
  */
 import type { HandoffV1, LastVerdict } from './handoff';
+import type { Message, TaggedMessage } from './transcript';
 import { HANDOFF_V1 } from './handoff';
 import { isSlug } from './primitives';
 import { checkStageRegistry, type StageCard, type StageRegistry } from './stages';
@@ -54,13 +55,64 @@ export interface RevisitEdge {
   bound?: 'revisions' | { max: number };
 }
 
-/** Options of one edge. `handover` is the slot for the per-edge handover strategy (seed 000);
- * today every edge hands over the package's artifacts, which is all there is. */
+/** Seed 000's transcript strategies: the earlier conversation inlined before or after the next
+ * stage's question, or written to a trace file the question points at. */
+export const HANDOVER_STRATEGIES = ['transcript_prepend', 'transcript_append', 'transcript_materialize'] as const;
+export type HandoverStrategy = (typeof HANDOVER_STRATEGIES)[number];
+
+/** What a callable handover sees besides the log: the job and the edge being crossed. */
+export interface HandoverState {
+  job_id: string;
+  pipeline: string;
+  from: string;
+  to: string;
+  /** The hop count of the delivery: the turn the next stage takes. */
+  turn: number;
+  package: HandoffV1;
+}
+
+/** Rewrites the log into the next stage's conversation history (seed 000's callable handover). */
+export type HandoverCallable = (log: readonly TaggedMessage[], state: HandoverState) => Message[];
+
+/**
+ * Options of one edge: what conversation the next stage sees (seed 000's handover). Unset, the
+ * next stage starts clean with only the package (seed 001's rule). `history`: the job's messages
+ * as they are. A strategy renders them as a transcript. `{ callable }`: a function registered in
+ * the pipeline's `handovers` (workflow code carries only its name).
+ *
+ * `maxTokens` caps what the handover puts before the model (seed 004: the package stays small,
+ * the full transcript stays in the store). Over it, `overflow: 'transcript_materialize'` writes
+ * the transcript to a trace file instead; `'refuse'` (the default) refuses the hop
+ * (`rejected_budget`, reason `context_budget_exceeded`). Never silently truncated.
+ */
 export interface EdgeOptions {
   from: string;
   to: string;
-  handover?: 'artifacts';
+  handover?: HandoverStrategy | 'history' | { callable: string };
+  maxTokens?: number;
+  overflow?: 'transcript_materialize' | 'refuse';
 }
+
+/** An edge as a defined pipeline holds it: a callable handover resolved from `handovers`. */
+export interface Edge extends EdgeOptions {
+  readonly callable?: HandoverCallable;
+}
+
+/** An edge's options as data (what the rail sends a stage): its callable left to the stage's worker. */
+export const edgeOptions = ({ from, to, handover, maxTokens, overflow }: EdgeOptions): EdgeOptions => ({
+  from,
+  to,
+  ...(handover === undefined ? {} : { handover: typeof handover === 'string' ? handover : { callable: handover.callable } }),
+  ...(maxTokens === undefined ? {} : { maxTokens }),
+  ...(overflow === undefined ? {} : { overflow }),
+});
+
+/** Problems with edge options a stage received (the rail only sends checked ones). */
+export const edgeProblems = (edge: EdgeOptions, handovers: Readonly<Record<string, HandoverCallable>>) => checkHandover(`edge ${edge.from} → ${edge.to}`, edge, handovers);
+
+/** How a handover is named on acks, details and logs: the strategy, `history`, or `callable:<name>`. */
+export const handoverName = (edge: Pick<EdgeOptions, 'handover'> | undefined): string | undefined =>
+  edge?.handover === undefined ? undefined : typeof edge.handover === 'string' ? edge.handover : `callable:${edge.handover.callable}`;
 
 export interface PipelineSpec {
   /** Slug a job request names in `pipeline`; published as the `HandrailPipeline` search attribute. */
@@ -77,6 +129,8 @@ export interface PipelineSpec {
   /** Package versions beyond handoff.v1 and the upgraders between them. */
   versions?: { handoff?: readonly HandoffVersion[]; upgraders?: readonly Upgrader[] };
   edges?: readonly EdgeOptions[];
+  /** Callable handovers by name, for edges that say `handover: { callable: name }`. */
+  handovers?: Readonly<Record<string, HandoverCallable>>;
 }
 
 /** `N`: the pipeline's stage names, so the worker's activity map is checked against its cards. */
@@ -91,7 +145,11 @@ export interface Pipeline<N extends string = string> extends StageRegistry {
   readonly revisits: readonly Required<RevisitEdge>[];
   readonly reviser: string | undefined;
   readonly versions: VersionRegistry;
-  readonly edges: readonly EdgeOptions[];
+  readonly edges: readonly Edge[];
+  /** The options of the edge `from → to`, or undefined (the next stage gets only the package). */
+  edge(from: string, to: string): Edge | undefined;
+  /** Callable handovers by name (the rail sends the name; the stage's worker calls the function). */
+  readonly handovers: Readonly<Record<string, HandoverCallable>>;
 }
 
 export type StageNameOf<P> = P extends Pipeline<infer N> ? N : never;
@@ -183,10 +241,49 @@ export function checkPipeline(spec: PipelineSpec): string[] {
   }
 
   const routed = new Set(spec.routes.filter((r): r is HopRule => !isCompleteRule(r)).flatMap((r) => spec.stages.filter((c) => c.outputs.includes(r.after)).map((c) => `${c.name}→${r.to}`)));
+  const seenEdges = new Set<string>();
   for (const edge of spec.edges ?? []) {
+    const at = `edge ${edge.from} → ${edge.to}`;
     if (!routed.has(`${edge.from}→${edge.to}`)) problems.push(`edge options for ${edge.from} → ${edge.to}: no route takes that edge`);
+    if (seenEdges.has(`${edge.from}→${edge.to}`)) problems.push(`${at} has options twice; give each edge one entry`);
+    seenEdges.add(`${edge.from}→${edge.to}`);
+    problems.push(...checkHandover(at, edge, spec.handovers ?? {}));
   }
   return problems;
+}
+
+function checkHandover(at: string, edge: EdgeOptions, handovers: Readonly<Record<string, HandoverCallable>>): string[] {
+  const problems: string[] = [];
+  const { handover, maxTokens, overflow } = edge;
+  if (typeof handover === 'string' && handover !== 'history' && !(HANDOVER_STRATEGIES as readonly string[]).includes(handover)) {
+    problems.push(`${at}: unknown handover strategy ${JSON.stringify(handover)} (known: history, ${HANDOVER_STRATEGIES.join(', ')}, or { callable: name })`);
+  } else if (handover !== undefined && typeof handover !== 'string') {
+    const name = (handover as { callable?: unknown }).callable;
+    if (typeof name !== 'string' || name.length === 0) problems.push(`${at}: a callable handover names its function: { callable: 'name' }`);
+    else if (typeof handovers[name] !== 'function') problems.push(`${at}: handover callable ${JSON.stringify(name)} is not registered in the pipeline's handovers`);
+  }
+  if (maxTokens !== undefined) {
+    if (!Number.isInteger(maxTokens) || maxTokens < 1) problems.push(`${at}: maxTokens ${String(maxTokens)} must be an integer >= 1`);
+    if (handover === undefined) problems.push(`${at}: maxTokens caps a handover, and this edge has none (its next stage gets only the package)`);
+  }
+  if (overflow !== undefined && overflow !== 'transcript_materialize' && overflow !== 'refuse') {
+    problems.push(`${at}: overflow ${JSON.stringify(overflow)} must be 'transcript_materialize' or 'refuse'`);
+  }
+  if (overflow !== undefined && maxTokens === undefined) problems.push(`${at}: overflow says what to do over maxTokens; set maxTokens`);
+  return problems;
+}
+
+/** Callables live only in the process that defined them (workflow code carries the name): say so
+ * once, where a process can hear it (the workflow sandbox has no process). */
+function warnCallables(spec: PipelineSpec): void {
+  const names = (spec.edges ?? []).flatMap((e) => (typeof e.handover === 'object' ? [`${e.from} → ${e.to} (${e.handover.callable})`] : []));
+  const host = (globalThis as { process?: { emitWarning?: (message: string, options: { type: string; code: string }) => void } }).process;
+  if (names.length > 0 && typeof host?.emitWarning === 'function') {
+    host.emitWarning(`pipeline "${spec.name}": callable handover on ${names.join(', ')} cannot be serialised with the pipeline; every worker must define it`, {
+      type: 'HandoverWarning',
+      code: 'HANDRAIL_CALLABLE_HANDOVER',
+    });
+  }
 }
 
 /** A checked, frozen pipeline; throws PipelineDefinitionError listing every problem. */
@@ -197,6 +294,9 @@ export function definePipeline<C extends StageCard>(spec: PipelineSpec & { stage
   for (const v of spec.versions?.handoff ?? []) versions.register(v);
   for (const u of spec.versions?.upgraders ?? []) versions.addUpgrader(u);
   const byName = new Map(spec.stages.map((c) => [c.name, c]));
+  warnCallables(spec);
+  const edges: Edge[] = (spec.edges ?? []).map((e) => (typeof e.handover === 'object' ? { ...e, callable: spec.handovers![e.handover.callable] } : e));
+  const byEdge = new Map(edges.map((e) => [`${e.from}→${e.to}`, e]));
   return Object.freeze({
     name: spec.name,
     description: spec.description ?? '',
@@ -208,7 +308,9 @@ export function definePipeline<C extends StageCard>(spec: PipelineSpec & { stage
     revisits: (spec.revisits ?? []) as readonly Required<RevisitEdge>[],
     reviser: spec.reviser,
     versions,
-    edges: spec.edges ?? [],
+    edges,
+    edge: (from: string, to: string) => byEdge.get(`${from}→${to}`),
+    handovers: Object.freeze({ ...spec.handovers }),
   });
 }
 

@@ -7,9 +7,14 @@
  */
 import type { Duration, RetryPolicy } from '@temporalio/common';
 import type { Artifact, HandoffV1 } from './handoff';
+import type { EdgeOptions } from './pipeline';
 import { HANDOFF_V1 } from './handoff';
 import { LIMITS } from './limits';
 import { isSlug } from './primitives';
+import { USER_AGENT_ID } from './transcript';
+
+/** An agent identity: one token in a transcript label (`[agent:role:type]`), never the user's. */
+const isAgentId = (agent: string) => agent !== USER_AGENT_ID && agent.length <= LIMITS.name && /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(agent);
 
 /** What one stage activity receives (DESIGN "Stage activity contract"). */
 export interface StageWork {
@@ -18,6 +23,9 @@ export interface StageWork {
   package: HandoffV1;
   /** `job_id:stage:hop_count`; the stage records its result under it (first result wins). */
   delivery_key: string;
+  /** The options of the edge the package was delivered over, when the job's pipeline has any:
+   * the handover the stage's turn gets (seed 000). A callable travels by name only. */
+  edge?: EdgeOptions;
 }
 
 /** What one stage activity returns; the same value is returned again for a repeated delivery. */
@@ -35,6 +43,10 @@ export interface StageResult {
    * repeated one): `same` package (the rail acks `duplicate`) or a `different` one (the rail
    * acks `rejected_conflict`). Absent on the delivery that recorded it. */
   recorded_by_other?: 'same' | 'different';
+  /** The handover this stage's turn got over the edge it was delivered on (seed 000), when the
+   * edge has one: the strategy used (after any overflow fallback) and its size in tokens. The
+   * conversation itself stays in the store, referenced from package.memory_refs. */
+  handover?: { used: string; tokens: number; fell_back?: boolean };
 }
 
 /**
@@ -54,6 +66,11 @@ export const STAGE_FAILURE_TYPES = [
   'VerdictNotPassing',
   /** The model endpoint refused the request (bad key, bad model name, malformed reply). */
   'ModelRejected',
+  /** The edge's handover is over its token cap and may not fall back (the rail acks rejected_budget). */
+  'ContextBudgetExceeded',
+  /** The edge's handover could not be made: its callable is missing, its workspace or trace
+   * file cannot be written. Nothing was sent to a model. */
+  'HandoverFailed',
 ] as const;
 export type StageFailureType = (typeof STAGE_FAILURE_TYPES)[number];
 
@@ -87,6 +104,9 @@ export type StageRole = 'worker' | 'critic' | 'writer';
 export interface StageCard {
   name: string;
   role: StageRole;
+  /** The agent identity its messages carry in the job's log (seed 000 `agent_identity`); unset,
+   * the model's id (or the stage name when it runs offline). */
+  agent?: string;
   /** Artifact types this stage can take: the rail acks `rejected_role` unless the newest
    * artifact on the package has one of these types. Types carry their version (`intake.v1`). */
   accepts: readonly string[];
@@ -154,6 +174,9 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
   for (const card of cards) {
     if (!isSlug(card.name)) problems.push(`stage name ${JSON.stringify(card.name)} is not a lowercase slug of at most ${LIMITS.name} characters`);
     if (byName.has(card.name)) problems.push(`stage "${card.name}" is defined twice`);
+    if (card.agent !== undefined && !isAgentId(card.agent)) {
+      problems.push(`stage "${card.name}" has agent ${JSON.stringify(card.agent)}: use letters, digits, _ . - (at most ${LIMITS.name}), not ${USER_AGENT_ID}`);
+    }
     byName.set(card.name, card);
   }
   const produced = new Set(cards.flatMap((c) => c.outputs));

@@ -14,17 +14,22 @@ export interface HandrailConfig {
   webUiUrl: string;
   /** PostgreSQL URL for the store; unset means embedded SQLite under dataDir. */
   databaseUrl?: string;
+  /** Root of the handover workspace (seed 000: `transcript_materialize` trace files):
+   * HANDRAIL_WORKSPACE, else `<dataDir>/workspace`. */
+  workspace: string;
 }
 
 /** Reads configuration from the environment; every name here is documented in the README. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): HandrailConfig {
+  const dataDir = path.resolve(env.HANDRAIL_DATA_DIR || path.join(PROJECT_ROOT, '.data'));
   return {
     temporalAddress: env.TEMPORAL_ADDRESS || 'localhost:7233',
     namespace: env.TEMPORAL_NAMESPACE || 'default',
     taskQueue: env.HANDRAIL_TASK_QUEUE || 'handrail',
-    dataDir: path.resolve(env.HANDRAIL_DATA_DIR || path.join(PROJECT_ROOT, '.data')),
+    dataDir,
     webUiUrl: (env.HANDRAIL_WEB_UI_URL || 'http://localhost:8233').replace(/\/+$/, ''),
     databaseUrl: env.DATABASE_URL || undefined,
+    workspace: path.resolve(env.HANDRAIL_WORKSPACE || path.join(dataDir, 'workspace')),
   };
 }
 

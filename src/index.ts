@@ -14,6 +14,9 @@ export { BUILT_IN_PIPELINES, supportRouting, ticketTriage } from '../contracts/p
 export { stageActivities, appendUnique, type StageActivity, type StageOutput, type StageWorkFn } from '../activities/stage';
 export { latestArtifact, readArtifactBody, readArtifactText, requireArtifact, writeArtifact } from '../activities/artifacts';
 export { stageFailure } from '../activities/failures';
+// Handover (seed 000): the tagged log's types and formatTranscript come with the contracts above.
+export { applyHandover, fitHandover, materializeTrace, turnDirFor, ContextBudgetExceeded, HandoverError, type HandoverResult } from '../activities/handover';
+export type { StageTurn, TurnPrompt } from '../activities/turn';
 export { builtInActivities, type ActivityDeps } from '../activities';
 export { ticketTriageActivities } from '../activities/ticket-triage';
 export { supportRoutingActivities } from '../activities/support-routing';

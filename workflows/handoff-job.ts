@@ -18,7 +18,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, findPipeline, issueLines, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1 } from '../contracts';
+import { HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, findPipeline, isTranscriptUri, issueLines, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1 } from '../contracts';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
 import { runHop, type HopOutcome, type StageProxies } from './hop';
 import { addUsd, topUp } from './rail/budget';
@@ -27,7 +27,7 @@ import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from './rail/hops';
 import { ackRecord } from './rail/ack';
 import { firstPackage } from './rail/first-package';
 import { route, type Route } from './rail/routing';
-import { renderDetails } from './rail/details';
+import { renderDetails, type HandoverLine } from './rail/details';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
 import { traceHop } from './tracing';
 
@@ -112,6 +112,8 @@ async function runJob(job: Job): Promise<JobResult> {
 class Job {
   package: HandoffV1;
   readonly acks: AckRecord[] = [];
+  /** Per hop that ran: the handover its stage got and the log it left (for the details). */
+  private readonly handovers: HandoverLine[] = [];
   status: RailStatus = 'running';
   stage: string;
   /** Bodies of the newest artifact of each type, as their stages reported them (routing reads them). */
@@ -193,6 +195,8 @@ class Job {
       const { artifact, body } = outcome.result;
       if (body && typeof body === 'object') this.bodies[artifact.type] = body as Record<string, unknown>;
       if (artifact.type === 'receipt.v1') this.receipt = body as ReceiptV1;
+      const transcript = outcome.result.package.memory_refs.find(isTranscriptUri);
+      this.handovers.push({ hop: outcome.acks[0]!.hop, stage: outcome.stage, ...outcome.result.handover, ...(transcript ? { transcript } : {}) });
     }
     this.acks.push(...outcome.acks);
     this.publish();
@@ -337,7 +341,7 @@ class Job {
       { key: HandrailPipeline, value: this.pipeline.name },
       { key: HandrailAcks, value: [...new Set(this.acks.map((a) => a.ack))] },
     ]);
-    setCurrentDetails(renderDetails(view, this.acks));
+    setCurrentDetails(renderDetails(view, this.acks, this.handovers));
   }
 }
 

@@ -16,7 +16,7 @@ import {
   type ActivityFunctionWithOptions,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import type { AckRecord, HandoffV1, Pipeline, StageCard, StageResult, StageWork } from '../contracts';
+import { edgeOptions, type AckRecord, type HandoffV1, type Pipeline, type StageCard, type StageResult, type StageWork } from '../contracts';
 import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
 import { traceHop, type HopTrace } from './tracing';
 
@@ -101,7 +101,8 @@ async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecor
   const ack = stampAck(a, r, decideHop(a, r, prior), new Date());
   onAck(ack, a.hop.from, a.jobId);
   if (ack.ack !== 'accepted' || !a.arrived || !a.card) return concludeHop(a, r, ack, new Date(), prior);
-  const work = { stage: a.stage, package: deliveredPackage({ ...a, arrived: a.arrived }, ack), delivery_key: a.key };
+  const edge = r.pipeline.edge(a.hop.from, a.stage);
+  const work: StageWork = { stage: a.stage, package: deliveredPackage({ ...a, arrived: a.arrived }, ack), delivery_key: a.key, ...(edge ? { edge: edgeOptions(edge) } : {}) };
   const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
   return concludeHop(a, r, ack, new Date(), prior, answer);
 }
@@ -136,7 +137,8 @@ async function runStage(
         lastTimeout = `no "${target.name}" worker picked the hop up within ${String(target.activity.scheduleToStartTimeout)}`;
         continue;
       }
-      return { failure: `${target.name} failed: ${describeFailure(err)}` };
+      const cause = err instanceof ActivityFailure ? err.cause : undefined;
+      return { failure: `${target.name} failed: ${describeFailure(err)}`, ...(cause instanceof ApplicationFailure && cause.type ? { failureType: cause.type } : {}) };
     }
   }
   return { failure: `stage unavailable: ${lastTimeout}` };

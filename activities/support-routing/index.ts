@@ -8,14 +8,15 @@ import {
   seniorStage,
   supportRouting,
 } from '../../contracts/pipelines/support-routing';
-import type { ActivityDeps } from '../deps';
+import { turnOptions, type ActivityDeps } from '../deps';
 import { stageActivities } from '../stage';
 import { runClassify } from './classify';
 import { runCrmNote } from './crm-note';
 import { runReview } from './review';
 import { runSpecialist } from './specialists';
 
-export function supportRoutingActivities({ store }: ActivityDeps) {
+export function supportRoutingActivities(deps: ActivityDeps) {
+  const { store } = deps;
   return stageActivities(supportRouting, store, {
     classify: (pkg) => runClassify(store, pkg),
     billing: (pkg) => runSpecialist(store, billingStage, pkg),
@@ -25,5 +26,5 @@ export function supportRoutingActivities({ store }: ActivityDeps) {
     general: (pkg) => runSpecialist(store, generalStage, pkg),
     review: (pkg) => runReview(store, pkg),
     'crm-note': (pkg) => runCrmNote(store, pkg),
-  });
+  }, turnOptions(deps));
 }

@@ -3,18 +3,19 @@
  * `summary_md`. Offline by default; a configured chat model writes the prose instead, and the
  * judge's rules apply to it all the same.
  */
-import { LIMITS, SummaryMd, type HandoffV1 } from '../../contracts';
+import { assistantMessage, LIMITS, SummaryMd, type HandoffV1 } from '../../contracts';
 import { draftStage } from '../../contracts/pipelines/ticket-triage';
 import type { ChatModel } from '../../src/worker/model';
 import type { Store } from '../../src/worker/store';
 import { readArtifactBody, writeArtifact } from '../artifacts';
 import type { StageOutput } from '../stage';
+import type { StageTurn } from '../turn';
 import { offlineDraft, type DraftInput } from './drafter';
 import { askModel } from '../model-call';
 import { readIntake, readRetrieval } from './retrieval';
 import { SUMMARY_MAX_CHARS, citedKeys } from './summary-policy';
 
-export async function runDraft(store: Store, model: ChatModel | undefined, pkg: HandoffV1): Promise<StageOutput> {
+export async function runDraft(store: Store, model: ChatModel | undefined, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
   const intake = await readIntake(store, pkg, draftStage.name);
   const retrieval = await readRetrieval(store, pkg, draftStage.name);
   // Every earlier draft was rejected (a revision only follows a failing verdict); the new one
@@ -29,10 +30,12 @@ export async function runDraft(store: Store, model: ChatModel | undefined, pkg: 
     rejected,
   };
 
+  // The model gets exactly what the edge's handover made of this prompt (seed 000).
+  const { messages } = await turn.prompt(draftPrompt(input, pkg.constraints));
   let markdown: string;
   let cost: number;
   if (model) {
-    const reply = await askModel(model, draftPrompt(input, pkg.constraints), { maxTokens: 800 });
+    const reply = await askModel(model, messages, { maxTokens: 800 });
     markdown = reply.text.trim().slice(0, LIMITS.markdown - 100) || '(the model returned an empty draft)';
     if (rejected.includes(markdown)) markdown = `${markdown}\n\n_Revision ${rejected.length}._`;
     cost = reply.cost_usd;
@@ -40,11 +43,12 @@ export async function runDraft(store: Store, model: ChatModel | undefined, pkg: 
     markdown = offlineDraft(input);
     cost = draftStage.nominalCostUsd;
   }
+  turn.reply(assistantMessage(markdown));
   const body: SummaryMd = { markdown, cited_keys: citedKeys(markdown), revision: rejected.length };
   return { artifact: await writeArtifact(store, 'summary_md', SummaryMd, body), body, cost_usd: cost };
 }
 
-function draftPrompt(input: DraftInput, constraints: readonly string[]): { role: 'system' | 'user'; content: string }[] {
+function draftPrompt(input: DraftInput, constraints: readonly string[]): { system: string; question: string } {
   const passages =
     input.retrieval.kind === 'chunks'
       ? input.retrieval.chunks.map((c) => `[${c.key}] ${c.title}: ${c.text}`).join('\n')
@@ -64,8 +68,5 @@ function draftPrompt(input: DraftInput, constraints: readonly string[]): { role:
     ...(input.failures.length > 0 ? [`The reviewer rejected the previous draft for: ${input.failures.join('; ')}. Fix every point.`] : []),
     ...(input.rejected.length > 0 ? [`Rejected draft (do not repeat it):\n${input.rejected[input.rejected.length - 1]}`] : []),
   ].join('\n\n');
-  return [
-    { role: 'system', content: system },
-    { role: 'user', content: user },
-  ];
+  return { system, question: user };
 }

@@ -1,6 +1,6 @@
 /** The reference pipeline's stage work (contracts/pipelines/ticket-triage.ts has its cards). */
 import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
-import type { ActivityDeps } from '../deps';
+import { turnOptions, type ActivityDeps } from '../deps';
 import { stageActivities } from '../stage';
 import { runDraft } from './draft';
 import { runIntake } from './intake';
@@ -8,12 +8,13 @@ import { runJudge } from './judge';
 import { runRetrieve } from './retrieve';
 import { runWriteback } from './writeback';
 
-export function ticketTriageActivities({ store, model }: ActivityDeps) {
+export function ticketTriageActivities(deps: ActivityDeps) {
+  const { store, model } = deps;
   return stageActivities(ticketTriage, store, {
-    intake: (pkg) => runIntake(store, pkg),
-    retrieve: (pkg) => runRetrieve(store, pkg),
-    draft: (pkg) => runDraft(store, model, pkg),
-    judge: (pkg) => runJudge(store, model, pkg),
-    writeback: (pkg) => runWriteback(store, pkg),
-  });
+    intake: (pkg, turn) => runIntake(store, pkg, turn),
+    retrieve: (pkg, turn) => runRetrieve(store, pkg, turn),
+    draft: (pkg, turn) => runDraft(store, model, pkg, turn),
+    judge: (pkg, turn) => runJudge(store, model, pkg, turn),
+    writeback: (pkg, turn) => runWriteback(store, pkg, turn),
+  }, turnOptions(deps));
 }

@@ -3,11 +3,12 @@
  * Ids are taken from the ticket or not at all: a missing or malformed id fails the stage closed
  * with the gap listed as an open question, never filled with a guess.
  */
-import { IntakeV1, LIMITS, TicketRaw, type HandoffV1 } from '../../contracts';
+import { assistantMessage, IntakeV1, LIMITS, TicketRaw, type HandoffV1 } from '../../contracts';
 import { intakeStage } from '../../contracts/pipelines/ticket-triage';
 import type { Store } from '../../src/worker/store';
 import { readArtifactText, requireArtifact, writeArtifact } from '../artifacts';
 import { ticketFieldsMissing, type StageOutput } from '../stage';
+import type { StageTurn } from '../turn';
 import { stageFailure } from '../failures';
 import { askedIntent, assessRisk, detectLanguage, extractQuestion, scoreSentiment } from './ticket-rules';
 
@@ -20,7 +21,7 @@ export interface ReadTicket {
   channel?: string;
 }
 
-export async function runIntake(store: Store, pkg: HandoffV1): Promise<StageOutput> {
+export async function runIntake(store: Store, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
   const ref = requireArtifact(pkg, intakeStage.name, 'ticket.raw');
   const raw = await readArtifactText(store, ref);
   const ticket = parseTicket(raw.text, raw.mediaType);
@@ -32,6 +33,8 @@ export async function runIntake(store: Store, pkg: HandoffV1): Promise<StageOutp
   const customerId = ticket.customer_id as string;
 
   const text = `${ticket.subject}\n${ticket.body}`;
+  // The ticket supplies the prompt of the job's first turn.
+  await turn.prompt({ question: text });
   const intent = askedIntent(question, text);
   const sentiment = scoreSentiment(text);
   const risk = assessRisk(text, sentiment.score);
@@ -58,6 +61,7 @@ export async function runIntake(store: Store, pkg: HandoffV1): Promise<StageOutp
     sentiment_score: sentiment.score,
     ...(ticket.channel ? { channel: ticket.channel } : {}),
   };
+  turn.reply(assistantMessage(`intent ${body.intent}, risk ${body.risk}, sentiment ${body.sentiment}, language ${body.language}${openQuestions.length > 0 ? `; open questions: ${openQuestions.join('; ')}` : ''}`));
   return {
     artifact: await writeArtifact(store, 'intake.v1', IntakeV1, body),
     body,

@@ -2,13 +2,14 @@
  * judge: `summary_md` → `verdict.v1`, and the package's evaluator state. The critic holds no
  * tools at all; with a model configured, the model grades only "answers the question".
  */
-import { SummaryMd, VerdictV1, type HandoffV1, type IntakeV1 } from '../../contracts';
+import { assistantMessage, SummaryMd, VerdictV1, type HandoffV1, type IntakeV1 } from '../../contracts';
 import { clip } from '../../contracts/errors';
 import { judgeStage } from '../../contracts/pipelines/ticket-triage';
-import type { ChatModel } from '../../src/worker/model';
+import type { ChatMessage, ChatModel } from '../../src/worker/model';
 import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import type { StageOutput } from '../stage';
+import type { StageTurn } from '../turn';
 import { stageFailure } from '../failures';
 import { askModel } from '../model-call';
 import { readIntake, readRetrieval } from './retrieval';
@@ -16,7 +17,7 @@ import { judgeSummary, type AnswerGrade } from './rubric';
 
 const MAX_FAILURE_CHARS = 400;
 
-export async function runJudge(store: Store, model: ChatModel | undefined, pkg: HandoffV1): Promise<StageOutput> {
+export async function runJudge(store: Store, model: ChatModel | undefined, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
   const summaryRef = requireArtifact(pkg, judgeStage.name, 'summary_md');
   const summary = await readArtifactBody(store, summaryRef, SummaryMd);
   const intake = await readIntake(store, pkg, judgeStage.name);
@@ -24,8 +25,9 @@ export async function runJudge(store: Store, model: ChatModel | undefined, pkg: 
 
   let answerGrade: AnswerGrade | undefined;
   let cost = judgeStage.nominalCostUsd;
+  const { messages } = await turn.prompt(gradePrompt(intake, summary.markdown));
   if (model) {
-    const graded = await gradeAnswer(model, intake, summary.markdown);
+    const graded = await gradeAnswer(model, messages);
     answerGrade = graded.grade;
     cost = graded.cost_usd;
   }
@@ -34,6 +36,7 @@ export async function runJudge(store: Store, model: ChatModel | undefined, pkg: 
   // The judged draft's hash makes each verdict its own artifact: two identical failures on two
   // different drafts are two verdicts, not one reused.
   const body: VerdictV1 = { ...rubric, failures, summary_hash: summaryRef.hash };
+  turn.reply(assistantMessage(`verdict ${rubric.verdict}${failures.length > 0 ? `: ${failures.join('; ')}` : ''}`));
   return {
     artifact: await writeArtifact(store, 'verdict.v1', VerdictV1, body),
     body,
@@ -42,20 +45,17 @@ export async function runJudge(store: Store, model: ChatModel | undefined, pkg: 
   };
 }
 
-async function gradeAnswer(model: ChatModel, intake: IntakeV1, markdown: string): Promise<{ grade: AnswerGrade; cost_usd: number }> {
-  const reply = await askModel(
-    model,
-    [
-      {
-        role: 'system',
-        content:
-          'You grade internal support summaries. Reply with JSON only: {"answers_question": <number 0..1>, "note": "<one sentence>"}. ' +
-          '1 means the summary fully addresses the customer question; 0 means it does not address it at all.',
-      },
-      { role: 'user', content: `Customer question: ${intake.question}\n\nSummary:\n${markdown}` },
-    ],
-    { maxTokens: 200, json: true },
-  );
+function gradePrompt(intake: IntakeV1, markdown: string): { system: string; question: string } {
+  return {
+    system:
+      'You grade internal support summaries. Reply with JSON only: {"answers_question": <number 0..1>, "note": "<one sentence>"}. ' +
+      '1 means the summary fully addresses the customer question; 0 means it does not address it at all.',
+    question: `Customer question: ${intake.question}\n\nSummary:\n${markdown}`,
+  };
+}
+
+async function gradeAnswer(model: ChatModel, messages: ChatMessage[]): Promise<{ grade: AnswerGrade; cost_usd: number }> {
+  const reply = await askModel(model, messages, { maxTokens: 200, json: true });
   let parsed: { answers_question?: unknown; note?: unknown };
   try {
     parsed = JSON.parse(reply.text) as typeof parsed;

@@ -1,19 +1,22 @@
 /** retrieve: `intake.v1` → `chunks.v1` (help-center passages with citation keys) or `no_hit.v1`. */
-import { ChunksV1, NoHitV1, type HandoffV1 } from '../../contracts';
+import { ChunksV1, NoHitV1, toolCall, toolResult, type HandoffV1 } from '../../contracts';
 import { retrieveStage } from '../../contracts/pipelines/ticket-triage';
 import { searchTerms } from '../../src/worker/corpus/query';
 import type { Store } from '../../src/worker/store';
 import { writeArtifact } from '../artifacts';
 import type { StageOutput } from '../stage';
+import type { StageTurn } from '../turn';
 import { readIntake } from './retrieval';
 
 /** Passages handed to the drafter: enough to cite, few enough to keep the package small. */
 export const RETRIEVE_LIMIT = 4;
 
-export async function runRetrieve(store: Store, pkg: HandoffV1): Promise<StageOutput> {
+export async function runRetrieve(store: Store, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
   const intake = await readIntake(store, pkg, retrieveStage.name);
+  await turn.prompt({ question: `Find help-center passages for: ${intake.question}` });
   const terms = searchTerms(intake.question);
   const hits = terms.length > 0 ? await store.searchHelpCenter(terms, RETRIEVE_LIMIT) : [];
+  if (terms.length > 0) turn.reply(toolCall('helpcenter.search', { terms, limit: RETRIEVE_LIMIT }), toolResult(hits.map((h) => `[${h.key}] ${h.title}`).join('\n') || 'no match'));
   const tools_tried = terms.length > 0 ? [{ name: 'helpcenter.search', ok: true }] : [];
 
   if (hits.length === 0) {

@@ -3,25 +3,29 @@
  * The single writer. It re-checks the verdict itself (a second gate behind the rail) and writes
  * under `job_id:writeback:receipt.v1`, so retries and duplicate deliveries get the first receipt.
  */
-import { ReceiptV1, SummaryMd, writeKey, type HandoffV1 } from '../../contracts';
+import { ReceiptV1, SummaryMd, toolCall, toolResult, writeKey, type HandoffV1 } from '../../contracts';
 import { writebackStage } from '../../contracts/pipelines/ticket-triage';
 import type { Store } from '../../src/worker/store';
 import { latestArtifact, readArtifactBody, writeArtifact } from '../artifacts';
 import { writeCrmNote, type StageOutput } from '../stage';
+import type { StageTurn } from '../turn';
 import { passedSummary } from '../verdict';
 import { readIntake } from './retrieval';
 
-export async function runWriteback(store: Store, pkg: HandoffV1): Promise<StageOutput> {
+export async function runWriteback(store: Store, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
   const summaryRef = await passedSummary(store, pkg, writebackStage.name);
   const summary = await readArtifactBody(store, summaryRef, SummaryMd);
   const intake = await readIntake(store, pkg, writebackStage.name);
   const needsHuman = latestArtifact(pkg, 'chunks.v1', 'no_hit.v1')?.type === 'no_hit.v1' || intake.risk === 'high';
+  const status = needsHuman ? 'needs_human' : 'triaged';
+  await turn.prompt({ question: `Write the passing summary to CRM ticket ${intake.ticket_id}` });
   const receipt = await writeCrmNote(store, writeKey(pkg.job_id, writebackStage), {
     ticket_id: intake.ticket_id,
     customer_id: intake.customer_id,
-    status: needsHuman ? 'needs_human' : 'triaged',
+    status,
     note: summary.markdown,
   }, pkg.constraints, writebackStage.name);
+  turn.reply(toolCall('crm.patch', { ticket_id: intake.ticket_id, status }), toolResult(`${receipt.status} ${receipt.record_id} ${receipt.note_hash}`));
   return {
     artifact: await writeArtifact(store, 'receipt.v1', ReceiptV1, receipt),
     body: receipt,

@@ -119,4 +119,10 @@ export const supportRouting = definePipeline({
   entry: 'ticket.raw',
   stages: [classifyStage, billingStage, escalationStage, seniorStage, multilingualStage, generalStage, reviewStage, crmNoteStage],
   routes: SUPPORT_ROUTES,
+  // Seed 000 handover on two edges: the escalation note and the senior agent read classify's turn
+  // as a transcript (before, resp. after, their own question); every other stage starts clean.
+  edges: [
+    { from: 'classify', to: 'escalation', handover: 'transcript_prepend' },
+    { from: 'classify', to: 'senior', handover: 'transcript_append' },
+  ],
 });

@@ -16,7 +16,7 @@ import { ensureDevServer } from './devserver/server';
 import { sampleJobRequest } from './samples/tickets';
 import { openStore } from '../worker/store';
 import { tracingFromEnv } from '../worker/tracing';
-import { createHandrailWorkers, runWorkers } from '../worker/worker';
+import { createHandrailWorkers, handoverWorkspace, runWorkers } from '../worker/worker';
 
 function chosenPipeline(): string {
   const { values } = parseArgs({ options: { pipeline: { type: 'string', default: BUILT_IN_PIPELINES[0]!.name } } });
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   const store = await openStore(config);
   const client = await connectHandrail(config);
   const tracing = await tracingFromEnv();
-  const workers = await createHandrailWorkers({ connection, config, store, tracer: tracing.tracer });
+  const workers = await createHandrailWorkers({ connection, config, store, tracer: tracing.tracer, workspace: handoverWorkspace(config) });
   const running = runWorkers(workers);
   try {
     const jobId = `demo-${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;

@@ -3,6 +3,7 @@
  * `npm run worker` — configuration from the environment (src/config.ts); SIGINT/SIGTERM drain
  * in-flight tasks and stop (the SDK's runtime installs those handlers).
  */
+import fs from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
@@ -44,6 +45,9 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   workflowBundle?: { code: string };
   /** Where hop spans go (src/worker/tracing.ts); the process's global tracer provider by default. */
   tracer?: Tracer;
+  /** Root of the handover workspace (`transcript_materialize` trace files); it must exist.
+   * Unset, each trace goes to a temp directory of its own. */
+  workspace?: string;
   /** Swap some activities (tests of a misbehaving stage). */
   overrideActivities?: (real: HandrailActivities) => Partial<HandrailActivities> & Record<string, unknown>;
 }
@@ -88,7 +92,14 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
   // Idempotent: a fresh store gets the shipped help-center corpus, a current one is unchanged.
   await loadHelpCenter(opts.store);
   const modelConfig = modelConfigFromEnv();
-  const deps: ActivityDeps = { store: opts.store, model: modelConfig ? createChatModel(modelConfig) : undefined };
+  if (opts.workspace !== undefined && !isDirectory(opts.workspace)) {
+    throw new WorkerSetupError([`handover workspace ${opts.workspace} is not a directory (create it, or set HANDRAIL_WORKSPACE to one)`]);
+  }
+  const deps: ActivityDeps = {
+    store: opts.store,
+    model: modelConfig ? createChatModel(modelConfig) : undefined,
+    ...(opts.workspace === undefined ? {} : { workspace: opts.workspace }),
+  };
   const stages = (opts.activities ?? (builtInActivities as unknown as (d: ActivityDeps) => Record<string, StageActivity>))(deps) as Record<string, StageActivity>;
   const real = { ...stages, ...railActivities(opts.store) } as HandrailActivities & Record<string, StageActivity>;
   const activities: Record<string, unknown> = { ...real, ...opts.overrideActivities?.(real) };
@@ -129,13 +140,28 @@ export async function runWorkers(workers: Worker[]): Promise<void> {
   await Promise.all(workers.map((w) => w.run()));
 }
 
+/** The worker's handover workspace: the default one (under the data directory) is created; one
+ * set in HANDRAIL_WORKSPACE must exist, or the worker refuses to start. */
+export function handoverWorkspace(config: Pick<HandrailConfig, 'workspace'>, env: NodeJS.ProcessEnv = process.env): string {
+  if (!env.HANDRAIL_WORKSPACE) fs.mkdirSync(config.workspace, { recursive: true });
+  return config.workspace;
+}
+
+function isDirectory(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const connection = await connectWorker(config);
   const store = await openStore(config);
   const tracing = await tracingFromEnv();
   try {
-    const workers = await createHandrailWorkers({ connection, config, store, tracer: tracing.tracer });
+    const workers = await createHandrailWorkers({ connection, config, store, tracer: tracing.tracer, workspace: handoverWorkspace(config) });
     console.log(`handrail worker polling "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.namespace}, store ${store.backend}). Ctrl-C stops it.`);
     await runWorkers(workers);
   } finally {

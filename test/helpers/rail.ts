@@ -53,6 +53,8 @@ export interface RailOptions {
   /** Pipelines other than the built-in ones, with their stage activities (the bundle must run the same). */
   pipelines?: readonly Pipeline[];
   stageActivities?: (deps: ActivityDeps) => Record<string, StageActivity>;
+  /** The worker's handover workspace (trace files); unset, a temp directory per trace. */
+  workspace?: string;
 }
 
 export async function startRail(opts: RailOptions = {}): Promise<Rail> {
@@ -73,6 +75,7 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
     ...(opts.tracer ? { tracer: opts.tracer } : {}),
     ...(opts.pipelines ? { pipelines: opts.pipelines } : {}),
     ...(opts.stageActivities ? { activities: opts.stageActivities } : {}),
+    ...(opts.workspace ? { workspace: opts.workspace } : {}),
   });
   const running = runWorkers(workers);
   return {

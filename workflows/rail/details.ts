@@ -5,7 +5,19 @@ import type { JobStatusView } from '../definitions';
 // The Web UI's markdown reads `$…$` as maths: amounts inside free text are escaped.
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\$/g, '\\$').replace(/\n/g, ' ');
 
-export function renderDetails(view: JobStatusView, acks: readonly AckRecord[]): string {
+/** What one hop's stage was handed over its edge, and the job's log after its turn. */
+export interface HandoverLine {
+  hop: number;
+  stage: string;
+  /** The handover used (after any overflow fallback); undefined: only the package. */
+  used?: string;
+  tokens?: number;
+  fell_back?: boolean;
+  /** URI of the job's log after this hop (`handrail transcript <job>` prints it). */
+  transcript?: string;
+}
+
+export function renderDetails(view: JobStatusView, acks: readonly AckRecord[], handovers: readonly HandoverLine[] = []): string {
   const lines = [
     `**${view.status}** at \`${view.stage}\` · hops ${view.hops} · wallet USD ${view.usd_remaining} / ${view.revisions_remaining} revisions · spent USD ${view.spent_usd} · verdict ${view.last_verdict}`,
   ];
@@ -18,6 +30,13 @@ export function renderDetails(view: JobStatusView, acks: readonly AckRecord[]): 
   // The newest 30 acks keep the details readable and bounded; the `acks` query has them all.
   for (const a of acks.slice(-30)) {
     lines.push(`| ${a.hop} | ${a.stage} | ${a.ack}${a.invariant ? ` (${a.invariant})` : ''} | ${cell(a.reason).slice(0, 160)} | ${a.actor ?? ''} |`);
+  }
+  if (handovers.length > 0) {
+    lines.push('', '**Handover** (what each stage saw of the conversation; `handrail transcript <job> --stage S` prints it)', '', '| hop | stage | handover | transcript |', '|---|---|---|---|');
+    for (const h of handovers.slice(-30)) {
+      const used = h.used === undefined ? 'package only' : `${h.used}${h.fell_back ? ' (over the cap: fell back)' : ''} · ${h.tokens ?? 0} tokens`;
+      lines.push(`| ${h.hop} | ${h.stage} | ${cell(used)} | ${h.transcript ? `\`${cell(h.transcript)}\`` : ''} |`);
+    }
   }
   return lines.join('\n');
 }

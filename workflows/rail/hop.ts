@@ -154,8 +154,13 @@ export interface HopOutcome {
   overspentUsd: number;
 }
 
-/** What the stage activity answered: a result (from `card`, the fallback when it answered) or why it failed. */
-export type StageAnswer = { result: StageResult; card: StageCard } | { failure: string };
+/** What the stage activity answered: a result (from `card`, the fallback when it answered) or why
+ * it failed (`failureType`: the stage failure's type, when it threw a typed one). */
+export type StageAnswer = { result: StageResult; card: StageCard } | { failure: string; failureType?: string };
+
+/** The stage refused the hop before any work because the edge's handover is over its token cap:
+ * a refusal of the hop itself, acked like an unaffordable one. */
+export const CONTEXT_BUDGET_FAILURE = 'ContextBudgetExceeded';
 
 /**
  * The hop's outcome, from its ack and what the shell gathered: the prior result the duplicate
@@ -176,7 +181,11 @@ export function concludeHop(
   if (ack.ack === 'duplicate' && prior) return { acks: [ack], package: { ...prior.package, ack }, result: prior, ok: true, stage: a.stage, ...free };
   if (ack.ack !== 'accepted' || !a.arrived || !a.card || !answer) return refused();
   const delivered = deliveredPackage({ ...a, arrived: a.arrived }, ack);
-  if ('failure' in answer) return refused({ failure: answer.failure, package: delivered });
+  if ('failure' in answer) {
+    if (answer.failureType !== CONTEXT_BUDGET_FAILURE) return refused({ failure: answer.failure, package: delivered });
+    const refusal = stampAck(a, r, { ack: 'rejected_budget', reason: `context_budget_exceeded: ${answer.failure}` }, now);
+    return refused({ acks: [ack, refusal], failure: answer.failure, package: { ...delivered, ack: refusal } });
+  }
 
   const { result, card } = answer;
   // Another delivery recorded this key meanwhile (a concurrent twin, or a different package).

@@ -67,6 +67,40 @@ describe('definePipeline', () => {
     expect(found).toEqual(expect.arrayContaining(['stage "draft" reads handoff.v2, which this pipeline does not declare', 'edge options for intake → judge: no route takes that edge']));
   });
 
+  it('refuses handover options it cannot honour: an unknown strategy, an unregistered callable, a cap without a handover, one edge twice', () => {
+    const found = problems({
+      edges: [
+        { from: 'intake', to: 'retrieve', handover: 'transcript_summarize' as never },
+        { from: 'retrieve', to: 'draft', handover: { callable: 'nowhere' } },
+        { from: 'draft', to: 'judge', maxTokens: 2000 },
+        { from: 'judge', to: 'writeback', handover: 'transcript_prepend', maxTokens: 0, overflow: 'truncate' as never },
+        { from: 'judge', to: 'writeback', handover: 'transcript_append' },
+      ],
+    });
+    expect(found).toEqual([
+      'edge intake → retrieve: unknown handover strategy "transcript_summarize" (known: history, transcript_prepend, transcript_append, transcript_materialize, or { callable: name })',
+      'edge retrieve → draft: handover callable "nowhere" is not registered in the pipeline\'s handovers',
+      'edge draft → judge: maxTokens caps a handover, and this edge has none (its next stage gets only the package)',
+      'edge judge → writeback: maxTokens 0 must be an integer >= 1',
+      'edge judge → writeback: overflow "truncate" must be \'transcript_materialize\' or \'refuse\'',
+      'edge judge → writeback has options twice; give each edge one entry',
+    ]);
+  });
+
+  it('a callable handover resolves from the pipeline and warns that it cannot be serialised with it', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    const last = () => [];
+    const p = definePipeline({ ...triage, edges: [{ from: 'draft', to: 'judge', handover: { callable: 'last' } }], handovers: { last } });
+    // Node emits warnings on a later tick.
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('warning', onWarning);
+    expect(p.edge('draft', 'judge')?.callable).toBe(last);
+    expect(p.edge('judge', 'draft')).toBeUndefined();
+    expect(warnings).toEqual([expect.stringMatching(/^HandoverWarning: pipeline "triage-copy": callable handover on draft → judge \(last\) cannot be serialised with the pipeline/)]);
+  });
+
   it('refuses a reviser that is not a worker (a human\'s revise must not go to the writer)', () => {
     expect(problems({ reviser: 'writeback' })).toContain('reviser "writeback" is a writer; a human\'s revise sends work to a worker (the drafter)');
   });

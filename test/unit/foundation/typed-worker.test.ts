@@ -3,6 +3,9 @@
  * a missing or misnamed stage activity is a compile error (the `@ts-expect-error` lines fail the
  * type check if it ever is not), and at start-up an error that lists every missing one.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtInActivities, type ActivityDeps } from '../../../activities';
 import { stageActivities } from '../../../activities/stage';
@@ -67,6 +70,19 @@ describe('typed worker', () => {
       });
       const start = createHandrailWorkers({ connection: noConnection, config: { namespace: 'default', taskQueue: 'unused' }, store, pipelines: [ticketTriage, rival] });
       await expect(start).rejects.toThrow(/stage "draft" is defined differently by pipelines "ticket-triage" and "rival"/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses to start on a handover workspace that does not exist, and creates nothing', async () => {
+    const store = await openStore({ sqlitePath: ':memory:' });
+    const missing = path.join(os.tmpdir(), `handrail-no-workspace-${process.pid}`, 'deeper');
+    try {
+      const start = createHandrailWorkers({ connection: noConnection, config: { namespace: 'default', taskQueue: 'unused' }, store, workspace: missing });
+      await expect(start).rejects.toThrow(WorkerSetupError);
+      await expect(start).rejects.toThrow(`handover workspace ${missing} is not a directory`);
+      expect(fs.existsSync(missing)).toBe(false);
     } finally {
       await store.close();
     }

@@ -48,4 +48,15 @@ describe('renderDetails: markdown safety', () => {
     expect(md).toContain('wallet has \\$0.002; "draft" costs \\$0.01');
     expect(md).not.toMatch(/(^|[^\\])\$\d/);
   });
+
+  it('shows which handover each hop used, with its tokens and the transcript URI; none when no stage ran', () => {
+    expect(renderDetails(view, [])).not.toContain('**Handover**');
+    const md = renderDetails(view, [ack(1)], [
+      { hop: 1, stage: 'intake', transcript: 'handrail://transcripts/tkt_18422/aa' },
+      { hop: 3, stage: 'draft', used: 'transcript_materialize', tokens: 212, fell_back: true, transcript: 'handrail://transcripts/tkt_18422/bb' },
+    ]);
+    expect(md).toContain('| 1 | intake | package only | `handrail://transcripts/tkt_18422/aa` |');
+    expect(md).toContain('| 3 | draft | transcript_materialize (over the cap: fell back) · 212 tokens | `handrail://transcripts/tkt_18422/bb` |');
+  });
 });
+

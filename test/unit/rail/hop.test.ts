@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { HandoffV1, StageResult } from '../../../contracts';
 import { ticketTriage } from '../../../contracts/pipelines';
-import { admitHop, decideHop, settleHop, type HopRequest } from '../../../workflows/rail/hop';
+import { admitHop, concludeHop, decideHop, settleHop, stampAck, type HopRequest } from '../../../workflows/rail/hop';
 import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hops';
 import { VERDICT, at, delivered, emit } from './helpers';
 
@@ -94,5 +94,31 @@ describe('settleHop: after the stage ran', () => {
     const settled = settleHop(ticketTriage, judged, bad, ticketTriage.get('judge')!);
     expect(settled.emitted).toBeUndefined();
     expect(settled.violations[0]).toMatchObject({ invariant: 'emitted_schema_valid', reason: expect.stringMatching(/^the emitted package fails handoff\.v1: \/job_id/) });
+  });
+});
+
+describe('concludeHop: a stage failure', () => {
+  const accepted = (r: HopRequest) => {
+    const admission = admitHop(r);
+    return { admission, ack: stampAck(admission, r, decideHop(admission, r, null), new Date(0)) };
+  };
+
+  it('over the edge\'s context budget is a second ack, rejected_budget named context_budget_exceeded, and nothing is charged', () => {
+    const r = request('retrieve', at.afterIntake());
+    const { admission, ack } = accepted(r);
+    const failure = 'retrieve failed: ContextBudgetExceeded: the handover on intake → retrieve is 900 tokens, over the edge\'s cap of 40 (strategy transcript_prepend)';
+    const outcome = concludeHop(admission, r, ack, new Date(0), null, { failure, failureType: 'ContextBudgetExceeded' });
+    expect(outcome.acks.map((a) => a.ack)).toEqual(['accepted', 'rejected_budget']);
+    expect(outcome.acks[1]!.reason).toBe(`context_budget_exceeded: ${failure}`);
+    expect(outcome).toMatchObject({ ok: false, failure, costUsd: 0, overspentUsd: 0 });
+    expect(outcome.package?.ack?.ack).toBe('rejected_budget');
+  });
+
+  it('of any other type fails the hop under its accepted ack (the job escalates with the reason)', () => {
+    const r = request('retrieve', at.afterIntake());
+    const { admission, ack } = accepted(r);
+    const outcome = concludeHop(admission, r, ack, new Date(0), null, { failure: 'retrieve failed: HandoverFailed: no trace', failureType: 'HandoverFailed' });
+    expect(outcome.acks.map((a) => a.ack)).toEqual(['accepted']);
+    expect(outcome).toMatchObject({ ok: false, failure: 'retrieve failed: HandoverFailed: no trace', costUsd: 0 });
   });
 });

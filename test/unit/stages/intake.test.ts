@@ -48,7 +48,9 @@ describe('intake', () => {
     expect(result.artifact.uri).toBe(artifactUri(sha256Hex(canonicalJson(body))));
     expect(result.cost_usd).toBe(0.001);
     expect(result.package.tools_tried).toEqual([{ name: 'tickets.read', ok: true }]);
-    expect(result.package.memory_refs).toEqual(['customer_id:cus_9', 'ticket_id:tkt_18422']);
+    // The stage's own refs, then the job's log after this turn (the transcript stays in the store).
+    expect(result.package.memory_refs.slice(0, 2)).toEqual(['customer_id:cus_9', 'ticket_id:tkt_18422']);
+    expect(result.package.memory_refs[2]).toMatch(/^handrail:\/\/transcripts\/job_1\/[0-9a-f]{64}$/);
     expect(result.package.evaluator).toEqual(pkg.evaluator);
   });
 

@@ -1,0 +1,367 @@
+/**
+ * Seed 000's handover, the I/O side: what the next stage sees of the job's conversation when a
+ * hop crosses an edge. Transcript strategies inline the log into the question or write it to a
+ * trace file the question points at (karenina's transcript_materialize); `history` passes the
+ * messages through; a callable rewrites them. `fitHandover` adds the edge's token cap.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { countTokens, isWithinTokenLimit } from 'gpt-tokenizer';
+import { z } from 'zod';
+import { issueLines } from '../contracts/errors';
+import { HANDOVER_STRATEGIES, handoverName, type Edge, type HandoverState } from '../contracts/pipeline';
+import { formatTranscript, Message, messageText, renderToolCall, TRANSCRIPT_SEPARATOR, USER_AGENT_ID, type ContentBlock, type TaggedMessage } from '../contracts/transcript';
+
+export interface HandoverResult {
+  questionText: string;
+  history: Message[];
+}
+
+export type HandoverErrorCode = 'unknown_strategy' | 'callable_not_registered' | 'workspace_missing' | 'trace_write_failed';
+
+export class HandoverError extends Error {
+  override readonly name = 'HandoverError';
+  constructor(
+    readonly code: HandoverErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const edgeLabel = (edge: Pick<Edge, 'from' | 'to'>) => `${edge.from} → ${edge.to}`;
+const osMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** karenina's preamble, verbatim: the agent reads the trace before it sees the task. */
+const materializePreamble = (tracePath: string): string =>
+  'A conversation trace from prior turns has been saved to a file. You MUST read this file before responding.\n\n' +
+  `Trace file path: ${tracePath}\n\n` +
+  'Read the file now using the Read tool. The file contains the prior conversation structured as XML turns with <turn>, ' +
+  '<system_prompt>, <user>, and <assistant> elements. If Read truncates, keep calling Read with increasing offset until you reach the end. ' +
+  'Large content blocks may have been offloaded to separate files in the artifacts/ subdirectory; when you see an XML element with ' +
+  'offloaded="true", the element body contains the file path.\n\n' +
+  'After reading the full trace, carry out the task below.\n\n---\n\n';
+
+/**
+ * Seed 000's apply_handover: undefined when the edge has no handover (the caller decides what a
+ * bare edge means); otherwise the next stage's question and conversation history.
+ * `turnDir` hosts the trace of `transcript_materialize` (a temp directory without it).
+ */
+export function applyHandover(
+  edge: Edge | undefined,
+  log: readonly TaggedMessage[],
+  state: HandoverState,
+  questionText: string,
+  turnDir?: string,
+): HandoverResult | undefined {
+  const handover = edge?.handover;
+  if (edge === undefined || handover === undefined) return undefined;
+  if (handover === 'history') return { questionText, history: log.map((m) => m.message) };
+  if (typeof handover === 'object') return { questionText, history: callHandover(edge, handover.callable, log, state) };
+  switch (handover) {
+    case 'transcript_prepend':
+      return { questionText: formatTranscript(log) + TRANSCRIPT_SEPARATOR + questionText, history: [] };
+    case 'transcript_append':
+      return { questionText: questionText + TRANSCRIPT_SEPARATOR + formatTranscript(log), history: [] };
+    case 'transcript_materialize': {
+      // The hash keeps traces of different conversations into one stage from overwriting each other.
+      const hash = createHash('sha256').update(formatTranscript(log), 'utf8').digest('hex').slice(0, 10);
+      const tracePath = materializeTrace(log, { traceDir: turnDir, questionId: `${state.to}_${hash}_handover`, turn: state.turn });
+      return { questionText: materializePreamble(tracePath) + questionText, history: [] };
+    }
+    default:
+      throw new HandoverError(
+        'unknown_strategy',
+        `The handover on edge ${edgeLabel(edge)} names the unknown strategy ${JSON.stringify(handover)}; known: history, ${HANDOVER_STRATEGIES.join(', ')}, or { callable: name }.`,
+      );
+  }
+}
+
+const MessageList = z.array(Message);
+
+function callHandover(edge: Edge, name: string, log: readonly TaggedMessage[], state: HandoverState): Message[] {
+  if (typeof edge.callable !== 'function') {
+    throw new HandoverError(
+      'callable_not_registered',
+      `The handover on edge ${edgeLabel(edge)} names the callable ${JSON.stringify(name)}, but no function was resolved for it; register it in the pipeline's handovers.`,
+    );
+  }
+  const parsed = MessageList.safeParse(edge.callable(log, state));
+  if (!parsed.success) {
+    throw new Error(`The handover callable ${JSON.stringify(name)} on edge ${edgeLabel(edge)} did not return a list of messages: ${issueLines(parsed.error, 'result', 3).join('; ')}.`);
+  }
+  return parsed.data;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trace files (karenina's materialize_trace)
+
+const DEFAULT_TRACE_OFFLOAD_THRESHOLD = 2000;
+
+const TRACE_HEADER =
+  '# =============================================================\n' +
+  '# HANDRAIL CONVERSATION TRACE\n' +
+  '# -------------------------------------------------------------\n' +
+  '# This file contains the prior conversation from a multi-turn\n' +
+  '# scenario, structured for file-tool access. It may include\n' +
+  '# XML-formatted turns with <turn>, <system_prompt>, <user>,\n' +
+  '# and <assistant> elements.\n' +
+  '#\n' +
+  '# When CONVERSATION HISTORY sections are present, they show\n' +
+  '# Message objects from prior scenario turns.\n' +
+  '#\n' +
+  '# Large content blocks may have been offloaded to separate\n' +
+  '# files in the artifacts/ subdirectory.\n' +
+  '# =============================================================\n\n';
+
+const safeName = (s: string) => s.replace(/[^a-zA-Z0-9_-]/g, '_');
+
+function thresholdFromEnv(): number {
+  const raw = process.env.HANDRAIL_TRACE_OFFLOAD_THRESHOLD?.trim();
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : DEFAULT_TRACE_OFFLOAD_THRESHOLD;
+}
+
+/**
+ * Writes the log as XML turns to `<traceDir>/traces/<id>[_turn<N>]_trace.txt` (blocks over the
+ * threshold offloaded to `traces/artifacts/`), or to a fresh temp directory without offloading
+ * when there is no traceDir. Returns the absolute path of the trace.
+ */
+export function materializeTrace(
+  log: readonly TaggedMessage[],
+  options: { traceDir?: string; questionId: string; turn?: number; offloadThreshold?: number },
+): string {
+  const fileName = `${safeName(options.questionId)}${options.turn === undefined ? '' : `_turn${options.turn}`}_trace.txt`;
+  const tracesDir = options.traceDir === undefined ? undefined : path.resolve(options.traceDir, 'traces');
+  const artifactsDir = tracesDir === undefined ? undefined : path.join(tracesDir, 'artifacts');
+  const { xml, artifacts } = turnsAsXml(groupTurns(log), artifactsDir, options.offloadThreshold ?? thresholdFromEnv());
+  let target = tracesDir ?? path.join(os.tmpdir(), 'handrail_traces_');
+  try {
+    let dir = target;
+    if (tracesDir === undefined) dir = fs.mkdtempSync(target);
+    else fs.mkdirSync(tracesDir, { recursive: true });
+    if (artifactsDir !== undefined && artifacts.length > 0) {
+      target = artifactsDir;
+      fs.mkdirSync(artifactsDir, { recursive: true });
+    }
+    for (const artifact of artifacts) {
+      target = artifact.path;
+      fs.writeFileSync(artifact.path, artifact.content, 'utf8');
+    }
+    target = path.join(dir, fileName);
+    fs.writeFileSync(target, `${TRACE_HEADER}# QUESTION CONTEXT\n# =================\n${xml}\n\n`, 'utf8');
+    return target;
+  } catch (err) {
+    throw new HandoverError('trace_write_failed', `The handover trace could not be written at ${target}: ${osMessage(err)}.`);
+  }
+}
+
+type AssistantBlock = { tag: 'text' | 'tool_result'; body: string } | { tag: 'tool_call'; name: string; body: string };
+
+interface Turn {
+  system?: { agent: string; text: string };
+  user?: string;
+  agent?: string;
+  blocks: AssistantBlock[];
+}
+
+const assistantBlock = (b: Exclude<ContentBlock, { type: 'thinking' }>): AssistantBlock =>
+  b.type === 'text'
+    ? { tag: 'text', body: b.text }
+    : b.type === 'tool_use'
+      ? { tag: 'tool_call', name: b.name, body: renderToolCall(b.name, b.input).slice(b.name.length + 1, -1) }
+      : { tag: 'tool_result', body: b.content };
+
+/**
+ * karenina's group_entries_into_turns, over the structured log rather than re-parsed transcript
+ * lines (a message that itself holds a transcript or the separator cannot split a turn). One
+ * deliberate difference: agent blocks before the first prompt open a turn of their own instead
+ * of being dropped.
+ */
+function groupTurns(log: readonly TaggedMessage[]): Turn[] {
+  const turns: Turn[] = [];
+  let pendingSystem: Turn['system'];
+  let current: Turn | undefined;
+  for (const { message, agent_id } of log) {
+    const blocks = message.content.filter((b): b is Exclude<ContentBlock, { type: 'thinking' }> => b.type !== 'thinking');
+    if (blocks.length === 0) continue;
+    if (message.role === 'system') {
+      pendingSystem = { agent: agent_id, text: messageText(message) };
+    } else if (agent_id === USER_AGENT_ID || message.role === 'user') {
+      current = { system: pendingSystem, user: messageText(message), blocks: [] };
+      turns.push(current);
+      pendingSystem = undefined;
+    } else {
+      if (current === undefined) {
+        current = { system: pendingSystem, blocks: [] };
+        turns.push(current);
+        pendingSystem = undefined;
+      }
+      current.agent ??= agent_id;
+      current.blocks.push(...blocks.map(assistantBlock));
+    }
+  }
+  if (pendingSystem !== undefined) turns.push({ system: pendingSystem, blocks: [] });
+  return turns;
+}
+
+// Unlike karenina, bodies and attributes are escaped: a ticket holding `</user>` cannot forge turns.
+const escapeText = (s: string) => s.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
+const escapeAttr = (s: string) => s.replace(/[&"<]/g, (c) => ({ '&': '&amp;', '"': '&quot;', '<': '&lt;' })[c]!);
+/** Python's len (code points), so thresholds and counts match karenina's. */
+const charCount = (s: string) => s.length - (s.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
+
+/** karenina's format_turns_as_xml, indentation and all. */
+function turnsAsXml(turns: readonly Turn[], artifactsDir: string | undefined, threshold: number): { xml: string; artifacts: { path: string; content: string }[] } {
+  const artifacts: { path: string; content: string }[] = [];
+  const parts: string[] = [];
+  const lines = (indent: string, text: string) => {
+    for (const line of text.split('\n')) parts.push(`${indent}${escapeText(line)}`);
+  };
+  const emit = (tag: AssistantBlock['tag'], attrs: string, raw: string) => {
+    const content = raw.trim();
+    let body = content;
+    let offloaded = '';
+    if (artifactsDir !== undefined && charCount(content) > threshold) {
+      const file = path.join(artifactsDir, `${tag}_${String(artifacts.length + 1).padStart(3, '0')}.txt`);
+      artifacts.push({ path: file, content });
+      body = `[Content offloaded: ${charCount(content).toLocaleString('en-US')} chars]\nFile: ${file}`;
+      offloaded = ' offloaded="true"';
+    }
+    parts.push(`    <${tag}${attrs}${offloaded}>`);
+    lines('      ', body);
+    parts.push(`    </${tag}>`);
+  };
+
+  turns.forEach((turn, i) => {
+    parts.push(`<turn number="${i + 1}">`);
+    if (turn.system !== undefined && turn.system.text !== '') {
+      parts.push(`  <system_prompt agent="${escapeAttr(turn.system.agent)}">`);
+      lines('    ', turn.system.text.trim());
+      parts.push('  </system_prompt>');
+    }
+    if (turn.user !== undefined) {
+      parts.push('  <user>');
+      lines('    ', turn.user.trim());
+      parts.push('  </user>');
+    }
+    if (turn.blocks.length > 0) {
+      parts.push(`  <assistant agent="${escapeAttr(turn.agent ?? 'unknown')}">`);
+      let lastTool = 'unknown';
+      for (const block of turn.blocks) {
+        if (block.tag === 'tool_call') lastTool = block.name;
+        const name = block.tag === 'text' ? '' : ` name="${escapeAttr(lastTool)}"`;
+        emit(block.tag, name, block.body);
+      }
+      parts.push('  </assistant>');
+    }
+    parts.push('</turn>', '');
+  });
+  return { xml: parts.join('\n'), artifacts };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workspace
+
+/**
+ * The seed's per-turn workspace, `<root>/<job>/<model>/turn_<N>` (the job stands in for the
+ * scenario), created on demand. The root itself is configuration: a missing one is refused,
+ * never created.
+ */
+export function turnDirFor(ws: { root: string; job_id: string; model_id: string; turn: number }): string {
+  const root = path.resolve(ws.root);
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(root, { throwIfNoEntry: false });
+  } catch (err) {
+    throw new HandoverError('workspace_missing', `The workspace root ${root} cannot be read: ${osMessage(err)}.`);
+  }
+  if (stat === undefined || !stat.isDirectory()) {
+    throw new HandoverError('workspace_missing', `The workspace root ${root} ${stat === undefined ? 'does not exist' : 'is not a directory'}; create it or fix the configured root (handrail does not create it).`);
+  }
+  const dir = path.join(root, safeName(ws.job_id), safeName(ws.model_id), `turn_${ws.turn}`);
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw new HandoverError('trace_write_failed', `The turn directory ${dir} could not be created: ${osMessage(err)}.`);
+  }
+  return dir;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Context budget
+
+const texts = (result: HandoverResult) => [result.questionText, ...result.history.map(messageText)];
+
+/** What the handover puts before the model: the question plus every history message's text. */
+export function handoverTokens(result: HandoverResult): number {
+  return texts(result).reduce((n, text) => n + countTokens(text), 0);
+}
+
+/** The tokens when within `cap`, else false; stops encoding once over, so a huge log is cheap to refuse. */
+function tokensWithin(result: HandoverResult, cap: number): number | false {
+  let used = 0;
+  for (const text of texts(result)) {
+    const n = isWithinTokenLimit(text, cap - used);
+    if (n === false) return false;
+    used += n;
+  }
+  return used;
+}
+
+export class ContextBudgetExceeded extends Error {
+  override readonly name = 'ContextBudgetExceeded';
+  readonly code = 'context_budget_exceeded';
+  constructor(
+    edge: Pick<Edge, 'from' | 'to'>,
+    readonly tokens: number,
+    readonly maxTokens: number,
+    readonly strategy: string,
+    fellBackFrom?: string,
+  ) {
+    super(
+      `the handover on ${edgeLabel(edge)} is ${tokens.toLocaleString('en-US')} tokens, over the edge's cap of ` +
+        `${maxTokens.toLocaleString('en-US')} (strategy ${strategy}${fellBackFrom === undefined ? '' : `, the overflow fallback after ${fellBackFrom} was over too`})`,
+    );
+  }
+}
+
+export interface FittedHandover {
+  result: HandoverResult | undefined;
+  /** handoverName of what was finally applied. */
+  used: string | undefined;
+  tokens: number;
+  fellBack: boolean;
+}
+
+/**
+ * applyHandover under the edge's `maxTokens`: over it, `overflow: 'transcript_materialize'`
+ * retries as a trace file; still over (or no fallback), ContextBudgetExceeded. Never truncates.
+ * `turnDir` may be a thunk so the workspace is made only when a trace is written.
+ */
+export function fitHandover(
+  edge: Edge | undefined,
+  log: readonly TaggedMessage[],
+  state: HandoverState,
+  questionText: string,
+  turnDir?: string | (() => string),
+): FittedHandover {
+  const apply = (e: Edge) =>
+    applyHandover(e, log, state, questionText, e.handover === 'transcript_materialize' ? (typeof turnDir === 'function' ? turnDir() : turnDir) : undefined);
+  const result = edge === undefined ? undefined : apply(edge);
+  if (edge === undefined || result === undefined) return { result, used: handoverName(edge), tokens: 0, fellBack: false };
+  const cap = edge.maxTokens;
+  if (cap === undefined) return { result, used: handoverName(edge), tokens: handoverTokens(result), fellBack: false };
+
+  const tokens = tokensWithin(result, cap);
+  if (tokens !== false) return { result, used: handoverName(edge), tokens, fellBack: false };
+  if (edge.overflow !== 'transcript_materialize' || edge.handover === 'transcript_materialize') {
+    throw new ContextBudgetExceeded(edge, handoverTokens(result), cap, handoverName(edge)!);
+  }
+  const fallback: Edge = { ...edge, handover: 'transcript_materialize' };
+  const materialized = apply(fallback)!;
+  const fallbackTokens = tokensWithin(materialized, cap);
+  if (fallbackTokens === false) throw new ContextBudgetExceeded(edge, handoverTokens(materialized), cap, 'transcript_materialize', handoverName(edge));
+  return { result: materialized, used: handoverName(fallback), tokens: fallbackTokens, fellBack: true };
+}

@@ -1,0 +1,98 @@
+/**
+ * The job's conversation, as seed 000 tags it: every message with the agent that produced it.
+ * Pure (workflow code imports the strategy names); the log itself lives in the store and is
+ * rendered by activities — it never travels in Temporal history.
+ */
+import { z } from 'zod';
+
+/** The agent id of prompts the rail or the ticket supplied (seed 000's scenario prompts). */
+export const USER_AGENT_ID = '__user__';
+
+/** Fences a rendered transcript inside a question prompt (seed 000). */
+export const TRANSCRIPT_SEPARATOR = '\n\n---\n\n';
+
+/** The job's log is referenced from `package.memory_refs` by `handrail://transcripts/<job_id>/<sha256>`. */
+const TRANSCRIPT_SCHEME = 'handrail://transcripts/';
+export const transcriptUri = (jobId: string, sha: string) => `${TRANSCRIPT_SCHEME}${jobId}/${sha}`;
+export const isTranscriptUri = (ref: string) => ref.startsWith(TRANSCRIPT_SCHEME);
+/** The log's newest turn sha, when `ref` is job `jobId`'s transcript URI. */
+export function transcriptHead(ref: string, jobId: string): string | undefined {
+  const prefix = `${TRANSCRIPT_SCHEME}${jobId}/`;
+  const head = ref.startsWith(prefix) ? ref.slice(prefix.length) : '';
+  return /^[0-9a-f]{64}$/.test(head) ? head : undefined;
+}
+
+export const Role = z.enum(['system', 'user', 'assistant', 'tool']);
+export type Role = z.infer<typeof Role>;
+
+export const ContentBlock = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  /** Reasoning: kept in the log, never rendered into a transcript, so it never crosses a hop. */
+  z.object({ type: z.literal('thinking'), thinking: z.string() }),
+  z.object({ type: z.literal('tool_use'), id: z.string().optional(), name: z.string().min(1), input: z.record(z.string(), z.unknown()) }),
+  z.object({ type: z.literal('tool_result'), tool_use_id: z.string().optional(), content: z.string() }),
+]);
+export type ContentBlock = z.infer<typeof ContentBlock>;
+
+export const Message = z.object({ role: Role, content: z.array(ContentBlock) });
+export type Message = z.infer<typeof Message>;
+
+export const TaggedMessage = z.object({ message: Message, agent_id: z.string().min(1) });
+export type TaggedMessage = z.infer<typeof TaggedMessage>;
+
+const textMessage = (role: Role) => (text: string): Message => ({ role, content: [{ type: 'text', text }] });
+export const systemMessage = textMessage('system');
+export const userMessage = textMessage('user');
+export const assistantMessage = textMessage('assistant');
+export const toolCall = (name: string, input: Record<string, unknown>, id?: string): Message => ({
+  role: 'assistant',
+  content: [{ type: 'tool_use', name, input, ...(id === undefined ? {} : { id }) }],
+});
+export const toolResult = (content: string, toolUseId?: string): Message => ({
+  role: 'tool',
+  content: [{ type: 'tool_result', content, ...(toolUseId === undefined ? {} : { tool_use_id: toolUseId }) }],
+});
+
+/** The text of a message's text blocks, one per line (what a chat endpoint takes as `content`). */
+export const messageText = (message: Message): string =>
+  message.content.flatMap((b) => (b.type === 'text' ? [b.text] : b.type === 'tool_result' ? [b.content] : b.type === 'tool_use' ? [renderToolCall(b.name, b.input)] : [])).join('\n');
+
+/**
+ * Seed 000's transcript: one line per non-thinking block, `[__user__] text` for prompts and
+ * `[agent_id:role:content_type] text` for agent messages; tool calls as `name(arg=value)`, tool
+ * results as their string. Thinking blocks are dropped so reasoning never crosses a hop.
+ */
+export function formatTranscript(log: readonly TaggedMessage[]): string {
+  const lines: string[] = [];
+  for (const { message, agent_id } of log) {
+    for (const block of message.content) {
+      if (block.type === 'thinking') continue;
+      const label = agent_id === USER_AGENT_ID ? `[${USER_AGENT_ID}]` : `[${agent_id}:${message.role}:${block.type}]`;
+      const body = block.type === 'text' ? block.text : block.type === 'tool_use' ? renderToolCall(block.name, block.input) : block.content;
+      lines.push(`${label} ${body}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** `name(k=v, …)` with each value as Python's repr would show it (seed 000 renders `{v!r}`). */
+export function renderToolCall(name: string, input: Record<string, unknown>): string {
+  return `${name}(${Object.entries(input).map(([k, v]) => `${k}=${pyRepr(v)}`).join(', ')})`;
+}
+
+function pyRepr(value: unknown): string {
+  if (typeof value === 'string') return pyString(value);
+  if (value === null || value === undefined) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : value > 0 ? 'inf' : value < 0 ? '-inf' : 'nan';
+  if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
+  if (typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${pyString(k)}: ${pyRepr(v)}`).join(', ')}}`;
+  return pyString(String(value));
+}
+
+/** Python's str repr: single quotes unless the text holds a single quote and no double one. */
+function pyString(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  const escaped = s.replace(/[\\\n\r\t]/g, (c) => ({ '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' })[c]!).replaceAll(quote, `\\${quote}`);
+  return `${quote}${escaped}${quote}`;
+}
