@@ -261,6 +261,11 @@ function turnsAsXml(turns: readonly Turn[], artifactsDir: string | undefined, th
   return { xml: parts.join('\n'), artifacts };
 }
 
+/** The log as the XML turns a trace file holds, nothing offloaded (`handrail transcript --format xml`). */
+export function transcriptXml(log: readonly TaggedMessage[]): string {
+  return turnsAsXml(groupTurns(log), undefined, Number.POSITIVE_INFINITY).xml;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Workspace
 
