@@ -5,11 +5,12 @@
  * ticket or not at all, as intake does.
  */
 import { z } from 'zod';
-import { IntakeV1, TicketRaw, type HandoffV1 } from '../../contracts';
+import { assistantMessage, IntakeV1, TicketRaw, type HandoffV1 } from '../../contracts';
 import { CLASSIFICATION, classifyStage } from '../../contracts/pipelines/support-routing';
 import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import { ticketFieldsMissing, type StageOutput } from '../stage';
+import type { StageTurn } from '../turn';
 import { askedIntent, detectLanguage, extractQuestion, scoreSentiment } from '../ticket-triage/ticket-rules';
 
 export const MAX_COMPLEXITY = 10;
@@ -62,7 +63,7 @@ export function sentimentLevel(score: number): number {
   return Math.round(((score + 1) / 2) * 100) / 100;
 }
 
-export async function runClassify(store: Store, pkg: HandoffV1): Promise<StageOutput> {
+export async function runClassify(store: Store, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
   const ref = requireArtifact(pkg, classifyStage.name, 'ticket.raw');
   // Ids are checked below, so that a missing one is an open question rather than a schema error.
   const ticket = await readArtifactBody(store, ref, TicketRaw.omit({ id: true, customer_id: true }));
@@ -73,6 +74,8 @@ export async function runClassify(store: Store, pkg: HandoffV1): Promise<StageOu
   const customerId = ticket.customer_id as string;
 
   const text = `${ticket.subject}\n${ticket.body}`;
+  // The ticket supplies the prompt of the job's first turn.
+  await turn.prompt({ question: text });
   const intent = askedIntent(question, text);
   const complexity = scoreComplexity(text);
   const body: Classification = {
@@ -86,6 +89,7 @@ export async function runClassify(store: Store, pkg: HandoffV1): Promise<StageOu
     complexity_signals: complexity.signals,
     language: detectLanguage(text),
   };
+  turn.reply(assistantMessage(`intent ${body.intent}, sentiment ${body.sentiment}, complexity ${body.complexity}/10, language ${body.language}`));
   return {
     artifact: await writeArtifact(store, CLASSIFICATION, Classification, body),
     body,

@@ -18,12 +18,12 @@ import { runSpecialist } from './specialists';
 export function supportRoutingActivities(deps: ActivityDeps) {
   const { store } = deps;
   return stageActivities(supportRouting, store, {
-    classify: (pkg) => runClassify(store, pkg),
-    billing: (pkg) => runSpecialist(store, billingStage, pkg),
-    escalation: (pkg) => runSpecialist(store, escalationStage, pkg),
-    senior: (pkg) => runSpecialist(store, seniorStage, pkg),
-    multilingual: (pkg) => runSpecialist(store, multilingualStage, pkg),
-    general: (pkg) => runSpecialist(store, generalStage, pkg),
+    classify: (pkg, turn) => runClassify(store, pkg, turn),
+    billing: (pkg, turn) => runSpecialist(store, billingStage, pkg, turn),
+    escalation: (pkg, turn) => runSpecialist(store, escalationStage, pkg, turn),
+    senior: (pkg, turn) => runSpecialist(store, seniorStage, pkg, turn),
+    multilingual: (pkg, turn) => runSpecialist(store, multilingualStage, pkg, turn),
+    general: (pkg, turn) => runSpecialist(store, generalStage, pkg, turn),
     review: (pkg) => runReview(store, pkg),
     'crm-note': (pkg) => runCrmNote(store, pkg),
   }, turnOptions(deps));

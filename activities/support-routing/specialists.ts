@@ -5,11 +5,12 @@
  * billing team to a refund.
  */
 import { z } from 'zod';
-import { SummaryMd, type HandoffV1, type StageCard } from '../../contracts';
+import { assistantMessage, SummaryMd, type HandoffV1, type StageCard } from '../../contracts';
 import { CLASSIFICATION, classifyStage } from '../../contracts/pipelines/support-routing';
 import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import type { StageOutput } from '../stage';
+import type { StageTurn } from '../turn';
 import { Classification } from './classify';
 
 export type Specialist = 'billing' | 'escalation' | 'senior' | 'multilingual' | 'general';
@@ -70,8 +71,10 @@ export function specialistNote(specialist: Specialist, c: Classification): strin
   ].join('\n');
 }
 
-export async function runSpecialist(store: Store, card: StageCard & { name: Specialist }, pkg: HandoffV1): Promise<StageOutput> {
+export async function runSpecialist(store: Store, card: StageCard & { name: Specialist }, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
   const classification = await readArtifactBody(store, requireArtifact(pkg, card.name, CLASSIFICATION), Classification);
+  await turn.prompt({ question: `Write the ${card.name} note for ticket ${classification.ticket_id}.` });
   const body: SpecialistNote = { markdown: specialistNote(card.name, classification), cited_keys: [], specialist: card.name };
+  turn.reply(assistantMessage(body.markdown));
   return { artifact: await writeArtifact(store, 'summary_md', SpecialistNote, body), body, cost_usd: card.nominalCostUsd };
 }

@@ -4,7 +4,8 @@
  * reviewed and written to the CRM once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JobRequest } from '../../contracts';
+import { formatTranscript, TRANSCRIPT_SEPARATOR, type JobRequest } from '../../contracts';
+import { readLog } from '../../activities/transcript-log';
 import { startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, startRail, uniqueId, type Rail } from '../helpers/rail';
 
@@ -36,6 +37,15 @@ describe('support-routing on the real dev server', () => {
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
     expect(await rail.store.getCrmTicket(request.ticket.id)).toMatchObject({ status: 'needs_human', note: expect.stringContaining('Why is this still broken?') });
     expect(await scheduledActivities(rail.client, request.job_id)).toEqual(['classify', 'escalation', 'review', 'crm-note']);
+
+    // classify → escalation hands over classify's turn as a transcript before escalation's question;
+    // escalation → review has no handover (review starts clean, with the package only).
+    const turns = (await readLog(rail.store, result.package, request.job_id)).turns;
+    const [classify, escalation, review] = turns;
+    expect(escalation!.handover).toMatchObject({ used: 'transcript_prepend', history: [] });
+    expect(escalation!.handover!.question_text.startsWith(`${formatTranscript(classify!.messages)}${TRANSCRIPT_SEPARATOR}`)).toBe(true);
+    expect(escalation!.handover!.question_text).toContain('[__user__] Logged out AGAIN');
+    expect(review!.handover).toBeUndefined();
   });
 
   it('routes a billing ticket to billing', async () => {
