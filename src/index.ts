@@ -15,7 +15,7 @@ export { stageActivities, appendUnique, type StageActivity, type StageOutput, ty
 export { latestArtifact, readArtifactBody, readArtifactText, requireArtifact, writeArtifact } from '../activities/artifacts';
 export { stageFailure } from '../activities/failures';
 // Handover (seed 000): the tagged log's types and formatTranscript come with the contracts above.
-export { applyHandover, fitHandover, materializeTrace, turnDirFor, ContextBudgetExceeded, HandoverError, type HandoverResult } from '../activities/handover';
+export { applyHandover, fitHandover, materializeTrace, transcriptXml, turnDirFor, ContextBudgetExceeded, HandoverError, type HandoverResult } from '../activities/handover';
 export type { StageTurn, TurnPrompt } from '../activities/turn';
 export { builtInActivities, type ActivityDeps } from '../activities';
 export { ticketTriageActivities } from '../activities/ticket-triage';
