@@ -4,7 +4,7 @@
  * test/integration/recorded-results.test.ts runs them again and compares the results.
  */
 import type { Client } from '@temporalio/client';
-import type { HandoffV1, JobRequest, JobResult } from '../contracts';
+import { isTranscriptUri, type HandoffV1, type JobRequest, type JobResult } from '../contracts';
 import { decideUpdate } from '../workflows/definitions';
 import { firstPackage } from '../workflows/rail/first-package';
 import { HandrailStatus } from '../workflows/search-attributes';
@@ -199,6 +199,21 @@ export const SCENARIOS: readonly Scenario[] = [
     check: jobEnded('rejected', ['writeback:max_hops_exceeded']),
   },
   {
+    name: 'support-routing-handover',
+    summary: 'an angry ticket through support-routing: classify hands its turn to escalation as a transcript (transcript_prepend), review starts clean, crm-note writes',
+    run: (rail, jobId) =>
+      job(
+        rail,
+        refundJob(jobId, 'tkt_handover', {
+          pipeline: 'support-routing',
+          ticket: { id: 'tkt_handover', customer_id: 'cus_77', subject: 'Logged out AGAIN', body: 'This is UNACCEPTABLE!! The app logs me out every hour. Why is this still broken?' },
+        }),
+      ),
+    check: (result) =>
+      jobEnded('completed', ['escalation:accepted', 'crm-note:accepted'])(result) ??
+      (isJob(result) && result.package.memory_refs.some(isTranscriptUri) ? undefined : 'expected the job log referenced from memory_refs'),
+  },
+  {
     name: 'cancellation',
     summary: 'a job waiting on a human after rejected_budget is cancelled by an operator; no write',
     run: (rail, jobId) =>
@@ -216,19 +231,24 @@ export const SCENARIOS: readonly Scenario[] = [
  * - ack and write times (`at`, `written_at`) → `<time>`: wall-clock of the run;
  * - traceparents → `<trace-1>`, `<trace-2>`… by first appearance: a job draws a random one, and
  *   numbering keeps "every ack carries the job's trace" visible;
- * - the receipt artifact's uri/hash → `<receipt>`: the receipt holds `written_at`.
+ * - the receipt artifact's uri/hash → `<receipt>`: the receipt holds `written_at`;
+ * - transcript URIs → `<transcript-1>`… by first appearance: a turn record names its job, so its
+ *   address differs per job id.
  * Everything else (artifact hashes of intake, chunks, drafts, verdicts; costs; reasons) is
  * deterministic for the offline stages and stays as recorded.
  */
 export function normalizeResult(result: ScenarioRun['result'], jobId: string): unknown {
   const traces = new Map<string, string>();
+  const transcripts = new Map<string, string>();
+  const numbered = (seen: Map<string, string>, value: string, what: string) => {
+    if (!seen.has(value)) seen.set(value, `<${what}-${seen.size + 1}>`);
+    return seen.get(value)!;
+  };
   const walk = (value: unknown, key?: string): unknown => {
     if (typeof value === 'string') {
       if (key === 'at' || key === 'written_at') return '<time>';
-      if (key === 'traceparent') {
-        if (!traces.has(value)) traces.set(value, `<trace-${traces.size + 1}>`);
-        return traces.get(value);
-      }
+      if (key === 'traceparent') return numbered(traces, value, 'trace');
+      if (isTranscriptUri(value)) return numbered(transcripts, value, 'transcript');
       return value.split(jobId).join('<job_id>');
     }
     if (Array.isArray(value)) return value.map((v) => walk(v));
