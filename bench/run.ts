@@ -3,7 +3,8 @@
  * the same five stage activities, on one dev server. Batches of N jobs alternate between
  * `handoffJob` and the baseline (bench/baseline/workflow.ts), each served by its own worker
  * process so CPU and peak RSS are the worker's alone. Also: a rejected hop's cost, replay speed,
- * and validations per second (bench/contracts.ts). Markdown on stdout, JSON under results/.
+ * validations per second (bench/contracts.ts), and history bytes per job with a 10 KB and a 1 MB
+ * conversation (bench/conversation/). Markdown on stdout, JSON under results/.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,6 +20,7 @@ import { sampleJobRequest } from '../src/devtools/samples/tickets';
 import { firstPackage } from '../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
 import type { BaselineResult } from './baseline/workflow';
+import { conversationMarkdown, conversationVsHistory } from './conversation/measure';
 import { activitiesScheduled, eventTypeCounts, fetchHistories, localActivitiesRecorded, meanEvents, stageActivitiesScheduled, type History } from './history';
 import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, newTraceparent, runId, startLab, writeBundle } from './lab';
 import { fmt, markdownTable, percentile, writeResults } from './report';
@@ -188,6 +190,7 @@ async function main(): Promise<void> {
     const b = await figures(lab.client, baseline);
     const hops = await hopCosts(lab.client, handrail.taskQueue, Number(args['rejected-hops']));
     const validations = await validationsPerSecond(Number(args['validation-ms']));
+    const conversation = await conversationVsHistory(lab);
 
     const metrics: [keyof SideFigures, string][] = [
       ['jobs_per_second', 'jobs / s'],
@@ -224,6 +227,7 @@ async function main(): Promise<void> {
     );
     console.log(`\n### Validations per second (bench/contracts.ts, ${args['validation-ms']} ms per case)\n`);
     console.log(markdownTable(['fixtures', 'ajv standalone / zod', 'ajv / s', 'zod / s', 'validateHandoff / s'], validations.map((v) => [v.fixtures, `${fmt(v.ajv_per_second / v.zod_per_second)}×`, fmt(v.ajv_per_second), fmt(v.zod_per_second), fmt(v.validate_handoff_per_second)])));
+    console.log(`\n${conversationMarkdown(conversation)}`);
     const file = writeResults('bench', {
       jobs_per_batch: JOBS,
       rounds: ROUNDS,
@@ -233,6 +237,7 @@ async function main(): Promise<void> {
       history_events_by_type: { handrail: h.events, baseline: b.events },
       hop_cost: hops,
       validations,
+      conversation_vs_history: conversation,
     });
     console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
   } finally {

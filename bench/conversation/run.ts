@@ -1,0 +1,30 @@
+/**
+ * `tsx bench/conversation/run.ts`: the "Conversation size vs history" section of `npm run bench`
+ * alone, on a dev server of its own. Markdown on stdout, JSON under results/.
+ */
+import path from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { startLab } from '../lab';
+import { writeResults } from '../report';
+import { conversationMarkdown, conversationVsHistory } from './measure';
+
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+async function main(): Promise<void> {
+  const lab = await startLab('bench-conversation');
+  try {
+    const figures = await conversationVsHistory(lab);
+    console.log(`\n${conversationMarkdown(figures)}`);
+    console.log(`\nJSON: ${path.relative(process.cwd(), writeResults('bench-conversation', { conversation: figures }))}`);
+  } finally {
+    await lab.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    console.error(err.stack ?? err.message);
+    process.exit(1);
+  },
+);
