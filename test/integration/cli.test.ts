@@ -1,6 +1,7 @@
 /**
  * `handrail` as an operator runs it: a real process (bin/handrail.js) against the suite's dev
- * server, pointed at this file's worker through TEMPORAL_ADDRESS and HANDRAIL_TASK_QUEUE.
+ * server, pointed at this file's worker through TEMPORAL_ADDRESS and HANDRAIL_TASK_QUEUE, and at
+ * its store through HANDRAIL_DATA_DIR (or the DATABASE_URL both inherit).
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,21 +11,29 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { WORKFLOW_RUNTIME } from '../../src/worker/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { listJobs } from '../../src/operator/client';
+import { isTranscriptUri, TRANSCRIPT_SEPARATOR } from '../../contracts';
+import { listJobs, startJob } from '../../src/operator/client';
+import { openStore, type Store } from '../../src/worker/store';
 import { PROJECT_ROOT } from '../../src/config';
 import { freePort } from '../../src/devtools/devserver/server';
 import type { JobStatusView } from '../../workflows/definitions';
 import { jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
 
 let rail: Rail;
+let store: Store;
 let dir: string;
+let dataDir: string;
 
 beforeAll(async () => {
-  rail = await startRail();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-cli-'));
+  // The CLI opens the worker's store itself (`transcript`): one data dir for both.
+  dataDir = path.join(dir, 'data');
+  store = await openStore({ databaseUrl: process.env.DATABASE_URL, dataDir });
+  rail = await startRail({ store });
 });
 afterAll(async () => {
   await rail?.stop();
+  await store?.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -42,7 +51,7 @@ function handrail(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
     execFile(
       process.execPath,
       [path.join(PROJECT_ROOT, 'bin', 'handrail.js'), ...args],
-      { cwd: PROJECT_ROOT, env: { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), HANDRAIL_TASK_QUEUE: rail.taskQueue, ...env }, timeout: 90_000 },
+      { cwd: PROJECT_ROOT, env: { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), HANDRAIL_TASK_QUEUE: rail.taskQueue, HANDRAIL_DATA_DIR: dataDir, ...env }, timeout: 90_000 },
       (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr, ms: Date.now() - started }),
     );
   });
@@ -175,5 +184,61 @@ describe('handrail CLI against the real dev server', () => {
     const bom = await handrail(['start', file]);
     expect(bom.stderr).toBe('');
     expect(bom.stdout).toContain(`Started job ${jobId}`);
+  });
+
+  it('transcript: the log of an escalated support ticket, what escalation was handed over its transcript_prepend edge, as xml and json; an unknown stage exits 2', async () => {
+    const base = jobRequest();
+    const request = { ...base, pipeline: 'support-routing', ticket: { ...base.ticket, subject: 'Logged out AGAIN', body: 'This is UNACCEPTABLE!! The app logs me out every hour. Why is this still broken?' } };
+    const jobId = request.job_id;
+    const result = await (await startJob(rail.client, request, rail)).handle.result();
+    expect(result.acks.map((a) => a.stage)).toEqual(['classify', 'escalation', 'review', 'crm-note']);
+
+    const whole = await handrail(['transcript', jobId]);
+    expect(whole.stderr).toBe('');
+    expect(whole.code).toBe(0);
+    const lines = whole.stdout.split('\n');
+    expect(lines[0]).toMatch(new RegExp(`^transcript of ${jobId}: 4 turns, handrail://transcripts/${jobId}/[0-9a-f]{64}$`));
+    // The stages of this pipeline ask no question of their own: each turn's prompt is the rail's hop reason.
+    expect(lines[1]).toBe('[__user__] new ticket: classify it');
+    expect(lines[2]).toMatch(/^\[classify:assistant:text\] classification\.v1: .*"question":"Why is this still broken\?".*"sentiment":0/);
+
+    const escalation = await handrail(['transcript', jobId, '--stage', 'escalation']);
+    expect(escalation.code).toBe(0);
+    const [heading, ...handed] = escalation.stdout.trimEnd().split('\n');
+    expect(heading).toMatch(/^hop 1 · escalation · transcript_prepend · \d+ tokens$/);
+    expect(handed.join('\n')).toBe(`${lines[1]}\n${lines[2]}${TRANSCRIPT_SEPARATOR}unhappy customer (sentiment < 0.3)`);
+
+    const xml = await handrail(['transcript', jobId, '--format', 'xml']);
+    expect(xml.code).toBe(0);
+    expect(xml.stdout).toContain('<turn number="1">\n  <user>\n    new ticket: classify it\n  </user>\n  <assistant agent="classify">');
+    expect(xml.stdout).toContain('<turn number="4">');
+
+    const json = await handrail(['transcript', jobId, '--json']);
+    expect(json.code).toBe(0);
+    const parsed = JSON.parse(json.stdout) as { job_id: string; transcript: string; turns: { stage: string; handover?: { used: string } }[] };
+    expect(parsed).toMatchObject({ job_id: jobId, transcript: result.package.memory_refs.find(isTranscriptUri) });
+    expect(parsed.turns.map((t) => `${t.stage}:${t.handover?.used ?? '-'}`)).toEqual(['classify:-', 'escalation:transcript_prepend', 'review:-', 'crm-note:-']);
+
+    const nosuch = await handrail(['transcript', jobId, '--stage', 'nosuch']);
+    expect(nosuch.code).toBe(2);
+    expect(nosuch.stderr).toBe(`handrail: stage "nosuch" has no turn in the transcript of ${jobId}; stages with turns: classify, escalation, review, crm-note\n`);
+
+    // Another store than the worker's lacks the job's turns: refused as unverifiable (exit 1), without a stack trace.
+    const elsewhere = await handrail(['transcript', jobId], { HANDRAIL_DATA_DIR: path.join(dir, 'other-store'), DATABASE_URL: '' });
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toMatch(/^handrail: transcript handrail:\/\/transcripts\/.* is not in the store \(read from the sqlite store; the worker must use the same HANDRAIL_DATA_DIR or DATABASE_URL\)\n$/);
+  });
+
+  it('transcript of a job refused before its first turn: no transcript yet (exit 0); an unknown job exits 3', async () => {
+    const { file, jobId } = ticketFile({ budget: { usd: 0, revisions: 1 } });
+    expect((await handrail(['start', file, '--follow'])).code).toBe(10);
+    const none = await handrail(['transcript', jobId]);
+    expect(none).toMatchObject({ code: 0, stdout: `job ${jobId} has no transcript yet\n`, stderr: '' });
+    expect(JSON.parse((await handrail(['transcript', jobId, '--stage', 'intake', '--json'])).stdout)).toEqual({ job_id: jobId, stage: 'intake', turns: [] });
+    await handrail(['cancel', jobId]);
+
+    const unknown = await handrail(['transcript', uniqueId('no-such-job')]);
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr).toMatch(/no job "no-such-job-.*" in this namespace/);
   });
 });

@@ -4,6 +4,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { AckState, HumanDecision, JobStatus, LastVerdict, isSlug } from '../../../contracts';
 import type { JobFilter } from '../client';
+import type { TranscriptFormat } from '../transcript';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -27,7 +28,8 @@ export type Command =
   | { name: 'show'; jobId: string; json: boolean }
   | { name: 'decide'; jobId: string; decision: Record<string, unknown>; follow: boolean; json: boolean }
   | { name: 'cancel'; jobId: string; json: boolean }
-  | { name: 'history'; jobId: string; out?: string; json: boolean };
+  | { name: 'history'; jobId: string; out?: string; json: boolean }
+  | { name: 'transcript'; jobId: string; stage?: string; format: TranscriptFormat; json: boolean };
 
 export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   start:
@@ -38,8 +40,10 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   decide: 'handrail decide <job> approve|reject|revise|top-up --actor NAME [--note TEXT] [--usd N] [--revisions N] [--follow] [--json]',
   cancel: 'handrail cancel <job> [--json]',
   history: 'handrail history <job> [--out file.json]',
+  transcript: 'handrail transcript <job> [--stage STAGE] [--format text|xml] [--json]',
 };
 
+const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = ['text', 'xml'];
 const RAIL_STATUSES = ['running', ...JobStatus.options] as const;
 const json = { json: { type: 'boolean' } } as const;
 const follow = { follow: { type: 'boolean' } } as const;
@@ -189,6 +193,17 @@ export function parseCommand(argv: string[]): Command {
       const p = parse('history', rest, { ...json, out: { type: 'string', short: 'o' } }, ['job']);
       if (p.help) return { name: 'help', topic: 'history' };
       return { name: 'history', jobId: p.args[0]!, ...defined({ out: text(p.values.out) }), json: Boolean(p.values.json) };
+    }
+    case 'transcript': {
+      const p = parse('transcript', rest, { ...json, stage: { type: 'string' }, format: { type: 'string' } }, ['job']);
+      if (p.help) return { name: 'help', topic: 'transcript' };
+      return {
+        name: 'transcript',
+        jobId: p.args[0]!,
+        ...defined({ stage: slugFlag('--stage', p.values.stage as string | undefined) }),
+        format: oneOf('--format', p.values.format, TRANSCRIPT_FORMATS) ?? 'text',
+        json: Boolean(p.values.json),
+      };
     }
     default:
       throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(USAGE).join(', ')} (handrail --help)`);

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { jobUrl, loadConfig, type HandrailConfig } from '../../config';
 import { NamespaceNotFoundError, TemporalUnreachableError } from '../../connect';
+import { openStore } from '../../worker/store';
 import {
   DecisionRefusedError,
   InvalidJobRequestError,
@@ -23,6 +24,7 @@ import {
   watchJob,
   type JobView,
 } from '../client';
+import { StageNotInTranscriptError, TranscriptUnreadableError, jobTranscript, transcriptOutput, type JobTranscript } from '../transcript';
 import { USAGE, UsageError, parseCommand, type Command } from './args';
 import { jobText, listText, liveLine, outcomeLine, progressLine, receiptText, statusText, usd } from './format';
 import { InvalidTicketFileError, jobRequestFromFile } from './ticket';
@@ -49,7 +51,7 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
 }
 
-const HELP = `handrail: start, follow, inspect, decide, cancel, list and export handrail jobs on Temporal.
+const HELP = `handrail: start, follow, inspect, decide, cancel, list and export handrail jobs on Temporal, and read their transcripts.
 
 ${Object.values(USAGE).map((u) => `  ${u}`).join('\n')}
 
@@ -58,10 +60,11 @@ defaults to the ticket id; goal, constraints and budget to the reference triage 
 job request {job_id, ticket, goal, constraints, budget, max_hops?}. "-" reads it from stdin.
 
 Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default),
-HANDRAIL_TASK_QUEUE (handrail), HANDRAIL_WEB_UI_URL (http://localhost:8233).
+HANDRAIL_TASK_QUEUE (handrail), HANDRAIL_WEB_UI_URL (http://localhost:8233). transcript reads
+the store the worker writes: DATABASE_URL (PostgreSQL), else SQLite under HANDRAIL_DATA_DIR (.data).
 
-Exit codes: 0 ok · 1 failed · 2 usage, invalid ticket or unknown namespace · 3 unknown job · 4 Temporal unreachable ·
-5 refused (decision refused, job already ended) · 6 no worker answered ·
+Exit codes: 0 ok · 1 failed, or a transcript that fails verification · 2 usage, invalid ticket or unknown namespace ·
+3 unknown job · 4 Temporal unreachable · 5 refused (decision refused, job already ended) · 6 no worker answered ·
 10 --follow: waiting for a human · 11 --follow: ended other than completed`;
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
@@ -169,12 +172,23 @@ async function execute(command: Exclude<Command, { name: 'help' }>, client: Clie
       else line(io.stdout, `wrote ${events} events of ${command.jobId} to ${command.out}`);
       return EXIT.ok;
     }
+    case 'transcript': {
+      const store = await openStore(config);
+      let transcript: JobTranscript;
+      try {
+        transcript = await jobTranscript(client, store, command.jobId);
+      } finally {
+        await store.close();
+      }
+      line(io.stdout, transcriptOutput(transcript, command));
+      return EXIT.ok;
+    }
   }
 }
 
 /** Errors an operator can act on get their message and a distinct code; anything else is a bug report. */
 function exitCodeFor(err: unknown): number {
-  if (err instanceof UsageError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError) return EXIT.usage;
+  if (err instanceof UsageError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError || err instanceof StageNotInTranscriptError) return EXIT.usage;
   // A wrong TEMPORAL_NAMESPACE is a setting to fix, not a server to start: not exit 4.
   if (err instanceof NamespaceNotFoundError) return EXIT.usage;
   if (err instanceof JobNotFoundError) return EXIT.notFound;
@@ -198,7 +212,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return await execute(command, client, config, io);
   } catch (err) {
     const code = exitCodeFor(err);
-    line(io.stderr, `handrail: ${err instanceof Error ? (code === EXIT.failed ? (err.stack ?? err.message) : err.message) : String(err)}`);
+    // A transcript failing verification is a finding about the store, not a bug in the CLI.
+    const stack = code === EXIT.failed && !(err instanceof TranscriptUnreadableError);
+    line(io.stderr, `handrail: ${err instanceof Error ? (stack ? (err.stack ?? err.message) : err.message) : String(err)}`);
     return code;
   } finally {
     await client?.connection.close();

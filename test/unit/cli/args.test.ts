@@ -48,6 +48,15 @@ describe('handrail command lines', () => {
     for (const limit of ['0', '2.5']) expect(() => parseCommand(['list', '--limit', limit])).toThrow(new RegExp(`--limit must be a whole number of at least 1, got "${limit}"`));
   });
 
+  it('transcript takes a job, an optional stage slug and a format (text unless asked for xml)', () => {
+    expect(parseCommand(['transcript', 'j1'])).toEqual({ name: 'transcript', jobId: 'j1', format: 'text', json: false });
+    expect(parseCommand(['transcript', 'j1', '--stage', 'crm-note', '--format', 'xml', '--json'])).toEqual({ name: 'transcript', jobId: 'j1', stage: 'crm-note', format: 'xml', json: true });
+    expect(() => parseCommand(['transcript', 'j1', '--format', 'html'])).toThrow(/--format must be one of text, xml; got "html"/);
+    expect(() => parseCommand(['transcript', 'j1', '--stage', 'Draft'])).toThrow(/--stage must be a lowercase slug/);
+    expect(() => parseCommand(['transcript'])).toThrow(/missing <job>\nusage: handrail transcript <job>/);
+    expect(parseCommand(['transcript', '--help'])).toEqual({ name: 'help', topic: 'transcript' });
+  });
+
   it('help: bare, --help, and per command', () => {
     expect(parseCommand([])).toEqual({ name: 'help', topic: undefined });
     expect(parseCommand(['--help'])).toEqual({ name: 'help', topic: undefined });
