@@ -198,19 +198,20 @@ describe('handrail CLI against the real dev server', () => {
     expect(whole.code).toBe(0);
     const lines = whole.stdout.split('\n');
     expect(lines[0]).toMatch(new RegExp(`^transcript of ${jobId}: 4 turns, handrail://transcripts/${jobId}/[0-9a-f]{64}$`));
-    // The stages of this pipeline ask no question of their own: each turn's prompt is the rail's hop reason.
-    expect(lines[1]).toBe('[__user__] new ticket: classify it');
-    expect(lines[2]).toMatch(/^\[classify:assistant:text\] classification\.v1: .*"question":"Why is this still broken\?".*"sentiment":0/);
+    // classify's prompt is the ticket (subject, then body: a continuation line); its answer, the scores.
+    expect(lines[1]).toBe('[__user__] Logged out AGAIN');
+    expect(lines[2]).toBe(request.ticket.body);
+    expect(lines[3]).toMatch(/^\[classify:assistant:text\] intent \S+, sentiment 0(\.\d+)?, complexity \d+\/10, language en$/);
 
     const escalation = await handrail(['transcript', jobId, '--stage', 'escalation']);
     expect(escalation.code).toBe(0);
     const [heading, ...handed] = escalation.stdout.trimEnd().split('\n');
     expect(heading).toMatch(/^hop 1 · escalation · transcript_prepend · \d+ tokens$/);
-    expect(handed.join('\n')).toBe(`${lines[1]}\n${lines[2]}${TRANSCRIPT_SEPARATOR}unhappy customer (sentiment < 0.3)`);
+    expect(handed.join('\n')).toBe(`${lines.slice(1, 4).join('\n')}${TRANSCRIPT_SEPARATOR}Write the escalation note for ticket ${request.ticket.id}.`);
 
     const xml = await handrail(['transcript', jobId, '--format', 'xml']);
     expect(xml.code).toBe(0);
-    expect(xml.stdout).toContain('<turn number="1">\n  <user>\n    new ticket: classify it\n  </user>\n  <assistant agent="classify">');
+    expect(xml.stdout).toContain(`<turn number="1">\n  <user>\n    Logged out AGAIN\n    ${request.ticket.body}\n  </user>\n  <assistant agent="classify">`);
     expect(xml.stdout).toContain('<turn number="4">');
 
     const json = await handrail(['transcript', jobId, '--json']);
