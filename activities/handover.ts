@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { countTokens, isWithinTokenLimit } from 'gpt-tokenizer';
 import { z } from 'zod';
 import { issueLines } from '../contracts/errors';
-import { HANDOVER_STRATEGIES, handoverName, type Edge, type HandoverState } from '../contracts/pipeline';
+import { HANDOVER_STRATEGIES, handoverName, isCallable, type Edge, type HandoverState } from '../contracts/pipeline';
 import { formatTranscript, Message, messageText, renderToolCall, TRANSCRIPT_SEPARATOR, USER_AGENT_ID, type ContentBlock, type TaggedMessage } from '../contracts/transcript';
 
 export interface HandoverResult {
@@ -19,7 +19,7 @@ export interface HandoverResult {
   history: Message[];
 }
 
-export type HandoverErrorCode = 'unknown_strategy' | 'callable_not_registered' | 'workspace_missing' | 'trace_write_failed';
+export type HandoverErrorCode = 'unknown_strategy' | 'callable_not_registered' | 'callable_failed' | 'workspace_missing' | 'trace_write_failed';
 
 export class HandoverError extends Error {
   override readonly name = 'HandoverError';
@@ -59,7 +59,7 @@ export function applyHandover(
   const handover = edge?.handover;
   if (edge === undefined || handover === undefined) return undefined;
   if (handover === 'history') return { questionText, history: log.map((m) => m.message) };
-  if (typeof handover === 'object') return { questionText, history: callHandover(edge, handover.callable, log, state) };
+  if (isCallable(handover)) return { questionText, history: callHandover(edge, handover.callable, log, state) };
   switch (handover) {
     case 'transcript_prepend':
       return { questionText: formatTranscript(log) + TRANSCRIPT_SEPARATOR + questionText, history: [] };
@@ -88,9 +88,15 @@ function callHandover(edge: Edge, name: string, log: readonly TaggedMessage[], s
       `The handover on edge ${edgeLabel(edge)} names the callable ${JSON.stringify(name)}, but no function was resolved for it; register it in the pipeline's handovers.`,
     );
   }
-  const parsed = MessageList.safeParse(edge.callable(log, state));
+  let returned: unknown;
+  try {
+    returned = edge.callable(log, state);
+  } catch (err) {
+    throw new HandoverError('callable_failed', `The handover callable ${JSON.stringify(name)} on edge ${edgeLabel(edge)} threw: ${osMessage(err)}.`);
+  }
+  const parsed = MessageList.safeParse(returned);
   if (!parsed.success) {
-    throw new Error(`The handover callable ${JSON.stringify(name)} on edge ${edgeLabel(edge)} did not return a list of messages: ${issueLines(parsed.error, 'result', 3).join('; ')}.`);
+    throw new HandoverError('callable_failed', `The handover callable ${JSON.stringify(name)} on edge ${edgeLabel(edge)} did not return a list of messages: ${issueLines(parsed.error, 'result', 3).join('; ')}.`);
   }
   return parsed.data;
 }
@@ -215,6 +221,7 @@ const charCount = (s: string) => s.length - (s.match(/[\uD800-\uDBFF][\uDC00-\uD
 /** karenina's format_turns_as_xml, indentation and all. */
 function turnsAsXml(turns: readonly Turn[], artifactsDir: string | undefined, threshold: number): { xml: string; artifacts: { path: string; content: string }[] } {
   const artifacts: { path: string; content: string }[] = [];
+  const counts = new Map<string, number>();
   const parts: string[] = [];
   const lines = (indent: string, text: string) => {
     for (const line of text.split('\n')) parts.push(`${indent}${escapeText(line)}`);
@@ -224,7 +231,10 @@ function turnsAsXml(turns: readonly Turn[], artifactsDir: string | undefined, th
     let body = content;
     let offloaded = '';
     if (artifactsDir !== undefined && charCount(content) > threshold) {
-      const file = path.join(artifactsDir, `${tag}_${String(artifacts.length + 1).padStart(3, '0')}.txt`);
+      // One counter per kind, as seed 000 lays them out (text_001.txt beside tool_call_001.txt).
+      const n = (counts.get(tag) ?? 0) + 1;
+      counts.set(tag, n);
+      const file = path.join(artifactsDir, `${tag}_${String(n).padStart(3, '0')}.txt`);
       artifacts.push({ path: file, content });
       body = `[Content offloaded: ${charCount(content).toLocaleString('en-US')} chars]\nFile: ${file}`;
       offloaded = ' offloaded="true"';
@@ -269,6 +279,26 @@ export function transcriptXml(log: readonly TaggedMessage[]): string {
 // ---------------------------------------------------------------------------------------------
 // Workspace
 
+/** Why `root` cannot be a workspace (it does not exist, is not a directory, cannot be read), or undefined. */
+export function workspaceProblem(root: string): string | undefined {
+  try {
+    const stat = fs.statSync(root, { throwIfNoEntry: false });
+    if (stat === undefined) return `the workspace root ${root} does not exist`;
+    return stat.isDirectory() ? undefined : `the workspace root ${root} is not a directory`;
+  } catch (err) {
+    return `the workspace root ${root} cannot be read: ${osMessage(err)}`;
+  }
+}
+
+/** A job's folder, one to one: job ids are already file-name safe, and `direct:` deliveries (a
+ * scope no job id can spell) get `_direct_` (no job id starts with `_`), so no two jobs — or a
+ * job and direct deliveries under its id — ever share trace files. */
+function jobFolder(jobId: string): string {
+  const [, direct, id = ''] = /^(direct:)?(.*)$/s.exec(jobId)!;
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(id)) throw new HandoverError('workspace_missing', `${JSON.stringify(jobId)} is not a job id a workspace folder can be named after.`);
+  return direct ? `_direct_${id}` : id;
+}
+
 /**
  * The seed's per-turn workspace, `<root>/<job>/<model>/turn_<N>` (the job stands in for the
  * scenario), created on demand. The root itself is configuration: a missing one is refused,
@@ -276,16 +306,9 @@ export function transcriptXml(log: readonly TaggedMessage[]): string {
  */
 export function turnDirFor(ws: { root: string; job_id: string; model_id: string; turn: number }): string {
   const root = path.resolve(ws.root);
-  let stat: fs.Stats | undefined;
-  try {
-    stat = fs.statSync(root, { throwIfNoEntry: false });
-  } catch (err) {
-    throw new HandoverError('workspace_missing', `The workspace root ${root} cannot be read: ${osMessage(err)}.`);
-  }
-  if (stat === undefined || !stat.isDirectory()) {
-    throw new HandoverError('workspace_missing', `The workspace root ${root} ${stat === undefined ? 'does not exist' : 'is not a directory'}; create it or fix the configured root (handrail does not create it).`);
-  }
-  const dir = path.join(root, safeName(ws.job_id), safeName(ws.model_id), `turn_${ws.turn}`);
+  const problem = workspaceProblem(root);
+  if (problem !== undefined) throw new HandoverError('workspace_missing', `${problem[0]!.toUpperCase()}${problem.slice(1)}; create it or fix the configured root (handrail does not create it).`);
+  const dir = path.join(root, jobFolder(ws.job_id), safeName(ws.model_id), `turn_${ws.turn}`);
   try {
     fs.mkdirSync(dir, { recursive: true });
   } catch (err) {

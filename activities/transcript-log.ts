@@ -4,7 +4,9 @@
  * pointing at the turn before it; the package carries only the newest turn's URI in
  * `memory_refs`, so a package — and the history it travels in — does not grow with the
  * conversation. A turn record names its (scoped) job: a URI of another job's log is refused, as
- * provenance refuses another job's artifacts.
+ * provenance refuses another job's artifacts. What a stage was handed (a transcript inlined in
+ * its question, say) is a record of its own, referenced from the turn, so the log's records
+ * stay the size of the messages themselves.
  */
 import { z } from 'zod';
 import { canonicalJson, isTranscriptUri, LIMITS, Message, TaggedMessage, transcriptHead, type HandoffV1 } from '../contracts';
@@ -12,80 +14,139 @@ import { sha256Hex } from '../src/worker/store/content';
 import type { Store } from '../src/worker/store';
 import { stageFailure } from './failures';
 
-/** What the next stage was handed over its edge, kept with its turn (`handrail transcript --stage`). */
-export const HandoverRecord = z.object({
+const Sha = z.string().regex(/^[0-9a-f]{64}$/);
+
+/** What the next stage was handed over its edge (`handrail transcript --stage`), as stored. */
+const HandoverContent = z.object({
+  kind: z.literal('handrail.handover'),
   used: z.string(),
   question_text: z.string(),
   history: z.array(Message),
   tokens: z.number().int().min(0),
   fell_back: z.boolean().optional(),
 });
-export type HandoverRecord = z.infer<typeof HandoverRecord>;
+/** What a stage was handed: the question as handed over, the history, the strategy used, tokens. */
+export type HandoverRecord = Omit<z.infer<typeof HandoverContent>, 'kind'>;
 
-export const TurnRecord = z.object({
-  v: z.literal(1),
-  /** The scoped job id (`direct:` for stageHop deliveries). */
-  job_id: z.string(),
-  prev: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
-  stage: z.string(),
-  /** The hop count of the delivery this turn answered. */
-  turn: z.number().int().min(0),
-  agent_id: z.string(),
-  /** sha256 of the system prompt the stage ran with, so the next turn logs one only on a change. */
-  system_sha: z.string().nullable(),
-  handover: HandoverRecord.optional(),
-  messages: z.array(TaggedMessage),
-});
-export type TurnRecord = z.infer<typeof TurnRecord>;
+/** A turn as stored: the handover by reference. */
+const StoredTurn = z
+  .object({
+    kind: z.literal('handrail.turn'),
+    /** The scoped job id (`direct:` for stageHop deliveries). */
+    job_id: z.string(),
+    prev: Sha.nullable(),
+    stage: z.string(),
+    /** The hop count of the delivery this turn answered. */
+    turn: z.number().int().min(0),
+    agent_id: z.string(),
+    /** sha256 of the system prompt the stage ran with, so the next turn logs one only on a change. */
+    system_sha: Sha.nullable(),
+    handover: z.object({ used: z.string(), tokens: z.number().int().min(0), fell_back: z.boolean().optional(), record: Sha }).optional(),
+    messages: z.array(TaggedMessage),
+  })
+  .strict();
+export type StoredTurn = z.infer<typeof StoredTurn>;
+
+/** A turn with what its stage was handed, as `readLog` returns it. */
+export type TurnRecord = Omit<StoredTurn, 'kind' | 'handover'> & { handover?: HandoverRecord };
 
 /** A log longer than any chain of hops the rail allows is not one the rail wrote. */
 const MAX_TURNS = LIMITS.chain * 4;
 
-export interface JobLog {
-  /** Oldest first. */
-  turns: TurnRecord[];
+/** The job's log as a stage reads it: its newest turn, and every message on demand. */
+export interface LogHead {
   /** sha of the newest turn, or null for a job whose log is empty. */
-  head: string | null;
+  sha: string | null;
+  turn: StoredTurn | undefined;
+  /** Every message of the log, oldest first (read once, on first call). */
+  messages(): Promise<TaggedMessage[]>;
 }
 
-/** The log a package references, verified turn by turn; an empty log when it references none. */
-export async function readLog(store: Store, pkg: Pick<HandoffV1, 'job_id' | 'memory_refs'>, scopedJobId: string): Promise<JobLog> {
+/** The newest turn the package references, verified; the rest of the log is read only if asked. */
+export async function readHead(store: Store, pkg: Pick<HandoffV1, 'job_id' | 'memory_refs'>, scopedJobId: string): Promise<LogHead> {
+  const ref = transcriptRef(pkg);
+  if (ref === undefined) return { sha: null, turn: undefined, messages: () => Promise.resolve([]) };
+  const head = await readStored(store, ref.head, scopedJobId, ref.uri);
+  let all: Promise<TaggedMessage[]> | undefined;
+  return {
+    sha: ref.head,
+    turn: head,
+    messages: () => (all ??= chain(store, head, scopedJobId, ref.uri).then((turns) => turns.flatMap((t) => t.messages))),
+  };
+}
+
+/** The whole log a package references, each turn with what its stage was handed (operators, tests). */
+export async function readLog(store: Store, pkg: Pick<HandoffV1, 'job_id' | 'memory_refs'>, scopedJobId: string): Promise<{ turns: TurnRecord[] }> {
+  const ref = transcriptRef(pkg);
+  if (ref === undefined) return { turns: [] };
+  const stored = await chain(store, await readStored(store, ref.head, scopedJobId, ref.uri), scopedJobId, ref.uri);
+  const turns = await Promise.all(
+    stored.map(async ({ handover, ...turn }): Promise<TurnRecord> => {
+      const { kind: _kind, ...rest } = turn;
+      if (!handover) return rest;
+      const { kind: _handoverKind, ...handed } = await readRecord(store, handover.record, HandoverContent, ref.uri, 'handover');
+      return { ...rest, handover: handed };
+    }),
+  );
+  return { turns };
+}
+
+function transcriptRef(pkg: Pick<HandoffV1, 'job_id' | 'memory_refs'>): { uri: string; head: string } | undefined {
   const refs = pkg.memory_refs.filter(isTranscriptUri);
-  if (refs.length === 0) return { turns: [], head: null };
+  if (refs.length === 0) return undefined;
   if (refs.length > 1) throw stageFailure('ArtifactInvalid', `the package references ${refs.length} transcripts; a job has one log`);
-  const ref = refs[0]!;
-  const head = transcriptHead(ref, pkg.job_id);
-  if (head === undefined) throw stageFailure('ArtifactInvalid', `transcript ${ref.slice(0, 120)} is not a transcript of job ${pkg.job_id}`);
-  const turns: TurnRecord[] = [];
-  for (let sha: string | null = head; sha !== null; sha = turns[0]!.prev) {
-    if (turns.length >= MAX_TURNS) throw stageFailure('ArtifactInvalid', `transcript ${ref.slice(0, 120)} is longer than ${MAX_TURNS} turns`);
-    turns.unshift(await readTurn(store, sha, scopedJobId, ref));
-  }
-  return { turns, head };
+  const uri = refs[0]!;
+  const head = transcriptHead(uri, pkg.job_id);
+  if (head === undefined) throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)} is not a transcript of job ${pkg.job_id}`);
+  return { uri, head };
 }
 
-async function readTurn(store: Store, sha: string, scopedJobId: string, ref: string): Promise<TurnRecord> {
-  const text = await store.getContent(sha);
-  if (text === null || sha256Hex(text) !== sha) throw stageFailure('ArtifactInvalid', `transcript ${ref.slice(0, 120)}: turn ${sha} is not in the store`);
-  let parsed: ReturnType<typeof TurnRecord.safeParse>;
-  try {
-    parsed = TurnRecord.safeParse(JSON.parse(text));
-  } catch {
-    throw stageFailure('ArtifactInvalid', `transcript ${ref.slice(0, 120)}: turn ${sha} is not a turn record`);
+/** The turns from the first to `head`, oldest first. */
+async function chain(store: Store, head: StoredTurn, scopedJobId: string, uri: string): Promise<StoredTurn[]> {
+  const turns = [head];
+  for (let sha = head.prev; sha !== null; sha = turns[0]!.prev) {
+    if (turns.length >= MAX_TURNS) throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)} is longer than ${MAX_TURNS} turns`);
+    turns.unshift(await readStored(store, sha, scopedJobId, uri));
   }
-  if (!parsed.success) throw stageFailure('ArtifactInvalid', `transcript ${ref.slice(0, 120)}: turn ${sha} is not a turn record`);
+  return turns;
+}
+
+async function readStored(store: Store, sha: string, scopedJobId: string, uri: string): Promise<StoredTurn> {
+  const turn = await readRecord(store, sha, StoredTurn, uri, 'turn');
   // Content-addressing makes a record unforgeable, not job-bound: the job inside it binds it.
-  if (parsed.data.job_id !== scopedJobId) throw stageFailure('ArtifactInvalid', `transcript ${ref.slice(0, 120)} was not recorded for this job`);
+  if (turn.job_id !== scopedJobId) throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)} was not recorded for this job`);
+  return turn;
+}
+
+async function readRecord<S extends z.ZodType>(store: Store, sha: string, schema: S, uri: string, what: 'turn' | 'handover'): Promise<z.infer<S>> {
+  const text = await store.getContent(sha);
+  if (text === null || sha256Hex(text) !== sha) throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)}: record ${sha} is not in the store`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)}: record ${sha} is not a ${what} record`);
   return parsed.data;
 }
 
-/** Stores a turn and returns its sha (the same turn twice, e.g. a retried stage, is one record). */
+/** Stores a turn, its handover a record of its own; returns the turn's sha (the same turn twice,
+ * e.g. a retried stage, is one record). */
 export async function appendTurn(store: Store, turn: TurnRecord): Promise<string> {
-  return store.putContent(canonicalJson(TurnRecord.parse(turn)));
+  const { handover, ...rest } = turn;
+  const record = handover && (await store.putContent(canonicalJson(HandoverContent.parse({ kind: 'handrail.handover', ...handover }))));
+  const stored: StoredTurn = {
+    kind: 'handrail.turn',
+    ...rest,
+    ...(handover && record ? { handover: { used: handover.used, tokens: handover.tokens, ...(handover.fell_back ? { fell_back: true } : {}), record } } : {}),
+  };
+  return store.putContent(canonicalJson(StoredTurn.parse(stored)));
 }
 
-/** Every message of the log, oldest first. */
-export const logMessages = (log: JobLog): TaggedMessage[] => log.turns.flatMap((t) => t.messages);
+/** Every message of a log, oldest first. */
+export const logMessages = (log: { turns: readonly TurnRecord[] }): TaggedMessage[] => log.turns.flatMap((t) => t.messages);
 
 /** The package's memory refs with its transcript ref replaced by `ref`: one log per package. */
 export const withTranscript = (refs: readonly string[], ref: string): string[] => [...refs.filter((r) => !isTranscriptUri(r)), ref];

@@ -2,17 +2,21 @@
  * One stage turn in the job's conversation: what the stage is handed over the edge it was
  * delivered on (seed 000's handover, applied here in the activity, never in workflow code), and
  * the messages it adds to the job's log. The stage asks `prompt()` for what to send its model —
- * exactly what the edge's handover produced — and tells `reply()` what it answered.
+ * exactly what the edge's handover produced — and tells `reply()` what it answered. A stage that
+ * never asks takes no handover: it sends nothing anywhere the conversation could go.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Artifact, Edge, EdgeOptions, HandoffV1, HandoverState, Message, Pipeline, StageCard, TaggedMessage } from '../contracts';
-import { assistantMessage, canonicalJson, edgeProblems, handoverName, messageText, systemMessage, transcriptUri, USER_AGENT_ID, userMessage } from '../contracts';
+import { assistantMessage, canonicalJson, edgeProblems, handoverName, isAgentId, isCallable, isTranscriptUri, LIMITS, messageText, systemMessage, transcriptUri, USER_AGENT_ID, userMessage } from '../contracts';
 import { clip } from '../contracts/errors';
 import { sha256Hex } from '../src/worker/store/content';
 import type { ChatMessage } from '../src/worker/model';
 import type { Store } from '../src/worker/store';
 import { stageFailure } from './failures';
 import { ContextBudgetExceeded, fitHandover, HandoverError, turnDirFor } from './handover';
-import { appendTurn, logMessages, readLog, type HandoverRecord } from './transcript-log';
+import { appendTurn, readHead, type HandoverRecord } from './transcript-log';
 
 export interface TurnPrompt {
   /** What to send a chat model: the system prompt, the handover's history, then the question. */
@@ -29,9 +33,10 @@ export interface StageTurn {
   readonly agentId: string;
   /** The edge the package came over, and its handover options. */
   readonly edge: Edge | undefined;
-  /** The job's log so far (oldest first), for stages that read it themselves. */
-  readonly log: readonly TaggedMessage[];
-  /** The prompt for this turn, with the edge's handover applied (once per turn; the first call wins). */
+  /** The job's log so far, oldest first (read from the store on first call). */
+  conversation(): Promise<readonly TaggedMessage[]>;
+  /** The prompt for this turn, with the edge's handover applied and its token cap checked: call
+   * it before the model. Asking again returns the same prompt; asking another question throws. */
   prompt(input: { system?: string; question: string }): Promise<TurnPrompt>;
   /** Adds the stage's answer (assistant text, tool calls, tool results) to this turn. */
   reply(...messages: Message[]): void;
@@ -39,14 +44,11 @@ export interface StageTurn {
 
 /** Where a worker's stages keep handover traces, and which model they run. */
 export interface TurnOptions {
-  /** Workspace root for `transcript_materialize` traces; unset, a temp directory per trace. */
+  /** Workspace root for `transcript_materialize` traces; unset, `<tmp>/handrail-workspace`. */
   workspace?: string;
   /** The model's id: the agent identity of stages without one, and a workspace path segment. */
   modelId?: string;
 }
-
-/** A stage's default answer (its output body) is clipped: the body itself is in the store. */
-const DEFAULT_REPLY_CHARS = 2_000;
 
 export interface OpenTurn {
   turn: StageTurn;
@@ -54,7 +56,12 @@ export interface OpenTurn {
   close(output: { artifact: Artifact; body: unknown }): Promise<{ transcript: string; handover: HandoverRecord | undefined }>;
 }
 
-/** Opens a turn on a delivered package: its log read and verified before any work is done. */
+/** A stage's default answer (its output body) is clipped: the body itself is in the store. */
+const DEFAULT_REPLY_CHARS = 2_000;
+/** Traces of workers created without a workspace: one fixed root, so a retried hop writes the same path. */
+const TEMP_WORKSPACE = path.join(os.tmpdir(), 'handrail-workspace');
+
+/** Opens a turn on a delivered package: its edge and the head of its log checked before any work. */
 export async function openTurn(
   store: Store,
   pipeline: Pick<Pipeline, 'name' | 'handovers'>,
@@ -65,20 +72,30 @@ export async function openTurn(
 ): Promise<OpenTurn> {
   const pkg = delivery.package;
   const edge = resolveEdge(card, delivery.edge, pipeline.handovers);
-  const log = await readLog(store, pkg, scopedJobId);
-  const messages = logMessages(log);
-  const from = pkg.hop?.from ?? '';
+  // The emitted package adds the log's URI: a package with no room for it is refused now, not after the work.
+  if (pkg.memory_refs.filter((r) => !isTranscriptUri(r)).length >= LIMITS.listItems) {
+    throw stageFailure('StageInputInvalid', `${card.name}: memory_refs holds ${LIMITS.listItems} refs; the job's transcript needs one of them`);
+  }
+  const log = await readHead(store, pkg, scopedJobId);
   const turnNumber = pkg.hop?.count ?? 0;
-  const agentId = card.agent ?? options.modelId ?? card.name;
-  const state: HandoverState = { job_id: pkg.job_id, pipeline: pipeline.name, from, to: card.name, turn: turnNumber, package: pkg };
+  const agentId = card.agent ?? agentOfModel(options.modelId) ?? card.name;
+  const state: HandoverState = { job_id: pkg.job_id, pipeline: pipeline.name, from: edge?.from ?? pkg.hop?.from ?? '', to: card.name, turn: turnNumber, package: pkg };
   const replies: Message[] = [];
   let asked: { system: string | undefined; question: string; prompt: TurnPrompt; handover: HandoverRecord | undefined } | undefined;
 
   const prompt = async (input: { system?: string; question: string }): Promise<TurnPrompt> => {
-    if (asked) return asked.prompt;
-    const { result, used, tokens, fellBack } = handOver(edge, messages, state, input.question, () =>
-      turnDirFor({ root: options.workspace!, job_id: pkg.job_id, model_id: options.modelId ?? 'offline', turn: turnNumber }),
-    options.workspace);
+    if (asked) {
+      if (asked.question !== input.question || asked.system !== input.system) throw new Error(`${card.name}: turn.prompt() was asked twice with different prompts; a turn has one`);
+      return asked.prompt;
+    }
+    // Only a handover reads the whole log; a package-only edge costs one record.
+    const messages = edge?.handover === undefined ? [] : await log.messages();
+    const root = options.workspace ?? TEMP_WORKSPACE;
+    const { result, used, tokens, fellBack } = handOver(edge, messages, state, input.question, () => {
+      // The fallback root is ours to make; a configured one must exist (turnDirFor says so).
+      if (options.workspace === undefined) fs.mkdirSync(root, { recursive: true });
+      return turnDirFor({ root, job_id: scopedJobId, model_id: options.modelId ?? 'offline', turn: turnNumber });
+    });
     const questionText = result?.questionText ?? input.question;
     const history = result?.history ?? [];
     const handover = used === undefined ? undefined : { used, question_text: questionText, history, tokens, ...(fellBack ? { fell_back: true } : {}) };
@@ -92,14 +109,13 @@ export async function openTurn(
   };
 
   return {
-    turn: { agentId, edge, log: messages, prompt, reply: (...m) => replies.push(...m) },
+    turn: { agentId, edge, conversation: () => log.messages(), prompt, reply: (...m) => replies.push(...m) },
     async close(output) {
-      // A stage that never asked still takes a turn: the rail's hop reason is its question, so the
-      // edge's handover (and its cap) applies to every stage alike.
-      if (!asked) await prompt({ question: pkg.hop?.reason ?? `deliver to ${card.name}` });
-      const { system, question, handover } = asked!;
+      // A stage that never asked logs the rail's hop reason as its question, and took no handover.
+      const question = asked?.question ?? pkg.hop?.reason ?? `deliver to ${card.name}`;
+      const system = asked?.system;
       const systemSha = system ? sha256Hex(system) : null;
-      const last = log.turns[log.turns.length - 1];
+      const last = log.turn;
       // Seed 000: a system message only when the identity or the system prompt changes.
       const changed = !last || last.agent_id !== agentId || last.system_sha !== systemSha;
       const turnMessages: TaggedMessage[] = [
@@ -111,19 +127,25 @@ export async function openTurn(
         ...(replies.length > 0 ? replies : [assistantMessage(`${output.artifact.type}: ${clip(canonicalJson(output.body ?? null), DEFAULT_REPLY_CHARS)}`)]).map((message) => ({ message, agent_id: agentId })),
       ];
       const sha = await appendTurn(store, {
-        v: 1,
         job_id: scopedJobId,
-        prev: log.head,
+        prev: log.sha,
         stage: card.name,
         turn: turnNumber,
         agent_id: agentId,
         system_sha: systemSha,
-        ...(handover ? { handover } : {}),
+        ...(asked?.handover ? { handover: asked.handover } : {}),
         messages: turnMessages,
       });
-      return { transcript: transcriptUri(pkg.job_id, sha), handover };
+      return { transcript: transcriptUri(pkg.job_id, sha), handover: asked?.handover };
     },
   };
+}
+
+/** A model id as an agent id (seed 000's fallback identity): one label token, never the user's. */
+function agentOfModel(modelId: string | undefined): string | undefined {
+  if (modelId === undefined) return undefined;
+  const agent = modelId.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[^A-Za-z0-9]+/, '').slice(0, LIMITS.name);
+  return isAgentId(agent) ? agent : undefined;
 }
 
 /** The edge options the rail sent, checked, with their callable found in this worker's pipeline. */
@@ -131,13 +153,13 @@ function resolveEdge(card: StageCard, edge: EdgeOptions | undefined, handovers: 
   if (edge === undefined) return undefined;
   const problems = typeof edge === 'object' && edge !== null ? edgeProblems(edge, handovers) : ['the edge options are not an object'];
   if (problems.length > 0) throw stageFailure('HandoverFailed', `${card.name}: ${problems.join('; ')}`, { problems });
-  return typeof edge.handover === 'object' ? { ...edge, callable: handovers[edge.handover.callable] } : edge;
+  return isCallable(edge.handover) ? { ...edge, callable: handovers[edge.handover.callable] } : edge;
 }
 
 /** The edge's handover within its cap; its failures as the stage failures the rail acks. */
-function handOver(edge: Edge | undefined, log: readonly TaggedMessage[], state: HandoverState, question: string, turnDir: () => string, workspace: string | undefined) {
+function handOver(edge: Edge | undefined, log: readonly TaggedMessage[], state: HandoverState, question: string, turnDir: () => string) {
   try {
-    return fitHandover(edge, log, state, question, workspace === undefined ? undefined : turnDir);
+    return fitHandover(edge, log, state, question, turnDir);
   } catch (error) {
     if (error instanceof ContextBudgetExceeded) {
       throw stageFailure('ContextBudgetExceeded', error.message, { tokens: error.tokens, max_tokens: error.maxTokens, strategy: error.strategy, handover: handoverName(edge) });

@@ -98,11 +98,14 @@ export interface Edge extends EdgeOptions {
   readonly callable?: HandoverCallable;
 }
 
+/** A `{ callable: name }` handover (checkPipeline refused any other object). */
+export const isCallable = (handover: EdgeOptions['handover']): handover is { callable: string } => typeof handover === 'object' && handover !== null;
+
 /** An edge's options as data (what the rail sends a stage): its callable left to the stage's worker. */
 export const edgeOptions = ({ from, to, handover, maxTokens, overflow }: EdgeOptions): EdgeOptions => ({
   from,
   to,
-  ...(handover === undefined ? {} : { handover: typeof handover === 'string' ? handover : { callable: handover.callable } }),
+  ...(handover === undefined ? {} : { handover: isCallable(handover) ? { callable: handover.callable } : handover }),
   ...(maxTokens === undefined ? {} : { maxTokens }),
   ...(overflow === undefined ? {} : { overflow }),
 });
@@ -112,7 +115,7 @@ export const edgeProblems = (edge: EdgeOptions, handovers: Readonly<Record<strin
 
 /** How a handover is named on acks, details and logs: the strategy, `history`, or `callable:<name>`. */
 export const handoverName = (edge: Pick<EdgeOptions, 'handover'> | undefined): string | undefined =>
-  edge?.handover === undefined ? undefined : typeof edge.handover === 'string' ? edge.handover : `callable:${edge.handover.callable}`;
+  edge?.handover === undefined ? undefined : isCallable(edge.handover) ? `callable:${edge.handover.callable}` : edge.handover;
 
 export interface PipelineSpec {
   /** Slug a job request names in `pipeline`; published as the `HandrailPipeline` search attribute. */
@@ -254,8 +257,11 @@ export function checkPipeline(spec: PipelineSpec): string[] {
 
 function checkHandover(at: string, edge: EdgeOptions, handovers: Readonly<Record<string, HandoverCallable>>): string[] {
   const problems: string[] = [];
-  const { handover, maxTokens, overflow } = edge;
-  if (typeof handover === 'string' && handover !== 'history' && !(HANDOVER_STRATEGIES as readonly string[]).includes(handover)) {
+  const { from, to, handover, maxTokens, overflow } = edge;
+  if (typeof from !== 'string' || typeof to !== 'string') problems.push(`${at}: from and to must be stage names`);
+  if (handover !== undefined && typeof handover !== 'string' && (handover === null || typeof handover !== 'object' || Array.isArray(handover))) {
+    problems.push(`${at}: handover must be a strategy name or { callable: name }, not ${handover === null ? 'null' : Array.isArray(handover) ? 'an array' : typeof handover}`);
+  } else if (typeof handover === 'string' && handover !== 'history' && !(HANDOVER_STRATEGIES as readonly string[]).includes(handover)) {
     problems.push(`${at}: unknown handover strategy ${JSON.stringify(handover)} (known: history, ${HANDOVER_STRATEGIES.join(', ')}, or { callable: name })`);
   } else if (handover !== undefined && typeof handover !== 'string') {
     const name = (handover as { callable?: unknown }).callable;
@@ -276,7 +282,7 @@ function checkHandover(at: string, edge: EdgeOptions, handovers: Readonly<Record
 /** Callables live only in the process that defined them (workflow code carries the name): say so
  * once, where a process can hear it (the workflow sandbox has no process). */
 function warnCallables(spec: PipelineSpec): void {
-  const names = (spec.edges ?? []).flatMap((e) => (typeof e.handover === 'object' ? [`${e.from} → ${e.to} (${e.handover.callable})`] : []));
+  const names = (spec.edges ?? []).flatMap((e) => (isCallable(e.handover) ? [`${e.from} → ${e.to} (${e.handover.callable})`] : []));
   const host = (globalThis as { process?: { emitWarning?: (message: string, options: { type: string; code: string }) => void } }).process;
   if (names.length > 0 && typeof host?.emitWarning === 'function') {
     host.emitWarning(`pipeline "${spec.name}": callable handover on ${names.join(', ')} cannot be serialised with the pipeline; every worker must define it`, {
@@ -295,7 +301,7 @@ export function definePipeline<C extends StageCard>(spec: PipelineSpec & { stage
   for (const u of spec.versions?.upgraders ?? []) versions.addUpgrader(u);
   const byName = new Map(spec.stages.map((c) => [c.name, c]));
   warnCallables(spec);
-  const edges: Edge[] = (spec.edges ?? []).map((e) => (typeof e.handover === 'object' ? { ...e, callable: spec.handovers![e.handover.callable] } : e));
+  const edges: Edge[] = (spec.edges ?? []).map((e) => (isCallable(e.handover) ? { ...e, callable: spec.handovers![e.handover.callable] } : e));
   const byEdge = new Map(edges.map((e) => [`${e.from}→${e.to}`, e]));
   return Object.freeze({
     name: spec.name,

@@ -10,11 +10,11 @@ import type { Artifact, HandoffV1 } from './handoff';
 import type { EdgeOptions } from './pipeline';
 import { HANDOFF_V1 } from './handoff';
 import { LIMITS } from './limits';
-import { isSlug } from './primitives';
-import { USER_AGENT_ID } from './transcript';
+import { id, isSlug } from './primitives';
 
-/** An agent identity: one token in a transcript label (`[agent:role:type]`), never the user's. */
-const isAgentId = (agent: string) => agent !== USER_AGENT_ID && agent.length <= LIMITS.name && /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(agent);
+/** An agent identity: an id (one token in a transcript label, `[agent:role:type]`; never the user's
+ * `__user__`, which no id can spell) of at most a stage name's length. */
+export const isAgentId = (agent: string) => agent.length <= LIMITS.name && id.safeParse(agent).success;
 
 /** What one stage activity receives (DESIGN "Stage activity contract"). */
 export interface StageWork {
@@ -175,7 +175,7 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
     if (!isSlug(card.name)) problems.push(`stage name ${JSON.stringify(card.name)} is not a lowercase slug of at most ${LIMITS.name} characters`);
     if (byName.has(card.name)) problems.push(`stage "${card.name}" is defined twice`);
     if (card.agent !== undefined && !isAgentId(card.agent)) {
-      problems.push(`stage "${card.name}" has agent ${JSON.stringify(card.agent)}: use letters, digits, _ . - (at most ${LIMITS.name}), not ${USER_AGENT_ID}`);
+      problems.push(`stage "${card.name}" has agent ${JSON.stringify(card.agent)}: use letters, digits, _ . - (at most ${LIMITS.name}), starting with a letter or digit`);
     }
     byName.set(card.name, card);
   }

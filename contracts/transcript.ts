@@ -53,9 +53,13 @@ export const toolResult = (content: string, toolUseId?: string): Message => ({
   content: [{ type: 'tool_result', content, ...(toolUseId === undefined ? {} : { tool_use_id: toolUseId }) }],
 });
 
-/** The text of a message's text blocks, one per line (what a chat endpoint takes as `content`). */
+/** A block as a transcript line shows it (text, `name(arg=value)`, the tool's result); thinking has none. */
+const blockText = (b: ContentBlock): string | undefined =>
+  b.type === 'text' ? b.text : b.type === 'tool_use' ? renderToolCall(b.name, b.input) : b.type === 'tool_result' ? b.content : undefined;
+
+/** A message's blocks as text, one per line (what a chat endpoint takes as `content`); thinking dropped. */
 export const messageText = (message: Message): string =>
-  message.content.flatMap((b) => (b.type === 'text' ? [b.text] : b.type === 'tool_result' ? [b.content] : b.type === 'tool_use' ? [renderToolCall(b.name, b.input)] : [])).join('\n');
+  message.content.flatMap((b) => blockText(b) ?? []).join('\n');
 
 /**
  * Seed 000's transcript: one line per non-thinking block, `[__user__] text` for prompts and
@@ -66,9 +70,9 @@ export function formatTranscript(log: readonly TaggedMessage[]): string {
   const lines: string[] = [];
   for (const { message, agent_id } of log) {
     for (const block of message.content) {
-      if (block.type === 'thinking') continue;
+      const body = blockText(block);
+      if (body === undefined) continue;
       const label = agent_id === USER_AGENT_ID ? `[${USER_AGENT_ID}]` : `[${agent_id}:${message.role}:${block.type}]`;
-      const body = block.type === 'text' ? block.text : block.type === 'tool_use' ? renderToolCall(block.name, block.input) : block.content;
       lines.push(`${label} ${body}`);
     }
   }

@@ -18,6 +18,7 @@ import {
 import { TimeoutType } from '@temporalio/common';
 import { edgeOptions, type AckRecord, type HandoffV1, type Pipeline, type StageCard, type StageResult, type StageWork } from '../contracts';
 import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
+import { edgeSender } from './rail/hops';
 import { traceHop, type HopTrace } from './tracing';
 
 export type { HopOutcome, HopRequest };
@@ -101,7 +102,7 @@ async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecor
   const ack = stampAck(a, r, decideHop(a, r, prior), new Date());
   onAck(ack, a.hop.from, a.jobId);
   if (ack.ack !== 'accepted' || !a.arrived || !a.card) return concludeHop(a, r, ack, new Date(), prior);
-  const edge = r.pipeline.edge(a.hop.from, a.stage);
+  const edge = r.pipeline.edge(edgeSender(r.pipeline, a.hop, a.arrived), a.stage);
   const work: StageWork = { stage: a.stage, package: deliveredPackage({ ...a, arrived: a.arrived }, ack), delivery_key: a.key, ...(edge ? { edge: edgeOptions(edge) } : {}) };
   const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
   return concludeHop(a, r, ack, new Date(), prior, answer);

@@ -61,8 +61,9 @@ export function conversationActivities(deps: ActivityDeps) {
       },
       read: async (_pkg, turn) => {
         const prompt = await turn.prompt({ question: 'How many messages does the conversation hold?' });
-        turn.reply(assistantMessage(`${turn.log.length} messages`));
-        const body = { messages: turn.log.length, handover: prompt.handover ?? 'none' };
+        const said = (await turn.conversation()).length;
+        turn.reply(assistantMessage(`${said} messages`));
+        const body = { messages: said, handover: prompt.handover ?? 'none' };
         return { artifact: await writeArtifact(store, READ, ReadV1, body), body, cost_usd: 0 };
       },
     },

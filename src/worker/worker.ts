@@ -8,6 +8,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import { builtInActivities, railActivities, type ActivityDeps, type HandrailActivities } from '../../activities';
+import { workspaceProblem } from '../../activities/handover';
 import type { StageActivity } from '../../activities/stage';
 import { canonicalJson, type Pipeline, type StageCard, type StageNameOf } from '../../contracts';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
@@ -92,9 +93,8 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
   // Idempotent: a fresh store gets the shipped help-center corpus, a current one is unchanged.
   await loadHelpCenter(opts.store);
   const modelConfig = modelConfigFromEnv();
-  if (opts.workspace !== undefined && !isDirectory(opts.workspace)) {
-    throw new WorkerSetupError([`handover workspace ${opts.workspace} is not a directory (create it, or set HANDRAIL_WORKSPACE to one)`]);
-  }
+  const workspace = opts.workspace === undefined ? undefined : workspaceProblem(opts.workspace);
+  if (workspace !== undefined) throw new WorkerSetupError([`handover workspace: ${workspace} (create it, or set HANDRAIL_WORKSPACE to a directory)`]);
   const deps: ActivityDeps = {
     store: opts.store,
     model: modelConfig ? createChatModel(modelConfig) : undefined,
@@ -145,14 +145,6 @@ export async function runWorkers(workers: Worker[]): Promise<void> {
 export function handoverWorkspace(config: Pick<HandrailConfig, 'workspace'>, env: NodeJS.ProcessEnv = process.env): string {
   if (!env.HANDRAIL_WORKSPACE) fs.mkdirSync(config.workspace, { recursive: true });
   return config.workspace;
-}
-
-function isDirectory(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 async function main(): Promise<void> {

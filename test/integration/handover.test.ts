@@ -15,6 +15,7 @@ import { readLog, type TurnRecord } from '../../activities/transcript-log';
 import { encodedHistory } from '../../bench/history';
 import { PROJECT_ROOT } from '../../src/config';
 import { cancelJob, startJob } from '../../src/operator/client';
+import { decideUpdate } from '../../workflows/definitions';
 import { jobRequest, startRail, stageActivities as scheduledStages, waitForStatus, type Rail } from '../helpers/rail';
 import { triageActivitiesFor } from './fixtures/handover/activities';
 import { HANDOVER_PIPELINES, keepLastAnswer, triageHandovers } from './fixtures/handover/pipelines';
@@ -106,6 +107,16 @@ describe('handover per edge, on the dev server', () => {
     const [intake, retrieve] = await logOf(pkg);
     // intake → retrieve: `history` — intake's messages as they are.
     expect(retrieve!.handover).toMatchObject({ used: 'history', history: intake!.messages.map((m) => m.message) });
+
+    // A human's approve retries the hop over the same edge: same handover, same cap, refused again.
+    await handle.executeUpdate(decideUpdate, { args: [{ action: 'approve', actor: 'ops.lead' }] });
+    const deadline = Date.now() + 30_000;
+    let refusals = 1;
+    while (refusals < 2 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      refusals = (await handle.query<{ ack: string }[]>('acks')).filter((a) => a.ack === 'rejected_budget').length;
+    }
+    expect(refusals).toBe(2);
     await cancelJob(rail.client, request.job_id);
   });
 

@@ -6,7 +6,7 @@
  * transfers between stages: the first delivery (from the client) is hop 0, so the planned relay
  * intake → retrieve → draft → judge → writeback takes 4 and each revision 2 more (SPEC).
  */
-import { HUMAN, type HandoffV1, type Hop, type RevisitEdge } from '../../contracts';
+import { HUMAN, newestArtifact, type HandoffV1, type Hop, type Pipeline, type RevisitEdge } from '../../contracts';
 
 export { HUMAN };
 
@@ -23,6 +23,21 @@ export function nextHop(current: Hop | undefined, to: string, reason: string, by
     count: (current?.count ?? 0) + (transfer && by !== HUMAN && to !== HUMAN ? 1 : 0),
     chain: [...(current?.chain ?? [ORIGIN]), to],
   };
+}
+
+/**
+ * The stage whose edge a hop crosses (its handover options): the sender — or, when a human sent
+ * the work on (approve, top-up, revise), the stage that made the package's newest artifact, so a
+ * resumed hop gets the handover (and the cap) of the edge the routing table would have taken.
+ */
+export function edgeSender(pipeline: Pick<Pipeline, 'get'>, hop: Hop, pkg: Pick<HandoffV1, 'artifacts'>): string {
+  if (hop.from !== HUMAN) return hop.from;
+  const newest = newestArtifact(pkg)?.type;
+  const maker = hop.chain
+    .slice(0, -1)
+    .reverse()
+    .find((stage) => newest !== undefined && pipeline.get(stage)?.outputs.includes(newest));
+  return maker ?? hop.from;
 }
 
 /**

@@ -6,7 +6,7 @@ import { StageNotInTranscriptError, transcriptOutput, type JobTranscript } from 
 const uri = `handrail://transcripts/j1/${'a'.repeat(64)}`;
 const user = (text: string): TaggedMessage => ({ message: userMessage(text), agent_id: USER_AGENT_ID });
 const said = (agent: string, text: string): TaggedMessage => ({ message: assistantMessage(text), agent_id: agent });
-const turn = (t: Partial<TurnRecord> & Pick<TurnRecord, 'stage' | 'turn' | 'messages'>): TurnRecord => ({ v: 1, job_id: 'j1', prev: null, agent_id: t.stage, system_sha: null, ...t });
+const turn = (t: Partial<TurnRecord> & Pick<TurnRecord, 'stage' | 'turn' | 'messages'>): TurnRecord => ({ job_id: 'j1', prev: null, agent_id: t.stage, system_sha: null, ...t });
 
 const classify = turn({ stage: 'classify', turn: 0, messages: [{ message: systemMessage('You classify tickets.'), agent_id: 'classify' }, user('My app logs me out'), said('classify', 'sentiment 0.1')] });
 const classifyLog = '[classify:system:text] You classify tickets.\n[__user__] My app logs me out\n[classify:assistant:text] sentiment 0.1';

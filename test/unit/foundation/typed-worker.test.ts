@@ -81,7 +81,7 @@ describe('typed worker', () => {
     try {
       const start = createHandrailWorkers({ connection: noConnection, config: { namespace: 'default', taskQueue: 'unused' }, store, workspace: missing });
       await expect(start).rejects.toThrow(WorkerSetupError);
-      await expect(start).rejects.toThrow(`handover workspace ${missing} is not a directory`);
+      await expect(start).rejects.toThrow(`handover workspace: the workspace root ${missing} does not exist`);
       expect(fs.existsSync(missing)).toBe(false);
     } finally {
       await store.close();

@@ -28,6 +28,13 @@ describe('applyHandover refusals', () => {
     expect(filesUnder(turnDir)).toEqual([]);
   });
 
+  it('a callable that throws, or returns something other than messages → callable_failed', () => {
+    const throws = refusal(() => applyHandover(edge({ callable: 'boom' }, { callable: () => { throw new Error('no such turn'); } }), workedExample, state(), 'q'));
+    expect(throws).toMatchObject({ code: 'callable_failed', message: 'The handover callable "boom" on edge judge → draft threw: no such turn.' });
+    const wrong = refusal(() => applyHandover(edge({ callable: 'wrong' }, { callable: () => 'not messages' as never }), workedExample, state(), 'q'));
+    expect(wrong).toMatchObject({ code: 'callable_failed', message: expect.stringMatching(/^The handover callable "wrong" on edge judge → draft did not return a list of messages: /) });
+  });
+
   it('a callable the edge names but nobody resolved → callable_not_registered', () => {
     const err = refusal(() => applyHandover(edge({ callable: 'x' }), workedExample, state(), 'q'));
     expect(err.code).toBe('callable_not_registered');
@@ -44,6 +51,13 @@ describe('turnDirFor', () => {
     expect(dir).toBe(join(root, 'job_1', 'openai_gpt-4o_mini', 'turn_3'));
     expect(statSync(dir).isDirectory()).toBe(true);
     expect(turnDirFor({ root, job_id: 'job_1', model_id: 'openai/gpt-4o mini', turn: 3 })).toBe(dir);
+  });
+
+  it('gives every job, and direct deliveries under a job id, a folder of its own (ids that differ by . and _ too)', () => {
+    const root = scratch();
+    const dirs = ['a.b', 'a_b', 'direct:a.b'].map((job_id) => turnDirFor({ root, job_id, model_id: 'm', turn: 1 }));
+    expect(dirs).toEqual([join(root, 'a.b', 'm', 'turn_1'), join(root, 'a_b', 'm', 'turn_1'), join(root, '_direct_a.b', 'm', 'turn_1')]);
+    expect(refusal(() => turnDirFor({ root, job_id: '../x', model_id: 'm', turn: 1 })).code).toBe('workspace_missing');
   });
 
   it('a missing root → workspace_missing, and the root is not created', () => {

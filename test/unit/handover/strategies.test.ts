@@ -112,17 +112,17 @@ describe('applyHandover', () => {
     expect(filesUnder(turnDir)).toEqual([join('traces', basename(path))]);
   });
 
-  it('transcript_materialize: offloads large blocks to traces/artifacts with one counter across types', () => {
+  it('transcript_materialize: offloads large blocks to traces/artifacts, one counter per kind (seed 000: text_001.txt beside tool_call_001.txt)', () => {
     const turnDir = scratch();
     const [text, arg, output] = [`${'a'.repeat(2499)}\n${'z'.repeat(10)}`, 'b'.repeat(2100), 'c'.repeat(3000)];
     const log = [prompt('Summarise.'), tag('drafter', assistantMessage(`  ${text}  `)), tag('drafter', toolCall('fetch', { blob: arg })), tag('drafter', toolResult(output)), tag('drafter', assistantMessage('ok'))];
     const { path, content } = traceOf(applyHandover(edge('transcript_materialize'), log, state(), QUESTION, turnDir)!.questionText);
     const artifacts = join(turnDir, 'traces', 'artifacts');
     expect(dirname(path)).toBe(join(turnDir, 'traces'));
-    expect(filesUnder(artifacts)).toEqual(['text_001.txt', 'tool_call_002.txt', 'tool_result_003.txt']);
+    expect(filesUnder(artifacts)).toEqual(['text_001.txt', 'tool_call_001.txt', 'tool_result_001.txt']);
     expect(readFileSync(join(artifacts, 'text_001.txt'), 'utf8')).toBe(text);
-    expect(readFileSync(join(artifacts, 'tool_call_002.txt'), 'utf8')).toBe(`blob='${arg}'`);
-    expect(readFileSync(join(artifacts, 'tool_result_003.txt'), 'utf8')).toBe(output);
+    expect(readFileSync(join(artifacts, 'tool_call_001.txt'), 'utf8')).toBe(`blob='${arg}'`);
+    expect(readFileSync(join(artifacts, 'tool_result_001.txt'), 'utf8')).toBe(output);
     expect(xmlOf(content)).toBe(`<turn number="1">
   <user>
     Summarise.
@@ -134,11 +134,11 @@ describe('applyHandover', () => {
     </text>
     <tool_call name="fetch" offloaded="true">
       [Content offloaded: 2,107 chars]
-      File: ${join(artifacts, 'tool_call_002.txt')}
+      File: ${join(artifacts, 'tool_call_001.txt')}
     </tool_call>
     <tool_result name="fetch" offloaded="true">
       [Content offloaded: 3,000 chars]
-      File: ${join(artifacts, 'tool_result_003.txt')}
+      File: ${join(artifacts, 'tool_result_001.txt')}
     </tool_result>
     <text>
       ok

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Hop } from '../../../contracts';
 import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
-import { DEFAULT_MAX_HOPS, HUMAN, ORIGIN, deliveryKey, exceedsHopCap, isCycle, nextHop } from '../../../workflows/rail/hops';
+import { DEFAULT_MAX_HOPS, HUMAN, ORIGIN, deliveryKey, edgeSender, exceedsHopCap, isCycle, nextHop } from '../../../workflows/rail/hops';
 import { at, relayHop } from './helpers';
 
 describe('nextHop', () => {
@@ -117,5 +117,25 @@ describe('deliveryKey', () => {
 
   it('differs per stage for the same package', () => {
     expect(deliveryKey(at.afterDraft(), 'judge')).not.toBe(deliveryKey(at.afterDraft(), 'draft'));
+  });
+});
+
+describe('edgeSender', () => {
+  const hop = (chain: string[], from: string, to: string): Hop => ({ from, to, reason: 'r', count: 3, chain: [...chain, to] });
+
+  it('is the sender for a hop between stages', () => {
+    expect(edgeSender(ticketTriage, hop([ORIGIN, 'intake', 'retrieve'], 'retrieve', 'draft'), at.afterRetrieve())).toBe('retrieve');
+  });
+
+  it('for work a human sent on, is the stage that made the newest artifact: the refused retrieve → draft hop keeps its edge', () => {
+    // draft was refused, the job escalated, a human approved: the chain ends draft, human, draft.
+    const resumed = hop([ORIGIN, 'intake', 'retrieve', 'draft', HUMAN], HUMAN, 'draft');
+    expect(edgeSender(ticketTriage, resumed, at.afterRetrieve())).toBe('retrieve');
+    const revised = hop([ORIGIN, 'intake', 'retrieve', 'draft', 'judge', HUMAN], HUMAN, 'draft');
+    expect(edgeSender(ticketTriage, revised, at.afterJudge('fail'))).toBe('judge');
+  });
+
+  it('stays the human when no stage of the chain made the newest artifact (nothing to hand over)', () => {
+    expect(edgeSender(ticketTriage, hop([ORIGIN, HUMAN], HUMAN, 'intake'), at.start())).toBe(HUMAN);
   });
 });

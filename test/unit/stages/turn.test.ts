@@ -181,4 +181,37 @@ describe('the handover a stage gets over its edge', () => {
       expect(ran).toEqual([]);
     }
   });
+
+  it('a stage that never asks for its prompt takes no handover (nothing to cap): its turn logs the hop reason', async () => {
+    const silent: StageWorkFn = async () => {
+      ran.push('silent');
+      return { artifact: { type: 'b.v1', uri: 'handrail://test/silent' }, body: { quiet: true }, cost_usd: 0 };
+    };
+    const pipeline = pipelineWith([{ from: 'ask', to: 'answer', handover: 'transcript_prepend', maxTokens: 1 }]);
+    const activities = stageActivities(pipeline, store, { ask: work('ask'), answer: silent });
+    const first = await activities.ask({ stage: 'ask', package: firstPackage(ticketRef({ id: 't' })), delivery_key: 'job_1:ask:0' });
+    const delivered = { ...first.package, hop: { from: 'ask', to: 'answer', reason: 'answer it', count: 2, chain: ['client', 'ask', 'answer'] } };
+    const result = await activities.answer({ stage: 'answer', package: delivered, delivery_key: 'job_1:answer:1', edge: pipeline.edge('ask', 'answer')! });
+    expect(result.handover).toBeUndefined();
+    const turns = (await readLog(store, result.package, 'job_1')).turns;
+    expect(formatTranscript(turns[1]!.messages)).toBe('[__user__] answer it\n[answer:assistant:text] b.v1: {"quiet":true}');
+  });
+
+  it('refuses, before any work, a package whose memory_refs leave no room for the transcript', async () => {
+    const full = { ...firstPackage(ticketRef({ id: 't' })), memory_refs: Array.from({ length: 64 }, (_, i) => `note:${i}`) };
+    const error = await relay([], ['ask'], full).catch((e: unknown) => e);
+    expect(error).toMatchObject({ type: 'StageInputInvalid', message: expect.stringMatching(/memory_refs holds 64 refs/) });
+    expect(ran).toEqual([]);
+  });
+
+  it('one prompt per turn: asking again with another question throws', async () => {
+    const twice: StageWorkFn = async (_pkg, turn) => {
+      await turn.prompt({ question: 'first' });
+      await turn.prompt({ question: 'second' });
+      return { artifact: { type: 'a.v1', uri: 'handrail://test/twice' }, body: {}, cost_usd: 0 };
+    };
+    const activities = stageActivities(pipelineWith(), store, { ask: twice });
+    await expect(activities.ask({ stage: 'ask', package: firstPackage(ticketRef({ id: 't' })), delivery_key: 'job_1:ask:0' })).rejects.toThrow(/asked twice with different prompts/);
+  });
 });
+
