@@ -103,6 +103,8 @@ describe('Temporal Web UI in a real browser', () => {
       }, { timeout: 30_000, interval: 1_000 })
       .toContain('Waiting for a human');
     expect(await metadataText()).toMatch(/draft\s+rejected_budget/);
+    // Which handover each hop's stage got (the reference pipeline's edges have none) and the log's URI.
+    expect(await metadataText()).toMatch(/intake\s+package only\s+[0-9a-f]{12}…/);
     await screenshot(page, '2-summary-and-details');
 
     // 3. The `package` query, run from the UI.

@@ -32,10 +32,18 @@ export function renderDetails(view: JobStatusView, acks: readonly AckRecord[], h
     lines.push(`| ${a.hop} | ${a.stage} | ${a.ack}${a.invariant ? ` (${a.invariant})` : ''} | ${cell(a.reason).slice(0, 160)} | ${a.actor ?? ''} |`);
   }
   if (handovers.length > 0) {
-    lines.push('', '**Handover** (what each stage saw of the conversation; `handrail transcript <job> --stage S` prints it)', '', '| hop | stage | handover | transcript |', '|---|---|---|---|');
+    lines.push(
+      '',
+      '**Handover** (what each stage saw of the conversation; `handrail transcript <job> --stage S` prints it). The log after each hop is `handrail://transcripts/<job>/<turn>`:',
+      '',
+      '| hop | stage | handover | turn |',
+      '|---|---|---|---|',
+    );
     for (const h of handovers.slice(-30)) {
       const used = h.used === undefined ? 'package only' : `${h.used}${h.fell_back ? ' (over the cap: fell back)' : ''} · ${h.tokens ?? 0} tokens`;
-      lines.push(`| ${h.hop} | ${h.stage} | ${cell(used)} | ${h.transcript ? `\`${cell(h.transcript)}\`` : ''} |`);
+      // The turn's sha, shortened like a commit's: the whole URI does not fit the Web UI's column.
+      const turn = h.transcript?.split('/').pop()?.slice(0, 12);
+      lines.push(`| ${h.hop} | ${h.stage} | ${cell(used)} | ${turn ? `\`${turn}…\`` : ''} |`);
     }
   }
   return lines.join('\n');

@@ -52,11 +52,12 @@ describe('renderDetails: markdown safety', () => {
   it('shows which handover each hop used, with its tokens and the transcript URI; none when no stage ran', () => {
     expect(renderDetails(view, [])).not.toContain('**Handover**');
     const md = renderDetails(view, [ack(1)], [
-      { hop: 1, stage: 'intake', transcript: 'handrail://transcripts/tkt_18422/aa' },
-      { hop: 3, stage: 'draft', used: 'transcript_materialize', tokens: 212, fell_back: true, transcript: 'handrail://transcripts/tkt_18422/bb' },
+      { hop: 1, stage: 'intake', transcript: `handrail://transcripts/tkt_18422/${'a'.repeat(12)}${'0'.repeat(52)}` },
+      { hop: 3, stage: 'draft', used: 'transcript_materialize', tokens: 212, fell_back: true, transcript: `handrail://transcripts/tkt_18422/${'b'.repeat(64)}` },
     ]);
-    expect(md).toContain('| 1 | intake | package only | `handrail://transcripts/tkt_18422/aa` |');
-    expect(md).toContain('| 3 | draft | transcript_materialize (over the cap: fell back) · 212 tokens | `handrail://transcripts/tkt_18422/bb` |');
+    expect(md).toContain('The log after each hop is `handrail://transcripts/<job>/<turn>`');
+    expect(md).toContain(`| 1 | intake | package only | \`${'a'.repeat(12)}…\` |`);
+    expect(md).toContain(`| 3 | draft | transcript_materialize (over the cap: fell back) · 212 tokens | \`${'b'.repeat(12)}…\` |`);
   });
 });
 
