@@ -16,6 +16,9 @@ export const AckState = z.enum([
   'rejected_invariant',
   /** Another package was already delivered under this delivery key: its result is not this one's. */
   'rejected_conflict',
+  /** The stage's output repeats an earlier artifact, or the critic failed it for the same reasons
+   * as the last time: the loop is not getting anywhere, so a human decides (before the hop cap). */
+  'no_progress',
 ]);
 export type AckState = z.infer<typeof AckState>;
 

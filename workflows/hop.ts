@@ -39,6 +39,16 @@ type PriorDelivery = { priorDelivery(input: { delivery_key: string; package?: Ha
  */
 export const PRIOR_DELIVERY_PATCH = 'prior-delivery-activity';
 
+/**
+ * Patch `no-progress` (2026-12-01). A hop whose output repeats an earlier artifact, or whose
+ * critic fails the work for the same reasons twice in a row, is acked `no_progress` and the job
+ * escalates — before, a repeated artifact was `rejected_invariant` and a repeated verdict sent
+ * the work round again until the wallet's revisions or the hop cap ran out. Checked only when the
+ * hop made no progress, so the marker appears in those histories alone; older histories replay
+ * through the old branch.
+ */
+export const NO_PROGRESS_PATCH = 'no-progress';
+
 const { priorDelivery: priorDeliveryLocal } = proxyLocalActivities<PriorDelivery>({
   startToCloseTimeout: '10s',
   retry: { maximumAttempts: 6, maximumInterval: '10s' },
@@ -105,7 +115,8 @@ async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecor
   const edge = r.pipeline.edge(edgeSender(r.pipeline, a.hop, a.arrived), a.stage);
   const work: StageWork = { stage: a.stage, package: deliveredPackage({ ...a, arrived: a.arrived }, ack), delivery_key: a.key, ...(edge ? { edge: edgeOptions(edge) } : {}) };
   const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
-  return concludeHop(a, r, ack, new Date(), prior, answer);
+  // Asked only when the hop made no progress, so every other history is as before the patch.
+  return concludeHop(a, r, ack, new Date(), prior, answer, { mayFlagNoProgress: () => patched(NO_PROGRESS_PATCH) });
 }
 
 /**

@@ -13,6 +13,8 @@
  *   6. rejected_budget   the wallet cannot pay the stage's cost
  *   7. accepted
  * Duplicates come before hop and budget checks because answering one costs nothing.
+ * After the stage ran, concludeHop (rail/hop.ts) may add a second ack: `no_progress`,
+ * `rejected_invariant`, or `rejected_budget` for a handover over its edge's token cap.
  */
 import { LIMITS, newestArtifact, type AckRecord, type AckState, type ContractError, type HandoffValidation, type Hop, type RevisitEdge, type StageCard } from '../../contracts';
 import { canPay } from './budget';

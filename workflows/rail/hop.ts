@@ -162,11 +162,36 @@ export type StageAnswer = { result: StageResult; card: StageCard } | { failure: 
  * a refusal of the hop itself, acked like an unaffordable one. */
 export const CONTEXT_BUDGET_FAILURE = 'ContextBudgetExceeded';
 
+/** A failure's code: what comes before its first `:` (`off_topic: …` → `off_topic`). */
+const failureCodes = (failures: readonly string[]) => [...new Set(failures.map((f) => f.split(':', 1)[0]!.trim()))].sort();
+
+/**
+ * Why this hop made no progress, or undefined: its output repeats an earlier artifact (the only
+ * invariant it broke), or the critic failed the work for exactly the reasons it gave last time.
+ * Users of other frameworks watch agents hand the same work back and forth until the bill
+ * arrives; the rail stops the loop at the second identical verdict, before the hop cap.
+ */
+export function noProgress(delivered: HandoffV1, settled: Settlement, card: StageCard): string | undefined {
+  const { violations, emitted } = settled;
+  if (violations.length > 0) return violations.every((v) => v.invariant === 'no_artifact_reuse') ? violations[0]!.reason : undefined;
+  if (card.role !== 'critic' || !emitted) return undefined;
+  const [before, after] = [delivered.evaluator, emitted.evaluator];
+  if (before.last_verdict !== 'fail' || after.last_verdict !== 'fail' || after.failures.length === 0) return undefined;
+  const codes = failureCodes(after.failures);
+  return codes.join() === failureCodes(before.failures).join() ? `"${card.name}" failed the work for the same reasons twice in a row: ${codes.join(', ')}` : undefined;
+}
+
+export interface ConcludeOptions {
+  /** Asked before a hop is acked `no_progress` (the shell's patch gate); false keeps the old ack. */
+  mayFlagNoProgress?: () => boolean;
+}
+
 /**
  * The hop's outcome, from its ack and what the shell gathered: the prior result the duplicate
  * lookup found, and — when the hop was accepted and the stage ran — its answer. A result another
  * delivery recorded meanwhile is decided again (duplicate or rejected_conflict); otherwise the
- * output is settled and any broken invariant becomes a `rejected_invariant` ack.
+ * output is settled, a hop that made no progress becomes a `no_progress` ack, and any broken
+ * invariant a `rejected_invariant` ack.
  */
 export function concludeHop(
   a: Admission,
@@ -175,6 +200,7 @@ export function concludeHop(
   now: Date,
   prior: StageResult | null,
   answer?: StageAnswer,
+  options: ConcludeOptions = {},
 ): HopOutcome {
   const free = { costUsd: 0, overspentUsd: 0 };
   const refused = (extra: Partial<HopOutcome> = {}): HopOutcome => ({ acks: [ack], package: a.arrived && { ...a.arrived, ack }, ok: false, stage: a.stage, ...free, ...extra });
@@ -197,6 +223,12 @@ export function concludeHop(
   }
   const settled = settleHop(r.pipeline, delivered, result, card);
   const paid = { result, stage: card.name, costUsd: settled.costUsd, overspentUsd: settled.overspentUsd };
+  const stalled = noProgress(delivered, settled, card);
+  if (stalled !== undefined && options.mayFlagNoProgress?.()) {
+    const reuse = settled.violations[0];
+    const flag = stampAck(a, r, { ack: 'no_progress', reason: stalled, ...(reuse ? { invariant: reuse.invariant } : {}) }, now, card.name);
+    return { acks: [ack, flag], package: { ...settled.charged, ack: flag }, ok: false, failure: `no progress: ${stalled}`, ...paid };
+  }
   if (settled.violations.length > 0) {
     const [first] = settled.violations;
     const rejection = stampAck(

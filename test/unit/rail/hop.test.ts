@@ -4,11 +4,11 @@
  * (workflows/hop.ts) only gathers the facts these take.
  */
 import { describe, expect, it } from 'vitest';
-import type { HandoffV1, StageResult } from '../../../contracts';
+import type { Artifact, HandoffV1, StageResult } from '../../../contracts';
 import { ticketTriage } from '../../../contracts/pipelines';
-import { admitHop, concludeHop, decideHop, settleHop, stampAck, type HopRequest } from '../../../workflows/rail/hop';
+import { admitHop, concludeHop, decideHop, deliveredPackage, settleHop, stampAck, type HopRequest } from '../../../workflows/rail/hop';
 import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hops';
-import { VERDICT, at, delivered, emit } from './helpers';
+import { CHUNKS, INTAKE, SUMMARY, SUMMARY_2, TICKET, VERDICT, at, delivered, emit, packageAt, ref } from './helpers';
 
 const TRACE = '00-0000000000000000000000000000dead-000000000000dead-00';
 const request = (stage: unknown, pkg: unknown, over: Partial<HopRequest> = {}): HopRequest => ({
@@ -120,5 +120,53 @@ describe('concludeHop: a stage failure', () => {
     const outcome = concludeHop(admission, r, ack, new Date(0), null, { failure: 'retrieve failed: HandoverFailed: no trace', failureType: 'HandoverFailed' });
     expect(outcome.acks.map((a) => a.ack)).toEqual(['accepted']);
     expect(outcome).toMatchObject({ ok: false, failure: 'retrieve failed: HandoverFailed: no trace', costUsd: 0 });
+  });
+});
+
+describe('concludeHop: no progress', () => {
+  // A revised draft goes back to the judge, which failed the last one for a missing citation.
+  const revision = packageAt(['intake', 'retrieve', 'draft', 'judge', 'draft'], [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT, SUMMARY_2], {
+    evaluator: { last_verdict: 'fail', failures: ['citation_missing: no help-center key cited'] },
+  });
+  const conclude = (pkg: HandoffV1, stage: string, output: (delivered: HandoffV1) => { pkg: HandoffV1; artifact: Artifact }, mayFlag = true) => {
+    const r = request(stage, pkg);
+    const admission = admitHop(r);
+    const ack = stampAck(admission, r, decideHop(admission, r, null), new Date(0));
+    expect(ack.ack).toBe('accepted');
+    const { pkg: emitted, artifact } = output(deliveredPackage({ ...admission, arrived: admission.arrived! }, ack));
+    const result: StageResult = { package: emitted, artifact, cost_usd: 0.005, body: { verdict: emitted.evaluator.last_verdict } };
+    return concludeHop(admission, r, ack, new Date(0), null, { result, card: ticketTriage.get(stage)! }, { mayFlagNoProgress: () => mayFlag });
+  };
+  const verdict = (failures: string[]) => (d: HandoffV1) => ({
+    pkg: emit(d, ref('verdict.v1', '7'), { evaluator: { last_verdict: failures.length > 0 ? ('fail' as const) : ('pass' as const), failures } }),
+    artifact: ref('verdict.v1', '7'),
+  });
+
+  it.each([
+    ['the judge fails it for the same reason again', ['citation_missing: still no key'], ['accepted', 'no_progress']],
+    ['the judge fails it for another reason', ['too_long: 2,400 characters'], ['accepted']],
+    ['the judge passes it', [], ['accepted']],
+  ] as const)('%s → acks %j', (_what, failures, acks) => {
+    const outcome = conclude(revision, 'judge', verdict([...failures]));
+    expect(outcome.acks.map((a) => a.ack)).toEqual(acks);
+    expect(outcome.ok).toBe(acks.length === 1);
+  });
+
+  it('no_progress names the repeated reasons, charges the stage, keeps the package it was given, and the job escalates with it', () => {
+    const outcome = conclude(revision, 'judge', verdict(['citation_missing: still no key']));
+    expect(outcome.acks[1]).toMatchObject({ ack: 'no_progress', stage: 'judge', reason: '"judge" failed the work for the same reasons twice in a row: citation_missing' });
+    expect(outcome).toMatchObject({ failure: `no progress: ${outcome.acks[1]!.reason}`, costUsd: 0.005 });
+    expect(outcome.package?.evaluator).toEqual(revision.evaluator);
+  });
+
+  it('an output that repeats an earlier artifact is no_progress (naming the invariant), not rejected_invariant', () => {
+    const outcome = conclude(at.afterJudge('fail'), 'draft', (d) => ({ pkg: emit(d, SUMMARY), artifact: SUMMARY }));
+    expect(outcome.acks.map((a) => `${a.ack}${a.invariant ? ` (${a.invariant})` : ''}`)).toEqual(['accepted', 'no_progress (no_artifact_reuse)']);
+  });
+
+  it('where the shell may not flag it (a history from before the patch), the old acks stand', () => {
+    expect(conclude(revision, 'judge', verdict(['citation_missing: still no key']), false).acks.map((a) => a.ack)).toEqual(['accepted']);
+    const reused = conclude(at.afterJudge('fail'), 'draft', (d) => ({ pkg: emit(d, SUMMARY), artifact: SUMMARY }), false);
+    expect(reused.acks.map((a) => a.ack)).toEqual(['accepted', 'rejected_invariant']);
   });
 });
