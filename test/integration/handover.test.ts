@@ -98,6 +98,7 @@ describe('handover per edge, on the dev server', () => {
     const refusal = acks.find((a) => a.ack === 'rejected_budget')!;
     expect(refusal).toMatchObject({ stage: 'draft', reason: expect.stringMatching(/^context_budget_exceeded: .*over the edge's cap of 40 \(strategy transcript_prepend\)/) });
     expect(view.escalation?.reasons.join(' ')).toMatch(/ContextBudgetExceeded/);
+    expect(view.escalation?.options).toEqual(['approve', 'reject', 'revise']);
     // Refused once, not retried; and draft recorded nothing (nothing spent on it).
     expect((await scheduledStages(rail.client, request.job_id)).filter((s) => s === 'draft')).toHaveLength(1);
     expect(await rail.store.findStageRecord(refusal.delivery_key)).toBeNull();

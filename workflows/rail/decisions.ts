@@ -5,17 +5,21 @@
  */
 import { HumanDecision, issueLines, newestArtifact, type AckRecord, type HandoffV1, type Pipeline } from '../../contracts';
 import type { Escalation } from '../definitions';
+import { CONTEXT_BUDGET_REASON } from './hop';
 
 type Action = HumanDecision['action'];
 
 /**
- * Decisions that make sense for this escalation. Reject and top-up always do. Approve retries
+ * Decisions that make sense for this escalation. Reject always does; top-up unless the hop was
+ * refused for its handover's token cap (money cannot shrink a transcript: approve retries the
+ * hop, e.g. once the edge's cap was raised and the worker redeployed). Approve retries
  * what was blocked, which cannot fix a package that fails its schema, and cannot pass a draft
  * the judge failed (writeback runs only behind a passing verdict; the human revises or tops up
  * revisions instead). Revise needs a pipeline with a reviser (its drafter) that can take the package.
  */
 export function decisionOptions(pkg: HandoffV1, lastAck: AckRecord | undefined, blocked: string | undefined, pipeline: Pick<Pipeline, 'get' | 'reviser'>): Action[] {
-  const options: Action[] = ['reject', 'top_up'];
+  const contextCap = lastAck?.ack === 'rejected_budget' && lastAck.reason.startsWith(`${CONTEXT_BUDGET_REASON}:`);
+  const options: Action[] = contextCap ? ['reject'] : ['reject', 'top_up'];
   const unfixable = lastAck?.ack === 'rejected_schema';
   const judgedFail = blocked !== undefined && blocked === pipeline.reviser && pkg.evaluator?.last_verdict === 'fail';
   if (!unfixable && !judgedFail) options.unshift('approve');

@@ -161,6 +161,8 @@ export type StageAnswer = { result: StageResult; card: StageCard } | { failure: 
 /** The stage refused the hop before any work because the edge's handover is over its token cap:
  * a refusal of the hop itself, acked like an unaffordable one. */
 export const CONTEXT_BUDGET_FAILURE = 'ContextBudgetExceeded';
+/** The named reason such a refusal's ack starts with. */
+export const CONTEXT_BUDGET_REASON = 'context_budget_exceeded';
 
 /** A failure's code: what comes before its first `:` (`off_topic: …` → `off_topic`). */
 const failureCodes = (failures: readonly string[]) => [...new Set(failures.map((f) => f.split(':', 1)[0]!.trim()))].sort();
@@ -209,7 +211,7 @@ export function concludeHop(
   const delivered = deliveredPackage({ ...a, arrived: a.arrived }, ack);
   if ('failure' in answer) {
     if (answer.failureType !== CONTEXT_BUDGET_FAILURE) return refused({ failure: answer.failure, package: delivered });
-    const refusal = stampAck(a, r, { ack: 'rejected_budget', reason: `context_budget_exceeded: ${answer.failure}` }, now);
+    const refusal = stampAck(a, r, { ack: 'rejected_budget', reason: `${CONTEXT_BUDGET_REASON}: ${answer.failure}` }, now);
     return refused({ acks: [ack, refusal], failure: answer.failure, package: { ...delivered, ack: refusal } });
   }
 

@@ -36,6 +36,13 @@ describe('decisionOptions', () => {
     expect(decisionOptions(pkg, { ...pkg.ack!, ack: 'rejected_invariant' }, 'draft', stages)).toEqual(['approve', 'reject', 'top_up', 'revise']);
   });
 
+  it('offers no top_up when the hop was refused for its handover\'s token cap (money cannot shrink a transcript)', () => {
+    const pkg = at.afterRetrieve();
+    const capped = { ...pkg.ack!, ack: 'rejected_budget' as const, reason: 'context_budget_exceeded: draft failed: ContextBudgetExceeded: …' };
+    expect(decisionOptions(pkg, capped, 'draft', stages)).toEqual(['approve', 'reject', 'revise']);
+    expect(decisionOptions(pkg, { ...capped, reason: 'wallet has $0.002; "draft" costs $0.01' }, 'draft', stages)).toEqual(['approve', 'reject', 'top_up', 'revise']);
+  });
+
   it('reads the hop\'s last ack, not the package, so a package too broken to carry its ack still excludes approve', () => {
     const pkg = at.afterRetrieve();
     const schemaAck = { ...pkg.ack!, ack: 'rejected_schema' as const };
