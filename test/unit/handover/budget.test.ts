@@ -4,7 +4,7 @@ import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
 import { assistantMessage, type Edge } from '../../../contracts';
 import { applyHandover, ContextBudgetExceeded, fitHandover, handoverTokens } from '../../../activities/handover';
-import { edge, prompt, scratch, state, tag, workedExample } from './helpers';
+import { edge, prompt, scratch, state, tag, thrown, workedExample } from './helpers';
 
 const QUESTION = 'Draft the reply.';
 const bigLog = [...workedExample, prompt('Explain in depth.'), tag('reasoner', assistantMessage('mechanism '.repeat(3000)))];
@@ -16,16 +16,7 @@ function lazyDir() {
   return thunk;
 }
 
-/** The ContextBudgetExceeded `run` throws. */
-function refusal(run: () => unknown): ContextBudgetExceeded {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof ContextBudgetExceeded) return err;
-    throw err;
-  }
-  throw new Error('expected ContextBudgetExceeded');
-}
+const refusal = (run: () => unknown) => thrown(run, ContextBudgetExceeded);
 
 describe('handoverTokens', () => {
   it('counts the question plus the text of every history message', () => {

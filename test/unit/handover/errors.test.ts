@@ -4,18 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Edge } from '../../../contracts';
 import { applyHandover, HandoverError, materializeTrace, turnDirFor } from '../../../activities/handover';
-import { edge, filesUnder, scratch, state, workedExample } from './helpers';
+import { edge, filesUnder, scratch, state, thrown, workedExample } from './helpers';
 
-/** The HandoverError `run` throws. */
-function refusal(run: () => unknown): HandoverError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof HandoverError) return err;
-    throw err;
-  }
-  throw new Error('expected a HandoverError');
-}
+const refusal = (run: () => unknown) => thrown(run, HandoverError);
 
 describe('applyHandover refusals', () => {
   it('an unknown strategy name → unknown_strategy, listing the known ones', () => {

@@ -70,3 +70,14 @@ export const preamble = (tracePath: string): string =>
   `Trace file path: ${tracePath}\n\n` +
   'Read the file now using the Read tool. The file contains the prior conversation structured as XML turns with <turn>, <system_prompt>, <user>, and <assistant> elements. If Read truncates, keep calling Read with increasing offset until you reach the end. Large content blocks may have been offloaded to separate files in the artifacts/ subdirectory; when you see an XML element with offloaded="true", the element body contains the file path.\n\n' +
   'After reading the full trace, carry out the task below.\n\n---\n\n';
+
+/** The error of class `type` that `run` throws (anything else is rethrown; no throw fails). */
+export function thrown<E extends Error>(run: () => unknown, type: new (...args: never[]) => E): E {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof type) return err;
+    throw err;
+  }
+  throw new Error(`expected ${type.name}`);
+}
