@@ -19,6 +19,8 @@ export const AckState = z.enum([
   /** The stage's output repeats an earlier artifact, or the critic failed it for the same reasons
    * as the last time: the loop is not getting anywhere, so a human decides (before the hop cap). */
   'no_progress',
+  /** Nobody picked the hop up (after its retry and its fallback): the package returns to its sender. */
+  'target_unavailable',
 ]);
 export type AckState = z.infer<typeof AckState>;
 

@@ -216,8 +216,9 @@ export function checkPipeline(spec: PipelineSpec): string[] {
     }
   }
   for (const card of spec.stages) {
-    // A fallback is reached through its primary's ACK timeout, not through the table.
-    const isFallback = spec.stages.some((c) => c.fallback === card.name);
+    // A fallback is reached through its primary's ACK timeout, a return-to-sender target through
+    // its sender's card, not through the table.
+    const isFallback = spec.stages.some((c) => c.fallback === card.name || (typeof c.onTargetUnavailable === 'object' && c.onTargetUnavailable?.to === card.name));
     if (!reached.has(card.name) && !isFallback) problems.push(`stage "${card.name}" is reached by no route from ${entry}`);
   }
   if (!completes) problems.push(`no route from ${entry} leads to completion (add a rule with \`complete\`)`);

@@ -125,6 +125,11 @@ export interface StageCard {
   taskQueue?: string;
   /** Stage tried when this one's ACK times out twice (seed 004). */
   fallback?: string;
+  /** Seed 004's return to sender: what this stage does when the stage it hands to is not picked
+   * up (after its retry and its fallback) and the package comes back (`target_unavailable`):
+   * send it to another stage instead (`reroute`), or to one that does less (`degrade`). Unset or
+   * `escalate`: a human decides, the reason named. */
+  onTargetUnavailable?: 'escalate' | { action: 'reroute' | 'degrade'; to: string };
   activity: StageActivityOptions;
 }
 
@@ -220,6 +225,17 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
       problems.push(`${at} has role "writer" but names no system it writes`);
     }
 
+    const back = card.onTargetUnavailable;
+    if (back !== undefined && back !== 'escalate') {
+      const to = typeof back === 'object' && back !== null ? byName.get(back.to) : undefined;
+      if (typeof back !== 'object' || back === null || (back.action !== 'reroute' && back.action !== 'degrade')) {
+        problems.push(`${at} onTargetUnavailable must be 'escalate' or { action: 'reroute' | 'degrade', to: stage }`);
+      } else if (!to) problems.push(`${at} sends returned packages to "${back.to}", which is not registered`);
+      else if (to.name === card.name) problems.push(`${at} sends returned packages to itself`);
+      else if (!card.outputs.some((t) => to.accepts.includes(t))) {
+        problems.push(`${at} sends returned packages to "${to.name}", which takes none of its outputs (${card.outputs.join(', ')})`);
+      }
+    }
     if (card.fallback !== undefined) {
       const fallback = byName.get(card.fallback);
       if (card.fallback === card.name) problems.push(`${at} names itself as its fallback`);

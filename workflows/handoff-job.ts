@@ -26,7 +26,7 @@ import { decisionOptions, validateDecision } from './rail/decisions';
 import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from './rail/hops';
 import { ackRecord } from './rail/ack';
 import { firstPackage } from './rail/first-package';
-import { route, type Route } from './rail/routing';
+import { returnToSender, route, type Route } from './rail/routing';
 import { renderDetails, type HandoverLine } from './rail/details';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
 import { traceHop } from './tracing';
@@ -98,9 +98,10 @@ async function runJob(job: Job): Promise<JobResult> {
       // no human decision can make it this job's, so the job ends here.
       const conflict = outcome.acks.find((a) => a.ack === 'rejected_conflict');
       if (conflict) return await job.finish('rejected', conflict.reason);
-      step = outcome.ok
-        ? job.route()
-        : { kind: 'escalate', reason: outcome.failure ?? outcome.acks[outcome.acks.length - 1]!.reason, resume: step.to, retry: step };
+      const reason = outcome.failure ?? outcome.acks[outcome.acks.length - 1]!.reason;
+      if (outcome.ok) step = job.route();
+      else if (outcome.acks.some((a) => a.ack === 'target_unavailable')) step = returnToSender(job.pipeline, job.package, step, reason);
+      else step = { kind: 'escalate', reason, resume: step.to, retry: step };
     }
   } catch (err) {
     if (isCancellation(err)) return await CancellationScope.nonCancellable(() => job.finish('cancelled', 'cancelled by an operator'));

@@ -17,7 +17,7 @@ import {
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import { edgeOptions, type AckRecord, type HandoffV1, type Pipeline, type StageCard, type StageResult, type StageWork } from '../contracts';
-import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
+import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
 import { edgeSender } from './rail/hops';
 import { traceHop, type HopTrace } from './tracing';
 
@@ -153,7 +153,7 @@ async function runStage(
       return { failure: `${target.name} failed: ${describeFailure(err)}`, ...(cause instanceof ApplicationFailure && cause.type ? { failureType: cause.type } : {}) };
     }
   }
-  return { failure: `stage unavailable: ${lastTimeout}` };
+  return { failure: `stage unavailable: ${lastTimeout}`, failureType: TARGET_UNAVAILABLE };
 }
 
 function describeFailure(err: unknown): string {

@@ -72,6 +72,8 @@ describe('ACK timeout (seed 004) on the real dev server', () => {
     const waiting = await waitForStatus(handle, 'escalated');
 
     expect(waiting.escalation?.blocked).toBe('retrieve');
+    // The package went back to intake (target_unavailable); intake's card says nothing, so a human decides.
+    expect((await handle.query<{ stage: string; ack: string }[]>('acks')).map((a) => `${a.stage}:${a.ack}`)).toEqual(['intake:accepted', 'retrieve:accepted', 'retrieve:target_unavailable', 'human:accepted']);
     expect(waiting.escalation?.reasons.join(' ')).toMatch(/stage unavailable: no "retrieve-backup" worker picked the hop up within 1s/);
     expect(waiting.escalation?.options).toContain('approve');
     expect(await scheduledActivities(rail.client, request.job_id)).toEqual(['intake', 'retrieve', 'retrieve', 'retrieve-backup']);

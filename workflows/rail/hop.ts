@@ -163,6 +163,9 @@ export type StageAnswer = { result: StageResult; card: StageCard } | { failure: 
 export const CONTEXT_BUDGET_FAILURE = 'ContextBudgetExceeded';
 /** The named reason such a refusal's ack starts with. */
 export const CONTEXT_BUDGET_REASON = 'context_budget_exceeded';
+/** No worker picked the hop up, after its retry and its fallback (the shell's own failure type):
+ * the package returns to its sender with a `target_unavailable` ack (seed 004). */
+export const TARGET_UNAVAILABLE = 'TargetUnavailable';
 
 /** A failure's code: what comes before its first `:` (`off_topic: …` → `off_topic`). */
 const failureCodes = (failures: readonly string[]) => [...new Set(failures.map((f) => f.split(':', 1)[0]!.trim()))].sort();
@@ -210,8 +213,14 @@ export function concludeHop(
   if (ack.ack !== 'accepted' || !a.arrived || !a.card || !answer) return refused();
   const delivered = deliveredPackage({ ...a, arrived: a.arrived }, ack);
   if ('failure' in answer) {
-    if (answer.failureType !== CONTEXT_BUDGET_FAILURE) return refused({ failure: answer.failure, package: delivered });
-    const refusal = stampAck(a, r, { ack: 'rejected_budget', reason: `${CONTEXT_BUDGET_REASON}: ${answer.failure}` }, now);
+    const second: AckDecision | undefined =
+      answer.failureType === CONTEXT_BUDGET_FAILURE
+        ? { ack: 'rejected_budget', reason: `${CONTEXT_BUDGET_REASON}: ${answer.failure}` }
+        : answer.failureType === TARGET_UNAVAILABLE
+          ? { ack: 'target_unavailable', reason: answer.failure }
+          : undefined;
+    if (!second) return refused({ failure: answer.failure, package: delivered });
+    const refusal = stampAck(a, r, second, now);
     return refused({ acks: [ack, refusal], failure: answer.failure, package: { ...delivered, ack: refusal } });
   }
 

@@ -29,6 +29,24 @@ export function routeFacts(pkg: HandoffV1, bodies: RecordedBodies = {}): RouteFa
   return { package: pkg, newest: newestArtifact(pkg)?.type, verdict: pkg.evaluator.last_verdict, body: (type) => bodies[type] };
 }
 
+/**
+ * Seed 004's return to sender: the hop's target was not picked up (`target_unavailable`), so the
+ * package goes back to the stage that sent it, whose card decides — another stage (`reroute`,
+ * `degrade`) or, by default, a human, with the reason named and the refused hop to retry.
+ */
+export function returnToSender(pipeline: Pick<Pipeline, 'get'>, returned: HandoffV1, failed: HopStep, reason: string): Route {
+  const sender = returned.hop ? pipeline.get(returned.hop.from) : undefined;
+  const back = sender?.onTargetUnavailable;
+  if (!sender || back === undefined || back === 'escalate') return { kind: 'escalate', reason, resume: failed.to, retry: failed };
+  return {
+    kind: 'hop',
+    to: back.to,
+    reason: `returned to ${sender.name}: ${failed.to} unavailable, ${back.action} to ${back.to}`.slice(0, LIMITS.shortText),
+    package: returned,
+    from: sender.name,
+  };
+}
+
 /** The next step for a package that a stage just emitted (or that a job starts with). */
 export function route(pipeline: Pick<Pipeline, 'routes'>, pkg: HandoffV1, bodies: RecordedBodies = {}): Route {
   const facts = routeFacts(pkg, bodies);

@@ -170,3 +170,15 @@ describe('concludeHop: no progress', () => {
     expect(reused.acks.map((a) => a.ack)).toEqual(['accepted', 'rejected_invariant']);
   });
 });
+
+describe('concludeHop: nobody picked the hop up', () => {
+  it('is a second ack, target_unavailable, with the reason; nothing is charged (the package returns to its sender)', () => {
+    const r = request('retrieve', at.afterIntake());
+    const admission = admitHop(r);
+    const ack = stampAck(admission, r, decideHop(admission, r, null), new Date(0));
+    const failure = 'stage unavailable: no "retrieve-backup" worker picked the hop up within 1s';
+    const outcome = concludeHop(admission, r, ack, new Date(0), null, { failure, failureType: 'TargetUnavailable' });
+    expect(outcome.acks.map((a) => `${a.stage}:${a.ack}`)).toEqual(['retrieve:accepted', 'retrieve:target_unavailable']);
+    expect(outcome).toMatchObject({ ok: false, failure, costUsd: 0, package: { hop: { from: 'intake', to: 'retrieve' } } });
+  });
+});

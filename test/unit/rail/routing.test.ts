@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { newestArtifact } from '../../../contracts';
 import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
 import { decideAck } from '../../../workflows/rail/ack';
-import { route } from '../../../workflows/rail/routing';
+import { returnToSender, route } from '../../../workflows/rail/routing';
 import { CHUNKS, INTAKE, RECEIPT, SUMMARY, TICKET, VERDICT, at, card, factsFor, packageAt, ref } from './helpers';
 
 describe('route: the planned relay', () => {
@@ -104,5 +104,31 @@ describe('route agrees with the stage cards', () => {
       return route(ticketTriage, pkg).kind === 'complete';
     });
     expect(completing).toEqual(['receipt.v1']);
+  });
+});
+
+describe('returnToSender (seed 004)', () => {
+  const retrieveStep = (pkg: ReturnType<typeof at.afterIntake>) => ({ kind: 'hop' as const, to: 'retrieve', reason: 'find help-center evidence', package: pkg });
+  const returned = { ...at.afterIntake(), hop: { from: 'intake', to: 'retrieve', reason: 'find help-center evidence', count: 1, chain: ['client', 'intake', 'retrieve'] } };
+
+  it('escalates by default, naming the reason, with the refused hop to retry', () => {
+    expect(returnToSender(ticketTriage, returned, retrieveStep(returned), 'stage unavailable: …')).toEqual({
+      kind: 'escalate',
+      reason: 'stage unavailable: …',
+      resume: 'retrieve',
+      retry: retrieveStep(returned),
+    });
+  });
+
+  it("follows the sender's card: reroute (or degrade) to the stage it names, sent by the sender", () => {
+    const intake = { ...card('intake'), onTargetUnavailable: { action: 'reroute' as const, to: 'retrieve-lite' } };
+    const pipeline = { get: (name: string) => (name === 'intake' ? intake : ticketTriage.get(name)) };
+    expect(returnToSender(pipeline, returned, retrieveStep(returned), 'stage unavailable: …')).toEqual({
+      kind: 'hop',
+      to: 'retrieve-lite',
+      reason: 'returned to intake: retrieve unavailable, reroute to retrieve-lite',
+      package: returned,
+      from: 'intake',
+    });
   });
 });

@@ -56,6 +56,15 @@ describe('registry refusals', () => {
     expect(refusal([...ticketTriage.cards, second])).toMatch(/system "crm" has 2 writers \(writeback, crm_sync\); exactly one stage may write it/);
   });
 
+  it("refuses return-to-sender options it cannot follow: an unknown stage, itself, a stage that takes none of the sender's outputs", () => {
+    const intake = ticketTriage.get('intake')!;
+    const sendTo = (to: string) => defineStage({ ...intake, onTargetUnavailable: { action: 'reroute', to } });
+    expect(refusal(replace(sendTo('nowhere')))).toMatch(/stage "intake" sends returned packages to "nowhere", which is not registered/);
+    expect(refusal(replace(sendTo('intake')))).toMatch(/stage "intake" sends returned packages to itself/);
+    expect(refusal(replace(sendTo('judge')))).toMatch(/stage "intake" sends returned packages to "judge", which takes none of its outputs \(intake\.v1\)/);
+    expect(checkStageRegistry(replace(defineStage({ ...intake, onTargetUnavailable: 'escalate' })), ENTRY)).toEqual([]);
+  });
+
   it('refuses a judge that holds a write tool', () => {
     const judge = defineStage({ ...judgeStage, tools: [{ name: 'crm.patch', access: 'write', system: 'crm' }] });
     expect(refusal(replace(judge))).toMatch(/stage "judge" is a critic \(judge\) and must hold no write tools \(holds crm\.patch on crm\)/);
