@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { runChaos } from './chaos-run';
-import { checksTable, fmt, markdownTable, writeResults } from './report';
+import { checksTable, fmt, markdownTable, runMain, writeResults } from './report';
 
 const { values: args } = parseArgs({
   options: {
@@ -41,10 +41,4 @@ async function main(): Promise<boolean> {
   return report.checks.every((c) => c.ok);
 }
 
-main().then(
-  (ok) => process.exit(ok ? 0 : 1),
-  (err: Error) => {
-    console.error(err.stack ?? err.message);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { openStore } from '../src/worker/store';
 import { HANDRAIL_WORKFLOWS, runId, startLab, writeBundle } from './lab';
 import { runLoadShape } from './load-shape';
-import { checksTable, fmt, markdownTable, writeResults } from './report';
+import { checksTable, fmt, markdownTable, runMain, writeResults } from './report';
 import { startWorkerProcess } from './workers';
 
 const { values: args } = parseArgs({
@@ -54,10 +54,4 @@ async function main(): Promise<boolean> {
   }
 }
 
-main().then(
-  (ok) => process.exit(ok ? 0 : 1),
-  (err: Error) => {
-    console.error(err.stack ?? err.message);
-    process.exit(1);
-  },
-);
+runMain(main);

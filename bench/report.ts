@@ -41,3 +41,14 @@ export function writeResults(name: string, body: object): string {
   fs.writeFileSync(file, `${JSON.stringify({ taken_at: new Date().toISOString(), machine: machine(), ...body }, null, 2)}\n`);
   return file;
 }
+
+/** Runs a bench script's main and exits: 0 when it returns true or nothing, 1 when false or it throws. */
+export function runMain(main: () => Promise<boolean | void>): void {
+  main().then(
+    (ok) => process.exit(ok === false ? 1 : 0),
+    (err: Error) => {
+      console.error(err.stack ?? err.message);
+      process.exit(1);
+    },
+  );
+}

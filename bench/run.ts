@@ -23,7 +23,7 @@ import type { BaselineResult } from './baseline/workflow';
 import { conversationMarkdown, conversationVsHistory } from './conversation/measure';
 import { activitiesScheduled, eventTypeCounts, fetchHistories, localActivitiesRecorded, meanEvents, stageActivitiesScheduled, type History } from './history';
 import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, newTraceparent, runId, startLab, writeBundle } from './lab';
-import { fmt, markdownTable, percentile, writeResults } from './report';
+import { fmt, markdownTable, percentile, runMain, writeResults } from './report';
 import { startWorkerProcess, type WorkerProcess } from './workers';
 
 const { values: args } = parseArgs({
@@ -246,10 +246,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: Error) => {
-    console.error(err.stack ?? err.message);
-    process.exit(1);
-  },
-);
+runMain(main);

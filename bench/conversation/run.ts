@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startLab } from '../lab';
-import { writeResults } from '../report';
+import { runMain, writeResults } from '../report';
 import { conversationMarkdown, conversationVsHistory } from './measure';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -21,10 +21,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: Error) => {
-    console.error(err.stack ?? err.message);
-    process.exit(1);
-  },
-);
+runMain(main);
