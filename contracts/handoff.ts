@@ -69,6 +69,9 @@ export const Evaluator = z.looseObject({
 });
 export type Evaluator = z.infer<typeof Evaluator>;
 
+/** A failure's code: what comes before its first `:` (`off_topic: …` → `off_topic`). */
+export const failureCode = (failure: string): string => failure.split(':', 1)[0]?.trim() ?? '';
+
 /** Never negative: the rail clamps at zero and reports overspend in JobResult.spent_usd. */
 export const Budget = z.looseObject({
   usd_remaining: usd,

@@ -3,9 +3,9 @@
  * passages, citing each passage it uses. Revisions read the judge's failure codes and always
  * differ from every rejected draft.
  */
-import type { Chunk, IntakeV1 } from '../../contracts';
+import { failureCode, type Chunk, type IntakeV1 } from '../../contracts';
 import { searchTerms } from '../../src/worker/corpus/query';
-import { FAILURE, failureCode, refundPromise, stems, type Retrieval } from './summary-policy';
+import { FAILURE, refundPromise, stems, type Retrieval } from './summary-policy';
 
 export interface DraftInput {
   intake: IntakeV1;

@@ -21,7 +21,6 @@ export const FAILURE = {
   offTopic: 'off_topic',
 } as const;
 
-export const failureCode = (failure: string): string => failure.split(':', 1)[0]?.trim() ?? '';
 
 export function citedKeys(markdown: string): string[] {
   return [...new Set([...markdown.matchAll(CITATION)].map((m) => m[1] as string))];

@@ -11,6 +11,7 @@ import {
   isValidTraceparent,
   roleMismatch,
   validateHandoff,
+  failureCode,
   type HandoffValidation,
   type HandoffV1,
   type Hop,
@@ -167,8 +168,7 @@ export const CONTEXT_BUDGET_REASON = 'context_budget_exceeded';
  * the package returns to its sender with a `target_unavailable` ack (seed 004). */
 export const TARGET_UNAVAILABLE = 'TargetUnavailable';
 
-/** A failure's code: what comes before its first `:` (`off_topic: …` → `off_topic`). */
-const failureCodes = (failures: readonly string[]) => [...new Set(failures.map((f) => f.split(':', 1)[0]!.trim()))].sort();
+const failureCodes = (failures: readonly string[]) => [...new Set(failures.map(failureCode))].sort();
 
 /**
  * Why this hop made no progress, or undefined: its output repeats an earlier artifact (the only
