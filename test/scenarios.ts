@@ -34,8 +34,9 @@ export interface Scenario {
   check(result: ScenarioRun['result']): string | undefined;
 }
 
-// Fixed trace for packages delivered straight to stageHop (a job would generate one).
-const TRACE = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+/** Fixed trace (seed 001's example) for packages delivered straight to stageHop (a job would generate one). */
+export const SEED_TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+const TRACE = SEED_TRACEPARENT;
 
 /** The demo's refund ticket under a ticket id of the scenario's own, so CRM writes never meet. */
 function refundJob(jobId: string, ticketId: string, overrides: Partial<JobRequest> = {}): JobRequest {

@@ -149,15 +149,24 @@ async function runStage(
         lastTimeout = `no "${target.name}" worker picked the hop up within ${String(target.activity.scheduleToStartTimeout)}`;
         continue;
       }
-      const cause = err instanceof ActivityFailure ? err.cause : undefined;
-      return { failure: `${target.name} failed: ${describeFailure(err)}`, ...(cause instanceof ApplicationFailure && cause.type ? { failureType: cause.type } : {}) };
+      const type = stageFailureType(err);
+      return { failure: `${target.name} failed: ${describeFailure(err)}`, ...(type ? { failureType: type } : {}) };
     }
   }
   return { failure: `stage unavailable: ${lastTimeout}`, failureType: TARGET_UNAVAILABLE };
 }
 
+/** What an activity failure says happened: the stage's own failure under Temporal's wrapper. */
+const causeOf = (err: unknown): unknown => (err instanceof ActivityFailure ? err.cause : err);
+
 function describeFailure(err: unknown): string {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
+  const cause = causeOf(err);
   if (cause instanceof ApplicationFailure) return `${cause.type ?? 'Error'}: ${cause.message}`;
   return cause instanceof Error ? cause.message : String(cause);
+}
+
+/** The type of a typed stage failure (ApplicationFailure), which the rail may ack on its own. */
+function stageFailureType(err: unknown): string | undefined {
+  const cause = causeOf(err);
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
 }

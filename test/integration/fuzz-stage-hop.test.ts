@@ -14,8 +14,9 @@ import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop'
 import { firstPackage } from '../../workflows/rail/first-package';
 import { buildPackage, checkAcks, checkJobWrites, mutationArb, type Finding, type Job, type Mutation } from '../../bench/fuzz';
 import { jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
+import { SEED_TRACEPARENT } from '../scenarios';
 
-const TRACE = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+const TRACE = SEED_TRACEPARENT;
 const CASES = 25;
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000_007);
 

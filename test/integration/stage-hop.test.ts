@@ -7,8 +7,9 @@ import type { HandoffV1 } from '../../contracts';
 import type { StageHopRequest } from '../../workflows/stage-hop';
 import { firstPackage } from '../../workflows/rail/first-package';
 import { deliverHop, jobRequest, scheduledActivities, stageActivities, startRail, type Rail } from '../helpers/rail';
+import { SEED_TRACEPARENT } from '../scenarios';
 
-const TRACE = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+const TRACE = SEED_TRACEPARENT;
 let rail: Rail;
 
 beforeAll(async () => {
