@@ -12,7 +12,7 @@ import { countTokens, isWithinTokenLimit } from 'gpt-tokenizer';
 import { z } from 'zod';
 import { issueLines } from '../contracts/errors';
 import { HANDOVER_STRATEGIES, handoverName, isCallable, type Edge, type HandoverState } from '../contracts/pipeline';
-import { formatTranscript, Message, messageText, renderToolCall, TRANSCRIPT_SEPARATOR, USER_AGENT_ID, type ContentBlock, type TaggedMessage } from '../contracts/transcript';
+import { formatTranscript, Message, messageText, renderToolArgs, TRANSCRIPT_SEPARATOR, USER_AGENT_ID, type ContentBlock, type TaggedMessage } from '../contracts/transcript';
 
 export interface HandoverResult {
   questionText: string;
@@ -176,7 +176,7 @@ const assistantBlock = (b: Exclude<ContentBlock, { type: 'thinking' }>): Assista
   b.type === 'text'
     ? { tag: 'text', body: b.text }
     : b.type === 'tool_use'
-      ? { tag: 'tool_call', name: b.name, body: renderToolCall(b.name, b.input).slice(b.name.length + 1, -1) }
+      ? { tag: 'tool_call', name: b.name, body: renderToolArgs(b.input) }
       : { tag: 'tool_result', body: b.content };
 
 /**

@@ -71,7 +71,7 @@ export async function readHead(store: Store, pkg: Pick<HandoffV1, 'job_id' | 'me
   return {
     sha: ref.head,
     turn: head,
-    messages: () => (all ??= chain(store, head, scopedJobId, ref.uri).then((turns) => turns.flatMap((t) => t.messages))),
+    messages: () => (all ??= chain(store, head, scopedJobId, ref.uri).then((turns) => logMessages({ turns }))),
   };
 }
 
@@ -146,7 +146,7 @@ export async function appendTurn(store: Store, turn: TurnRecord): Promise<string
 }
 
 /** Every message of a log, oldest first. */
-export const logMessages = (log: { turns: readonly TurnRecord[] }): TaggedMessage[] => log.turns.flatMap((t) => t.messages);
+export const logMessages = (log: { turns: readonly Pick<StoredTurn, 'messages'>[] }): TaggedMessage[] => log.turns.flatMap((t) => t.messages);
 
 /** The package's memory refs with its transcript ref replaced by `ref`: one log per package. */
 export const withTranscript = (refs: readonly string[], ref: string): string[] => [...refs.filter((r) => !isTranscriptUri(r)), ref];

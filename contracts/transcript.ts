@@ -81,7 +81,12 @@ export function formatTranscript(log: readonly TaggedMessage[]): string {
 
 /** `name(k=v, …)` with each value as Python's repr would show it (seed 000 renders `{v!r}`). */
 export function renderToolCall(name: string, input: Record<string, unknown>): string {
-  return `${name}(${Object.entries(input).map(([k, v]) => `${k}=${pyRepr(v)}`).join(', ')})`;
+  return `${name}(${renderToolArgs(input)})`;
+}
+
+/** A tool call's `k=v, …` (what a trace file's `<tool_call>` holds). */
+export function renderToolArgs(input: Record<string, unknown>): string {
+  return Object.entries(input).map(([k, v]) => `${k}=${pyRepr(v)}`).join(', ');
 }
 
 function pyRepr(value: unknown): string {

@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { formatTranscript, isTranscriptUri, messageText, USER_AGENT_ID, type Message, type TaggedMessage } from '../../contracts';
 import { transcriptXml } from '../../activities/handover';
-import { readLog, type HandoverRecord, type TurnRecord } from '../../activities/transcript-log';
+import { logMessages, readLog, type HandoverRecord, type TurnRecord } from '../../activities/transcript-log';
 import type { Store } from '../worker/store';
 import { getJob } from './client';
 
@@ -97,7 +97,7 @@ const stringify = (value: unknown) => JSON.stringify(value, null, 2);
 /** The whole log under a one-line header. */
 function transcriptText(transcript: JobTranscript, format: TranscriptFormat): string {
   const header = `transcript of ${transcript.job_id}: ${plural(transcript.turns.length, 'turn')}, ${transcript.uri}`;
-  return `${header}\n${render(transcript.turns.flatMap((t) => t.messages), format)}`;
+  return `${header}\n${render(logMessages(transcript), format)}`;
 }
 
 function transcriptJson(transcript: JobTranscript) {
