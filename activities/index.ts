@@ -1,6 +1,7 @@
 /**
  * The activities of the shipped worker: the built-in pipelines' stages, each named after its
- * card, plus `priorDelivery` (the rail's duplicate lookup). Every stage records its result under
+ * card, plus the rail's own: `priorDelivery` (the duplicate lookup) and `mergeBranches` (a
+ * fan-out's merge). Every stage records its result under
  * the delivery key, so a retried or repeated delivery returns the first result instead of
  * working (or writing) again.
  */
@@ -8,6 +9,7 @@ import type { HandoffV1 } from '../contracts';
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/worker/store';
 import type { ActivityDeps } from './deps';
+import { mergeActivities } from './merge';
 import { asAnswered, deliveryScope, packageSha, scopedKey } from './stage';
 import { supportRoutingActivities } from './support-routing';
 import { ticketTriageActivities } from './ticket-triage';
@@ -24,6 +26,7 @@ export function railActivities(store: Store) {
       // The lookup is never the delivery that made the record; only the package can match.
       return pkg === undefined ? record.result : asAnswered(record, { delivery_sha: null, package_sha: packageSha(pkg) });
     },
+    ...mergeActivities(store),
   };
 }
 

@@ -3,7 +3,7 @@
  * key, and build the emitted package without touching what the rail owns. A pipeline author
  * writes only the work (`(pkg) => StageOutput`); `stageActivities` wraps each stage's.
  */
-import { canonicalJson, roleMismatch, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
+import { canonicalJson, isFanOutRule, MERGE_STAGE, roleMismatch, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
 import { constraintBreaches } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
@@ -38,7 +38,7 @@ export interface StageOutput {
  */
 export async function runStageOnce(
   store: Store,
-  pipeline: Pick<Pipeline, 'name' | 'versions' | 'entry' | 'get' | 'handovers'>,
+  pipeline: Pick<Pipeline, 'name' | 'versions' | 'entry' | 'get' | 'handovers' | 'routes'>,
   card: StageCard,
   delivery: StageWork,
   work: StageWorkFn,
@@ -115,23 +115,30 @@ function judgedContent(pkg: HandoffV1): string {
 
 /**
  * Provenance: a writer acts only on evidence recorded for this job, in this scope. Every artifact
- * but the job's entry must have been recorded by a stage of this pipeline for this job id (the
+ * but the job's entry must have been recorded by a stage of this pipeline (or its rail's merge of
+ * a fan-out) for this job id (the
  * same bytes recorded for another job, or by direct deliveries for a rail job, do not count), and
  * the newest — what the writer takes — by a critic whose recorded verdict is `pass` over exactly
  * this package (its artifacts, constraints, goal: everything but what the rail changes after).
  */
-export async function checkProvenance(store: Store, pipeline: Pick<Pipeline, 'entry' | 'get'>, pkg: HandoffV1, scope: DeliveryScope = 'rail'): Promise<void> {
+export async function checkProvenance(store: Store, pipeline: Pick<Pipeline, 'entry' | 'get' | 'routes'>, pkg: HandoffV1, scope: DeliveryScope = 'rail'): Promise<void> {
   const jobId = scopedJob(scope, pkg.job_id);
   const [entry, ...evidence] = pkg.artifacts;
   if (!entry || entry.type !== pipeline.entry) throw stageFailure('ArtifactInvalid', `the first artifact must be the job's ${pipeline.entry}, not ${entry?.type ?? 'nothing'}`);
   let newest: { stage: string; result: StageResult }[] = [];
   for (const artifact of evidence) {
-    newest = (await store.findRecordedArtifacts(jobId, artifact.uri)).filter((r) => r.result.artifact.type === artifact.type && pipeline.get(r.stage));
+    newest = (await store.findRecordedArtifacts(jobId, artifact.uri)).filter((r) => r.result.artifact.type === artifact.type && madeInPipeline(pipeline, r));
     if (newest.length === 0) throw stageFailure('ArtifactInvalid', `${artifact.type} ${artifact.uri.slice(0, 80)} was not recorded for job ${pkg.job_id} by a stage of this pipeline`);
   }
   const content = judgedContent(pkg);
   const passed = newest.some((r) => pipeline.get(r.stage)?.role === 'critic' && r.result.package.evaluator.last_verdict === 'pass' && judgedContent(r.result.package) === content);
   if (!passed) throw stageFailure('VerdictNotPassing', `no passing verdict recorded for job ${pkg.job_id} over this package`);
+}
+
+/** A record made by a stage of this pipeline, or by its rail's merge of one of its fan-outs. */
+function madeInPipeline(pipeline: Pick<Pipeline, 'get' | 'routes'>, record: { stage: string; result: StageResult }): boolean {
+  if (pipeline.get(record.stage)) return true;
+  return record.stage === MERGE_STAGE && pipeline.routes.some((rule) => isFanOutRule(rule) && rule.merge === record.result.artifact.type);
 }
 
 /** Constraint policies hold on what a writer actually writes, whatever the verdict said. */

@@ -1,5 +1,6 @@
 /** Bodies of the typed artifacts a package points at (stored by URI, never inlined). */
 import { z } from 'zod';
+import { Artifact } from './handoff';
 import { LIMITS } from './limits';
 import { id, inputText, isoTime, list, nonEmptyText, sha256, slug, text } from './primitives';
 
@@ -89,6 +90,15 @@ export const ReceiptV1 = z.looseObject({
   written_at: isoTime,
 });
 export type ReceiptV1 = z.infer<typeof ReceiptV1>;
+
+/** A fan-out's merge, under the type its pipeline names (e.g. `context.v1`): the artifact each
+ * specialist emitted, by reference, in the fan-out's order. The rail makes it, never a model. */
+export const MergedBranches = z.looseObject({
+  /** The type the hub fanned out. */
+  after: slug,
+  branches: list(z.looseObject({ stage: slug, artifact: Artifact })).min(1),
+});
+export type MergedBranches = z.infer<typeof MergedBranches>;
 
 /** Artifact type name → body schema, for stages and the store to validate bodies by type. */
 export const artifactBodies = {

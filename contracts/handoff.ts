@@ -41,6 +41,10 @@ export const AckRecord = z.looseObject({
   traceparent,
   at: isoTime,
   actor: visibleName(LIMITS.id).optional(),
+  /** On the rail's record of an accepted hop: what it reserved from the wallet before the work,
+   * and what it settled (charged) after; the rest went back to the wallet. */
+  reserved_usd: usd.optional(),
+  settled_usd: usd.optional(),
 });
 export type AckRecord = z.infer<typeof AckRecord>;
 

@@ -45,7 +45,25 @@ export interface CompleteRule extends RuleMatch {
   complete: string;
 }
 
-export type RouteRule = HopRule | CompleteRule;
+/**
+ * Seed 001's hub with parallel specialists: the package goes to every stage in `fanOut` at once.
+ * Each specialist owns a partition — the artifact types it emits, which no other specialist of
+ * the fan-out may emit — so their outputs never collide. When all have answered, the rail merges
+ * their artifacts into one artifact of type `merge`, recorded once per job under
+ * `job_id:merge:<merge>`, and routing goes on from that type. A branch that is refused or fails
+ * escalates the job with the branch named; the others' work is kept for the retry.
+ */
+export interface FanOutRule extends RuleMatch {
+  fanOut: readonly string[];
+  merge: string;
+  reason: string;
+}
+
+export type RouteRule = HopRule | CompleteRule | FanOutRule;
+
+/** The rail's merge step: its name in hop chains, acks and record keys (`job_id:merge:<type>`);
+ * no stage of a pipeline with a fan-out may take it. */
+export const MERGE_STAGE = 'merge';
 
 /** An edge that may revisit a stage already in the chain, and what bounds it: the wallet's
  * revisions, or a maximum number of times the edge may be taken in one job. */
@@ -172,6 +190,7 @@ export class PipelineDefinitionError extends Error {
 }
 
 export const isCompleteRule = (rule: RouteRule): rule is CompleteRule => 'complete' in rule;
+export const isFanOutRule = (rule: RouteRule): rule is FanOutRule => 'fanOut' in rule;
 
 const describeRule = (rule: RouteRule, i: number) =>
   `route ${i + 1} (after ${rule.after}${rule.verdict ? `, verdict ${rule.verdict}` : ''}${rule.when ? ', when …' : ''})`;
@@ -185,12 +204,14 @@ export function checkPipeline(spec: PipelineSpec): string[] {
   // Stage-level problems (two writers of one system, a judge with a write tool, …).
   problems.push(...checkStageRegistry(spec.stages, [entry]));
   const byName = new Map(spec.stages.map((c) => [c.name, c]));
-  const produced = new Set([entry, ...spec.stages.flatMap((c) => c.outputs)]);
+  const fanOuts = spec.routes.filter(isFanOutRule);
+  const produced = new Set([entry, ...spec.stages.flatMap((c) => c.outputs), ...fanOuts.map((r) => r.merge)]);
+  fanOuts.forEach((rule) => problems.push(...checkFanOut(rule, spec, byName)));
 
   spec.routes.forEach((rule, i) => {
     const at = describeRule(rule, i);
     if (!produced.has(rule.after)) problems.push(`${at}: no stage produces ${rule.after} and it is not the entry type`);
-    if (isCompleteRule(rule)) return;
+    if (isCompleteRule(rule) || isFanOutRule(rule)) return;
     const to = byName.get(rule.to);
     if (!to) problems.push(`${at} goes to "${rule.to}", which is not a stage of this pipeline`);
     else if (!to.accepts.includes(rule.after)) problems.push(`${at} goes to "${rule.to}", which does not accept ${rule.after} (accepts ${to.accepts.join(' | ')})`);
@@ -207,6 +228,12 @@ export function checkPipeline(spec: PipelineSpec): string[] {
     for (const rule of spec.routes.filter((r) => r.after === type)) {
       if (isCompleteRule(rule)) {
         completes = true;
+        continue;
+      }
+      if (isFanOutRule(rule)) {
+        // The specialists' outputs are merged, never routed: routing goes on from the merge.
+        for (const name of rule.fanOut) if (byName.has(name)) reached.add(name);
+        queue.push(rule.merge);
         continue;
       }
       const card = byName.get(rule.to);
@@ -244,7 +271,8 @@ export function checkPipeline(spec: PipelineSpec): string[] {
     if (!versions.has(u.from) || !versions.has(u.to)) problems.push(`upgrader ${u.from} → ${u.to} names a version this pipeline does not declare`);
   }
 
-  const routed = new Set(spec.routes.filter((r): r is HopRule => !isCompleteRule(r)).flatMap((r) => spec.stages.filter((c) => c.outputs.includes(r.after)).map((c) => `${c.name}→${r.to}`)));
+  const targets = (r: RouteRule) => (isCompleteRule(r) ? [] : isFanOutRule(r) ? r.fanOut : [r.to]);
+  const routed = new Set(spec.routes.flatMap((r) => spec.stages.filter((c) => c.outputs.includes(r.after)).flatMap((c) => targets(r).map((to) => `${c.name}→${to}`))));
   const seenEdges = new Set<string>();
   for (const edge of spec.edges ?? []) {
     const at = `edge ${edge.from} → ${edge.to}`;
@@ -253,6 +281,37 @@ export function checkPipeline(spec: PipelineSpec): string[] {
     seenEdges.add(`${edge.from}→${edge.to}`);
     problems.push(...checkHandover(at, edge, spec.handovers ?? {}));
   }
+  return problems;
+}
+
+/** A fan-out's problems: its specialists exist, take the package, are workers, and own disjoint
+ * partitions; the merged type is new. */
+function checkFanOut(rule: FanOutRule, spec: PipelineSpec, byName: ReadonlyMap<string, StageCard>): string[] {
+  const problems: string[] = [];
+  const at = `fan-out after ${rule.after}`;
+  const names = Array.isArray(rule.fanOut) ? rule.fanOut : [];
+  if (names.length < 2) problems.push(`${at} names ${names.length} specialist(s); a fan-out needs at least two (one is a plain hop)`);
+  if (new Set(names).size !== names.length) problems.push(`${at} names a specialist twice`);
+  const owner = new Map<string, string>();
+  for (const name of new Set(names)) {
+    const card = byName.get(name);
+    if (!card) {
+      problems.push(`${at} goes to "${name}", which is not a stage of this pipeline`);
+      continue;
+    }
+    if (!card.accepts.includes(rule.after)) problems.push(`${at} goes to "${name}", which does not accept ${rule.after} (accepts ${card.accepts.join(' | ')})`);
+    // A critic's verdict and a writer's write are single-file steps: two at once would race.
+    if (card.role !== 'worker') problems.push(`${at}: specialist "${name}" is a ${card.role}; specialists that run at once must be workers`);
+    for (const type of card.outputs) {
+      const other = owner.get(type);
+      if (other) problems.push(`${at}: "${other}" and "${name}" both own ${type}; the specialists' partitions must be disjoint`);
+      else owner.set(type, name);
+    }
+  }
+  if (!isSlug(rule.merge)) problems.push(`${at} merges into ${JSON.stringify(rule.merge)}, which is not an artifact type slug`);
+  const maker = spec.stages.find((c) => c.outputs.includes(rule.merge));
+  if (maker || rule.merge === (spec.entry ?? DEFAULT_ENTRY)) problems.push(`${at} merges into ${rule.merge}, which ${maker ? `stage "${maker.name}" also emits` : 'is the entry type'}; the merge's type is its own`);
+  if (byName.has(MERGE_STAGE)) problems.push(`stage "${MERGE_STAGE}" is the rail's merge step in a pipeline with a fan-out; rename the stage`);
   return problems;
 }
 

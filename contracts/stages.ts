@@ -121,6 +121,10 @@ export interface StageCard {
   criteria: readonly string[];
   /** Cost reported when the stage runs offline (no model behind it). */
   nominalCostUsd: number;
+  /** The stage's worst-case cost: what the rail reserves from the wallet before the hop starts
+   * (the hop is `rejected_budget` when it does not fit) and the most it settles; a stage that
+   * reports more is charged this and the hop is flagged overspent. Unset: the nominal cost. */
+  maxCostUsd?: number;
   /** Own task queue, so only the worker holding this stage's credentials runs it. */
   taskQueue?: string;
   /** Stage tried when this one's ACK times out twice (seed 004). */
@@ -202,6 +206,9 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
     if (!(Number.isFinite(card.nominalCostUsd) && card.nominalCostUsd >= 0)) {
       problems.push(`${at} has nominal cost ${card.nominalCostUsd}; it must be a finite number >= 0`);
     }
+    if (card.maxCostUsd !== undefined && !(Number.isFinite(card.maxCostUsd) && card.maxCostUsd >= card.nominalCostUsd && card.maxCostUsd <= LIMITS.usd)) {
+      problems.push(`${at} has max cost ${card.maxCostUsd}; it must be a finite number from its nominal cost (${card.nominalCostUsd}) to ${LIMITS.usd}`);
+    }
     const maxAttempts = card.activity.retry.maximumAttempts;
     if (maxAttempts !== undefined && maxAttempts < 1) {
       problems.push(`${at} allows ${maxAttempts} attempts; use 1 for no retries (0 means unlimited in Temporal)`);
@@ -260,6 +267,9 @@ export interface StageRegistry {
   readonly cards: readonly StageCard[];
   get(name: string): StageCard | undefined;
 }
+
+/** What the rail reserves for a hop to this stage: its worst case, or its nominal cost. */
+export const reservationUsd = (card: Pick<StageCard, 'nominalCostUsd' | 'maxCostUsd'>): number => card.maxCostUsd ?? card.nominalCostUsd;
 
 /** The newest artifact is what the next stage works on (older ones stay for reference). */
 export function newestArtifact(pkg: Pick<HandoffV1, 'artifacts'>): Artifact | undefined {

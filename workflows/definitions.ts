@@ -25,6 +25,10 @@ export interface JobStatusView {
   usd_remaining: number;
   revisions_remaining: number;
   spent_usd: number;
+  /** What running hops hold reserved from the wallet (usd_remaining less this is what a new hop
+   * can reserve), and by whom. Empty once the job has ended. */
+  reserved_usd: number;
+  reservations: { stage: string; hop: number; usd: number }[];
   last_verdict: string;
   last_ack?: AckRecord;
   escalation?: Escalation;

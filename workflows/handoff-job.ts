@@ -11,6 +11,7 @@ import {
   condition,
   isCancellation,
   patched,
+  proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -18,15 +19,17 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, findPipeline, isTranscriptUri, issueLines, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1 } from '../contracts';
+import { HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, MERGE_STAGE, findPipeline, isTranscriptUri, issueLines, reservationUsd, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1, type StageResult } from '../contracts';
+import type { MergeWork } from '../activities/merge';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
 import { runHop, type HopOutcome, type StageProxies } from './hop';
-import { addUsd, topUp } from './rail/budget';
+import { Reservations, addUsd, charge, topUp, type Reservation } from './rail/budget';
 import { decisionOptions, validateDecision } from './rail/decisions';
 import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from './rail/hops';
 import { ackRecord } from './rail/ack';
 import { firstPackage } from './rail/first-package';
-import { returnToSender, route, type Route } from './rail/routing';
+import { branchFailure, failedBranch, mergeHop, mergeKey, mergedBody, mergedPackage } from './rail/merge';
+import { returnToSender, route, type Branch, type FanOutStep, type HopStep, type Route } from './rail/routing';
 import { renderDetails, type HandoverLine } from './rail/details';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
 import { traceHop } from './tracing';
@@ -41,6 +44,13 @@ export const PUBLISH_AFTER_DECISION_PATCH = 'publish-after-decision';
  * around the client ran as given (test/histories/before-validate-request.*, recorded before the
  * pipelines too). */
 export const VALIDATE_REQUEST_PATCH = 'validate-request';
+
+// The merge of a fan-out: one write of a content-addressed artifact and one keyed record.
+const { mergeBranches } = proxyActivities<{ mergeBranches(work: MergeWork): Promise<StageResult> }>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 6, maximumInterval: '10s' },
+  summary: 'merge',
+});
 
 /** How long an escalation waits for `decide` when the request does not say. */
 export const DEFAULT_DECISION_TIMEOUT = '7 days';
@@ -93,6 +103,10 @@ async function runJob(job: Job): Promise<JobResult> {
         step = next;
         continue;
       }
+      if (step.kind === 'fanout') {
+        step = await job.fanOut(step);
+        continue;
+      }
       const outcome = await job.hop(step);
       // The job id's evidence belongs to another package (a closed job started again, say):
       // no human decision can make it this job's, so the job ends here.
@@ -121,6 +135,8 @@ class Job {
   private bodies: Record<string, Record<string, unknown>> = {};
   spentUsd = 0;
   overspentUsd = 0;
+  /** What running hops hold reserved from the wallet (several at once during a fan-out). */
+  private readonly reservations = new Reservations();
   receipt?: ReceiptV1;
   escalation?: Escalation & { step: Extract<Route, { kind: 'escalate' }> };
   pendingDecision?: HumanDecision;
@@ -171,27 +187,102 @@ class Job {
   }
 
   /** Runs one agent hop and records everything it acked. */
-  async hop(step: Extract<Route, { kind: 'hop' }>): Promise<HopOutcome> {
+  async hop(step: HopStep): Promise<HopOutcome> {
     this.stage = step.to;
-    const outcome = await runHop(
-      {
-      pipeline: this.pipeline,
-      stage: step.to,
-      package: step.package,
-      reason: step.reason,
-      from: step.from,
-      actor: step.actor,
-      maxHops: this.maxHops,
-      countAtLastHumanDecision: this.countAtLastHumanDecision,
-      fallbackTraceparent: this.traceparent,
-      fallbackJobId: this.jobId,
-      },
-      // The rail made every earlier delivery of this job itself: each key is new.
-      { checkPriorDelivery: false, stages: this.stages },
+    const outcome = await this.deliver(step);
+    if (outcome.package) this.package = withSummary(outcome.package, outcome);
+    this.record(outcome);
+    return outcome;
+  }
+
+  /**
+   * A fan-out: every specialist not yet answered gets the hub's package at once, each hop with its
+   * own reservation (admitted one after another, so each sees the others'). When all answered the
+   * rail merges them; a branch refused or failed escalates the job with the branch named, and the
+   * branches that answered are kept for the retry.
+   */
+  async fanOut(step: FanOutStep): Promise<Route> {
+    const pending = step.rule.fanOut.filter((stage) => !step.done.some((b) => b.stage === stage));
+    this.stage = pending.join('+');
+    const settled = await Promise.allSettled(
+      pending.map(async (stage): Promise<Branch> => {
+        const hop: HopStep = { kind: 'hop', to: stage, reason: step.reason, package: step.package, ...(step.from ? { from: step.from } : {}), ...(step.actor ? { actor: step.actor } : {}) };
+        const outcome = await this.deliver(hop);
+        // The hub's wallet pays each branch; the branch's own package stays the branch's.
+        this.package = withSummary({ ...this.package, budget: charge(this.package.budget, outcome.costUsd).budget }, outcome);
+        this.record(outcome);
+        return { stage, outcome };
+      }),
     );
+    // Every branch has ended (a cancelled job cancels them all) before the job moves on.
+    const crashed = settled.find((s) => s.status === 'rejected');
+    if (crashed) throw crashed.reason;
+    const ran = settled.map((s) => (s as PromiseFulfilledResult<Branch>).value);
+    const answered = [...step.done, ...ran.filter((b) => b.outcome.ok)];
+    const failed = failedBranch(step.rule, ran);
+    if (failed) {
+      const ack = failed.outcome.acks[failed.outcome.acks.length - 1];
+      return { kind: 'escalate', reason: branchFailure(step.rule, failed), resume: failed.stage, retry: { ...step, done: answered }, ...(ack ? { ack } : {}) };
+    }
+    await this.merge(step, answered);
+    return this.route();
+  }
+
+  /** Joins the branches' artifacts into one, recorded once under `job_id:merge:<type>`. */
+  private async merge(step: FanOutStep, branches: readonly Branch[]): Promise<void> {
+    this.stage = MERGE_STAGE;
+    const hop = mergeHop(this.package, step.rule);
+    const key = mergeKey(this.jobId, step.rule);
+    const parts = branches.map((b) => `${b.stage} (${b.outcome.result!.artifact.type})`).join(', ');
+    const ack = ackRecord({ ack: 'accepted', reason: `merging ${parts} into ${step.rule.merge}` }, { stage: MERGE_STAGE, hop, deliveryKey: key, traceparent: this.traceparent, now: new Date() });
+    const pkg = mergedPackage(this.package, step.rule, branches, hop, ack);
+    const result = await mergeBranches({ key, type: step.rule.merge, body: mergedBody(step.rule, branches), package: pkg });
+    // A merge already recorded for this job (a second run) answers with the recorded artifact.
+    const final = result.recorded_by_other ? ackRecord({ ack: 'duplicate', reason: `${step.rule.merge} already merged for this job; returning the recorded artifact` }, { stage: MERGE_STAGE, hop, deliveryKey: key, traceparent: this.traceparent, now: new Date() }) : ack;
+    this.package = { ...pkg, artifacts: [...pkg.artifacts, result.artifact], ack: final };
+    if (result.body && typeof result.body === 'object') this.bodies[step.rule.merge] = result.body as Record<string, unknown>;
+    this.acks.push(final);
+    this.publish();
+  }
+
+  /** Runs a hop under a reservation of its stage's worst case, made the moment the hop is
+   * accepted and released however the hop ends. */
+  private async deliver(step: HopStep): Promise<HopOutcome> {
+    let reservation: Reservation | undefined;
+    const card = this.pipeline.get(step.to);
+    try {
+      return await runHop(
+        {
+          pipeline: this.pipeline,
+          stage: step.to,
+          package: step.package,
+          reason: step.reason,
+          from: step.from,
+          actor: step.actor,
+          maxHops: this.maxHops,
+          countAtLastHumanDecision: this.countAtLastHumanDecision,
+          fallbackTraceparent: this.traceparent,
+          fallbackJobId: this.jobId,
+          heldUsd: this.reservations.heldUsd,
+        },
+        {
+          // The rail made every earlier delivery of this job itself: each key is new.
+          checkPriorDelivery: false,
+          stages: this.stages,
+          onAck: (ack) => {
+            if (ack.ack === 'accepted' && card) reservation = this.reservations.reserve(card.name, ack.hop, reservationUsd(card));
+          },
+        },
+      );
+    } finally {
+      if (reservation) this.reservations.release(reservation);
+    }
+  }
+
+  /** Records what a hop spent, produced and acked, and publishes it. */
+  private record(outcome: HopOutcome): void {
     this.spentUsd = addUsd(this.spentUsd, outcome.costUsd);
     this.overspentUsd = addUsd(this.overspentUsd, outcome.overspentUsd);
-    if (outcome.package) this.package = withSummary(outcome.package, outcome);
     if (outcome.ok && outcome.result) {
       const { artifact, body } = outcome.result;
       if (body && typeof body === 'object') this.bodies[artifact.type] = body as Record<string, unknown>;
@@ -201,7 +292,6 @@ class Job {
     }
     this.acks.push(...outcome.acks);
     this.publish();
-    return outcome;
   }
 
   /**
@@ -216,7 +306,7 @@ class Job {
     this.escalation = {
       reasons: [step.reason],
       blocked: step.resume ?? 'route',
-      options: decisionOptions(this.package, this.acks[this.acks.length - 1], step.resume, this.pipeline),
+      options: decisionOptions(this.package, step.ack ?? this.acks[this.acks.length - 1], step.resume, this.pipeline),
       since: new Date().toISOString(),
       step,
     };
@@ -288,7 +378,7 @@ class Job {
   /** Retry what was blocked: the refused hop, or the routing decision with the new wallet. */
   private resume(step: Extract<Route, { kind: 'escalate' }>, human: { from: string; actor: string }, reason: string): Route {
     const next = step.retry ? { ...step.retry, package: this.package } : this.route();
-    return next.kind === 'hop' ? { ...next, reason: `${reason}: ${next.reason}`.slice(0, LIMITS.shortText), ...human } : next;
+    return next.kind === 'hop' || next.kind === 'fanout' ? { ...next, reason: `${reason}: ${next.reason}`.slice(0, LIMITS.shortText), ...human } : next;
   }
 
   async finish(status: JobStatus, reason: string): Promise<JobResult> {
@@ -320,6 +410,8 @@ class Job {
       usd_remaining: this.package.budget?.usd_remaining ?? 0,
       revisions_remaining: this.package.budget?.revisions_remaining ?? 0,
       spent_usd: this.spentUsd,
+      reserved_usd: this.reservations.heldUsd,
+      reservations: this.reservations.list().map(({ stage, hop, usd }) => ({ stage, hop, usd })),
       last_verdict: this.package.evaluator?.last_verdict ?? 'none',
       ...(last ? { last_ack: last } : {}),
       ...(this.escalation ? { escalation: publicEscalation(this.escalation) } : {}),

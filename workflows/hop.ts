@@ -49,6 +49,14 @@ export const PRIOR_DELIVERY_PATCH = 'prior-delivery-activity';
  */
 export const NO_PROGRESS_PATCH = 'no-progress';
 
+/**
+ * Patch `settle-at-reservation` (2026-12-01). A stage that reports more than its hop reserved is
+ * charged the reservation and the rest is its overspend — before, the whole report was charged,
+ * down to an empty wallet. Asked only when a report exceeds its reservation, so only those
+ * histories carry the marker; older ones replay through the old branch.
+ */
+export const SETTLE_AT_RESERVATION_PATCH = 'settle-at-reservation';
+
 const { priorDelivery: priorDeliveryLocal } = proxyLocalActivities<PriorDelivery>({
   startToCloseTimeout: '10s',
   retry: { maximumAttempts: 6, maximumInterval: '10s' },
@@ -76,6 +84,9 @@ export interface HopOptions {
   /** Ask the store whether this delivery already completed (deliveries from outside the rail). */
   checkPriorDelivery: boolean;
   stages: StageProxies;
+  /** Told of the hop's first ack as soon as it is decided, before any work (the job reserves the
+   * wallet for an accepted hop here, so branches admitted next see the reservation). */
+  onAck?: (ack: AckRecord) => void;
 }
 
 /** Runs one hop and traces it: a span under the package's traceparent, a child per ack.
@@ -111,12 +122,16 @@ async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecor
   }
   const ack = stampAck(a, r, decideHop(a, r, prior), new Date());
   onAck(ack, a.hop.from, a.jobId);
+  options.onAck?.(ack);
   if (ack.ack !== 'accepted' || !a.arrived || !a.card) return concludeHop(a, r, ack, new Date(), prior);
   const edge = r.pipeline.edge(edgeSender(r.pipeline, a.hop, a.arrived), a.stage);
   const work: StageWork = { stage: a.stage, package: deliveredPackage({ ...a, arrived: a.arrived }, ack), delivery_key: a.key, ...(edge ? { edge: edgeOptions(edge) } : {}) };
   const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
-  // Asked only when the hop made no progress, so every other history is as before the patch.
-  return concludeHop(a, r, ack, new Date(), prior, answer, { mayFlagNoProgress: () => patched(NO_PROGRESS_PATCH) });
+  // Asked only on the branch that differs, so every other history is as before the patches.
+  return concludeHop(a, r, ack, new Date(), prior, answer, {
+    mayFlagNoProgress: () => patched(NO_PROGRESS_PATCH),
+    maySettleAtReservation: () => patched(SETTLE_AT_RESERVATION_PATCH),
+  });
 }
 
 /**

@@ -175,6 +175,9 @@ function statusFromResult(result: JobResult, stage: string | undefined): JobStat
     usd_remaining: result.package.budget.usd_remaining,
     revisions_remaining: result.package.budget.revisions_remaining,
     spent_usd: result.spent_usd,
+    // An ended job holds no reservation.
+    reserved_usd: 0,
+    reservations: [],
     last_verdict: result.package.evaluator.last_verdict,
     ...(last ? { last_ack: last } : {}),
     ...(result.reason ? { reason: result.reason } : {}),

@@ -10,14 +10,15 @@
  *      duplicate         this delivery already completed: the prior artifact is returned, free
  *   4. max_hops_exceeded the transfer is past the job's cap
  *   5. cycle_detected    the transfer revisits a stage without a planned edge
- *   6. rejected_budget   the wallet cannot pay the stage's cost
+ *   6. rejected_budget   the wallet, less what running hops reserved, cannot hold the stage's
+ *                        reservation (its worst-case cost)
  *   7. accepted
  * Duplicates come before hop and budget checks because answering one costs nothing.
  * After the stage ran, concludeHop (rail/hop.ts) may add a second ack: `no_progress`,
  * `rejected_invariant`, or `rejected_budget` for a handover over its edge's token cap.
  */
-import { LIMITS, newestArtifact, type AckRecord, type AckState, type ContractError, type HandoffValidation, type Hop, type RevisitEdge, type StageCard } from '../../contracts';
-import { canPay } from './budget';
+import { LIMITS, newestArtifact, reservationUsd, type AckRecord, type AckState, type ContractError, type HandoffValidation, type Hop, type RevisitEdge, type StageCard } from '../../contracts';
+import { fits } from './budget';
 import { exceedsHopCap, isCycle } from './hops';
 
 export interface AckFacts {
@@ -38,6 +39,8 @@ export interface AckFacts {
   alreadyDelivered: boolean;
   /** …and it answered a different package (content, not just the key, decides a duplicate). */
   otherPackage?: boolean;
+  /** What the job's other running hops (a fan-out's branches) hold reserved from the wallet. */
+  heldUsd?: number;
 }
 
 export interface AckDecision {
@@ -73,10 +76,17 @@ export function decideAck(f: AckFacts): AckDecision {
   if (isCycle(f.hop, f.revisits)) {
     return { ack: 'cycle_detected', reason: `${f.hop.from} → ${f.hop.to} revisits "${f.hop.to}" without a planned edge (chain ${f.hop.chain.join(' → ')})` };
   }
-  if (!canPay(pkg.budget, f.card.nominalCostUsd)) {
-    return { ack: 'rejected_budget', reason: `wallet has $${pkg.budget.usd_remaining}; "${f.stage}" costs $${f.card.nominalCostUsd}` };
+  const reserve = reservationUsd(f.card);
+  const held = f.heldUsd ?? 0;
+  // A serial hop to a card without a worst case reads as it always has (recorded histories
+  // carry these reasons on delivered packages); reservations are named where they matter.
+  const plain = held === 0 && f.card.maxCostUsd === undefined;
+  const wallet = `$${pkg.budget.usd_remaining}${held > 0 ? ` ($${held} reserved by running hops)` : ''}`;
+  if (!fits(pkg.budget, held, reserve)) {
+    return { ack: 'rejected_budget', reason: plain ? `wallet has $${pkg.budget.usd_remaining}; "${f.stage}" costs $${reserve}` : `wallet has ${wallet}; "${f.stage}" reserves $${reserve}` };
   }
-  return { ack: 'accepted', reason: `schema valid, "${f.stage}" takes ${newestArtifact(pkg)?.type ?? 'the package'}, wallet $${pkg.budget.usd_remaining}` };
+  const takes = `schema valid, "${f.stage}" takes ${newestArtifact(pkg)?.type ?? 'the package'}`;
+  return { ack: 'accepted', reason: plain ? `${takes}, wallet $${pkg.budget.usd_remaining}` : `${takes}, wallet ${wallet}, reserves $${reserve}` };
 }
 
 function describeErrors(errors: ContractError[]): string {

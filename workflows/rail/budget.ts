@@ -49,3 +49,54 @@ export function topUp(budget: Budget, add: { usd?: number; revisions?: number })
 export function addUsd(a: number, b: number): number {
   return usd(Math.min(MAX_MICROS, micros(a) + micros(b)));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Reservations: before a hop starts the rail reserves its stage's worst case (`maxCostUsd`, else
+// the nominal cost); after it, it settles what the stage reported — never more than the
+// reservation — and releases the rest. Specialists that run at once therefore cannot spend more
+// than the wallet together: spent ≤ budget, always.
+
+export interface Reservation {
+  readonly id: number;
+  readonly stage: string;
+  /** The hop it was made for (its ack's hop count). */
+  readonly hop: number;
+  readonly usd: number;
+}
+
+/** Can the wallet, less what running hops hold reserved, hold a reservation of `reserveUsd`? */
+export function fits(budget: Budget, heldUsd: number, reserveUsd: number): boolean {
+  return canPay({ ...budget, usd_remaining: usd(Math.max(0, micros(budget.usd_remaining) - micros(heldUsd))) }, reserveUsd);
+}
+
+/** A settled hop: what the wallet is charged (the reported cost, at most the reservation) and
+ * what the stage reported beyond it (the hop's overspend). */
+export function settle(reservedUsd: number, reportedUsd: number): { settledUsd: number; overspentUsd: number } {
+  const [held, reported] = [micros(reservedUsd), micros(reportedUsd)];
+  return { settledUsd: usd(Math.min(held, reported)), overspentUsd: usd(Math.max(0, reported - held)) };
+}
+
+/** The reservations a job holds right now, one per running hop. */
+export class Reservations {
+  private readonly held = new Map<number, Reservation>();
+  private nextId = 0;
+
+  reserve(stage: string, hop: number, amountUsd: number): Reservation {
+    const reservation = { id: this.nextId++, stage, hop, usd: usd(micros(amountUsd)) };
+    this.held.set(reservation.id, reservation);
+    return reservation;
+  }
+
+  /** Gives a reservation back (settled, refused or cancelled alike); twice is a no-op. */
+  release(reservation: Reservation): void {
+    this.held.delete(reservation.id);
+  }
+
+  get heldUsd(): number {
+    return usd([...this.held.values()].reduce((sum, r) => sum + micros(r.usd), 0));
+  }
+
+  list(): Reservation[] {
+    return [...this.held.values()];
+  }
+}

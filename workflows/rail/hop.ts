@@ -12,6 +12,7 @@ import {
   roleMismatch,
   validateHandoff,
   failureCode,
+  reservationUsd,
   type HandoffValidation,
   type HandoffV1,
   type Hop,
@@ -20,7 +21,7 @@ import {
   type StageResult,
 } from '../../contracts';
 import { ackRecord, decideAck, type AckDecision } from './ack';
-import { charge } from './budget';
+import { charge, settle } from './budget';
 import { deliveryKey, nextHop } from './hops';
 import { checkEmitted, type Violation } from './invariants';
 
@@ -39,6 +40,8 @@ export interface HopRequest {
   /** Used on acks of packages too broken to carry a trace. */
   fallbackTraceparent: string;
   fallbackJobId: string;
+  /** What the job's other running hops hold reserved from the wallet (a fan-out's branches). */
+  heldUsd?: number;
 }
 
 /** What the rail knows about a hop before any stage work. */
@@ -90,7 +93,7 @@ export function admitHop(r: HopRequest): Admission {
 }
 
 /** The ack: decideAck over the admission (ordered checks: contracts/README, workflows/rail/ack.ts). */
-export function decideHop(a: Admission, r: Pick<HopRequest, 'pipeline' | 'maxHops' | 'countAtLastHumanDecision'>, prior: Pick<StageResult, 'recorded_by_other'> | null): AckDecision {
+export function decideHop(a: Admission, r: Pick<HopRequest, 'pipeline' | 'maxHops' | 'countAtLastHumanDecision' | 'heldUsd'>, prior: Pick<StageResult, 'recorded_by_other'> | null): AckDecision {
   return decideAck({
     stage: a.stage,
     card: a.card,
@@ -102,12 +105,15 @@ export function decideHop(a: Admission, r: Pick<HopRequest, 'pipeline' | 'maxHop
     countAtLastHumanDecision: r.countAtLastHumanDecision,
     alreadyDelivered: prior !== null,
     otherPackage: prior?.recorded_by_other === 'different',
+    heldUsd: r.heldUsd,
   });
 }
 
 export interface Settlement {
-  /** What the wallet is charged: the reported cost when it is a real amount, else nothing. */
+  /** What the wallet is charged: the reported cost when it is a real amount (at most the hop's
+   * reservation, once reservations settle), else nothing. */
   costUsd: number;
+  /** What the stage reported beyond what it was charged. */
   overspentUsd: number;
   /** The delivered package with the wallet charged. */
   charged: HandoffV1;
@@ -116,11 +122,17 @@ export interface Settlement {
   violations: Violation[];
 }
 
-/** After the stage ran: charge the wallet and check what it emitted against every invariant. */
-export function settleHop(pipeline: Pipeline, delivered: HandoffV1, result: StageResult, card: StageCard): Settlement {
+/**
+ * After the stage ran: charge the wallet and check what it emitted against every invariant.
+ * `reservedUsd`: the hop's reservation, when a report above it is settled at it (the rest is the
+ * hop's overspend); otherwise the whole report is charged, down to an empty wallet.
+ */
+export function settleHop(pipeline: Pipeline, delivered: HandoffV1, result: StageResult, card: StageCard, reservedUsd?: number): Settlement {
   // A cost that is not a number is a violation (checkEmitted); the wallet is charged nothing for it.
-  const costUsd = Number.isFinite(result.cost_usd) && result.cost_usd >= 0 ? result.cost_usd : 0;
-  const { budget, overspentUsd } = charge(delivered.budget, costUsd);
+  const reported = Number.isFinite(result.cost_usd) && result.cost_usd >= 0 ? result.cost_usd : 0;
+  const { settledUsd: costUsd, overspentUsd: beyondReservation } = reservedUsd === undefined ? { settledUsd: reported, overspentUsd: 0 } : settle(reservedUsd, reported);
+  const { budget, overspentUsd: beyondWallet } = charge(delivered.budget, costUsd);
+  const overspentUsd = beyondReservation + beyondWallet;
   const emitted = validateHandoff(result.package, { accept: card.packageVersions, registry: pipeline.versions });
   const violations = emitted.ok
     ? checkEmitted({ delivered, emitted: emitted.value, artifact: result.artifact, body: result.body, costUsd: result.cost_usd, card })
@@ -189,6 +201,9 @@ export function noProgress(delivered: HandoffV1, settled: Settlement, card: Stag
 export interface ConcludeOptions {
   /** Asked before a hop is acked `no_progress` (the shell's patch gate); false keeps the old ack. */
   mayFlagNoProgress?: () => boolean;
+  /** Asked before a report above the hop's reservation is settled at the reservation (the shell's
+   * patch gate); false charges the whole report, as before reservations. */
+  maySettleAtReservation?: () => boolean;
 }
 
 /**
@@ -212,6 +227,10 @@ export function concludeHop(
   if (ack.ack === 'duplicate' && prior) return { acks: [ack], package: { ...prior.package, ack }, result: prior, ok: true, stage: a.stage, ...free };
   if (ack.ack !== 'accepted' || !a.arrived || !a.card || !answer) return refused();
   const delivered = deliveredPackage({ ...a, arrived: a.arrived }, ack);
+  // The rail's record of an accepted hop's ack carries its reservation and what it settled; the
+  // package's ack stays what the stage saw before its work.
+  const reservedUsd = reservationUsd(a.card);
+  const booked = (settledUsd: number): AckRecord => ({ ...ack, reserved_usd: reservedUsd, settled_usd: settledUsd });
   if ('failure' in answer) {
     const second: AckDecision | undefined =
       answer.failureType === CONTEXT_BUDGET_FAILURE
@@ -219,9 +238,9 @@ export function concludeHop(
         : answer.failureType === TARGET_UNAVAILABLE
           ? { ack: 'target_unavailable', reason: answer.failure }
           : undefined;
-    if (!second) return refused({ failure: answer.failure, package: delivered });
+    if (!second) return refused({ acks: [booked(0)], failure: answer.failure, package: delivered });
     const refusal = stampAck(a, r, second, now);
-    return refused({ acks: [ack, refusal], failure: answer.failure, package: { ...delivered, ack: refusal } });
+    return refused({ acks: [booked(0), refusal], failure: answer.failure, package: { ...delivered, ack: refusal } });
   }
 
   const { result, card } = answer;
@@ -232,26 +251,27 @@ export function concludeHop(
       ? { acks: [again], package: { ...result.package, ack: again }, result, ok: true, stage: a.stage, ...free }
       : refused({ acks: [again], package: { ...a.arrived, ack: again } });
   }
-  const settled = settleHop(r.pipeline, delivered, result, card);
+  const overReservation = settle(reservedUsd, Number.isFinite(result.cost_usd) ? result.cost_usd : 0).overspentUsd > 0;
+  const settled = settleHop(r.pipeline, delivered, result, card, overReservation && options.maySettleAtReservation?.() ? reservedUsd : undefined);
   const paid = { result, stage: card.name, costUsd: settled.costUsd, overspentUsd: settled.overspentUsd };
+  const first = booked(settled.costUsd);
   const stalled = noProgress(delivered, settled, card);
   if (stalled !== undefined && options.mayFlagNoProgress?.()) {
     const reuse = settled.violations[0];
     const flag = stampAck(a, r, { ack: 'no_progress', reason: stalled, ...(reuse ? { invariant: reuse.invariant } : {}) }, now, card.name);
-    return { acks: [ack, flag], package: { ...settled.charged, ack: flag }, ok: false, failure: `no progress: ${stalled}`, ...paid };
+    return { acks: [first, flag], package: { ...settled.charged, ack: flag }, ok: false, failure: `no progress: ${stalled}`, ...paid };
   }
   if (settled.violations.length > 0) {
-    const [first] = settled.violations;
     const rejection = stampAck(
       a,
       r,
-      { ack: 'rejected_invariant', invariant: first!.invariant, reason: settled.violations.map((v) => `${v.invariant}: ${v.reason}`).join('; ') },
+      { ack: 'rejected_invariant', invariant: settled.violations[0]!.invariant, reason: settled.violations.map((v) => `${v.invariant}: ${v.reason}`).join('; ') },
       now,
       card.name,
     );
-    return { acks: [ack, rejection], package: { ...settled.charged, ack: rejection }, ok: false, ...paid };
+    return { acks: [first, rejection], package: { ...settled.charged, ack: rejection }, ok: false, ...paid };
   }
-  return { acks: [ack], package: settled.emitted ?? settled.charged, ok: true, ...paid };
+  return { acks: [first], package: settled.emitted ?? settled.charged, ok: true, ...paid };
 }
 
 /** A rejected package's own traceparent, when it carries a valid one: the ack of a refused hop

@@ -3,7 +3,8 @@
  * table"). The sequence is known when the pipeline is defined, so a table decides, not a model
  * (seed 001).
  */
-import { LIMITS, isCompleteRule, matchRoute, newestArtifact, type HandoffV1, type Pipeline, type RouteFacts } from '../../contracts';
+import { LIMITS, isCompleteRule, isFanOutRule, matchRoute, newestArtifact, type AckRecord, type FanOutRule, type HandoffV1, type Pipeline, type RouteFacts } from '../../contracts';
+import type { HopOutcome } from './hop';
 import { spendRevision } from './budget';
 
 export interface HopStep {
@@ -16,11 +17,31 @@ export interface HopStep {
   actor?: string;
 }
 
+/** A fan-out: `package` goes to every specialist of `rule` at once, then to the merge. `done`:
+ * branches that already answered (kept when a refused branch is retried after a decision). */
+export interface FanOutStep {
+  kind: 'fanout';
+  rule: FanOutRule;
+  reason: string;
+  package: HandoffV1;
+  done: readonly Branch[];
+  from?: string;
+  actor?: string;
+}
+
+/** A specialist's hop in a fan-out and how it ended. */
+export interface Branch {
+  stage: string;
+  outcome: HopOutcome;
+}
+
 export type Route =
   | HopStep
+  | FanOutStep
   | { kind: 'complete'; reason: string }
-  /** `resume`: the stage that was blocked; `retry`: the refused hop to try again after a decision. */
-  | { kind: 'escalate'; reason: string; resume?: string; retry?: HopStep };
+  /** `resume`: the stage that was blocked; `retry`: the refused step to try again after a
+   * decision; `ack`: the refusal, when it is not the job's newest ack (a fan-out's branch). */
+  | { kind: 'escalate'; reason: string; resume?: string; retry?: HopStep | FanOutStep; ack?: AckRecord };
 
 /** Bodies the rail recorded with each artifact type, newest last (what routing rules read). */
 export type RecordedBodies = Readonly<Record<string, Record<string, unknown>>>;
@@ -53,6 +74,7 @@ export function route(pipeline: Pick<Pipeline, 'routes'>, pkg: HandoffV1, bodies
   const rule = matchRoute(pipeline, facts);
   if (!rule) return { kind: 'escalate', reason: `no route after ${facts.newest ?? 'an empty package'}` };
   if (isCompleteRule(rule)) return { kind: 'complete', reason: rule.complete };
+  if (isFanOutRule(rule)) return { kind: 'fanout', rule, reason: rule.reason, package: pkg, done: [] };
   if (!rule.spendsRevision) return { kind: 'hop', to: rule.to, reason: rule.reason, package: pkg };
   const budget = spendRevision(pkg.budget);
   return budget

@@ -11,7 +11,7 @@ const escalated: JobStatusView = {
   hops: 1,
   usd_remaining: 0.002,
   revisions_remaining: 1,
-  spent_usd: 0.003,
+  spent_usd: 0.003, reserved_usd: 0, reservations: [],
   last_verdict: 'none',
   escalation: { reasons: ['wallet has $0.002'], blocked: 'draft', options: ['approve', 'top_up'], since: '2026-01-01T00:00:00Z' },
 };

@@ -244,6 +244,25 @@ describe('decideAck: rejected_budget', () => {
   it('refuses the empty-budget fixture', () => {
     expect(ackOf(factsFor(fixturePackage('empty-budget.json'), 'judge'))).toBe('rejected_budget');
   });
+
+  // Reservations: what running hops (a fan-out's other branches) hold is not the wallet's to give.
+  it('refuses a stage whose reservation does not fit beside what running hops hold, naming both', () => {
+    const d = decideAck(factsFor(withWallet(0.01), 'judge', { heldUsd: 0.006 }));
+    expect(d).toMatchObject({ ack: 'rejected_budget', reason: `wallet has $0.01 ($0.006 reserved by running hops); "judge" reserves $${judgeCost()}` });
+  });
+  it('accepts it when the rest of the wallet holds the reservation, and says so', () => {
+    const d = decideAck(factsFor(withWallet(0.01), 'judge', { heldUsd: 0.005 }));
+    expect(d.ack).toBe('accepted');
+    expect(d.reason).toMatch(/wallet \$0\.01 \(\$0\.005 reserved by running hops\), reserves \$0\.005$/);
+  });
+  it("reserves a card's worst case (maxCostUsd), not its nominal cost", () => {
+    const worst = { ...card('judge'), maxCostUsd: 0.02 };
+    expect(decideAck({ ...factsFor(withWallet(0.01), 'judge'), card: worst })).toMatchObject({ ack: 'rejected_budget', reason: 'wallet has $0.01; "judge" reserves $0.02' });
+    expect(decideAck({ ...factsFor(withWallet(0.02), 'judge'), card: worst }).reason).toMatch(/, reserves \$0\.02$/);
+  });
+  it('keeps the wording recorded histories carry for a serial hop to a card without a worst case', () => {
+    expect(decideAck(factsFor(withWallet(0.01), 'judge', { heldUsd: 0 })).reason).toMatch(/, wallet \$0\.01$/);
+  });
 });
 
 describe('decideAck precedence (ack.ts: schema, role/writer gate, duplicate, hops, cycle, budget)', () => {

@@ -5,7 +5,7 @@ import { renderDetails } from '../../../workflows/rail/details';
 import { fixturePackage } from './helpers';
 
 const ack = (hop: number, over: Partial<AckRecord> = {}): AckRecord => ({ ...fixturePackage().ack!, hop, ...over });
-const view: JobStatusView = { job_id: 'tkt_18422', status: 'running', stage: 'judge', hops: 3, usd_remaining: 1.2, revisions_remaining: 2, spent_usd: 0.013, last_verdict: 'none' };
+const view: JobStatusView = { job_id: 'tkt_18422', status: 'running', stage: 'judge', hops: 3, usd_remaining: 1.2, revisions_remaining: 2, spent_usd: 0.013, reserved_usd: 0, reservations: [], last_verdict: 'none' };
 const tableRows = (md: string) => md.split('\n').filter((l) => /^\| \d+ \|/.test(l));
 
 describe('renderDetails', () => {
@@ -42,7 +42,7 @@ describe('renderDetails', () => {
 describe('renderDetails: markdown safety', () => {
   it('escapes dollar signs in ack reasons so the Web UI does not read them as maths', () => {
     const md = renderDetails(
-      { job_id: 'j', status: 'escalated', stage: 'human', hops: 1, usd_remaining: 0.002, revisions_remaining: 1, spent_usd: 0.003, last_verdict: 'none' },
+      { job_id: 'j', status: 'escalated', stage: 'human', hops: 1, usd_remaining: 0.002, revisions_remaining: 1, spent_usd: 0.003, reserved_usd: 0, reservations: [], last_verdict: 'none' },
       [{ ack: 'rejected_budget', stage: 'draft', hop: 2, reason: 'wallet has $0.002; "draft" costs $0.01', delivery_key: 'j:draft:3', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', at: '2026-11-29T00:00:00.000Z' }],
     );
     expect(md).toContain('wallet has \\$0.002; "draft" costs \\$0.01');

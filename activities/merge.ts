@@ -1,0 +1,32 @@
+/**
+ * The rail's merge step of a fan-out, as an activity because it writes: the merged artifact (the
+ * branches' artifacts by reference, content-addressed) and one record under
+ * `job_id:merge:<artifact_type>`, first one wins. A retried merge, or a merge run twice, answers
+ * with the recorded artifact, so a job has one merge record whatever crashed in between.
+ */
+import { MERGE_STAGE, MergedBranches, type HandoffV1, type StageResult } from '../contracts';
+import type { Store } from '../src/worker/store';
+import { writeArtifact } from './artifacts';
+import { asAnswered, deliveryFacts } from './stage';
+
+export interface MergeWork {
+  /** `job_id:merge:<artifact_type>`. */
+  key: string;
+  /** The merged artifact's type (the fan-out's `merge`). */
+  type: string;
+  body: MergedBranches;
+  /** The package the rail built for the next stage, less the merged artifact. */
+  package: HandoffV1;
+}
+
+export function mergeActivities(store: Store) {
+  return {
+    async mergeBranches(work: MergeWork): Promise<StageResult> {
+      const artifact = await writeArtifact(store, work.type, MergedBranches, work.body);
+      const pkg = { ...work.package, artifacts: [...work.package.artifacts, artifact] };
+      const facts = deliveryFacts(pkg, MERGE_STAGE);
+      const recorded = await store.recordStageCompletion(work.key, { package: pkg, artifact, cost_usd: 0, body: work.body }, facts);
+      return asAnswered(recorded, facts);
+    },
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * A fan-out's join, pure: which branch failed, and the package the stage after the merge gets.
+ * The hub's package gains every branch's artifact in the fan-out's order (each specialist owns its
+ * partition, so nothing collides), their tools and questions, and the merged artifact last; the
+ * merge is one rail step (`merge` in the chain) after the branches' transfers.
+ */
+import { LIMITS, MERGE_STAGE, type AckRecord, type Artifact, type FanOutRule, type HandoffV1, type Hop, type MergedBranches } from '../../contracts';
+import type { Branch } from './routing';
+
+/** The record key of a fan-out's merge: `job_id:merge:<artifact_type>` (one per job and type). */
+export const mergeKey = (jobId: string, rule: Pick<FanOutRule, 'merge'>): string => `${jobId}:${MERGE_STAGE}:${rule.merge}`;
+
+/** The branches in the fan-out's order (they finish in any order). */
+export function inFanOutOrder(rule: Pick<FanOutRule, 'fanOut'>, branches: readonly Branch[]): Branch[] {
+  return rule.fanOut.flatMap((stage) => branches.filter((b) => b.stage === stage));
+}
+
+/** The first branch, in the fan-out's order, that was refused or failed; undefined when all answered. */
+export function failedBranch(rule: Pick<FanOutRule, 'fanOut'>, branches: readonly Branch[]): Branch | undefined {
+  return inFanOutOrder(rule, branches).find((b) => !b.outcome.ok);
+}
+
+/** Why the hub escalates: the branch named, with its own refusal or failure. */
+export function branchFailure(rule: Pick<FanOutRule, 'after'>, failed: Branch): string {
+  const last = failed.outcome.acks[failed.outcome.acks.length - 1];
+  const why = failed.outcome.failure ?? (last ? `${last.ack}: ${last.reason}` : 'no answer');
+  return `branch "${failed.stage}" of the fan-out after ${rule.after} did not answer: ${why}`.slice(0, LIMITS.shortText);
+}
+
+/** The merge's hop: from the hub, through every branch, to the merge (each branch a transfer). */
+export function mergeHop(hub: Pick<HandoffV1, 'hop'>, rule: Pick<FanOutRule, 'fanOut' | 'reason'>): Hop {
+  const chain = hub.hop?.chain ?? [];
+  return {
+    from: hub.hop?.to ?? MERGE_STAGE,
+    to: MERGE_STAGE,
+    reason: `merged ${rule.fanOut.join(', ')}: ${rule.reason}`.slice(0, LIMITS.shortText),
+    count: (hub.hop?.count ?? 0) + rule.fanOut.length,
+    chain: [...chain, ...rule.fanOut, MERGE_STAGE].slice(-LIMITS.chain),
+  };
+}
+
+/** The body of the merged artifact: each branch's artifact by reference. */
+export function mergedBody(rule: Pick<FanOutRule, 'after' | 'fanOut'>, branches: readonly Branch[]): MergedBranches {
+  return { after: rule.after, branches: inFanOutOrder(rule, branches).map((b) => ({ stage: b.stage, artifact: b.outcome.result!.artifact })) };
+}
+
+/**
+ * The package after the merge, less the merged artifact (the merge activity appends it): the
+ * hub's package as the rail holds it (its wallet charged for every branch, its summary), plus what
+ * each branch added in the fan-out's order.
+ */
+export function mergedPackage(hub: HandoffV1, rule: FanOutRule, branches: readonly Branch[], hop: Hop, ack: AckRecord): HandoffV1 {
+  const added = <T>(pick: (p: HandoffV1) => readonly T[]) =>
+    inFanOutOrder(rule, branches).flatMap((b) => (b.outcome.result ? pick(b.outcome.result.package).slice(pick(hub).length) : []));
+  const unique = <T>(items: readonly T[]) => [...new Set(items)];
+  return {
+    ...hub,
+    // Not capped here: past the contract's cap the next hop is refused (rejected_schema), visibly.
+    artifacts: [...hub.artifacts, ...inFanOutOrder(rule, branches).map((b): Artifact => b.outcome.result!.artifact)],
+    tools_tried: [...hub.tools_tried, ...added((p) => p.tools_tried)].slice(-LIMITS.listItems),
+    open_questions: unique([...hub.open_questions, ...added((p) => p.open_questions)]).slice(-LIMITS.listItems),
+    memory_refs: unique([...hub.memory_refs, ...added((p) => p.memory_refs)]).slice(-LIMITS.listItems),
+    hop,
+    ack,
+  };
+}
