@@ -9,9 +9,11 @@ import type { HandoffV1 } from '../contracts';
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/worker/store';
 import type { ActivityDeps } from './deps';
+import { ticketHub } from '../contracts/pipelines/ticket-hub';
 import { mergeActivities } from './merge';
 import { asAnswered, deliveryScope, packageSha, scopedKey } from './stage';
 import { supportRoutingActivities } from './support-routing';
+import { ticketHubActivities } from './ticket-hub';
 import { ticketTriageActivities } from './ticket-triage';
 
 export type { ActivityDeps };
@@ -30,9 +32,10 @@ export function railActivities(store: Store) {
   };
 }
 
-/** Activities for the built-in pipelines (contracts/pipelines). */
+/** Activities for the built-in pipelines (contracts/pipelines). ticket-hub's intake, judge and
+ * writeback are ticket-triage's cards: ticket-triage's activities serve them, once. */
 export function builtInActivities(deps: ActivityDeps) {
-  return { ...ticketTriageActivities(deps), ...supportRoutingActivities(deps) };
+  return { ...ticketTriageActivities(deps, [ticketHub]), ...supportRoutingActivities(deps), ...ticketHubActivities(deps) };
 }
 
 export function createActivities(deps: ActivityDeps) {

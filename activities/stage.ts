@@ -26,6 +26,17 @@ export interface StageOutput {
   evaluator?: Evaluator;
 }
 
+/** How a pipeline's stage activities run: their turns' options, and the other pipelines they serve. */
+export interface StageOptions extends TurnOptions {
+  /**
+   * Pipelines that reuse some of these cards (ticket-hub reuses ticket-triage's intake, judge and
+   * writeback). A worker registers one activity per stage name and a delivery does not say which
+   * pipeline its job runs, so a writer whose card one of them shares takes evidence recorded by
+   * the stages of any one of those pipelines (never a mix).
+   */
+  sharedWith?: readonly Pipeline[];
+}
+
 /**
  * Runs `work` for a delivery unless a result is already recorded under its key; records the
  * result (first one wins) and returns the recorded one. A retry after a crash between the work
@@ -42,7 +53,7 @@ export async function runStageOnce(
   card: StageCard,
   delivery: StageWork,
   work: StageWorkFn,
-  options: TurnOptions = {},
+  options: StageOptions = {},
 ): Promise<StageResult> {
   const pkg = checkDelivery(pipeline, card, delivery);
   const scope = deliveryScope();
@@ -51,7 +62,7 @@ export async function runStageOnce(
   return whileHeartbeating(async () => {
     const prior = await store.findStageRecord(key);
     if (prior) return asAnswered(prior, facts);
-    if (card.writes !== null) await checkProvenance(store, pipeline, pkg, scope);
+    if (card.writes !== null) await checkProvenance(store, [pipeline, ...(options.sharedWith ?? []).filter((p) => p.get(card.name) === card)], pkg, scope);
     const { turn, close } = await openTurn(store, pipeline, card, { package: pkg, edge: delivery.edge }, facts.job_id, options);
     const output = await work(pkg, turn);
     const { transcript, handover } = await close(output);
@@ -113,32 +124,54 @@ function judgedContent(pkg: HandoffV1): string {
   return canonicalJson(content);
 }
 
+/** What provenance reads of a pipeline: its entry type, its stages, and the types its fan-outs merge. */
+export type EvidenceRules = Pick<Pipeline, 'entry' | 'get' | 'routes'>;
+type Recorded = { stage: string; result: StageResult };
+
 /**
  * Provenance: a writer acts only on evidence recorded for this job, in this scope. Every artifact
- * but the job's entry must have been recorded by a stage of this pipeline (or its rail's merge of
- * a fan-out) for this job id (the
- * same bytes recorded for another job, or by direct deliveries for a rail job, do not count), and
- * the newest — what the writer takes — by a critic whose recorded verdict is `pass` over exactly
- * this package (its artifacts, constraints, goal: everything but what the rail changes after).
+ * but the job's entry must have been recorded by a stage of this pipeline for this job id (the
+ * same bytes recorded for another job, or by direct deliveries for a rail job, do not count), or
+ * by the rail's merge of one of its fan-outs, and the newest — what the writer takes — by a
+ * critic whose recorded verdict is `pass` over exactly this package (its artifacts, constraints,
+ * goal: everything but what the rail changes after). Given several pipelines (a writer they
+ * share), the evidence must hold under one of them; refused, the reason is the one under the
+ * pipeline that explains the most of it (the job's own, as far as the evidence can tell).
  */
-export async function checkProvenance(store: Store, pipeline: Pick<Pipeline, 'entry' | 'get' | 'routes'>, pkg: HandoffV1, scope: DeliveryScope = 'rail'): Promise<void> {
+export async function checkProvenance(store: Store, pipelines: EvidenceRules | readonly EvidenceRules[], pkg: HandoffV1, scope: DeliveryScope = 'rail'): Promise<void> {
+  const candidates = 'get' in pipelines ? [pipelines] : pipelines;
   const jobId = scopedJob(scope, pkg.job_id);
+  const records = await Promise.all(
+    pkg.artifacts.slice(1).map(async (artifact) => (await store.findRecordedArtifacts(jobId, artifact.uri)).filter((r) => r.result.artifact.type === artifact.type)),
+  );
+  let refusal: { explained: number; failure: ApplicationFailure } | undefined;
+  for (const pipeline of candidates) {
+    const why = provenanceRefusal(pipeline, pkg, records);
+    if (!why) return;
+    if (!refusal || why.explained > refusal.explained) refusal = why;
+  }
+  throw refusal?.failure ?? stageFailure('ArtifactInvalid', `no pipeline to check job ${pkg.job_id}'s evidence against`);
+}
+
+/** Why `pkg` is not evidence under `pipeline`, and how many of its artifacts that pipeline's
+ * records explain; null when all, ending in a pass. `records[i]`: what was recorded for artifact i + 1. */
+function provenanceRefusal(pipeline: EvidenceRules, pkg: HandoffV1, records: readonly (readonly Recorded[])[]): { explained: number; failure: ApplicationFailure } | null {
   const [entry, ...evidence] = pkg.artifacts;
-  if (!entry || entry.type !== pipeline.entry) throw stageFailure('ArtifactInvalid', `the first artifact must be the job's ${pipeline.entry}, not ${entry?.type ?? 'nothing'}`);
-  let newest: { stage: string; result: StageResult }[] = [];
-  for (const artifact of evidence) {
-    newest = (await store.findRecordedArtifacts(jobId, artifact.uri)).filter((r) => r.result.artifact.type === artifact.type && madeInPipeline(pipeline, r));
-    if (newest.length === 0) throw stageFailure('ArtifactInvalid', `${artifact.type} ${artifact.uri.slice(0, 80)} was not recorded for job ${pkg.job_id} by a stage of this pipeline`);
+  if (!entry || entry.type !== pipeline.entry) {
+    return { explained: 0, failure: stageFailure('ArtifactInvalid', `the first artifact must be the job's ${pipeline.entry}, not ${entry?.type ?? 'nothing'}`) };
+  }
+  // The rail records a fan-out's merge itself, under its merge step's name.
+  const merges = new Set(pipeline.routes.filter(isFanOutRule).map((r) => r.merge));
+  let newest: readonly Recorded[] = [];
+  for (const [i, artifact] of evidence.entries()) {
+    newest = (records[i] ?? []).filter((r) => pipeline.get(r.stage) !== undefined || (r.stage === MERGE_STAGE && merges.has(artifact.type)));
+    if (newest.length === 0) {
+      return { explained: i + 1, failure: stageFailure('ArtifactInvalid', `${artifact.type} ${artifact.uri.slice(0, 80)} was not recorded for job ${pkg.job_id} by a stage of this pipeline`) };
+    }
   }
   const content = judgedContent(pkg);
   const passed = newest.some((r) => pipeline.get(r.stage)?.role === 'critic' && r.result.package.evaluator.last_verdict === 'pass' && judgedContent(r.result.package) === content);
-  if (!passed) throw stageFailure('VerdictNotPassing', `no passing verdict recorded for job ${pkg.job_id} over this package`);
-}
-
-/** A record made by a stage of this pipeline, or by its rail's merge of one of its fan-outs. */
-function madeInPipeline(pipeline: Pick<Pipeline, 'get' | 'routes'>, record: { stage: string; result: StageResult }): boolean {
-  if (pipeline.get(record.stage)) return true;
-  return record.stage === MERGE_STAGE && pipeline.routes.some((rule) => isFanOutRule(rule) && rule.merge === record.result.artifact.type);
+  return passed ? null : { explained: pkg.artifacts.length, failure: stageFailure('VerdictNotPassing', `no passing verdict recorded for job ${pkg.job_id} over this package`) };
 }
 
 /** Constraint policies hold on what a writer actually writes, whatever the verdict said. */
@@ -199,7 +232,7 @@ export function stageActivities<P extends Pipeline, K extends StageNameOf<P>>(
   pipeline: P,
   store: Store,
   work: { readonly [S in K]: StageWorkFn },
-  options: TurnOptions = {},
+  options: StageOptions = {},
 ): { [S in K]: StageActivity } {
   const activities = {} as Record<string, StageActivity>;
   for (const [name, run] of Object.entries(work) as [string, StageWorkFn][]) {

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { Artifact } from './handoff';
 import { LIMITS } from './limits';
-import { id, inputText, isoTime, list, nonEmptyText, sha256, slug, text } from './primitives';
+import { count, id, inputText, isoTime, list, nonEmptyText, sha256, slug, text } from './primitives';
 
 /** `ticket.raw`: the ticket as the caller submitted it (also JobRequest.ticket). */
 export const TicketRaw = z.looseObject({
@@ -91,6 +91,27 @@ export const ReceiptV1 = z.looseObject({
 });
 export type ReceiptV1 = z.infer<typeof ReceiptV1>;
 
+/** One earlier ticket of the customer, as the CRM holds it. */
+export const EarlierTicket = z.looseObject({
+  ticket_id: id,
+  /** The CRM status the last write left (`triaged`, `needs_human`, …). */
+  status: nonEmptyText(LIMITS.name),
+  /** The start of the CRM note, whitespace collapsed: what the ticket was about. */
+  note_excerpt: text(LIMITS.shortText),
+  updated_at: isoTime,
+});
+export type EarlierTicket = z.infer<typeof EarlierTicket>;
+
+/** `account_history.v1`: the customer's earlier tickets, most recently changed first; never the
+ * ticket the job works on. `more`: the CRM holds more than the `count` listed. */
+export const AccountHistoryV1 = z.looseObject({
+  customer_id: id,
+  tickets: list(EarlierTicket),
+  count: count.max(LIMITS.listItems),
+  more: z.boolean(),
+});
+export type AccountHistoryV1 = z.infer<typeof AccountHistoryV1>;
+
 /** A fan-out's merge, under the type its pipeline names (e.g. `context.v1`): the artifact each
  * specialist emitted, by reference, in the fan-out's order. The rail makes it, never a model. */
 export const MergedBranches = z.looseObject({
@@ -109,5 +130,6 @@ export const artifactBodies = {
   summary_md: SummaryMd,
   'verdict.v1': VerdictV1,
   'receipt.v1': ReceiptV1,
+  'account_history.v1': AccountHistoryV1,
 } as const;
 export type ArtifactType = keyof typeof artifactBodies;

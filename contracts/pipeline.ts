@@ -201,10 +201,11 @@ export function checkPipeline(spec: PipelineSpec): string[] {
   const entry = spec.entry ?? DEFAULT_ENTRY;
   if (!isSlug(spec.name)) problems.push(`pipeline name ${JSON.stringify(spec.name)} is not a lowercase slug`);
   if (!isSlug(entry)) problems.push(`entry artifact type ${JSON.stringify(entry)} is not a slug`);
-  // Stage-level problems (two writers of one system, a judge with a write tool, …).
-  problems.push(...checkStageRegistry(spec.stages, [entry]));
-  const byName = new Map(spec.stages.map((c) => [c.name, c]));
   const fanOuts = spec.routes.filter(isFanOutRule);
+  // Stage-level problems (two writers of one system, a judge with a write tool, …); a merged
+  // type is made by the rail, so a stage may take it like the entry.
+  problems.push(...checkStageRegistry(spec.stages, [entry, ...fanOuts.map((r) => r.merge)]));
+  const byName = new Map(spec.stages.map((c) => [c.name, c]));
   const produced = new Set([entry, ...spec.stages.flatMap((c) => c.outputs), ...fanOuts.map((r) => r.merge)]);
   fanOuts.forEach((rule) => problems.push(...checkFanOut(rule, spec, byName)));
 

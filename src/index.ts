@@ -8,10 +8,10 @@
  *   creation) and the client side (start, decide, list jobs).
  */
 export * from '../contracts';
-export { BUILT_IN_PIPELINES, supportRouting, ticketTriage } from '../contracts/pipelines';
+export { BUILT_IN_PIPELINES, supportRouting, ticketHub, ticketTriage } from '../contracts/pipelines';
 
 // Worker side: stage work and the worker.
-export { stageActivities, appendUnique, type StageActivity, type StageOutput, type StageWorkFn } from '../activities/stage';
+export { stageActivities, appendUnique, type StageActivity, type StageOptions, type StageOutput, type StageWorkFn } from '../activities/stage';
 export { latestArtifact, readArtifactBody, readArtifactText, requireArtifact, writeArtifact } from '../activities/artifacts';
 export { stageFailure } from '../activities/failures';
 // Handover (seed 000): the tagged log's types and formatTranscript come with the contracts above.
@@ -20,6 +20,7 @@ export type { StageTurn, TurnPrompt } from '../activities/turn';
 export { builtInActivities, type ActivityDeps } from '../activities';
 export { ticketTriageActivities } from '../activities/ticket-triage';
 export { supportRoutingActivities } from '../activities/support-routing';
+export { ticketHubActivities } from '../activities/ticket-hub';
 export { createHandrailWorkers, runWorkers, WorkerSetupError, type ActivitiesFor, type HandrailWorkerOptions } from './worker/worker';
 export { openStore, type Store } from './worker/store';
 export { loadConfig, type HandrailConfig } from './config';

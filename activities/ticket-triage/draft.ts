@@ -1,9 +1,9 @@
 /**
  * draft: `chunks.v1` | `no_hit.v1` (or the judge's failing `verdict.v1`, for a revision) →
  * `summary_md`. Offline by default; a configured chat model writes the prose instead, and the
- * judge's rules apply to it all the same.
+ * judge's rules apply to it all the same. `writeSummary` writes ticket-hub's brief too.
  */
-import { assistantMessage, LIMITS, SummaryMd, type HandoffV1 } from '../../contracts';
+import { assistantMessage, LIMITS, SummaryMd, type HandoffV1, type StageCard } from '../../contracts';
 import { draftStage } from '../../contracts/pipelines/ticket-triage';
 import type { ChatModel } from '../../src/worker/model';
 import type { Store } from '../../src/worker/store';
@@ -18,14 +18,29 @@ import { SUMMARY_MAX_CHARS, citedKeys } from './summary-policy';
 export async function runDraft(store: Store, model: ChatModel | undefined, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
   const intake = await readIntake(store, pkg, draftStage.name);
   const retrieval = await readRetrieval(store, pkg, draftStage.name);
+  return writeSummary(store, model, draftStage, pkg, turn, { intake, retrieval });
+}
+
+/**
+ * The summary a drafting stage writes from what it read (the intake, the retrieval, any context
+ * lines), as `card`: ticket-triage's draft, or ticket-hub's brief from its merged research. A
+ * revision reads the judge's failures and every rejected draft from the package.
+ */
+export async function writeSummary(
+  store: Store,
+  model: ChatModel | undefined,
+  card: Pick<StageCard, 'nominalCostUsd'>,
+  pkg: HandoffV1,
+  turn: StageTurn,
+  sources: Pick<DraftInput, 'intake' | 'retrieval' | 'context'>,
+): Promise<StageOutput> {
   // Every earlier draft was rejected (a revision only follows a failing verdict); the new one
   // must differ from all of them, not just the last.
   const rejected = await Promise.all(
     pkg.artifacts.filter((a) => a.type === 'summary_md').map(async (a) => (await readArtifactBody(store, a, SummaryMd)).markdown),
   );
   const input: DraftInput = {
-    intake,
-    retrieval,
+    ...sources,
     failures: pkg.evaluator.last_verdict === 'fail' ? pkg.evaluator.failures : [],
     rejected,
   };
@@ -41,7 +56,7 @@ export async function runDraft(store: Store, model: ChatModel | undefined, pkg: 
     cost = reply.cost_usd;
   } else {
     markdown = offlineDraft(input);
-    cost = draftStage.nominalCostUsd;
+    cost = card.nominalCostUsd;
   }
   turn.reply(assistantMessage(markdown));
   const body: SummaryMd = { markdown, cited_keys: citedKeys(markdown), revision: rejected.length };
@@ -64,6 +79,7 @@ function draftPrompt(input: DraftInput, constraints: readonly string[]): { syste
     `Ticket ${input.intake.ticket_id}, customer ${input.intake.customer_id}.`,
     `Question: ${input.intake.question}`,
     `Intent ${input.intake.intent}, risk ${input.intake.risk}, sentiment ${input.intake.sentiment}, language ${input.intake.language}.`,
+    ...(input.context ?? []),
     `Help-center passages:\n${passages}`,
     ...(input.failures.length > 0 ? [`The reviewer rejected the previous draft for: ${input.failures.join('; ')}. Fix every point.`] : []),
     ...(input.rejected.length > 0 ? [`Rejected draft (do not repeat it):\n${input.rejected[input.rejected.length - 1]}`] : []),

@@ -14,6 +14,9 @@ export interface DraftInput {
   failures: readonly string[];
   /** Markdown of every earlier (rejected) draft of this job. */
   rejected: readonly string[];
+  /** Further facts the summary states, one markdown line each (ticket-hub's brief: the customer's
+   * earlier tickets). They must cite nothing: only retrieved chunks may be cited. */
+  context?: readonly string[];
 }
 
 const NEXT_STEP: Record<string, string> = {
@@ -39,6 +42,7 @@ export function offlineDraft(input: DraftInput): string {
     '**Question** (the customer\'s words):',
     `> ${intake.question}`,
     `**Intent:** ${intake.intent} · **Risk:** ${intake.risk} · **Sentiment:** ${intake.sentiment} · **Language:** ${intake.language}`,
+    ...(input.context ?? []).flatMap((line) => ['', line]),
   ];
   // A revision names what it addresses, so it differs from what was refused even when the refused
   // draft never reached the package (the rail refused it at the draft hop).

@@ -1,4 +1,5 @@
 /** The reference pipeline's stage work (contracts/pipelines/ticket-triage.ts has its cards). */
+import type { Pipeline } from '../../contracts';
 import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
 import { turnOptions, type ActivityDeps } from '../deps';
 import { stageActivities } from '../stage';
@@ -8,7 +9,9 @@ import { runJudge } from './judge';
 import { runRetrieve } from './retrieve';
 import { runWriteback } from './writeback';
 
-export function ticketTriageActivities(deps: ActivityDeps) {
+/** `sharedWith`: pipelines reusing these cards (ticket-hub: intake, judge, writeback), whose jobs
+ * these activities serve too; writeback takes their stages' evidence. */
+export function ticketTriageActivities(deps: ActivityDeps, sharedWith: readonly Pipeline[] = []) {
   const { store, model } = deps;
   return stageActivities(ticketTriage, store, {
     intake: (pkg, turn) => runIntake(store, pkg, turn),
@@ -16,5 +19,5 @@ export function ticketTriageActivities(deps: ActivityDeps) {
     draft: (pkg, turn) => runDraft(store, model, pkg, turn),
     judge: (pkg, turn) => runJudge(store, model, pkg, turn),
     writeback: (pkg, turn) => runWriteback(store, pkg, turn),
-  }, turnOptions(deps));
+  }, { ...turnOptions(deps), sharedWith });
 }

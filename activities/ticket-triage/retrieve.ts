@@ -1,5 +1,5 @@
 /** retrieve: `intake.v1` → `chunks.v1` (help-center passages with citation keys) or `no_hit.v1`. */
-import { ChunksV1, NoHitV1, toolCall, toolResult, type HandoffV1 } from '../../contracts';
+import { ChunksV1, NoHitV1, toolCall, toolResult, type HandoffV1, type StageCard } from '../../contracts';
 import { retrieveStage } from '../../contracts/pipelines/ticket-triage';
 import { searchTerms } from '../../src/worker/corpus/query';
 import type { Store } from '../../src/worker/store';
@@ -11,8 +11,9 @@ import { readIntake } from './retrieval';
 /** Passages handed to the drafter: enough to cite, few enough to keep the package small. */
 export const RETRIEVE_LIMIT = 4;
 
-export async function runRetrieve(store: Store, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
-  const intake = await readIntake(store, pkg, retrieveStage.name);
+/** `card`: the stage this work runs as (ticket-hub's `policy` does the same search under its own card). */
+export async function runRetrieve(store: Store, pkg: HandoffV1, turn: StageTurn, card: Pick<StageCard, 'name' | 'nominalCostUsd'> = retrieveStage): Promise<StageOutput> {
+  const intake = await readIntake(store, pkg, card.name);
   await turn.prompt({ question: `Find help-center passages for: ${intake.question}` });
   const terms = searchTerms(intake.question);
   const hits = terms.length > 0 ? await store.searchHelpCenter(terms, RETRIEVE_LIMIT) : [];
@@ -25,7 +26,7 @@ export async function runRetrieve(store: Store, pkg: HandoffV1, turn: StageTurn)
       reason: terms.length === 0 ? 'the question has no searchable words' : `no help-center article matches: ${terms.join(' ')}`,
       terms,
     };
-    return { artifact: await writeArtifact(store, 'no_hit.v1', NoHitV1, body), body, cost_usd: retrieveStage.nominalCostUsd, tools_tried };
+    return { artifact: await writeArtifact(store, 'no_hit.v1', NoHitV1, body), body, cost_usd: card.nominalCostUsd, tools_tried };
   }
   const body: ChunksV1 = {
     query: intake.question,
@@ -34,5 +35,5 @@ export async function runRetrieve(store: Store, pkg: HandoffV1, turn: StageTurn)
     chunks: hits.map((h) => ({ key: h.key, title: h.title, text: h.text, score: Math.round(h.score * 1e4) / 1e4 })),
     backend: store.backend,
   };
-  return { artifact: await writeArtifact(store, 'chunks.v1', ChunksV1, body), body, cost_usd: retrieveStage.nominalCostUsd, tools_tried };
+  return { artifact: await writeArtifact(store, 'chunks.v1', ChunksV1, body), body, cost_usd: card.nominalCostUsd, tools_tried };
 }

@@ -1,7 +1,8 @@
 // The pipelines the shipped worker runs; the first is the default for a job that names none.
 import type { Pipeline } from '../pipeline';
 import { supportRouting } from './support-routing';
+import { ticketHub } from './ticket-hub';
 import { ticketTriage } from './ticket-triage';
 
-export { supportRouting, ticketTriage };
-export const BUILT_IN_PIPELINES: readonly Pipeline[] = [ticketTriage, supportRouting];
+export { supportRouting, ticketHub, ticketTriage };
+export const BUILT_IN_PIPELINES: readonly Pipeline[] = [ticketTriage, supportRouting, ticketHub];

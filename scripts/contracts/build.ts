@@ -41,6 +41,7 @@ export const SCHEMAS: readonly SchemaEntry[] = [
   { name: 'summary_md', exportName: 'summaryMd', typeName: 'SummaryMd', schema: c.SummaryMd },
   { name: 'verdict.v1', exportName: 'verdictV1', typeName: 'VerdictV1', schema: c.VerdictV1 },
   { name: 'receipt.v1', exportName: 'receiptV1', typeName: 'ReceiptV1', schema: c.ReceiptV1 },
+  { name: 'account_history.v1', exportName: 'accountHistoryV1', typeName: 'AccountHistoryV1', schema: c.AccountHistoryV1 },
   { name: 'merged_branches', exportName: 'mergedBranches', typeName: 'MergedBranches', schema: c.MergedBranches },
   { name: 'job_request', exportName: 'jobRequest', typeName: 'JobRequest', schema: c.JobRequest },
   { name: 'job_result', exportName: 'jobResult', typeName: 'JobResult', schema: c.JobResult },

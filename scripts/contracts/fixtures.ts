@@ -274,4 +274,17 @@ export const artifactExamples: Record<ArtifactType, unknown> = {
     note_hash: `sha256:${hex('d')}`,
     written_at: '2026-08-14T14:03:00.000Z',
   },
+  'account_history.v1': {
+    customer_id: 'cus_9',
+    tickets: [
+      {
+        ticket_id: 'tkt_17990',
+        status: 'triaged',
+        note_excerpt: '## Triage summary: ticket tkt_17990 **Question** (the customer\'s words): > How do I export my invoices?',
+        updated_at: '2026-07-02T10:20:00.000Z',
+      },
+    ],
+    count: 1,
+    more: false,
+  },
 };

@@ -21,15 +21,17 @@ export function renderDetails(view: JobStatusView, acks: readonly AckRecord[], h
   const lines = [
     `**${view.status}** at \`${view.stage}\` · hops ${view.hops} · wallet USD ${view.usd_remaining} / ${view.revisions_remaining} revisions · spent USD ${view.spent_usd} · verdict ${view.last_verdict}`,
   ];
+  if (view.reserved_usd > 0) lines.push('', `Reserved USD ${view.reserved_usd} by running hops: ${view.reservations.map((r) => `${r.stage} ${r.usd}`).join(', ')}`);
   if (view.escalation) {
     lines.push('', `**Waiting for a human** since ${view.escalation.since}: ${view.escalation.reasons.map(cell).join('; ')}`);
     lines.push(`Send the \`decide\` update with one of: ${view.escalation.options.map((o) => `\`${o}\``).join(', ')} (and an \`actor\`).`);
   }
   if (view.reason) lines.push('', `Ended: ${cell(view.reason)}`);
-  lines.push('', '| hop | stage | ack | reason | actor |', '|---|---|---|---|---|');
+  lines.push('', '| hop | stage | ack | reason | reserved → settled (USD) | actor |', '|---|---|---|---|---|---|');
   // The newest 30 acks keep the details readable and bounded; the `acks` query has them all.
   for (const a of acks.slice(-30)) {
-    lines.push(`| ${a.hop} | ${a.stage} | ${a.ack}${a.invariant ? ` (${a.invariant})` : ''} | ${cell(a.reason).slice(0, 160)} | ${a.actor ?? ''} |`);
+    const wallet = a.reserved_usd === undefined ? '' : `${a.reserved_usd} → ${a.settled_usd ?? '…'}`;
+    lines.push(`| ${a.hop} | ${a.stage} | ${a.ack}${a.invariant ? ` (${a.invariant})` : ''} | ${cell(a.reason).slice(0, 160)} | ${wallet} | ${a.actor ?? ''} |`);
   }
   if (handovers.length > 0) {
     lines.push(

@@ -12,6 +12,7 @@ export class UsageError extends Error {
 
 export interface StartFlags {
   jobId?: string;
+  pipeline?: string;
   goal?: string;
   constraints?: string[];
   budgetUsd?: number;
@@ -33,7 +34,7 @@ export type Command =
 
 export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   start:
-    'handrail start <ticket.json | -> [--job-id ID] [--goal TEXT] [--constraint TEXT]... [--budget-usd N] [--revisions N] [--max-hops N] [--decision-timeout 1h] [--follow] [--json]',
+    'handrail start <ticket.json | -> [--job-id ID] [--pipeline NAME] [--goal TEXT] [--constraint TEXT]... [--budget-usd N] [--revisions N] [--max-hops N] [--decision-timeout 1h] [--follow] [--json]',
   status: 'handrail status <job> [--json]',
   list: 'handrail list [--status running|escalated|completed|rejected|cancelled] [--pipeline NAME] [--stage STAGE] [--ack ACK] [--verdict pass|fail|none] [--limit N] [--json]',
   show: 'handrail show <job> [--json]',
@@ -119,6 +120,7 @@ export function parseCommand(argv: string[]): Command {
         ...json,
         ...follow,
         'job-id': { type: 'string' },
+        pipeline: { type: 'string' },
         goal: { type: 'string' },
         constraint: { type: 'string', multiple: true },
         'budget-usd': { type: 'string' },
@@ -129,6 +131,7 @@ export function parseCommand(argv: string[]): Command {
       if (p.help) return { name: 'help', topic: 'start' };
       const flags: StartFlags = defined({
         jobId: text(p.values['job-id']),
+        pipeline: slugFlag('--pipeline', p.values.pipeline as string | undefined),
         goal: text(p.values.goal),
         constraints: p.values.constraint as string[] | undefined,
         budgetUsd: numberFlag('budget-usd', p.values['budget-usd']),

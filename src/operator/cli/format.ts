@@ -18,10 +18,14 @@ const ackLabel = (a: AckRecord) => `${a.ack}${a.invariant ? ` (${a.invariant})` 
 
 export function acksTable(acks: readonly AckRecord[]): string {
   return table(
-    ['HOP', 'STAGE', 'ACK', 'ACTOR', 'REASON'],
-    acks.map((a) => [a.hop, a.stage, ackLabel(a), a.actor ?? '', a.reason]),
+    ['HOP', 'STAGE', 'ACK', 'ACTOR', 'WALLET', 'REASON'],
+    acks.map((a) => [a.hop, a.stage, ackLabel(a), a.actor ?? '', reservationText(a), a.reason]),
   );
 }
+
+/** An accepted hop's reservation and what it settled, e.g. `$0.004 → $0.002`. */
+export const reservationText = (a: Pick<AckRecord, 'reserved_usd' | 'settled_usd'>): string =>
+  a.reserved_usd === undefined ? '' : `${usd(a.reserved_usd)} → ${a.settled_usd === undefined ? '…' : usd(a.settled_usd)}`;
 
 const revisions = (n: number) => `${Number.isSafeInteger(n) ? n : '-'} revision${n === 1 ? '' : 's'}`;
 
@@ -56,6 +60,7 @@ export function statusText(status: JobStatusView): string {
     ['wallet', `${usd(status.usd_remaining)} and ${revisions(status.revisions_remaining)} left (spent ${usd(status.spent_usd)})`],
     ['verdict', status.last_verdict],
   ];
+  if (status.reserved_usd > 0) rows.splice(5, 0, ['reserved', `${usd(status.reserved_usd)} by ${status.reservations.map((r) => `${r.stage} ${usd(r.usd)}`).join(', ')}`]);
   if (status.last_ack) rows.push(['last ack', `${ackLabel(status.last_ack)} at ${status.last_ack.stage} (hop ${status.last_ack.hop})`]);
   if (status.escalation) {
     rows.push(['waiting', `since ${status.escalation.since}: ${status.escalation.reasons.join('; ')}`]);

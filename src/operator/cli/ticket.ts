@@ -44,6 +44,7 @@ export function jobRequestFromFile(text: string, source: string, flags: StartFla
   const request = {
     ...base,
     ...(flags.jobId !== undefined ? { job_id: flags.jobId } : {}),
+    ...(flags.pipeline !== undefined ? { pipeline: flags.pipeline } : {}),
     ...(flags.goal !== undefined ? { goal: flags.goal } : {}),
     ...(flags.constraints !== undefined ? { constraints: flags.constraints } : {}),
     ...(flags.maxHops !== undefined ? { max_hops: flags.maxHops } : {}),

@@ -152,6 +152,12 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX stage_completions_by_artifact ON stage_completions (job_id, artifact_uri);
     `,
   },
+  {
+    version: 4,
+    name: "crm tickets by customer, newest change first (an account specialist reads a customer's history)",
+    sqlite: `CREATE INDEX crm_tickets_by_customer ON crm_tickets (customer_id, updated_at);`,
+    postgres: `CREATE INDEX crm_tickets_by_customer ON crm_tickets (customer_id, updated_at);`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));

@@ -11,6 +11,7 @@ import {
   type CorpusSyncReport,
   type CrmPatch,
   type CrmTicket,
+  type CustomerTicket,
   type DeliveryFacts,
   type StageRecord,
   type HelpChunk,
@@ -161,6 +162,16 @@ class PostgresStore implements Store {
       [ticketId],
     );
     return rows[0] ?? null;
+  }
+
+  async listCustomerTickets(customerId: string, limit: number, except?: string): Promise<CustomerTicket[]> {
+    const { rows } = await this.pool.query<CrmTicket & { updated_at: Date }>(
+      `SELECT ticket_id, customer_id, status, note, revision, updated_by, updated_at FROM crm_tickets
+       WHERE customer_id = $1 AND ticket_id IS DISTINCT FROM $2 ORDER BY updated_at DESC, ticket_id LIMIT $3`,
+      [customerId, except ?? null, limit],
+    );
+    // timestamptz comes back as a Date; SQLite keeps the ISO text the write stored.
+    return rows.map((row) => ({ ...row, updated_at: row.updated_at.toISOString() }));
   }
 
   async listWrites(jobId: string): Promise<ReceiptV1[]> {

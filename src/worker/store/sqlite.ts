@@ -13,6 +13,7 @@ import {
   type CorpusSyncReport,
   type CrmPatch,
   type CrmTicket,
+  type CustomerTicket,
   type DeliveryFacts,
   type StageRecord,
   type HelpChunk,
@@ -175,6 +176,15 @@ class SqliteStore implements Store {
       .prepare('SELECT ticket_id, customer_id, status, note, revision, updated_by FROM crm_tickets WHERE ticket_id = ?')
       .get(ticketId) as CrmTicket | undefined;
     return row ?? null;
+  }
+
+  async listCustomerTickets(customerId: string, limit: number, except?: string): Promise<CustomerTicket[]> {
+    return this.db
+      .prepare(
+        `SELECT ticket_id, customer_id, status, note, revision, updated_by, updated_at FROM crm_tickets
+         WHERE customer_id = ? AND ticket_id IS NOT ? ORDER BY updated_at DESC, ticket_id LIMIT ?`,
+      )
+      .all(customerId, except ?? null, limit) as CustomerTicket[];
   }
 
   async listWrites(jobId: string): Promise<ReceiptV1[]> {

@@ -48,6 +48,11 @@ export interface CrmTicket {
 
 export type CrmPatch = Pick<CrmTicket, 'ticket_id' | 'customer_id' | 'status' | 'note'>;
 
+/** A CRM ticket in a customer's history: the record and when it last changed (ISO 8601). */
+export interface CustomerTicket extends CrmTicket {
+  updated_at: string;
+}
+
 export interface Store {
   readonly backend: StoreBackend;
 
@@ -72,6 +77,9 @@ export interface Store {
    */
   patchCrmOnce(idempotencyKey: string, patch: CrmPatch): Promise<ReceiptV1>;
   getCrmTicket(ticketId: string): Promise<CrmTicket | null>;
+  /** The customer's CRM tickets, most recently changed first, at most `limit`; `except` (the
+   * ticket a job is working on) is left out. */
+  listCustomerTickets(customerId: string, limit: number, except?: string): Promise<CustomerTicket[]>;
   /** Receipts of every write made for one job, oldest first. */
   listWrites(jobId: string): Promise<ReceiptV1[]>;
 

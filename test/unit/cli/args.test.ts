@@ -3,10 +3,10 @@ import { parseCommand, UsageError } from '../../../src/operator/cli/args';
 
 describe('handrail command lines', () => {
   it('start takes a ticket file and turns the flags into numbers and a constraint list', () => {
-    expect(parseCommand(['start', 't.json', '--job-id', 'j1', '--constraint', 'a', '--constraint', 'b', '--budget-usd', '0.5', '--revisions', '1', '--max-hops', '6', '--follow'])).toEqual({
+    expect(parseCommand(['start', 't.json', '--job-id', 'j1', '--pipeline', 'ticket-hub', '--constraint', 'a', '--constraint', 'b', '--budget-usd', '0.5', '--revisions', '1', '--max-hops', '6', '--follow'])).toEqual({
       name: 'start',
       ticket: 't.json',
-      flags: { jobId: 'j1', constraints: ['a', 'b'], budgetUsd: 0.5, revisions: 1, maxHops: 6 },
+      flags: { jobId: 'j1', pipeline: 'ticket-hub', constraints: ['a', 'b'], budgetUsd: 0.5, revisions: 1, maxHops: 6 },
       follow: true,
       json: false,
     });

@@ -105,6 +105,29 @@ for (const backend of storeBackends()) {
       expect(await store.getCrmTicket('tkt_1')).toBeNull();
     });
 
+    it("lists a customer's CRM tickets, most recently changed first, leaving out the one asked to", async () => {
+      const write = async (job: string, ticket_id: string, customer_id: string, note: string) => {
+        await store.patchCrmOnce(`${job}:writeback:receipt.v1`, { ticket_id, customer_id, status: 'triaged', note });
+        // Distinct change times, so the order under test is not a tie broken by ticket id.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      };
+      await write('job_1', 'tkt_1', 'cus_9', 'first');
+      await write('job_2', 'tkt_2', 'cus_9', 'second');
+      await write('job_3', 'tkt_3', 'cus_other', 'not hers');
+      await write('job_4', 'tkt_1', 'cus_9', 'first, revised');
+
+      const history = await store.listCustomerTickets('cus_9', 10);
+      expect(history.map((t) => [t.ticket_id, t.note, t.revision])).toEqual([
+        ['tkt_1', 'first, revised', 2],
+        ['tkt_2', 'second', 1],
+      ]);
+      expect(history.every((t) => !Number.isNaN(Date.parse(t.updated_at)) && t.updated_at.endsWith('Z'))).toBe(true);
+      expect(Date.parse(history[0]!.updated_at)).toBeGreaterThan(Date.parse(history[1]!.updated_at));
+      expect((await store.listCustomerTickets('cus_9', 1)).map((t) => t.ticket_id)).toEqual(['tkt_1']);
+      expect((await store.listCustomerTickets('cus_9', 10, 'tkt_1')).map((t) => t.ticket_id)).toEqual(['tkt_2']);
+      expect(await store.listCustomerTickets('cus_nobody', 10)).toEqual([]);
+    });
+
     it('loads the help-center corpus idempotently and tracks edits and removals', async () => {
       const first = await loadHelpCenter(store);
       expect(first.inserted).toBeGreaterThanOrEqual(60);

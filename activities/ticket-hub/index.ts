@@ -1,0 +1,20 @@
+/**
+ * ticket-hub's own stage work (contracts/pipelines/ticket-hub.ts has its cards). Its intake, judge
+ * and writeback are ticket-triage's cards, so ticket-triage's activities serve them (one activity
+ * per name on a worker): `builtInActivities` tells those about ticket-hub.
+ */
+import { policyStage, ticketHub } from '../../contracts/pipelines/ticket-hub';
+import { turnOptions, type ActivityDeps } from '../deps';
+import { stageActivities } from '../stage';
+import { runRetrieve } from '../ticket-triage/retrieve';
+import { runAccount } from './account';
+import { runBrief } from './brief';
+
+export function ticketHubActivities(deps: ActivityDeps) {
+  const { store, model } = deps;
+  return stageActivities(ticketHub, store, {
+    policy: (pkg, turn) => runRetrieve(store, pkg, turn, policyStage),
+    account: (pkg, turn) => runAccount(store, pkg, turn),
+    brief: (pkg, turn) => runBrief(store, model, pkg, turn),
+  }, turnOptions(deps));
+}
