@@ -109,6 +109,8 @@ export const AccountHistoryV1 = z.looseObject({
   tickets: list(EarlierTicket),
   count: count.max(LIMITS.listItems),
   more: z.boolean(),
+  /** With a chat model configured: one line on what the earlier tickets have in common. */
+  pattern: text(LIMITS.shortText).optional(),
 });
 export type AccountHistoryV1 = z.infer<typeof AccountHistoryV1>;
 

@@ -215,6 +215,16 @@ export const SCENARIOS: readonly Scenario[] = [
       (isJob(result) && result.package.memory_refs.some(isTranscriptUri) ? undefined : 'expected the job log referenced from memory_refs'),
   },
   {
+    name: 'hub-branch-top-up',
+    summary: 'ticket-hub with a $0.006 wallet: policy and account fan out after intake; account\'s reservation does not fit beside policy\'s (rejected_budget), the hub escalates naming it; ops.lead tops up $1, account runs alone, the merge and the rest complete (a customer with no earlier tickets, so every run is alike)',
+    run: (rail, jobId) =>
+      job(rail, refundJob(jobId, 'tkt_hub', { pipeline: 'ticket-hub', budget: { usd: 0.006, revisions: 1 }, ticket: { ...sampleJobRequest(jobId).ticket, id: 'tkt_hub', customer_id: 'cus_hub' } }), async (handle) => {
+        await untilEscalated(handle);
+        await handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: 'ops.lead', usd: 1 }] });
+      }),
+    check: jobEnded('completed', ['account:rejected_budget', 'merge:accepted', 'writeback:accepted']),
+  },
+  {
     name: 'cancellation',
     summary: 'a job waiting on a human after rejected_budget is cancelled by an operator; no write',
     run: (rail, jobId) =>

@@ -207,10 +207,13 @@ class Job {
     const settled = await Promise.allSettled(
       pending.map(async (stage): Promise<Branch> => {
         const hop: HopStep = { kind: 'hop', to: stage, reason: step.reason, package: step.package, ...(step.from ? { from: step.from } : {}), ...(step.actor ? { actor: step.actor } : {}) };
-        const outcome = await this.deliver(hop);
+        // Each branch's acks take the place of its admission ack, so they read in fan-out order
+        // however the branches finish (and the acks query shows a branch at work).
+        let admitted: AckRecord | undefined;
+        const outcome = await this.deliver(hop, (ack) => this.acks.push((admitted = ack)));
         // The hub's wallet pays each branch; the branch's own package stays the branch's.
         this.package = withSummary({ ...this.package, budget: charge(this.package.budget, outcome.costUsd).budget }, outcome);
-        this.record(outcome);
+        this.record(outcome, admitted);
         return { stage, outcome };
       }),
     );
@@ -246,8 +249,8 @@ class Job {
   }
 
   /** Runs a hop under a reservation of its stage's worst case, made the moment the hop is
-   * accepted and released however the hop ends. */
-  private async deliver(step: HopStep): Promise<HopOutcome> {
+   * accepted and released however the hop ends. `onAdmitted`: told of the hop's first ack. */
+  private async deliver(step: HopStep, onAdmitted?: (ack: AckRecord) => void): Promise<HopOutcome> {
     let reservation: Reservation | undefined;
     const card = this.pipeline.get(step.to);
     try {
@@ -271,6 +274,7 @@ class Job {
           stages: this.stages,
           onAck: (ack) => {
             if (ack.ack === 'accepted' && card) reservation = this.reservations.reserve(card.name, ack.hop, reservationUsd(card));
+            onAdmitted?.(ack);
           },
         },
       );
@@ -279,8 +283,9 @@ class Job {
     }
   }
 
-  /** Records what a hop spent, produced and acked, and publishes it. */
-  private record(outcome: HopOutcome): void {
+  /** Records what a hop spent, produced and acked (in place of its admission ack, when that was
+   * recorded already), and publishes it. */
+  private record(outcome: HopOutcome, admitted?: AckRecord): void {
     this.spentUsd = addUsd(this.spentUsd, outcome.costUsd);
     this.overspentUsd = addUsd(this.overspentUsd, outcome.overspentUsd);
     if (outcome.ok && outcome.result) {
@@ -290,7 +295,9 @@ class Job {
       const transcript = outcome.result.package.memory_refs.find(isTranscriptUri);
       this.handovers.push({ hop: outcome.acks[0]!.hop, stage: outcome.stage, ...outcome.result.handover, ...(transcript ? { transcript } : {}) });
     }
-    this.acks.push(...outcome.acks);
+    const at = admitted ? this.acks.indexOf(admitted) : -1;
+    if (at >= 0) this.acks.splice(at, 1, ...outcome.acks);
+    else this.acks.push(...outcome.acks);
     this.publish();
   }
 

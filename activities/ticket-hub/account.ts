@@ -3,10 +3,12 @@
  * (what writeback and crm-note wrote for earlier jobs). The ticket in hand is left out: a retried
  * or re-run job finds its own earlier write there, which is not history.
  */
-import { AccountHistoryV1, toolCall, toolResult, type EarlierTicket, type HandoffV1 } from '../../contracts';
+import { AccountHistoryV1, LIMITS, assistantMessage, toolCall, toolResult, type EarlierTicket, type HandoffV1 } from '../../contracts';
 import { clip } from '../../contracts/errors';
 import { ACCOUNT_HISTORY, accountStage } from '../../contracts/pipelines/ticket-hub';
+import type { ChatModel } from '../../src/worker/model';
 import type { CustomerTicket, Store } from '../../src/worker/store';
+import { askModel } from '../model-call';
 import { writeArtifact } from '../artifacts';
 import type { StageOutput } from '../stage';
 import type { StageTurn } from '../turn';
@@ -16,21 +18,34 @@ import { readIntake } from '../ticket-triage/retrieval';
 export const HISTORY_LIMIT = 10;
 const EXCERPT_CHARS = 200;
 
-export async function runAccount(store: Store, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
+export async function runAccount(store: Store, model: ChatModel | undefined, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
   const intake = await readIntake(store, pkg, accountStage.name);
-  await turn.prompt({ question: `List the earlier tickets of customer ${intake.customer_id}` });
   // One more than listed says whether the CRM holds more.
   const found = await store.listCustomerTickets(intake.customer_id, HISTORY_LIMIT + 1, intake.ticket_id);
   const tickets = found.slice(0, HISTORY_LIMIT).map(earlierTicket);
-  turn.reply(
-    toolCall('crm.read', { customer_id: intake.customer_id, limit: HISTORY_LIMIT + 1, except: intake.ticket_id }),
-    toolResult(tickets.map((t) => `${t.ticket_id} ${t.status} ${t.updated_at}`).join('\n') || 'no earlier tickets'),
-  );
-  const body: AccountHistoryV1 = { customer_id: intake.customer_id, tickets, count: tickets.length, more: found.length > HISTORY_LIMIT };
+  const listed = tickets.map((t) => `${t.ticket_id} ${t.status} ${t.updated_at}: ${t.note_excerpt}`).join('\n') || 'no earlier tickets';
+  const read = [toolCall('crm.read', { customer_id: intake.customer_id, limit: HISTORY_LIMIT + 1, except: intake.ticket_id }), toolResult(listed)];
+  let pattern: string | undefined;
+  let cost = accountStage.nominalCostUsd;
+  // A model says what the earlier tickets have in common; with none, there is nothing to ask.
+  if (model && tickets.length > 0) {
+    const { messages } = await turn.prompt({
+      system: 'You read a support customer\'s earlier tickets and say in one line what they have in common (topics, outcomes). No advice, no promises.',
+      question: `Earlier tickets of customer ${intake.customer_id}:\n${listed}`,
+    });
+    const reply = await askModel(model, messages, { maxTokens: 80 });
+    pattern = clip(reply.text.replace(/\s+/g, ' ').trim(), LIMITS.shortText) || undefined;
+    cost = reply.cost_usd;
+    turn.reply(...read, ...(pattern ? [assistantMessage(pattern)] : []));
+  } else {
+    await turn.prompt({ question: `List the earlier tickets of customer ${intake.customer_id}` });
+    turn.reply(...read);
+  }
+  const body: AccountHistoryV1 = { customer_id: intake.customer_id, tickets, count: tickets.length, more: found.length > HISTORY_LIMIT, ...(pattern ? { pattern } : {}) };
   return {
     artifact: await writeArtifact(store, ACCOUNT_HISTORY, AccountHistoryV1, body),
     body,
-    cost_usd: accountStage.nominalCostUsd,
+    cost_usd: cost,
     tools_tried: [{ name: 'crm.read', ok: true }],
   };
 }

@@ -33,5 +33,7 @@ export function historyLine(history: AccountHistoryV1): string {
   const named = history.tickets.slice(0, NAMED_TICKETS).map((t) => `${t.ticket_id} (${t.status}, ${t.updated_at.slice(0, 10)})`);
   const unnamed = history.more || history.tickets.length > named.length ? ', …' : '';
   const plural = history.count === 1 && !history.more ? 'ticket' : 'tickets';
-  return `**Account:** customer ${history.customer_id} has ${history.more ? `more than ${history.count}` : history.count} earlier ${plural}: ${named.join(', ')}${unnamed}.`;
+  // Brackets are citations to the judge: a model's pattern line must not look like one.
+  const pattern = history.pattern ? ` ${history.pattern.replace(/[[\]]/g, '')}` : '';
+  return `**Account:** customer ${history.customer_id} has ${history.more ? `more than ${history.count}` : history.count} earlier ${plural}: ${named.join(', ')}${unnamed}.${pattern}`;
 }

@@ -14,7 +14,7 @@ export function ticketHubActivities(deps: ActivityDeps) {
   const { store, model } = deps;
   return stageActivities(ticketHub, store, {
     policy: (pkg, turn) => runRetrieve(store, pkg, turn, policyStage),
-    account: (pkg, turn) => runAccount(store, pkg, turn),
+    account: (pkg, turn) => runAccount(store, model, pkg, turn),
     brief: (pkg, turn) => runBrief(store, model, pkg, turn),
   }, turnOptions(deps));
 }

@@ -32,7 +32,8 @@ export const accountStage = defineStage({
   criteria: ["only this customer's earlier tickets, never the ticket in hand", 'an empty history said as such, never invented'],
   nominalCostUsd: 0.001,
   maxCostUsd: 0.002,
-  activity: { startToCloseTimeout: '10s' },
+  // Room for a model call (what the earlier tickets have in common); heartbeats notice a crash sooner.
+  activity: { startToCloseTimeout: '30s' },
 });
 
 export const briefStage = defineStage({

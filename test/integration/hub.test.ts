@@ -71,10 +71,8 @@ describe('hub with parallel specialists', () => {
     const { handle } = await startJob(rail.client, request, rail);
     const result: JobResult = await handle.result();
     expect(result.status).toBe('completed');
-    const acks = labels(result.acks);
-    expect(acks.slice(0, 1)).toEqual(['intake:accepted']);
-    expect(acks.slice(1, 3).sort()).toEqual(['account:accepted', 'policy:accepted']);
-    expect(acks.slice(3)).toEqual(['merge:accepted', 'brief:accepted', 'judge:accepted', 'writeback:accepted']);
+    // Branch acks read in fan-out order, whichever branch finished first.
+    expect(labels(result.acks)).toEqual(['intake:accepted', 'policy:accepted', 'account:accepted', 'merge:accepted', 'brief:accepted', 'judge:accepted', 'writeback:accepted']);
 
     // Both branches were scheduled before either completed: they ran at once.
     const { scheduled, completed } = await activityTimeline(request.job_id);

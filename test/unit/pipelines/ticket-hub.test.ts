@@ -28,9 +28,11 @@ import { builtInActivities, createActivities, type HandrailActivities } from '..
 import { writeArtifact } from '../../../activities/artifacts';
 import { packageSha } from '../../../activities/stage';
 import { ticketHubActivities } from '../../../activities/ticket-hub';
+import { historyLine } from '../../../activities/ticket-hub/brief';
 import { ticketTriageActivities } from '../../../activities/ticket-triage';
 import { citedKeys } from '../../../activities/ticket-triage/summary-policy';
 import { sampleJobRequest } from '../../../src/devtools/samples/tickets';
+import type { ChatModel } from '../../../src/worker/model';
 import type { Store } from '../../../src/worker/store';
 import { stageCards } from '../../../src/worker/worker';
 import { checkEmitted } from '../../../workflows/rail/invariants';
@@ -174,6 +176,31 @@ describe('ticket-hub: the stages on a real store', () => {
     expect(history.tickets[1]!.note_excerpt).toBe('## Triage summary: ticket tkt_100 > How do I export my invoices? - Use Settings → Export [export-your-data.1]');
     expect(account.package.tools_tried.at(-1)).toEqual({ name: 'crm.read', ok: true });
     expect(account.cost_usd).toBe(accountStage.nominalCostUsd);
+  });
+
+  it('account asks a configured model what the earlier tickets have in common, and pays what the model cost; with no history it asks nothing', async () => {
+    await seedCrm(refundTicket.id);
+    const asked: string[] = [];
+    const model: ChatModel = {
+      model: 'fake',
+      complete: async (messages) => {
+        asked.push(messages.map((m) => m.content).join('\n'));
+        return { text: 'Both are [billing] questions.', cost_usd: 0.0015, usage: { prompt_tokens: 90, completion_tokens: 8 } };
+      },
+    };
+    activities = createActivities({ store, model });
+    const intake = await deliver('intake', firstPackage(ticketRef(refundTicket)));
+    const account = await deliver('account', intake.package);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toContain('tkt_101 needs_human');
+    expect(AccountHistoryV1.parse(account.body).pattern).toBe('Both are [billing] questions.');
+    expect(account.cost_usd).toBe(0.0015);
+    // The brief names the pattern without brackets (the judge reads brackets as citations).
+    expect(historyLine(AccountHistoryV1.parse(account.body))).toMatch(/ Both are billing questions\.$/);
+
+    const lone = await deliver('intake', firstPackage(ticketRef({ ...refundTicket, id: 'tkt_lone', customer_id: 'cus_new' }), { job_id: 'job_lone' }));
+    await deliver('account', lone.package);
+    expect(asked).toHaveLength(1);
   });
 
   it('account says so when the customer has no earlier ticket', async () => {
