@@ -89,6 +89,13 @@ export const Trace = z.looseObject({
 });
 export type Trace = z.infer<typeof Trace>;
 
+/** Seed 004's typed handoff reasons: the current agent lacks what the task needs
+ * (`capability_boundary`), a specialist does it better (`specialization`), the risk calls for a
+ * human or a senior (`escalation`), or another agent takes it because this one is unavailable or
+ * busy (`load_balancing`). */
+export const HandoffReason = z.enum(['capability_boundary', 'specialization', 'escalation', 'load_balancing']);
+export type HandoffReason = z.infer<typeof HandoffReason>;
+
 /** Seed 004: who handed to whom, why, and the chain so far (for hop caps and cycle detection).
  * Stage ids are slugs: pipelines name their own stages, and an origin like `client` fits. */
 export const Hop = z.looseObject({
@@ -98,6 +105,8 @@ export const Hop = z.looseObject({
   // Transfers never outnumber the chain's entries; the bound keeps count + 1 a safe integer.
   count: count.max(LIMITS.chain),
   chain: list(slug, LIMITS.chain),
+  /** Why, as one of seed 004's typed reasons, when the route says (free text stays in `reason`). */
+  handoff_reason: HandoffReason.optional(),
 });
 export type Hop = z.infer<typeof Hop>;
 

@@ -6,9 +6,9 @@
  * both import it. `definePipeline` checks the whole definition at once and refuses to load with
  * every problem listed, so a broken pipeline never reaches a worker, let alone a job.
  */
-import type { HandoffV1, LastVerdict } from './handoff';
+import type { HandoffReason, HandoffV1, LastVerdict } from './handoff';
 import type { Message, TaggedMessage } from './transcript';
-import { HANDOFF_V1 } from './handoff';
+import { HANDOFF_V1, HandoffReason as HandoffReasons } from './handoff';
 import { isSlug } from './primitives';
 import { checkStageRegistry, type StageCard, type StageRegistry } from './stages';
 import { createHandoffRegistry, type HandoffVersion, type Upgrader, type VersionRegistry } from './versions';
@@ -37,6 +37,8 @@ interface RuleMatch {
 export interface HopRule extends RuleMatch {
   to: string;
   reason: string;
+  /** Seed 004's typed reason, put on the hop block (`hop.handoff_reason`). */
+  handoff?: HandoffReason;
   spendsRevision?: boolean;
 }
 
@@ -57,6 +59,8 @@ export interface FanOutRule extends RuleMatch {
   fanOut: readonly string[];
   merge: string;
   reason: string;
+  /** The branches' typed reason; unset, `specialization` (what a fan-out to specialists is). */
+  handoff?: HandoffReason;
 }
 
 export type RouteRule = HopRule | CompleteRule | FanOutRule;
@@ -212,7 +216,11 @@ export function checkPipeline(spec: PipelineSpec): string[] {
   spec.routes.forEach((rule, i) => {
     const at = describeRule(rule, i);
     if (!produced.has(rule.after)) problems.push(`${at}: no stage produces ${rule.after} and it is not the entry type`);
-    if (isCompleteRule(rule) || isFanOutRule(rule)) return;
+    if (isCompleteRule(rule)) return;
+    if (rule.handoff !== undefined && !HandoffReasons.safeParse(rule.handoff).success) {
+      problems.push(`${at} has handoff ${JSON.stringify(rule.handoff)}; use one of ${HandoffReasons.options.join(', ')}`);
+    }
+    if (isFanOutRule(rule)) return;
     const to = byName.get(rule.to);
     if (!to) problems.push(`${at} goes to "${rule.to}", which is not a stage of this pipeline`);
     else if (!to.accepts.includes(rule.after)) problems.push(`${at} goes to "${rule.to}", which does not accept ${rule.after} (accepts ${to.accepts.join(' | ')})`);

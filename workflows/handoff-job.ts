@@ -206,7 +206,15 @@ class Job {
     this.stage = pending.join('+');
     const settled = await Promise.allSettled(
       pending.map(async (stage): Promise<Branch> => {
-        const hop: HopStep = { kind: 'hop', to: stage, reason: step.reason, package: step.package, ...(step.from ? { from: step.from } : {}), ...(step.actor ? { actor: step.actor } : {}) };
+        const hop: HopStep = {
+          kind: 'hop',
+          to: stage,
+          reason: step.reason,
+          handoff: step.rule.handoff ?? 'specialization',
+          package: step.package,
+          ...(step.from ? { from: step.from } : {}),
+          ...(step.actor ? { actor: step.actor } : {}),
+        };
         // Each branch's acks take the place of its admission ack, so they read in fan-out order
         // however the branches finish (and the acks query shows a branch at work).
         let admitted: AckRecord | undefined;
@@ -262,6 +270,7 @@ class Job {
           reason: step.reason,
           from: step.from,
           actor: step.actor,
+          ...(step.handoff ? { handoff: step.handoff } : {}),
           maxHops: this.maxHops,
           countAtLastHumanDecision: this.countAtLastHumanDecision,
           fallbackTraceparent: this.traceparent,
@@ -306,7 +315,7 @@ class Job {
    * visible through queries and details; the job waits for `decide` or the timeout.
    */
   async escalate(step: Extract<Route, { kind: 'escalate' }>): Promise<Route | 'timeout' | 'rejected'> {
-    const hop = nextHop(this.package.hop, HUMAN, step.reason);
+    const hop = nextHop(this.package.hop, HUMAN, step.reason, undefined, 'escalation');
     this.package = { ...this.package, hop };
     this.status = 'escalated';
     this.stage = HUMAN;

@@ -93,22 +93,27 @@ export const SUPPORT_ROUTES: readonly RouteRule[] = [
     when: (f) => score(f, 'sentiment') < ESCALATE_BELOW_SENTIMENT,
     to: 'escalation',
     reason: `unhappy customer (sentiment < ${ESCALATE_BELOW_SENTIMENT})`,
+    handoff: 'escalation',
   },
   {
     after: CLASSIFICATION,
     when: (f) => score(f, 'complexity') > SENIOR_ABOVE_COMPLEXITY,
     to: 'senior',
     reason: `complex ticket (complexity > ${SENIOR_ABOVE_COMPLEXITY})`,
+    // Seed 004's thresholds (complexity > 8) escalate; the senior agent is that escalation.
+    handoff: 'escalation',
   },
-  { after: CLASSIFICATION, when: (f) => BILLING_INTENTS.includes(label(f, 'intent') ?? ''), to: 'billing', reason: 'billing or refund question' },
+  { after: CLASSIFICATION, when: (f) => BILLING_INTENTS.includes(label(f, 'intent') ?? ''), to: 'billing', reason: 'billing or refund question', handoff: 'specialization' },
   {
     after: CLASSIFICATION,
     when: (f) => ![undefined, 'en', 'und'].includes(label(f, 'language')?.split('-')[0]),
     to: 'multilingual',
     reason: 'customer writes in another language than English',
+    handoff: 'specialization',
   },
-  { after: CLASSIFICATION, when: (f) => f.body(CLASSIFICATION) !== undefined, to: 'general', reason: 'no specialist rule matched' },
-  { after: 'summary_md', to: 'review', reason: 'review the specialist note' },
+  { after: CLASSIFICATION, when: (f) => f.body(CLASSIFICATION) !== undefined, to: 'general', reason: 'no specialist rule matched', handoff: 'specialization' },
+  // A specialist cannot judge its own note: the critic's capability.
+  { after: 'summary_md', to: 'review', reason: 'review the specialist note', handoff: 'capability_boundary' },
   { after: 'verdict.v1', verdict: 'pass', to: 'crm-note', reason: 'review passed: write the CRM note' },
   { after: 'receipt.v1', complete: 'CRM note written' },
 ];

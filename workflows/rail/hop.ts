@@ -13,6 +13,7 @@ import {
   validateHandoff,
   failureCode,
   reservationUsd,
+  type HandoffReason,
   type HandoffValidation,
   type HandoffV1,
   type Hop,
@@ -35,6 +36,8 @@ export interface HopRequest {
   from?: string;
   /** Who sent it when a human decided the hop. */
   actor?: string;
+  /** Seed 004's typed reason for the hop block, when the route gives one. */
+  handoff?: HandoffReason;
   maxHops: number;
   countAtLastHumanDecision?: number;
   /** Used on acks of packages too broken to carry a trace. */
@@ -74,7 +77,7 @@ export function admitHop(r: HopRequest): Admission {
   const card = r.pipeline.get(stage);
   const validation = validateHandoff(r.package, { accept: card?.packageVersions ?? [HANDOFF_V1], registry: r.pipeline.versions });
   const arrived = validation.ok ? validation.value : undefined;
-  const hop = nextHop(arrived?.hop, stage, reason, r.from);
+  const hop = nextHop(arrived?.hop, stage, reason, r.from, r.handoff);
   const jobId = arrived?.job_id ?? r.fallbackJobId;
   const role = card && arrived ? roleMismatch(card, arrived) : null;
   return {
@@ -137,7 +140,8 @@ export function settleHop(pipeline: Pipeline, delivered: HandoffV1, result: Stag
   const violations = emitted.ok
     ? checkEmitted({ delivered, emitted: emitted.value, artifact: result.artifact, body: result.body, costUsd: result.cost_usd, card })
     : [{ invariant: 'emitted_schema_valid', reason: `the emitted package fails ${card.packageVersions.join(' | ')}: ${emitted.errors.map((e) => `${e.path} ${e.message}`).join('; ')}` }];
-  return { costUsd, overspentUsd, charged: { ...delivered, budget }, emitted: emitted.ok ? { ...emitted.value, budget } : undefined, violations };
+  // The rail's own hop block goes on: a stage may echo one from before typed reasons (invariants.ts).
+  return { costUsd, overspentUsd, charged: { ...delivered, budget }, emitted: emitted.ok ? { ...emitted.value, ...(delivered.hop ? { hop: delivered.hop } : {}), budget } : undefined, violations };
 }
 
 /** The ack of a decision on this hop (the stage a rejected_invariant names may be the fallback). */

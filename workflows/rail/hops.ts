@@ -6,7 +6,7 @@
  * transfers between stages: the first delivery (from the client) is hop 0, so the planned relay
  * intake → retrieve → draft → judge → writeback takes 4 and each revision 2 more (SPEC).
  */
-import { HUMAN, newestArtifact, type HandoffV1, type Hop, type Pipeline, type RevisitEdge } from '../../contracts';
+import { HUMAN, newestArtifact, type HandoffReason, type HandoffV1, type Hop, type Pipeline, type RevisitEdge } from '../../contracts';
 
 export { HUMAN };
 
@@ -14,7 +14,7 @@ export const DEFAULT_MAX_HOPS = 8;
 /** Sender of the first hop of a job. */
 export const ORIGIN = 'client';
 
-export function nextHop(current: Hop | undefined, to: string, reason: string, by: string = current?.to ?? ORIGIN): Hop {
+export function nextHop(current: Hop | undefined, to: string, reason: string, by: string = current?.to ?? ORIGIN, handoff?: HandoffReason): Hop {
   const transfer = current !== undefined;
   return {
     from: by,
@@ -22,6 +22,7 @@ export function nextHop(current: Hop | undefined, to: string, reason: string, by
     reason,
     count: (current?.count ?? 0) + (transfer && by !== HUMAN && to !== HUMAN ? 1 : 0),
     chain: [...(current?.chain ?? [ORIGIN]), to],
+    ...(handoff ? { handoff_reason: handoff } : {}),
   };
 }
 

@@ -2,7 +2,7 @@
  * Rail invariants, checked on every package a stage emits (SPEC "Rail invariants").
  * A violation fails closed: the hop is rejected with the invariant named and the job escalates.
  */
-import type { Artifact, HandoffV1, StageCard } from '../../contracts';
+import type { Artifact, HandoffV1, Hop, StageCard } from '../../contracts';
 import { canonicalJson } from '../../contracts/canonical-json';
 import { constraintBreaches, policiesFor } from '../../contracts/constraints';
 
@@ -27,6 +27,18 @@ export interface EmittedOutput {
 
 /** Key-order-independent equality: a stage in another language may re-serialise objects. */
 const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+
+/**
+ * The stage echoed the hop block it was delivered. A missing `handoff_reason` counts as an echo:
+ * recorded results from before typed reasons carry hop blocks without it, and the rail puts its
+ * own hop block back on the emitted package anyway (settleHop), so nothing a stage drops is lost.
+ * Any other difference, a different reason included, is a change.
+ */
+function sameHop(after: Hop | undefined, before: Hop | undefined): boolean {
+  if (after?.handoff_reason !== undefined || before?.handoff_reason === undefined) return same(after, before);
+  const { handoff_reason: _reason, ...rest } = before;
+  return same(after, rest);
+}
 
 /**
  * The prose a stage authored, which content policies read: a markdown body (or a plain string).
@@ -58,7 +70,7 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   if (typeof o.costUsd !== 'number' || !Number.isFinite(o.costUsd) || o.costUsd < 0) {
     add('cost_reported', `"${card.name}" reported cost ${String(o.costUsd)}; a stage must report a finite amount >= 0`);
   }
-  if (!same(after.hop, before.hop) || !same(after.ack, before.ack)) add('hop_owned_by_rail', 'the stage changed the hop block or the ack');
+  if (!sameHop(after.hop, before.hop) || !same(after.ack, before.ack)) add('hop_owned_by_rail', 'the stage changed the hop block or the ack');
 
   const evaluatorChanged = !same(after.evaluator, before.evaluator);
   if (card.role !== 'critic' && evaluatorChanged) {

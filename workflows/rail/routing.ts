@@ -3,7 +3,7 @@
  * table"). The sequence is known when the pipeline is defined, so a table decides, not a model
  * (seed 001).
  */
-import { LIMITS, isCompleteRule, isFanOutRule, matchRoute, newestArtifact, type AckRecord, type FanOutRule, type HandoffV1, type Pipeline, type RouteFacts } from '../../contracts';
+import { LIMITS, isCompleteRule, isFanOutRule, matchRoute, newestArtifact, type AckRecord, type FanOutRule, type HandoffReason, type HandoffV1, type Pipeline, type RouteFacts } from '../../contracts';
 import type { HopOutcome } from './hop';
 import { spendRevision } from './budget';
 
@@ -11,6 +11,8 @@ export interface HopStep {
   kind: 'hop';
   to: string;
   reason: string;
+  /** Seed 004's typed reason for the hop block. */
+  handoff?: HandoffReason;
   package: HandoffV1;
   /** Set when a human sends the hop (the sender is otherwise the stage that last held it). */
   from?: string;
@@ -63,6 +65,8 @@ export function returnToSender(pipeline: Pick<Pipeline, 'get'>, returned: Handof
     kind: 'hop',
     to: back.to,
     reason: `returned to ${sender.name}: ${failed.to} unavailable, ${back.action} to ${back.to}`.slice(0, LIMITS.shortText),
+    // Another stage takes the work because its target is not there.
+    handoff: 'load_balancing',
     package: returned,
     from: sender.name,
   };
@@ -75,9 +79,10 @@ export function route(pipeline: Pick<Pipeline, 'routes'>, pkg: HandoffV1, bodies
   if (!rule) return { kind: 'escalate', reason: `no route after ${facts.newest ?? 'an empty package'}` };
   if (isCompleteRule(rule)) return { kind: 'complete', reason: rule.complete };
   if (isFanOutRule(rule)) return { kind: 'fanout', rule, reason: rule.reason, package: pkg, done: [] };
-  if (!rule.spendsRevision) return { kind: 'hop', to: rule.to, reason: rule.reason, package: pkg };
+  const handoff = rule.handoff ? { handoff: rule.handoff } : {};
+  if (!rule.spendsRevision) return { kind: 'hop', to: rule.to, reason: rule.reason, ...handoff, package: pkg };
   const budget = spendRevision(pkg.budget);
   return budget
-    ? { kind: 'hop', to: rule.to, reason: `${rule.reason}: ${pkg.evaluator.failures.join('; ') || 'judge failed the draft'}`.slice(0, LIMITS.shortText), package: { ...pkg, budget } }
+    ? { kind: 'hop', to: rule.to, reason: `${rule.reason}: ${pkg.evaluator.failures.join('; ') || 'judge failed the draft'}`.slice(0, LIMITS.shortText), ...handoff, package: { ...pkg, budget } }
     : { kind: 'escalate', reason: 'revisions exhausted: the judge still fails the draft', resume: rule.to };
 }

@@ -83,6 +83,7 @@ export function jobText(view: JobView, url: string): string {
     `constraints  ${pkg.constraints.join('; ') || 'none'}`,
     `evaluator    ${pkg.evaluator.last_verdict}${pkg.evaluator.failures.length ? `: ${pkg.evaluator.failures.join('; ')}` : ''}`,
     `budget       ${usd(pkg.budget.usd_remaining)} and ${revisions(pkg.budget.revisions_remaining)} left`,
+    ...(pkg.hop ? [`hop          ${pkg.hop.count}: ${pkg.hop.from} → ${pkg.hop.to}${pkg.hop.handoff_reason ? ` (${pkg.hop.handoff_reason})` : ''}: ${pkg.hop.reason}`] : []),
     `trace        ${pkg.trace.traceparent}`,
     ...(pkg.open_questions.length ? [`questions    ${pkg.open_questions.join('; ')}`] : []),
     '',

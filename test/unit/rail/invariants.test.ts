@@ -102,6 +102,18 @@ describe('checkEmitted: each invariant from one minimal mutation', () => {
     expect(names(draftWith((p) => ({ ...p, hop: { ...p.hop!, count: 0 } })))).toEqual(['hop_owned_by_rail']);
   });
 
+  it('hop_owned_by_rail: the stage changes the typed handoff reason', () => {
+    const typed = (reason: 'specialization' | 'escalation') => (p: HandoffV1): HandoffV1 => ({ ...p, hop: { ...p.hop!, handoff_reason: reason } });
+    const o = draftWith(typed('escalation'));
+    expect(names({ ...o, delivered: typed('specialization')(o.delivered) })).toEqual(['hop_owned_by_rail']);
+  });
+
+  it('a hop block echoed without its typed reason is an echo (results recorded before typed reasons carry none)', () => {
+    const o = clean.draft();
+    const delivered = { ...o.delivered, hop: { ...o.delivered.hop!, handoff_reason: 'specialization' as const } };
+    expect(names({ ...o, delivered })).toEqual([]);
+  });
+
   it('hop_owned_by_rail: the stage edits its ack', () => {
     expect(names(draftWith((p) => ({ ...p, ack: { ...p.ack!, reason: 'all good' } })))).toEqual(['hop_owned_by_rail']);
   });

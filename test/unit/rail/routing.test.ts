@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { newestArtifact } from '../../../contracts';
+import { definePipeline, newestArtifact } from '../../../contracts';
+import { supportRouting } from '../../../contracts/pipelines/support-routing';
+import { admitHop } from '../../../workflows/rail/hop';
+import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hops';
 import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
 import { decideAck } from '../../../workflows/rail/ack';
 import { returnToSender, route } from '../../../workflows/rail/routing';
@@ -127,8 +130,28 @@ describe('returnToSender (seed 004)', () => {
       kind: 'hop',
       to: 'retrieve-lite',
       reason: 'returned to intake: retrieve unavailable, reroute to retrieve-lite',
+      handoff: 'load_balancing',
       package: returned,
       from: 'intake',
     });
+  });
+});
+
+describe("seed 004's typed handoff reasons", () => {
+  it('a route names one and the rail puts it on the hop block it delivers', () => {
+    const classified = packageAt(['classify'], [TICKET, ref('classification.v1', '9')]);
+    const bodies = { 'classification.v1': { sentiment: 0.1, complexity: 2, intent: 'billing', language: 'en' } };
+    const step = route(supportRouting, classified, bodies);
+    expect(step).toMatchObject({ kind: 'hop', to: 'escalation', handoff: 'escalation' });
+    if (step.kind !== 'hop') throw new Error('expected a hop');
+    const admission = admitHop({ pipeline: supportRouting, stage: step.to, package: step.package, reason: step.reason, handoff: step.handoff, maxHops: DEFAULT_MAX_HOPS, fallbackTraceparent: classified.trace.traceparent, fallbackJobId: 'j' });
+    expect(admission.hop).toMatchObject({ from: 'classify', to: 'escalation', handoff_reason: 'escalation' });
+  });
+  it('a route without one leaves the hop block as before', () => {
+    expect(route(ticketTriage, at.afterIntake())).not.toHaveProperty('handoff');
+  });
+  it('a pipeline naming a reason seed 004 does not know refuses to load', () => {
+    const spec = { name: 'odd', stages: ticketTriage.cards, routes: ticketTriage.routes.map((r) => ('to' in r && r.to === 'retrieve' ? { ...r, handoff: 'vibes' as never } : r)), revisits: ticketTriage.revisits };
+    expect(() => definePipeline(spec)).toThrow(/has handoff "vibes"; use one of capability_boundary, specialization, escalation, load_balancing/);
   });
 });
