@@ -3,8 +3,9 @@
  * the same five stage activities, on one dev server. Batches of N jobs alternate between
  * `handoffJob` and the baseline (bench/baseline/workflow.ts), each served by its own worker
  * process so CPU and peak RSS are the worker's alone. Also: a rejected hop's cost, replay speed,
- * validations per second (bench/contracts.ts), and history bytes per job with a 10 KB and a 1 MB
- * conversation (bench/conversation/). Markdown on stdout, JSON under results/.
+ * validations per second (bench/contracts.ts), history bytes per job with a 10 KB and a 1 MB
+ * conversation (bench/conversation/), and a hub job's latency against the serial relay of the
+ * same stages (bench/hub/). Markdown on stdout, JSON under results/.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +22,7 @@ import { firstPackage } from '../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
 import type { BaselineResult } from './baseline/workflow';
 import { conversationMarkdown, conversationVsHistory } from './conversation/measure';
+import { hubMarkdown, hubVsRelay } from './hub/measure';
 import { activitiesScheduled, eventTypeCounts, fetchHistories, localActivitiesRecorded, meanEvents, stageActivitiesScheduled, type History } from './history';
 import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, newTraceparent, runId, startLab, writeBundle } from './lab';
 import { fmt, markdownTable, percentile, runMain, writeResults } from './report';
@@ -32,6 +34,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     'rejected-hops': { type: 'string', default: '5' },
     'validation-ms': { type: 'string', default: '300' },
+    'hub-jobs': { type: 'string', default: '5' },
   },
 });
 const JOBS = Number(args.jobs);
@@ -191,6 +194,7 @@ async function main(): Promise<void> {
     const hops = await hopCosts(lab.client, handrail.taskQueue, Number(args['rejected-hops']));
     const validations = await validationsPerSecond(Number(args['validation-ms']));
     const conversation = await conversationVsHistory(lab);
+    const hub = await hubVsRelay(lab, Number(args['hub-jobs']));
 
     const metrics: [keyof SideFigures, string][] = [
       ['jobs_per_second', 'jobs / s'],
@@ -228,6 +232,7 @@ async function main(): Promise<void> {
     console.log(`\n### Validations per second (bench/contracts.ts, ${args['validation-ms']} ms per case)\n`);
     console.log(markdownTable(['fixtures', 'ajv standalone / zod', 'ajv / s', 'zod / s', 'validateHandoff / s'], validations.map((v) => [v.fixtures, `${fmt(v.ajv_per_second / v.zod_per_second)}×`, fmt(v.ajv_per_second), fmt(v.zod_per_second), fmt(v.validate_handoff_per_second)])));
     console.log(`\n${conversationMarkdown(conversation)}`);
+    console.log(`\n${hubMarkdown(hub)}`);
     const file = writeResults('bench', {
       jobs_per_batch: JOBS,
       rounds: ROUNDS,
@@ -238,6 +243,7 @@ async function main(): Promise<void> {
       hop_cost: hops,
       validations,
       conversation_vs_history: conversation,
+      hub_vs_relay: hub,
     });
     console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
   } finally {
