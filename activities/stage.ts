@@ -3,12 +3,12 @@
  * key, and build the emitted package without touching what the rail owns. A pipeline author
  * writes only the work (`(pkg) => StageOutput`); `stageActivities` wraps each stage's.
  */
-import { canonicalJson, isFanOutRule, MERGE_STAGE, roleMismatch, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
+import { canonicalJson, isFanOutRule, MERGE_STAGE, parseSnapshotUri, roleMismatch, snapshotContent, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
 import { constraintBreaches } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
 import type { CrmPatch, DeliveryFacts, StageRecord, Store } from '../src/worker/store';
-import { asyncLocalStorage } from '@temporalio/activity';
+import { asyncLocalStorage, log } from '@temporalio/activity';
 import type { ApplicationFailure } from '@temporalio/common';
 import { stageFailure } from './failures';
 import { whileHeartbeating } from './heartbeat';
@@ -60,6 +60,7 @@ export async function runStageOnce(
   const key = scopedKey(scope, delivery.delivery_key);
   const facts = { ...deliveryFacts(pkg, card.name), job_id: scopedJob(scope, pkg.job_id) };
   return whileHeartbeating(async () => {
+    await storeSnapshot(store, delivery.package);
     const prior = await store.findStageRecord(key);
     if (prior) return asAnswered(prior, facts);
     if (card.writes !== null) await checkProvenance(store, [pipeline, ...(options.sharedWith ?? []).filter((p) => p.get(card.name) === card)], pkg, scope);
@@ -79,6 +80,19 @@ export async function runStageOnce(
     );
     return asAnswered(recorded, facts);
   });
+}
+
+/**
+ * Seed 004's per-hop snapshot: the package as the rail delivered it, stored under the address the
+ * rail put in its `context_ref` (the same canonical bytes give the same sha256). A worker whose
+ * bytes hash differently (it would be a converter bug) says so and works on: a missing snapshot
+ * must not cost the job its hop.
+ */
+export async function storeSnapshot(store: Store, delivered: HandoffV1): Promise<void> {
+  const address = delivered.context_ref === undefined ? undefined : parseSnapshotUri(delivered.context_ref);
+  if (!address) return;
+  const hex = await store.putContent(snapshotContent(delivered));
+  if (hex !== address.sha) log.warn('snapshot address mismatch: the stored package hashes differently from its context_ref', { context_ref: delivered.context_ref, stored: hex });
 }
 
 /** Who delivers: the job's own rail (`handoffJob`, whose workflow id is the job id), or a direct
@@ -104,9 +118,9 @@ export function deliveryFacts(pkg: HandoffV1, stage: string): DeliveryFacts {
   return { job_id: pkg.job_id, stage, delivery_sha: sha256Hex(`${receiver}\n${canonicalJson(pkg)}`), package_sha: packageSha(pkg) };
 }
 
-/** The package less the rail's hop and ack: what every delivery of one package shares. */
+/** The package less the rail's hop, ack and snapshot address: what every delivery of one package shares. */
 export function packageSha(pkg: HandoffV1): string {
-  const { hop: _hop, ack: _ack, ...content } = pkg;
+  const { hop: _hop, ack: _ack, context_ref: _snapshot, ...content } = pkg;
   return sha256Hex(canonicalJson(content));
 }
 
@@ -117,10 +131,10 @@ export function asAnswered(record: StageRecord, facts: { delivery_sha: string | 
   return { ...record.result, recorded_by_other: record.package_sha !== null && record.package_sha === facts.package_sha ? 'same' : 'different' };
 }
 
-/** The package as the critic judged it, less what the rail changes after: hop, ack, the wallet it
+/** The package as the critic judged it, less what the rail changes after: hop, ack, snapshot address, the wallet it
  * charged and its summary line. */
 function judgedContent(pkg: HandoffV1): string {
-  const { hop: _hop, ack: _ack, budget: _budget, summary: _summary, ...content } = pkg;
+  const { hop: _hop, ack: _ack, context_ref: _snapshot, budget: _budget, summary: _summary, ...content } = pkg;
   return canonicalJson(content);
 }
 

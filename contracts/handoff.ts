@@ -45,6 +45,8 @@ export const AckRecord = z.looseObject({
    * and what it settled (charged) after; the rest went back to the wallet. */
   reserved_usd: usd.optional(),
   settled_usd: usd.optional(),
+  /** The package as delivered at this hop (seed 004's per-hop snapshot, contracts/snapshot.ts). */
+  snapshot: text(LIMITS.shortText).optional(),
 });
 export type AckRecord = z.infer<typeof AckRecord>;
 
@@ -131,6 +133,9 @@ export const handoffV1 = z.looseObject({
   summary: text(LIMITS.summary).optional(),
   /** The ack of the hop that delivered this package. */
   ack: AckRecord.optional(),
+  /** The address of this package's own snapshot as delivered (seed 004 `context_ref`); the rail
+   * sets it on every delivery. */
+  context_ref: text(LIMITS.shortText).optional(),
 });
 export type HandoffV1 = z.infer<typeof handoffV1>;
 

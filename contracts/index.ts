@@ -15,3 +15,4 @@ export type { StandaloneValidator } from './generated/validators';
 export * from './pipeline';
 export { canonicalJson } from './canonical-json';
 export * from './transcript';
+export * from './snapshot';

@@ -4,7 +4,7 @@
  * test/integration/recorded-results.test.ts runs them again and compares the results.
  */
 import type { Client } from '@temporalio/client';
-import { isTranscriptUri, type HandoffV1, type JobRequest, type JobResult } from '../contracts';
+import { isSnapshotUri, isTranscriptUri, type HandoffV1, type JobRequest, type JobResult } from '../contracts';
 import { decideUpdate } from '../workflows/definitions';
 import { firstPackage } from '../workflows/rail/first-package';
 import { HandrailStatus } from '../workflows/search-attributes';
@@ -244,13 +244,15 @@ export const SCENARIOS: readonly Scenario[] = [
  *   numbering keeps "every ack carries the job's trace" visible;
  * - the receipt artifact's uri/hash → `<receipt>`: the receipt holds `written_at`;
  * - transcript URIs → `<transcript-1>`… by first appearance: a turn record names its job, so its
- *   address differs per job id.
+ *   address differs per job id;
+ * - snapshot URIs → `<snapshot-1>`… by first appearance: a snapshot holds its ack's time.
  * Everything else (artifact hashes of intake, chunks, drafts, verdicts; costs; reasons) is
  * deterministic for the offline stages and stays as recorded.
  */
 export function normalizeResult(result: ScenarioRun['result'], jobId: string): unknown {
   const traces = new Map<string, string>();
   const transcripts = new Map<string, string>();
+  const snapshots = new Map<string, string>();
   const numbered = (seen: Map<string, string>, value: string, what: string) => {
     if (!seen.has(value)) seen.set(value, `<${what}-${seen.size + 1}>`);
     return seen.get(value)!;
@@ -260,6 +262,7 @@ export function normalizeResult(result: ScenarioRun['result'], jobId: string): u
       if (key === 'at' || key === 'written_at') return '<time>';
       if (key === 'traceparent') return numbered(traces, value, 'trace');
       if (isTranscriptUri(value)) return numbered(transcripts, value, 'transcript');
+      if (isSnapshotUri(value)) return numbered(snapshots, value, 'snapshot');
       return value.split(jobId).join('<job_id>');
     }
     if (Array.isArray(value)) return value.map((v) => walk(v));

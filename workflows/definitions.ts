@@ -46,4 +46,7 @@ export interface DecisionReceipt {
 export const packageQuery = defineQuery<HandoffV1>('package');
 export const acksQuery = defineQuery<AckRecord[]>('acks');
 export const statusQuery = defineQuery<JobStatusView>('status');
+/** A snapshot no stage's worker stored (a refused hop, a duplicate, a hop to a human), by its
+ * `handrail://snapshots/…` address: its canonical JSON, or null when the job holds none by it. */
+export const snapshotQuery = defineQuery<string | null, [string]>('snapshot');
 export const decideUpdate = defineUpdate<DecisionReceipt, [HumanDecision]>('decide');

@@ -19,9 +19,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, MERGE_STAGE, findPipeline, isTranscriptUri, issueLines, reservationUsd, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1, type StageResult } from '../contracts';
+import { HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, MERGE_STAGE, findPipeline, isTranscriptUri, issueLines, reservationUsd, snapshotOf, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1, type Snapshot, type StageResult } from '../contracts';
 import type { MergeWork } from '../activities/merge';
-import { acksQuery, decideUpdate, packageQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
+import { acksQuery, decideUpdate, packageQuery, snapshotQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
 import { runHop, type HopOutcome, type StageProxies } from './hop';
 import { Reservations, addUsd, charge, topUp, type Reservation } from './rail/budget';
 import { decisionOptions, validateDecision } from './rail/decisions';
@@ -51,6 +51,9 @@ const { mergeBranches } = proxyActivities<{ mergeBranches(work: MergeWork): Prom
   retry: { maximumAttempts: 6, maximumInterval: '10s' },
   summary: 'merge',
 });
+
+/** Unstored snapshots a job keeps for the `snapshot` query (the newest). */
+const KEPT_SNAPSHOTS = 16;
 
 /** How long an escalation waits for `decide` when the request does not say. */
 export const DEFAULT_DECISION_TIMEOUT = '7 days';
@@ -137,6 +140,8 @@ class Job {
   overspentUsd = 0;
   /** What running hops hold reserved from the wallet (several at once during a fan-out). */
   private readonly reservations = new Reservations();
+  /** Snapshots no worker stored (refused hops, duplicates, hops to a human), newest kept. */
+  private readonly snapshots = new Map<string, string>();
   receipt?: ReceiptV1;
   escalation?: Escalation & { step: Extract<Route, { kind: 'escalate' }> };
   pendingDecision?: HumanDecision;
@@ -162,6 +167,7 @@ class Job {
     setHandler(packageQuery, () => this.package, { description: 'The handoff.v1 package as it stands now.' });
     setHandler(acksQuery, () => this.acks, { description: 'Every ack of every hop, oldest first.' });
     setHandler(statusQuery, () => this.view(), { description: 'Status, stage, hops, wallet, and the open escalation if any.' });
+    setHandler(snapshotQuery, (uri) => this.snapshots.get(uri) ?? null, { description: 'A refused, duplicate or human hop\'s package as delivered, by its snapshot address (the acks name it).' });
     setHandler(
       decideUpdate,
       (decision) => {
@@ -295,6 +301,7 @@ class Job {
   /** Records what a hop spent, produced and acked (in place of its admission ack, when that was
    * recorded already), and publishes it. */
   private record(outcome: HopOutcome, admitted?: AckRecord): void {
+    if (outcome.unstoredSnapshot) this.keepSnapshot(outcome.unstoredSnapshot);
     this.spentUsd = addUsd(this.spentUsd, outcome.costUsd);
     this.overspentUsd = addUsd(this.overspentUsd, outcome.overspentUsd);
     if (outcome.ok && outcome.result) {
@@ -363,10 +370,21 @@ class Job {
     }
   }
 
-  /** The ack of the human's hop: one when the job escalates, one when the human decides. */
+  /** The ack of the human's hop: one when the job escalates (naming the package the human got),
+   * one when the human decides. */
   private humanAck(hop: Hop, reason: string, actor?: string): AckRecord {
     const at = { stage: HUMAN, hop, deliveryKey: deliveryKey({ job_id: this.jobId, hop }, HUMAN), traceparent: this.traceparent, now: new Date() };
-    return ackRecord({ ack: 'accepted', reason }, actor ? { ...at, actor } : at);
+    if (actor) return ackRecord({ ack: 'accepted', reason }, { ...at, actor });
+    const ack = ackRecord({ ack: 'accepted', reason }, at);
+    const snapshot = snapshotOf(this.jobId, { ...this.package, ack });
+    this.keepSnapshot(snapshot);
+    return { ...ack, snapshot: snapshot.uri };
+  }
+
+  /** Bounded: a job refused over and over must not grow its memory without end. */
+  private keepSnapshot({ uri, content }: Snapshot): void {
+    this.snapshots.set(uri, content);
+    for (const old of this.snapshots.keys()) if (this.snapshots.size > KEPT_SNAPSHOTS) this.snapshots.delete(old);
   }
 
   /** Turns a human decision into the next step. The human's hop carries the actor on its ack. */

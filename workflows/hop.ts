@@ -16,7 +16,7 @@ import {
   type ActivityFunctionWithOptions,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import { edgeOptions, type AckRecord, type HandoffV1, type Pipeline, type StageCard, type StageResult, type StageWork } from '../contracts';
+import { edgeOptions, snapshotOf, type AckRecord, type HandoffV1, type Pipeline, type Snapshot, type StageCard, type StageResult, type StageWork } from '../contracts';
 import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
 import { edgeSender } from './rail/hops';
 import { traceHop, type HopTrace } from './tracing';
@@ -123,15 +123,29 @@ async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecor
   const ack = stampAck(a, r, decideHop(a, r, prior), new Date());
   onAck(ack, a.hop.from, a.jobId);
   options.onAck?.(ack);
-  if (ack.ack !== 'accepted' || !a.arrived || !a.card) return concludeHop(a, r, ack, new Date(), prior);
+  // The package as delivered at this hop, refused or not (what arrived, when it is no package).
+  const snapshot = snapshotOf(a.jobId, a.arrived ? { ...a.arrived, hop: a.hop, ack } : r.package);
+  if (ack.ack !== 'accepted' || !a.arrived || !a.card) return withSnapshot(concludeHop(a, r, ack, new Date(), prior), snapshot, false);
   const edge = r.pipeline.edge(edgeSender(r.pipeline, a.hop, a.arrived), a.stage);
-  const work: StageWork = { stage: a.stage, package: deliveredPackage({ ...a, arrived: a.arrived }, ack), delivery_key: a.key, ...(edge ? { edge: edgeOptions(edge) } : {}) };
+  // The stage's worker stores the snapshot (the same bytes, the same address) before its work.
+  const delivered = { ...deliveredPackage({ ...a, arrived: a.arrived }, ack), context_ref: snapshot.uri };
+  const work: StageWork = { stage: a.stage, package: delivered, delivery_key: a.key, ...(edge ? { edge: edgeOptions(edge) } : {}) };
   const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
   // Asked only on the branch that differs, so every other history is as before the patches.
-  return concludeHop(a, r, ack, new Date(), prior, answer, {
+  const outcome = concludeHop(a, r, ack, new Date(), prior, answer, {
     mayFlagNoProgress: () => patched(NO_PROGRESS_PATCH),
     maySettleAtReservation: () => patched(SETTLE_AT_RESERVATION_PATCH),
   });
+  // A hop nobody picked up reached no worker, so none stored its snapshot.
+  return withSnapshot(outcome, snapshot, !('failure' in answer && answer.failureType === TARGET_UNAVAILABLE));
+}
+
+/** The hop's first ack names its snapshot. One no stage stored (the hop was refused, or answered
+ * as a duplicate) stays with the outcome, for the rail to keep and answer for. */
+function withSnapshot(outcome: HopOutcome, snapshot: Snapshot, stored: boolean): HopOutcome {
+  const [first, ...rest] = outcome.acks;
+  if (!first) return outcome;
+  return { ...outcome, acks: [{ ...first, snapshot: snapshot.uri }, ...rest], ...(stored ? {} : { unstoredSnapshot: snapshot }) };
 }
 
 /**

@@ -3,10 +3,11 @@
  * the emitted package and artifact. The same hop `handoffJob` makes (workflows/hop.ts);
  * a second delivery of the same package answers `duplicate` with the first artifact.
  */
-import { ApplicationFailure, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { z } from 'zod';
 import { LIMITS, issueLines, type AckRecord, type Artifact, type HandoffV1 } from '../contracts';
 import { inputText } from '../contracts/primitives';
+import { snapshotQuery } from './definitions';
 import { pipelineFor, type RailPipelines } from './handoff-job';
 import { runHop } from './hop';
 import { DEFAULT_MAX_HOPS } from './rail/hops';
@@ -66,6 +67,9 @@ export function createStageHop(rail: RailPipelines): (request: StageHopRequest) 
       { checkPriorDelivery: true, stages: rail.stages.get(pipeline.name)! },
     );
     const ack = outcome.acks[outcome.acks.length - 1]!;
+    // A refused or duplicate delivery's snapshot, which no worker stored (its acks name it).
+    const kept = outcome.unstoredSnapshot;
+    setHandler(snapshotQuery, (uri) => (kept?.uri === uri ? kept.content : null));
     upsertSearchAttributes([
       { key: HandrailStage, value: outcome.stage },
       { key: HandrailAck, value: ack.ack },

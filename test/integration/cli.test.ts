@@ -90,6 +90,42 @@ describe('handrail CLI against the real dev server', () => {
     await Worker.runReplayHistory({ ...WORKFLOW_RUNTIME, workflowBundle: { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') } }, history, jobId);
   });
 
+  it("show --hop N prints the package exactly as delivered at that hop: a stage's from the store, a refused or human hop's from the job", async () => {
+    const { file, jobId } = ticketFile({ budget: { usd: 0.005, revisions: 1 } });
+    expect((await handrail(['start', file, '--follow'])).code).toBe(10);
+    interface Shown { hop: number; stage: string; ack: string; snapshot: string; source: string; package: { hop: { count: number; to: string }; ack: { ack: string }; artifacts: { type: string }[]; context_ref?: string } }
+    const show = async (hop: number) => {
+      const run = await handrail(['show', jobId, '--hop', String(hop), '--json']);
+      expect(run.stderr).toBe('');
+      return JSON.parse(run.stdout) as Shown[];
+    };
+
+    const [intake] = await show(0);
+    expect(intake).toMatchObject({ stage: 'intake', ack: 'accepted', source: 'store' });
+    expect(intake!.snapshot).toMatch(new RegExp(`^handrail://snapshots/${jobId}/[0-9a-f]{64}$`));
+    expect(intake!.package).toMatchObject({ hop: { count: 0, to: 'intake' }, ack: { ack: 'accepted' } });
+    expect(intake!.package.artifacts.map((a) => a.type)).toEqual(['ticket.raw']);
+    expect(intake!.package).not.toHaveProperty('context_ref');
+
+    // Hop 1: retrieve's delivery, and the package handed to the human after draft was refused.
+    expect((await show(1)).map((s) => [s.stage, s.ack, s.source])).toEqual([
+      ['retrieve', 'accepted', 'store'],
+      ['human', 'accepted', 'job'],
+    ]);
+    const [draft] = await show(2);
+    expect(draft).toMatchObject({ stage: 'draft', ack: 'rejected_budget', source: 'job', package: { hop: { count: 2, to: 'draft' }, ack: { ack: 'rejected_budget' } } });
+
+    // Content-addressed: the acks name the same addresses the store and the job answer for.
+    const acks = (JSON.parse((await handrail(['show', jobId, '--json'])).stdout) as { acks: { snapshot?: string }[] }).acks;
+    expect(acks.map((a) => a.snapshot)).toEqual(expect.arrayContaining([intake!.snapshot, draft!.snapshot]));
+    expect(new Set(acks.flatMap((a) => (a.snapshot ? [a.snapshot] : []))).size).toBe(acks.filter((a) => a.snapshot).length);
+
+    const missing = await handrail(['show', jobId, '--hop', '9']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`job ${jobId} has no snapshot at hop 9; hops with one: 0, 1, 2`);
+    await rail.client.workflow.getHandle(jobId).cancel();
+  });
+
   it('an empty wallet: --follow exits 10 at the human; status --json and list --status escalated show it; a refused decision exits 5; top-up --follow completes', async () => {
     const { file, jobId } = ticketFile({ budget: { usd: 0.005, revisions: 1 } });
     const started = await handrail(['start', file, '--follow']);

@@ -15,6 +15,7 @@ import {
   reservationUsd,
   type HandoffReason,
   type HandoffValidation,
+  type Snapshot,
   type HandoffV1,
   type Hop,
   type Pipeline,
@@ -169,6 +170,9 @@ export interface HopOutcome {
   stage: string;
   costUsd: number;
   overspentUsd: number;
+  /** The snapshot of a hop no stage took (refused, or a duplicate): no worker stored it, so the
+   * rail keeps it and answers the `snapshot` query with it. */
+  unstoredSnapshot?: Snapshot;
 }
 
 /** What the stage activity answered: a result (from `card`, the fallback when it answered) or why

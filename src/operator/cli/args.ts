@@ -26,7 +26,7 @@ export type Command =
   | { name: 'start'; ticket: string; flags: StartFlags; follow: boolean; json: boolean }
   | { name: 'status'; jobId: string; json: boolean }
   | { name: 'list'; filter: Omit<JobFilter, 'taskQueue'>; json: boolean }
-  | { name: 'show'; jobId: string; json: boolean }
+  | { name: 'show'; jobId: string; hop?: number; json: boolean }
   | { name: 'decide'; jobId: string; decision: Record<string, unknown>; follow: boolean; json: boolean }
   | { name: 'cancel'; jobId: string; json: boolean }
   | { name: 'history'; jobId: string; out?: string; json: boolean }
@@ -37,7 +37,7 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
     'handrail start <ticket.json | -> [--job-id ID] [--pipeline NAME] [--goal TEXT] [--constraint TEXT]... [--budget-usd N] [--revisions N] [--max-hops N] [--decision-timeout 1h] [--follow] [--json]',
   status: 'handrail status <job> [--json]',
   list: 'handrail list [--status running|escalated|completed|rejected|cancelled] [--pipeline NAME] [--stage STAGE] [--ack ACK] [--verdict pass|fail|none] [--limit N] [--json]',
-  show: 'handrail show <job> [--json]',
+  show: 'handrail show <job> [--hop N] [--json]',
   decide: 'handrail decide <job> approve|reject|revise|top-up --actor NAME [--note TEXT] [--usd N] [--revisions N] [--follow] [--json]',
   cancel: 'handrail cancel <job> [--json]',
   history: 'handrail history <job> [--out file.json]',
@@ -141,8 +141,14 @@ export function parseCommand(argv: string[]): Command {
       });
       return { name: 'start', ticket: p.args[0]!, flags, follow: Boolean(p.values.follow), json: Boolean(p.values.json) };
     }
+    case 'show': {
+      const p = parse(name, rest, { ...json, hop: { type: 'string' } }, ['job']);
+      if (p.help) return { name: 'help', topic: name };
+      const hop = numberFlag('hop', p.values.hop);
+      if (hop !== undefined && !(Number.isInteger(hop) && hop >= 0)) throw new UsageError(`--hop must be a hop count (0, 1, 2 …), got "${String(p.values.hop)}"`);
+      return { name, jobId: p.args[0]!, ...(hop === undefined ? {} : { hop }), json: Boolean(p.values.json) };
+    }
     case 'status':
-    case 'show':
     case 'cancel': {
       const p = parse(name, rest, json, ['job']);
       if (p.help) return { name: 'help', topic: name };

@@ -24,6 +24,7 @@ import {
   watchJob,
   type JobView,
 } from '../client';
+import { HopNotFoundError, hopSnapshots, snapshotText, type HopSnapshot } from '../snapshot';
 import { StageNotInTranscriptError, TranscriptUnreadableError, jobTranscript, transcriptOutput, type JobTranscript } from '../transcript';
 import { USAGE, UsageError, parseCommand, type Command } from './args';
 import { jobText, listText, liveLine, outcomeLine, progressLine, receiptText, statusText, usd } from './format';
@@ -133,6 +134,18 @@ async function execute(command: Exclude<Command, { name: 'help' }>, client: Clie
       return EXIT.ok;
     }
     case 'show': {
+      if (command.hop !== undefined) {
+        const store = await openStore(config);
+        let snapshots: HopSnapshot[];
+        try {
+          snapshots = await hopSnapshots(client, store, command.jobId, command.hop);
+        } finally {
+          await store.close();
+        }
+        if (command.json) printJson(io, snapshots);
+        else line(io.stdout, snapshotText(snapshots));
+        return EXIT.ok;
+      }
       const view = await getJob(client, command.jobId);
       if (command.json) printJson(io, view);
       else line(io.stdout, jobText(view, jobUrl(config, command.jobId)));
@@ -188,7 +201,7 @@ async function execute(command: Exclude<Command, { name: 'help' }>, client: Clie
 
 /** Errors an operator can act on get their message and a distinct code; anything else is a bug report. */
 function exitCodeFor(err: unknown): number {
-  if (err instanceof UsageError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError || err instanceof StageNotInTranscriptError) return EXIT.usage;
+  if (err instanceof UsageError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError || err instanceof StageNotInTranscriptError || err instanceof HopNotFoundError) return EXIT.usage;
   // A wrong TEMPORAL_NAMESPACE is a setting to fix, not a server to start: not exit 4.
   if (err instanceof NamespaceNotFoundError) return EXIT.usage;
   if (err instanceof JobNotFoundError) return EXIT.notFound;
