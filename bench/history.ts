@@ -60,3 +60,19 @@ export function encodedHistory(history: History): { bytes: number; text: string 
   const encoded = temporal.api.history.v1.History.encode(history).finish();
   return { bytes: encoded.length, text: Buffer.from(encoded).toString('utf8') };
 }
+
+/** Both activities were scheduled before either completed (event ids of the job's history). */
+export function branchesOverlapped(history: History, a: string, b: string): boolean {
+  const scheduled = new Map<string, number>();
+  const completedAt = new Map<number, number>();
+  for (const e of history.events ?? []) {
+    const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (name && !scheduled.has(name)) scheduled.set(name, Number(e.eventId));
+    const done = e.activityTaskCompletedEventAttributes?.scheduledEventId;
+    if (done) completedAt.set(Number(done), Number(e.eventId));
+  }
+  const [sa, sb] = [scheduled.get(a), scheduled.get(b)];
+  if (sa === undefined || sb === undefined) return false;
+  const [ca, cb] = [completedAt.get(sa), completedAt.get(sb)];
+  return ca !== undefined && cb !== undefined && Math.max(sa, sb) < Math.min(ca, cb);
+}

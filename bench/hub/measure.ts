@@ -16,7 +16,7 @@ import { startJob } from '../../src/operator/client';
 import { sampleJobRequest } from '../../src/devtools/samples/tickets';
 import { openStore } from '../../src/worker/store';
 import { createHandrailWorkers, runWorkers } from '../../src/worker/worker';
-import { activitiesScheduled, eventTypeCounts, fetchHistories, type History } from '../history';
+import { activitiesScheduled, branchesOverlapped, eventTypeCounts, fetchHistories, type History } from '../history';
 import { NAMESPACE, newTraceparent, runId, type Lab } from '../lab';
 import { fmt, markdownTable, percentile } from '../report';
 import { hubActivities, shapeLine, SPECIALIST_MS } from './activities';
@@ -121,22 +121,6 @@ async function runJob(client: Client, taskQueue: string, jobId: string, shape: S
   const latency = Date.now() - started;
   if (result.status !== 'completed') throw new Error(`${jobId} ended ${result.status}: ${result.reason ?? ''}`);
   return { latency_ms: latency, result };
-}
-
-/** Both activities were scheduled before either completed (event ids of the job's history). */
-export function branchesOverlapped(history: History, a: string, b: string): boolean {
-  const scheduled = new Map<string, number>();
-  const completedAt = new Map<number, number>();
-  for (const e of history.events ?? []) {
-    const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
-    if (name && !scheduled.has(name)) scheduled.set(name, Number(e.eventId));
-    const done = e.activityTaskCompletedEventAttributes?.scheduledEventId;
-    if (done) completedAt.set(Number(done), Number(e.eventId));
-  }
-  const [sa, sb] = [scheduled.get(a), scheduled.get(b)];
-  if (sa === undefined || sb === undefined) return false;
-  const [ca, cb] = [completedAt.get(sa), completedAt.get(sb)];
-  return ca !== undefined && cb !== undefined && Math.max(sa, sb) < Math.min(ca, cb);
 }
 
 /** What a job must show: its shape's acks in order, each stage hop's reservation made and settled

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { cancelled, heartbeat, sleep } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AckRecord, JobResult, StageResult, StageWork } from '../../contracts';
+import { branchesOverlapped } from '../../bench/history';
 import { statusQuery, type JobStatusView } from '../../workflows/definitions';
 import { cancelJob, decide, startJob } from '../../src/operator/client';
 import { openStore, type Store } from '../../src/worker/store';
@@ -51,20 +52,6 @@ const hubJob = (over: Parameters<typeof jobRequest>[0] = {}) => jobRequest({ pip
 const labels = (acks: readonly AckRecord[]) => acks.map((a) => `${a.stage}:${a.ack}`);
 const settledTotal = (acks: readonly AckRecord[]) => Math.round(acks.reduce((sum, a) => sum + (a.settled_usd ?? 0), 0) * 1e6) / 1e6;
 
-/** Event ids at which each activity type was scheduled and completed, from the job's history. */
-async function activityTimeline(jobId: string): Promise<{ scheduled: Map<string, number>; completed: Map<number, number> }> {
-  const history = await rail.client.workflow.getHandle(jobId).fetchHistory();
-  const scheduled = new Map<string, number>();
-  const completed = new Map<number, number>();
-  for (const e of history.events ?? []) {
-    const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
-    if (name && !scheduled.has(name)) scheduled.set(name, Number(e.eventId));
-    const done = e.activityTaskCompletedEventAttributes?.scheduledEventId;
-    if (done) completed.set(Number(done), Number(e.eventId));
-  }
-  return { scheduled, completed };
-}
-
 describe('hub with parallel specialists', () => {
   it('runs the specialists at once, merges them into one record, and completes', async () => {
     const request = hubJob();
@@ -75,9 +62,7 @@ describe('hub with parallel specialists', () => {
     expect(labels(result.acks)).toEqual(['intake:accepted', 'policy:accepted', 'account:accepted', 'merge:accepted', 'brief:accepted', 'judge:accepted', 'writeback:accepted']);
 
     // Both branches were scheduled before either completed: they ran at once.
-    const { scheduled, completed } = await activityTimeline(request.job_id);
-    const [policy, account] = [scheduled.get('policy')!, scheduled.get('account')!];
-    expect(Math.max(policy, account)).toBeLessThan(Math.min(completed.get(policy)!, completed.get(account)!));
+    expect(branchesOverlapped(await handle.fetchHistory(), 'policy', 'account')).toBe(true);
 
     // One merge record, and the package carries its artifact.
     const record = await store.findStageRecord(`${request.job_id}:merge:context.v1`);
