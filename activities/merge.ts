@@ -2,12 +2,14 @@
  * The rail's merge step of a fan-out, as an activity because it writes: the merged artifact (the
  * branches' artifacts by reference, content-addressed) and one record under
  * `job_id:merge:<artifact_type>`, first one wins. A retried merge, or a merge run twice, answers
- * with the recorded artifact, so a job has one merge record whatever crashed in between.
+ * with the recorded artifact, so a job has one merge record whatever crashed in between. The
+ * merged package's summary is the hub's plus each branch's segment, in the fan-out's order.
  */
 import { MERGE_STAGE, MergedBranches, type HandoffV1, type StageResult } from '../contracts';
 import type { Store } from '../src/worker/store';
 import { writeArtifact } from './artifacts';
 import { asAnswered, deliveryFacts } from './stage';
+import { appendSegments } from './summary';
 
 export interface MergeWork {
   /** `job_id:merge:<artifact_type>`. */
@@ -15,15 +17,19 @@ export interface MergeWork {
   /** The merged artifact's type (the fan-out's `merge`). */
   type: string;
   body: MergedBranches;
-  /** The package the rail built for the next stage, less the merged artifact. */
+  /** The package the rail built for the next stage, less the merged artifact (the hub's summary). */
   package: HandoffV1;
+  /** The branches' summary segments in the fan-out's order, appended to the hub's summary (the
+   * oldest moved to the store once it is full). Absent: the summary stays the hub's. */
+  segments?: string[];
 }
 
 export function mergeActivities(store: Store) {
   return {
     async mergeBranches(work: MergeWork): Promise<StageResult> {
       const artifact = await writeArtifact(store, work.type, MergedBranches, work.body);
-      const pkg = { ...work.package, artifacts: [...work.package.artifacts, artifact] };
+      const summary = await appendSegments(store, work.package.summary, work.segments ?? []);
+      const pkg = { ...work.package, ...(summary !== undefined ? { summary } : {}), artifacts: [...work.package.artifacts, artifact] };
       const facts = deliveryFacts(pkg, MERGE_STAGE);
       const recorded = await store.recordStageCompletion(work.key, { package: pkg, artifact, cost_usd: 0, body: work.body }, facts);
       return asAnswered(recorded, facts);

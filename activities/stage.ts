@@ -3,7 +3,7 @@
  * key, and build the emitted package without touching what the rail owns. A pipeline author
  * writes only the work (`(pkg) => StageOutput`); `stageActivities` wraps each stage's.
  */
-import { canonicalJson, isFanOutRule, MERGE_STAGE, parseSnapshotUri, roleMismatch, snapshotContent, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
+import { canonicalJson, hopSegment, isFanOutRule, MERGE_STAGE, parseSnapshotUri, roleMismatch, snapshotContent, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
 import { constraintBreaches } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
@@ -12,6 +12,7 @@ import { asyncLocalStorage, log } from '@temporalio/activity';
 import type { ApplicationFailure } from '@temporalio/common';
 import { stageFailure } from './failures';
 import { whileHeartbeating } from './heartbeat';
+import { appendSegments } from './summary';
 import { withTranscript } from './transcript-log';
 import { openTurn, type StageTurn, type TurnOptions } from './turn';
 
@@ -24,6 +25,10 @@ export interface StageOutput {
   memory_refs?: string[];
   /** Only the judge sets this. */
   evaluator?: Evaluator;
+  /** The stage's own summary segment, in its words: what it did, briefly and factually (one
+   * line, at most LIMITS.shortText). Appended to the package's summary as
+   * `hop <n> <stage> → <artifact type>: <summary>`, never re-summarised (seed 004). */
+  summary?: string;
 }
 
 /** How a pipeline's stage activities run: their turns' options, and the other pipelines they serve. */
@@ -70,7 +75,7 @@ export async function runStageOnce(
     const recorded = await store.recordStageCompletion(
       key,
       {
-        package: emit(pkg, output, transcript),
+        package: await emit(store, card, pkg, output, transcript),
         artifact: output.artifact,
         cost_usd: output.cost_usd,
         body: output.body,
@@ -131,8 +136,8 @@ export function asAnswered(record: StageRecord, facts: { delivery_sha: string | 
   return { ...record.result, recorded_by_other: record.package_sha !== null && record.package_sha === facts.package_sha ? 'same' : 'different' };
 }
 
-/** The package as the critic judged it, less what the rail changes after: hop, ack, snapshot address, the wallet it
- * charged and its summary line. */
+/** The package as the critic judged it, less what changes after: hop, ack, snapshot address, the
+ * wallet the rail charged, and the summary (a running record the next stages append to, not evidence). */
 function judgedContent(pkg: HandoffV1): string {
   const { hop: _hop, ack: _ack, context_ref: _snapshot, budget: _budget, summary: _summary, ...content } = pkg;
   return canonicalJson(content);
@@ -208,6 +213,11 @@ export async function writeCrmNote(store: Store, key: string, patch: CrmPatch, c
   return receipt;
 }
 
+/** A writer's summary segment: where the note went and what the write did. */
+export function crmNoteSummary(receipt: ReceiptV1, status: string): string {
+  return `CRM note written to record ${receipt.record_id} (${receipt.status}; ticket ${receipt.ticket_id} ${status})`;
+}
+
 /** The second line behind the rail's ack: a stage never works on a delivery meant for another
  * stage, a malformed package, or a package whose newest artifact it does not take. */
 function checkDelivery(pipeline: Pick<Pipeline, 'versions'>, card: StageCard, delivery: StageWork): HandoffV1 {
@@ -271,10 +281,14 @@ export function appendUnique<T>(list: readonly T[], extra: readonly T[] | undefi
 }
 
 /** Input package + output artifact (+ questions, tools, memory refs, judge's evaluator), with
- * the job's log referenced at this turn. */
-function emit(pkg: HandoffV1, output: StageOutput, transcript: string): HandoffV1 {
+ * the job's log referenced at this turn and the stage's segment appended to the summary (the
+ * oldest segments moved to the store once it is full: activities/summary.ts). */
+async function emit(store: Store, card: StageCard, pkg: HandoffV1, output: StageOutput, transcript: string): Promise<HandoffV1> {
+  const segment = hopSegment(pkg.hop?.count ?? 0, card.name, output.artifact.type, output.summary);
+  const summary = await appendSegments(store, pkg.summary, [segment]);
   return {
     ...pkg,
+    ...(summary !== undefined ? { summary } : {}),
     artifacts: [...pkg.artifacts, output.artifact],
     open_questions: appendUnique(pkg.open_questions, output.open_questions),
     tools_tried: [...pkg.tools_tried, ...(output.tools_tried ?? [])],

@@ -16,3 +16,4 @@ export * from './pipeline';
 export { canonicalJson } from './canonical-json';
 export * from './transcript';
 export * from './snapshot';
+export * from './summary';

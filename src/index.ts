@@ -14,6 +14,8 @@ export { BUILT_IN_PIPELINES, supportRouting, ticketHub, ticketTriage } from '../
 export { stageActivities, appendUnique, type StageActivity, type StageOptions, type StageOutput, type StageWorkFn } from '../activities/stage';
 export { latestArtifact, readArtifactBody, readArtifactText, requireArtifact, writeArtifact } from '../activities/artifacts';
 export { stageFailure } from '../activities/failures';
+// Seed 004's summary: every segment, read back through the store's references.
+export { readSummarySegments, SummaryUnreadableError } from '../activities/summary';
 // Handover (seed 000): the tagged log's types and formatTranscript come with the contracts above.
 export { applyHandover, fitHandover, materializeTrace, transcriptXml, turnDirFor, ContextBudgetExceeded, HandoverError, type HandoverResult } from '../activities/handover';
 export type { StageTurn, TurnPrompt } from '../activities/turn';

@@ -28,7 +28,7 @@ import { decisionOptions, validateDecision } from './rail/decisions';
 import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from './rail/hops';
 import { ackRecord } from './rail/ack';
 import { firstPackage } from './rail/first-package';
-import { branchFailure, failedBranch, mergeHop, mergeKey, mergedBody, mergedPackage } from './rail/merge';
+import { branchFailure, branchSegments, failedBranch, mergeHop, mergeKey, mergedBody, mergedPackage } from './rail/merge';
 import { returnToSender, route, type Branch, type FanOutStep, type HopStep, type Route } from './rail/routing';
 import { renderDetails, type HandoverLine } from './rail/details';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
@@ -196,7 +196,8 @@ class Job {
   async hop(step: HopStep): Promise<HopOutcome> {
     this.stage = step.to;
     const outcome = await this.deliver(step);
-    if (outcome.package) this.package = withSummary(outcome.package, outcome);
+    // The stage appended its own summary segment (activities/summary.ts); a refused hop adds none.
+    if (outcome.package) this.package = outcome.package;
     this.record(outcome);
     return outcome;
   }
@@ -225,8 +226,9 @@ class Job {
         // however the branches finish (and the acks query shows a branch at work).
         let admitted: AckRecord | undefined;
         const outcome = await this.deliver(hop, (ack) => this.acks.push((admitted = ack)));
-        // The hub's wallet pays each branch; the branch's own package stays the branch's.
-        this.package = withSummary({ ...this.package, budget: charge(this.package.budget, outcome.costUsd).budget }, outcome);
+        // The hub's wallet pays each branch; the branch's own package (its summary segment
+        // included) stays the branch's until the merge.
+        this.package = { ...this.package, budget: charge(this.package.budget, outcome.costUsd).budget };
         this.record(outcome, admitted);
         return { stage, outcome };
       }),
@@ -253,10 +255,14 @@ class Job {
     const parts = branches.map((b) => `${b.stage} (${b.outcome.result!.artifact.type})`).join(', ');
     const ack = ackRecord({ ack: 'accepted', reason: `merging ${parts} into ${step.rule.merge}` }, { stage: MERGE_STAGE, hop, deliveryKey: key, traceparent: this.traceparent, now: new Date() });
     const pkg = mergedPackage(this.package, step.rule, branches, hop, ack);
-    const result = await mergeBranches({ key, type: step.rule.merge, body: mergedBody(step.rule, branches), package: pkg });
+    const result = await mergeBranches({ key, type: step.rule.merge, body: mergedBody(step.rule, branches), package: pkg, segments: branchSegments(this.package, step.rule, branches) });
     // A merge already recorded for this job (a second run) answers with the recorded artifact.
     const final = result.recorded_by_other ? ackRecord({ ack: 'duplicate', reason: `${step.rule.merge} already merged for this job; returning the recorded artifact` }, { stage: MERGE_STAGE, hop, deliveryKey: key, traceparent: this.traceparent, now: new Date() }) : ack;
-    this.package = { ...pkg, artifacts: [...pkg.artifacts, result.artifact], ack: final };
+    // The summary is the merge's, as recorded: the hub's with the branches' segments appended by
+    // the activity (which may move the oldest to the store). Recorded merges from before segments
+    // carry the summary the rail had then, which the next stage's recorded result starts with.
+    const summary = result.package.summary;
+    this.package = { ...pkg, ...(summary !== undefined ? { summary } : {}), artifacts: [...pkg.artifacts, result.artifact], ack: final };
     if (result.body && typeof result.body === 'object') this.bodies[step.rule.merge] = result.body as Record<string, unknown>;
     this.acks.push(final);
     this.publish();
@@ -498,16 +504,4 @@ function describeNext(decision: HumanDecision, blocked: string | undefined): str
 function newTraceparent(): string {
   const hex = () => uuid4().replace(/-/g, '');
   return `00-${hex()}-${hex().slice(0, 16)}-01`;
-}
-
-/** Seed 004: a summary accumulated one line per hop, never re-summarised. Once full, the acks
- * remain the complete record and the summary says so instead of silently dropping lines. */
-function withSummary(pkg: HandoffV1, outcome: HopOutcome): HandoffV1 {
-  const last = outcome.acks[outcome.acks.length - 1]!;
-  const line = `${last.hop}. ${outcome.stage}: ${last.ack}${outcome.ok && outcome.result ? ` → ${outcome.result.artifact.type}` : ''}`.slice(0, 120);
-  const full = '… (summary full; see acks)';
-  const current = pkg.summary ?? '';
-  if (current.endsWith(full)) return pkg;
-  const next = current ? `${current}\n${line}` : line;
-  return { ...pkg, summary: next.length + full.length + 1 <= LIMITS.summary ? next : `${current}\n${full}` };
 }

@@ -7,7 +7,7 @@ import { ReceiptV1, writeKey, type HandoffV1 } from '../../contracts';
 import { CLASSIFICATION, crmNoteStage, escalationStage } from '../../contracts/pipelines/support-routing';
 import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
-import { writeCrmNote, type StageOutput } from '../stage';
+import { crmNoteSummary, writeCrmNote, type StageOutput } from '../stage';
 import { passedSummary } from '../verdict';
 import { Classification } from './classify';
 import { SpecialistNote } from './specialists';
@@ -16,11 +16,12 @@ export async function runCrmNote(store: Store, pkg: HandoffV1): Promise<StageOut
   const noteRef = await passedSummary(store, pkg, crmNoteStage.name);
   const note = await readArtifactBody(store, noteRef, SpecialistNote);
   const classification = await readArtifactBody(store, requireArtifact(pkg, crmNoteStage.name, CLASSIFICATION), Classification);
+  // An escalated ticket waits for the human agent the note asks for.
+  const status = note.specialist === escalationStage.name ? 'needs_human' : 'triaged';
   const receipt = await writeCrmNote(store, writeKey(pkg.job_id, crmNoteStage), {
     ticket_id: classification.ticket_id,
     customer_id: classification.customer_id,
-    // An escalated ticket waits for the human agent the note asks for.
-    status: note.specialist === escalationStage.name ? 'needs_human' : 'triaged',
+    status,
     note: note.markdown,
   }, pkg.constraints, crmNoteStage.name);
   return {
@@ -28,5 +29,6 @@ export async function runCrmNote(store: Store, pkg: HandoffV1): Promise<StageOut
     body: receipt,
     cost_usd: crmNoteStage.nominalCostUsd,
     tools_tried: [{ name: 'crm.patch', ok: true }],
+    summary: crmNoteSummary(receipt, status),
   };
 }

@@ -10,6 +10,7 @@ import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import type { StageOutput } from '../stage';
 import { FAILURE, SUMMARY_MAX_CHARS, SUMMARY_MIN_CHARS, refundPromise } from '../ticket-triage/summary-policy';
+import { verdictSummary } from '../ticket-triage/judge';
 import { Classification } from './classify';
 
 export function reviewNote(markdown: string, question: string, constraints: readonly string[]): Pick<VerdictV1, 'verdict' | 'scores' | 'failures'> {
@@ -48,5 +49,6 @@ export async function runReview(store: Store, pkg: HandoffV1): Promise<StageOutp
     body,
     cost_usd: reviewStage.nominalCostUsd,
     evaluator: { last_verdict: review.verdict, failures: review.failures },
+    summary: verdictSummary(review.verdict, review.failures),
   };
 }

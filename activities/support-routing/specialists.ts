@@ -76,5 +76,6 @@ export async function runSpecialist(store: Store, card: StageCard & { name: Spec
   await turn.prompt({ question: `Write the ${card.name} note for ticket ${classification.ticket_id}.` });
   const body: SpecialistNote = { markdown: specialistNote(card.name, classification), cited_keys: [], specialist: card.name };
   turn.reply(assistantMessage(body.markdown));
-  return { artifact: await writeArtifact(store, 'summary_md', SpecialistNote, body), body, cost_usd: card.nominalCostUsd };
+  const summary = `${TEMPLATES[card.name].title} note for ticket ${classification.ticket_id}, taken over from ${classifyStage.name} (intent ${classification.intent}, sentiment ${classification.sentiment.toFixed(2)}, complexity ${classification.complexity}/10, language ${classification.language})`;
+  return { artifact: await writeArtifact(store, 'summary_md', SpecialistNote, body), body, cost_usd: card.nominalCostUsd, summary };
 }

@@ -47,7 +47,15 @@ export async function runAccount(store: Store, model: ChatModel | undefined, pkg
     body,
     cost_usd: cost,
     tools_tried: [{ name: 'crm.read', ok: true }],
+    summary: accountSummary(body),
   };
+}
+
+/** How many earlier tickets the CRM holds for the customer, and which (ids only). */
+export function accountSummary(history: AccountHistoryV1): string {
+  if (history.count === 0) return `no earlier tickets of customer ${history.customer_id}`;
+  const n = `${history.more ? 'more than ' : ''}${history.count} earlier ticket${history.count === 1 && !history.more ? '' : 's'}`;
+  return `${n} of customer ${history.customer_id}: ${history.tickets.map((t) => `${t.ticket_id} ${t.status}`).join(', ')}${history.pattern ? `; pattern: ${history.pattern}` : ''}`;
 }
 
 function earlierTicket(ticket: CustomerTicket): EarlierTicket {

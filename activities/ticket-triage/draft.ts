@@ -60,7 +60,9 @@ export async function writeSummary(
   }
   turn.reply(assistantMessage(markdown));
   const body: SummaryMd = { markdown, cited_keys: citedKeys(markdown), revision: rejected.length };
-  return { artifact: await writeArtifact(store, 'summary_md', SummaryMd, body), body, cost_usd: cost };
+  const cites = body.cited_keys.length > 0 ? `citing ${body.cited_keys.join(', ')}` : `citing nothing${/\bno_match\b/.test(markdown) ? ' (no_match)' : ''}`;
+  const summary = `draft revision ${body.revision} (${model ? 'model' : 'offline'}, ${markdown.length} characters) ${cites}`;
+  return { artifact: await writeArtifact(store, 'summary_md', SummaryMd, body), body, cost_usd: cost, summary };
 }
 
 function draftPrompt(input: DraftInput, constraints: readonly string[]): { system: string; question: string } {

@@ -10,6 +10,7 @@ import { readArtifactText, requireArtifact, writeArtifact } from '../artifacts';
 import { ticketFieldsMissing, type StageOutput } from '../stage';
 import type { StageTurn } from '../turn';
 import { stageFailure } from '../failures';
+import { clip } from '../../contracts/errors';
 import { askedIntent, assessRisk, detectLanguage, extractQuestion, scoreSentiment } from './ticket-rules';
 
 /** The ticket as read, before anything is checked: ids may be absent or malformed. */
@@ -69,8 +70,12 @@ export async function runIntake(store: Store, pkg: HandoffV1, turn: StageTurn): 
     tools_tried: [{ name: 'tickets.read', ok: true }],
     open_questions: openQuestions,
     memory_refs: [`customer_id:${customerId}`, `ticket_id:${ticketId}`],
+    summary: `intent ${body.intent}, risk ${body.risk}, language ${body.language}${openQuestions.length > 0 ? `, open: ${openQuestions.join('; ')}` : ''}; question: ${clip(question, QUESTION_CHARS)}`,
   };
 }
+
+/** The question as the summary quotes it: enough to recognise the ticket by. */
+const QUESTION_CHARS = 200;
 
 function missingFields(ticket: ReadTicket, question: string | null): string[] {
   const gaps: string[] = [];

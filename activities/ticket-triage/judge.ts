@@ -2,7 +2,7 @@
  * judge: `summary_md` → `verdict.v1`, and the package's evaluator state. The critic holds no
  * tools at all; with a model configured, the model grades only "answers the question".
  */
-import { assistantMessage, SummaryMd, VerdictV1, type HandoffV1, type IntakeV1 } from '../../contracts';
+import { assistantMessage, failureCode, SummaryMd, VerdictV1, type HandoffV1, type IntakeV1 } from '../../contracts';
 import { clip } from '../../contracts/errors';
 import { judgeStage } from '../../contracts/pipelines/ticket-triage';
 import type { ChatMessage, ChatModel } from '../../src/worker/model';
@@ -42,7 +42,13 @@ export async function runJudge(store: Store, model: ChatModel | undefined, pkg: 
     body,
     cost_usd: cost,
     evaluator: { last_verdict: rubric.verdict, failures },
+    summary: verdictSummary(rubric.verdict, failures),
   };
+}
+
+/** A verdict as a summary segment says it: pass, or fail with the failures' codes. */
+export function verdictSummary(verdict: VerdictV1['verdict'], failures: readonly string[]): string {
+  return verdict === 'pass' ? 'verdict pass' : `verdict fail: ${[...new Set(failures.map(failureCode))].join(', ') || 'no failure named'}`;
 }
 
 function gradePrompt(intake: IntakeV1, markdown: string): { system: string; question: string } {

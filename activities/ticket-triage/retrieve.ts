@@ -26,7 +26,7 @@ export async function runRetrieve(store: Store, pkg: HandoffV1, turn: StageTurn,
       reason: terms.length === 0 ? 'the question has no searchable words' : `no help-center article matches: ${terms.join(' ')}`,
       terms,
     };
-    return { artifact: await writeArtifact(store, 'no_hit.v1', NoHitV1, body), body, cost_usd: card.nominalCostUsd, tools_tried };
+    return { artifact: await writeArtifact(store, 'no_hit.v1', NoHitV1, body), body, cost_usd: card.nominalCostUsd, tools_tried, summary: `no hit: ${body.reason}` };
   }
   const body: ChunksV1 = {
     query: intake.question,
@@ -35,5 +35,6 @@ export async function runRetrieve(store: Store, pkg: HandoffV1, turn: StageTurn,
     chunks: hits.map((h) => ({ key: h.key, title: h.title, text: h.text, score: Math.round(h.score * 1e4) / 1e4 })),
     backend: store.backend,
   };
-  return { artifact: await writeArtifact(store, 'chunks.v1', ChunksV1, body), body, cost_usd: card.nominalCostUsd, tools_tried };
+  const summary = `${hits.length} chunk${hits.length === 1 ? '' : 's'}: ${hits.map((h) => h.key).join(', ')}`;
+  return { artifact: await writeArtifact(store, 'chunks.v1', ChunksV1, body), body, cost_usd: card.nominalCostUsd, tools_tried, summary };
 }

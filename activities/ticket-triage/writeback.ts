@@ -7,7 +7,7 @@ import { ReceiptV1, SummaryMd, toolCall, toolResult, writeKey, type HandoffV1 } 
 import { writebackStage } from '../../contracts/pipelines/ticket-triage';
 import type { Store } from '../../src/worker/store';
 import { latestArtifact, readArtifactBody, writeArtifact } from '../artifacts';
-import { writeCrmNote, type StageOutput } from '../stage';
+import { crmNoteSummary, writeCrmNote, type StageOutput } from '../stage';
 import type { StageTurn } from '../turn';
 import { passedSummary } from '../verdict';
 import { readIntake } from './retrieval';
@@ -31,5 +31,6 @@ export async function runWriteback(store: Store, pkg: HandoffV1, turn: StageTurn
     body: receipt,
     cost_usd: writebackStage.nominalCostUsd,
     tools_tried: [{ name: 'crm.patch', ok: true }],
+    summary: crmNoteSummary(receipt, status),
   };
 }

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { cancelled, heartbeat, sleep } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AckRecord, JobResult, StageResult, StageWork } from '../../contracts';
+import { splitSummary, type AckRecord, type JobResult, type StageResult, type StageWork } from '../../contracts';
 import { branchesOverlapped } from '../../bench/history';
 import { statusQuery, type JobStatusView } from '../../workflows/definitions';
 import { cancelJob, decide, startJob } from '../../src/operator/client';
@@ -77,6 +77,17 @@ describe('hub with parallel specialists', () => {
     expect(result.spent_usd).toBeCloseTo(settledTotal(result.acks), 9);
     expect(result.package.budget.usd_remaining).toBeCloseTo(1 - result.spent_usd, 9);
     expect((await handle.query(statusQuery)).reserved_usd).toBe(0);
+
+    // Seed 004's summary: one segment per stage, the branches' in fan-out order (the merge adds
+    // none of its own: its ack says what it merged).
+    expect(splitSummary(result.package.summary).map((s) => s.split(':', 1)[0])).toEqual([
+      'hop 0 intake → intake.v1',
+      'hop 1 policy → chunks.v1',
+      'hop 1 account → account_history.v1',
+      'hop 3 brief → summary_md',
+      'hop 4 judge → verdict.v1',
+      'hop 5 writeback → receipt.v1',
+    ]);
   });
 
   it('a branch whose reservation does not fit is refused before work; the hub escalates naming it, and a top-up runs only that branch', async () => {
@@ -98,6 +109,8 @@ describe('hub with parallel specialists', () => {
     expect(stages.filter((s) => s === 'account')).toHaveLength(1);
     expect(stages.filter((s) => s === 'mergeBranches')).toHaveLength(1);
     expect(result.spent_usd).toBeCloseTo(settledTotal(result.acks), 9);
+    // The refused branch added no segment; its run after the top-up did, once, after policy's.
+    expect(splitSummary(result.package.summary).map((s) => s.split(' → ', 1)[0]!.replace(/^hop \d+ /, ''))).toEqual(['intake', 'policy', 'account', 'brief', 'judge', 'writeback']);
   });
 
   it('a stage that reports more than its reservation is charged the reservation and the hop flagged overspent', async () => {

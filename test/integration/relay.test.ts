@@ -38,6 +38,19 @@ for (const backend of storeBackends()) {
       expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
       expect((await rail.store.getCrmTicket(request.ticket.id))?.status).toBeTruthy();
       expect(await scheduledActivities(rail.client, request.job_id)).toEqual(['intake', 'retrieve', 'draft', 'judge', 'writeback']);
+      // Seed 004's summary: each stage's own segment, in order, separated by ---hop---.
+      const segments = result.package.summary!.split('\n---hop---\n');
+      expect(segments).toHaveLength(5);
+      expect(segments.map((s) => s.split(':', 1)[0])).toEqual([
+        'hop 0 intake → intake.v1',
+        'hop 1 retrieve → chunks.v1',
+        'hop 2 draft → summary_md',
+        'hop 3 judge → verdict.v1',
+        'hop 4 writeback → receipt.v1',
+      ]);
+      expect(segments[0]).toMatch(/^hop 0 intake → intake\.v1: intent \w+, risk \w+, language en(?:, open: [^;]+)?; question: .*How do refunds work for a duplicate charge\?$/);
+      expect(segments[3]).toBe('hop 3 judge → verdict.v1: verdict pass');
+      expect(segments[4]).toBe(`hop 4 writeback → receipt.v1: CRM note written to record crm_tickets/${request.ticket.id} (created; ticket ${request.ticket.id} triaged)`);
     });
 
     it('a writeback delivered again through stageHop after the job completed writes nothing more: a direct delivery is not the job\'s rail', async () => {

@@ -2,7 +2,7 @@
  * Rail invariants, checked on every package a stage emits (SPEC "Rail invariants").
  * A violation fails closed: the hop is rejected with the invariant named and the job escalates.
  */
-import type { Artifact, HandoffV1, Hop, StageCard } from '../../contracts';
+import { parseReference, segmentCount, splitSummary, type Artifact, type HandoffV1, type Hop, type StageCard } from '../../contracts';
 import { canonicalJson } from '../../contracts/canonical-json';
 import { constraintBreaches, policiesFor } from '../../contracts/constraints';
 
@@ -38,6 +38,33 @@ function sameHop(after: Hop | undefined, before: Hop | undefined): boolean {
   if (after?.handoff_reason !== undefined || before?.handoff_reason === undefined) return same(after, before);
   const { handoff_reason: _reason, ...rest } = before;
   return same(after, rest);
+}
+
+/**
+ * Why the emitted summary is not the delivered one with segments appended, or undefined (seed
+ * 004: segments are appended, never re-summarised, nothing is cut). Either it starts with the
+ * delivered summary, or — after the stage moved the oldest segments to the store — with one
+ * reference segment, followed by the delivered summary's newest segments unchanged, where the
+ * reference stands for at least the segments no longer on the package. The rail cannot read the
+ * store, so that is a check of the format and the count only.
+ *
+ * A plain prefix is enough on purpose: recorded results from before segments echo the summary
+ * they were delivered, which on replay is the rail's old summary (the previous result's plus a
+ * rail line) and so starts with the previous result's summary the rail delivers now.
+ */
+export function summaryNotAppended(delivered: string | undefined, emitted: string | undefined): string | undefined {
+  const was = delivered ?? '';
+  const now = emitted ?? '';
+  if (now.startsWith(was)) return undefined;
+  const before = splitSummary(was);
+  const [first, ...rest] = splitSummary(now);
+  const ref = first === undefined ? undefined : parseReference(first);
+  if (!ref) return `the summary no longer starts with the ${before.length} segment(s) delivered: earlier segments were rewritten or cut`;
+  for (let moved = 0; moved <= before.length; moved++) {
+    const kept = before.slice(moved);
+    if (same(rest.slice(0, kept.length), kept) && ref.segments >= segmentCount(before.slice(0, moved))) return undefined;
+  }
+  return `the summary starts with a reference to ${ref.segments} segment(s) at ${ref.uri}, but what follows is not the delivered summary's newest segments, or the reference stands for fewer than were moved`;
 }
 
 /**
@@ -82,6 +109,8 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   if (!same(after.tools_tried.slice(0, before.tools_tried.length), before.tools_tried)) {
     add('tools_tried_append_only', 'burned tool calls were removed from tools_tried');
   }
+  const summary = summaryNotAppended(before.summary, after.summary);
+  if (summary) add('summary_append_only', summary);
   const kept = after.artifacts.slice(0, before.artifacts.length);
   const added = after.artifacts.slice(before.artifacts.length);
   if (!same(kept, before.artifacts)) add('artifacts_append_only', 'earlier artifacts were removed or rewritten');

@@ -4,7 +4,7 @@
  * partition, so nothing collides), their tools and questions, and the merged artifact last; the
  * merge is one rail step (`merge` in the chain) after the branches' transfers.
  */
-import { LIMITS, MERGE_STAGE, type AckRecord, type Artifact, type FanOutRule, type HandoffV1, type Hop, type MergedBranches } from '../../contracts';
+import { LIMITS, MERGE_STAGE, SUMMARY_SEPARATOR, lastSegment, splitSummary, type AckRecord, type Artifact, type FanOutRule, type HandoffV1, type Hop, type MergedBranches } from '../../contracts';
 import type { Branch } from './routing';
 
 /** The record key of a fan-out's merge: `job_id:merge:<artifact_type>` (one per job and type). */
@@ -63,4 +63,22 @@ export function mergedPackage(hub: HandoffV1, rule: FanOutRule, branches: readon
     hop,
     ack,
   };
+}
+
+/**
+ * The summary segments the branches added, in the fan-out's order, for the merge to append to the
+ * hub's summary. Every branch was delivered the hub's summary (a fan-out changes only the hub's
+ * wallet, and a refused branch adds nothing), so a branch's segments are what follows it; a
+ * branch that moved earlier segments to the store starts with a reference instead, and its own
+ * segment is its newest.
+ */
+export function branchSegments(hub: Pick<HandoffV1, 'summary'>, rule: Pick<FanOutRule, 'fanOut'>, branches: readonly Branch[]): string[] {
+  const was = hub.summary ?? '';
+  return inFanOutOrder(rule, branches).flatMap((b) => {
+    const own = b.outcome.result?.package.summary;
+    if (own === undefined) return [];
+    if (!own.startsWith(was)) return own ? [lastSegment(own)!] : [];
+    const tail = own.slice(was.length);
+    return splitSummary(tail.startsWith(SUMMARY_SEPARATOR) ? tail.slice(SUMMARY_SEPARATOR.length) : tail);
+  });
 }

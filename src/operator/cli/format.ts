@@ -1,5 +1,6 @@
 /** Human-readable output of the CLI: aligned tables and one-line progress. Pure functions. */
-import type { AckRecord } from '../../../contracts';
+import { splitSummary, type AckRecord } from '../../../contracts';
+import type { JobSummary } from '../summary';
 import type { JobListing, JobView } from '../client';
 import type { DecisionReceipt, JobStatusView } from '../../../workflows/definitions';
 
@@ -71,8 +72,18 @@ export function statusText(status: JobStatusView): string {
   return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n');
 }
 
-/** `show`: status, the package as it stands, and every ack. */
-export function jobText(view: JobView, url: string): string {
+/** The summary's segments, numbered oldest first (seed 004: one per stage that ran). */
+export function summaryText(summary: JobSummary): string {
+  const n = summary.segments.length;
+  if (n === 0) return 'Summary: none yet';
+  const head = summary.unreadable ? `Summary (the package's ${n} segments; earlier ones unreadable: ${summary.unreadable})` : `Summary (${n} segment${n === 1 ? '' : 's'})`;
+  const width = String(n).length;
+  return [head, ...summary.segments.map((s, i) => `${String(i + 1).padStart(width)}. ${s.replace(/\n/g, '\n    ')}`)].join('\n');
+}
+
+/** `show`: status, the package as it stands, its summary and every ack. `summary`: the segments
+ * as read through the store; without it, the package's own. */
+export function jobText(view: JobView, url: string, summary: JobSummary = { segments: splitSummary(view.package.summary) }): string {
   const pkg = view.package;
   const sections = [
     statusText(view.status),
@@ -88,6 +99,8 @@ export function jobText(view: JobView, url: string): string {
     ...(pkg.open_questions.length ? [`questions    ${pkg.open_questions.join('; ')}`] : []),
     '',
     table(['ARTIFACT', 'URI'], pkg.artifacts.map((a) => [a.type, a.uri.length > 90 ? `${a.uri.slice(0, 87)}...` : a.uri])),
+    '',
+    summaryText(summary),
     '',
     `Acks (${view.acks.length})`,
     acksTable(view.acks),

@@ -25,6 +25,7 @@ import {
   type JobView,
 } from '../client';
 import { HopNotFoundError, hopSnapshots, snapshotText, type HopSnapshot } from '../snapshot';
+import { jobSummary } from '../summary';
 import { StageNotInTranscriptError, TranscriptUnreadableError, jobTranscript, transcriptOutput, type JobTranscript } from '../transcript';
 import { USAGE, UsageError, parseCommand, type Command } from './args';
 import { jobText, listText, liveLine, outcomeLine, progressLine, receiptText, statusText, usd } from './format';
@@ -147,8 +148,9 @@ async function execute(command: Exclude<Command, { name: 'help' }>, client: Clie
         return EXIT.ok;
       }
       const view = await getJob(client, command.jobId);
-      if (command.json) printJson(io, view);
-      else line(io.stdout, jobText(view, jobUrl(config, command.jobId)));
+      const summary = await jobSummary(view.package.summary, () => openStore(config));
+      if (command.json) printJson(io, { ...view, summary_segments: summary.segments, ...(summary.unreadable ? { summary_unreadable: summary.unreadable } : {}) });
+      else line(io.stdout, jobText(view, jobUrl(config, command.jobId), summary));
       return EXIT.ok;
     }
     case 'list': {

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SummaryMd, checkPipeline, type HandoffV1 } from '../../../contracts';
+import { SummaryMd, checkPipeline, splitSummary, type HandoffV1 } from '../../../contracts';
 import { CLASSIFICATION, SUPPORT_ROUTES, supportRouting } from '../../../contracts/pipelines/support-routing';
 import { writeArtifact } from '../../../activities/artifacts';
 import { supportRoutingActivities } from '../../../activities/support-routing';
@@ -198,6 +198,18 @@ describe('support-routing: the stages on a real store, routed by the table', () 
     expect(bodies['receipt.v1']).toMatchObject({ idempotency_key: `job_${raw.id}:crm-note:receipt.v1`, ticket_id: raw.id, status: 'created' });
     expect(await store.getCrmTicket(raw.id)).toMatchObject({ status, note: bodies.summary_md!.markdown });
     expect(await store.listWrites(`job_${raw.id}`)).toHaveLength(1);
+    // One summary segment per stage, each saying what it did.
+    const segments = splitSummary(pkg.summary);
+    expect(segments.map((s) => s.split(':', 1)[0])).toEqual([
+      `hop 1 classify → ${CLASSIFICATION}`,
+      `hop 1 ${specialist} → summary_md`,
+      'hop 1 review → verdict.v1',
+      'hop 1 crm-note → receipt.v1',
+    ]);
+    expect(segments[0]).toMatch(/: intent \w+, sentiment [\d.]+, complexity \d+\/10, language \w+; question: /);
+    expect(segments[1]).toMatch(new RegExp(` note for ticket ${raw.id}, taken over from classify \\(intent \\w+, sentiment `));
+    expect(segments[2]).toBe('hop 1 review → verdict.v1: verdict pass');
+    expect(segments[3]).toBe(`hop 1 crm-note → receipt.v1: CRM note written to record crm_tickets/${raw.id} (created; ticket ${raw.id} ${status})`);
   });
 
   it('classify reports the routing facts it derived', async () => {

@@ -16,6 +16,7 @@ import {
   checkPipeline,
   defineStage,
   definePipeline,
+  lastSegment,
   reservationUsd,
   type HandoffV1,
   type PipelineSpec,
@@ -176,6 +177,9 @@ describe('ticket-hub: the stages on a real store', () => {
     expect(history.tickets[1]!.note_excerpt).toBe('## Triage summary: ticket tkt_100 > How do I export my invoices? - Use Settings → Export [export-your-data.1]');
     expect(account.package.tools_tried.at(-1)).toEqual({ name: 'crm.read', ok: true });
     expect(account.cost_usd).toBe(accountStage.nominalCostUsd);
+    // Its own summary segment, appended to intake's.
+    expect(lastSegment(account.package.summary)).toBe('hop 1 account → account_history.v1: 2 earlier tickets of customer cus_9: tkt_101 needs_human, tkt_100 triaged');
+    expect(account.package.summary!.startsWith(`${intake.package.summary!}\n---hop---\n`)).toBe(true);
   });
 
   it('account asks a configured model what the earlier tickets have in common, and pays what the model cost; with no history it asks nothing', async () => {
@@ -205,7 +209,9 @@ describe('ticket-hub: the stages on a real store', () => {
 
   it('account says so when the customer has no earlier ticket', async () => {
     const intake = await deliver('intake', firstPackage(ticketRef({ ...refundTicket, customer_id: 'cus_new' })));
-    expect(AccountHistoryV1.parse((await deliver('account', intake.package)).body)).toEqual({ customer_id: 'cus_new', tickets: [], count: 0, more: false });
+    const account = await deliver('account', intake.package);
+    expect(AccountHistoryV1.parse(account.body)).toEqual({ customer_id: 'cus_new', tickets: [], count: 0, more: false });
+    expect(lastSegment(account.package.summary)).toBe('hop 1 account → account_history.v1: no earlier tickets of customer cus_new');
   });
 
   it('brief drafts from the merged context: it cites the policy chunks and names the earlier tickets; the judge passes it and writeback writes it', async () => {
@@ -214,8 +220,10 @@ describe('ticket-hub: the stages on a real store', () => {
     const { policy, pkg, merge } = await throughMerge(sample, 'job_hub');
     expect(pkg.artifacts.map((a) => a.type)).toEqual(['ticket.raw', 'intake.v1', 'chunks.v1', ACCOUNT_HISTORY, CONTEXT]);
 
+    expect(lastSegment(policy.package.summary)).toMatch(/^hop 1 policy → chunks\.v1: \d chunks?: [a-z-]+\.\d/);
     const brief = await deliver('brief', pkg);
     const summary = SummaryMd.parse(brief.body);
+    expect(lastSegment(brief.package.summary)).toBe(`hop 1 brief → summary_md: draft revision 0 (offline, ${summary.markdown.length} characters) citing ${summary.cited_keys.join(', ')}`);
     const keys = ChunksV1.parse(policy.body).chunks.map((c) => c.key);
     expect(summary.cited_keys.length).toBeGreaterThan(0);
     expect(summary.cited_keys.every((k) => keys.includes(k))).toBe(true);

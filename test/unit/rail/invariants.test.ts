@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Artifact, HandoffV1 } from '../../../contracts';
+import { SUMMARY_SEPARATOR, joinSummary, referenceSegment, type Artifact, type HandoffV1 } from '../../../contracts';
 import { checkEmitted, outputText, type EmittedOutput } from '../../../workflows/rail/invariants';
 import {
   CHUNKS,
@@ -290,5 +290,62 @@ describe('checkEmitted: cost_reported and key order', () => {
     const o = clean.draft();
     const { last_verdict, failures } = o.emitted.evaluator;
     expect(names({ ...o, emitted: { ...o.emitted, evaluator: { failures, last_verdict } } })).toEqual([]);
+  });
+});
+
+describe('checkEmitted: summary_append_only (seed 004: segments appended, never re-summarised)', () => {
+  const SEGMENTS = ['hop 0 intake → intake.v1: intent refund, risk low, language en', 'hop 1 retrieve → chunks.v1: 3 chunks: refund-policy.2, refund-policy.4, refund-policy.1'];
+  const OWN = 'hop 2 draft → summary_md: draft revision 0 citing refund-policy.2';
+  /** The clean draft, delivered `delivered` and emitting `emitted` as its summary. */
+  const draftSummary = (delivered: string | undefined, emitted: string | undefined): EmittedOutput => {
+    const o = clean.draft();
+    const set = (p: HandoffV1, summary: string | undefined): HandoffV1 => {
+      const { summary: _old, ...rest } = p;
+      return summary === undefined ? rest : { ...rest, summary };
+    };
+    return { ...o, delivered: set(o.delivered, delivered), emitted: set(o.emitted, emitted) };
+  };
+  const delivered = joinSummary(SEGMENTS);
+  const REF = referenceSegment('9'.repeat(64), 1);
+
+  it('the stage\'s own segment appended (or the first segment alone) breaks nothing', () => {
+    expect(names(draftSummary(delivered, `${delivered}${SUMMARY_SEPARATOR}${OWN}`))).toEqual([]);
+    expect(names(draftSummary(undefined, OWN))).toEqual([]);
+  });
+
+  it('one minimal mutation: the stage rewrites an earlier segment', () => {
+    const rewritten = joinSummary([SEGMENTS[0]!.replace('risk low', 'risk high'), SEGMENTS[1]!, OWN]);
+    expect(names(draftSummary(delivered, rewritten))).toEqual(['summary_append_only']);
+  });
+
+  it('cutting the oldest segment, re-summarising, or dropping the summary is rejected', () => {
+    expect(names(draftSummary(delivered, joinSummary([SEGMENTS[1]!, OWN])))).toEqual(['summary_append_only']);
+    expect(names(draftSummary(delivered, 'refund ticket, 3 chunks, draft cites refund-policy.2'))).toEqual(['summary_append_only']);
+    expect(names(draftSummary(delivered, undefined))).toEqual(['summary_append_only']);
+  });
+
+  it('a recorded result from before segments echoes what the old rail delivered: the previous summary plus a rail line, still a prefix', () => {
+    // On replay the rail delivers the previous recorded summary; the recorded result echoes the
+    // old rail's (that summary + "\n<hop>. <stage>: <ack> → <type>").
+    const previous = '0. intake: accepted → intake.v1\n1. retrieve: accepted → chunks.v1';
+    expect(names(draftSummary(previous, `${previous}\n2. draft: accepted → summary_md`))).toEqual([]);
+    expect(names(draftSummary(undefined, '0. intake: accepted → intake.v1'))).toEqual([]);
+    expect(names(draftSummary(previous, previous))).toEqual([]);
+  });
+
+  it('after an offload: a reference standing for the moved segments, then the newest unchanged, then the own segment', () => {
+    expect(names(draftSummary(delivered, joinSummary([REF, SEGMENTS[1]!, OWN])))).toEqual([]);
+    // Everything moved (the own segment too): the reference stands for all of it.
+    expect(names(draftSummary(delivered, referenceSegment('9'.repeat(64), 3)))).toEqual([]);
+    // A chained offload: the delivered reference is among what moved.
+    const chained = joinSummary([referenceSegment('8'.repeat(64), 5), ...SEGMENTS]);
+    expect(names(draftSummary(chained, joinSummary([referenceSegment('9'.repeat(64), 6), SEGMENTS[1]!, OWN])))).toEqual([]);
+  });
+
+  it('after an offload: a reference counting fewer segments than moved, a kept segment rewritten, or no valid reference is rejected', () => {
+    const chained = joinSummary([referenceSegment('8'.repeat(64), 5), ...SEGMENTS]);
+    expect(names(draftSummary(chained, joinSummary([referenceSegment('9'.repeat(64), 1), SEGMENTS[1]!, OWN])))).toEqual(['summary_append_only']);
+    expect(names(draftSummary(delivered, joinSummary([REF, `${SEGMENTS[1]!} (abridged)`, OWN])))).toEqual(['summary_append_only']);
+    expect(names(draftSummary(delivered, joinSummary(['[earlier hops: see the store]', SEGMENTS[1]!, OWN])))).toEqual(['summary_append_only']);
   });
 });

@@ -1,8 +1,11 @@
 /** A fan-out's join (workflows/rail/merge.ts): branch order, the failing branch, the merged package. */
 import { describe, expect, it } from 'vitest';
-import { MERGE_STAGE, validateHandoff, type FanOutRule, type HandoffV1 } from '../../../contracts';
+import { MERGE_STAGE, SUMMARY_SEPARATOR, joinSummary, referenceSegment, splitSummary, validateHandoff, type FanOutRule, type HandoffV1 } from '../../../contracts';
+import { mergeActivities } from '../../../activities/merge';
+import { readSummarySegments } from '../../../activities/summary';
+import { openStore } from '../../../src/worker/store';
 import { ackRecord } from '../../../workflows/rail/ack';
-import { branchFailure, failedBranch, inFanOutOrder, mergeHop, mergeKey, mergedBody, mergedPackage } from '../../../workflows/rail/merge';
+import { branchFailure, branchSegments, failedBranch, inFanOutOrder, mergeHop, mergeKey, mergedBody, mergedPackage } from '../../../workflows/rail/merge';
 import type { HopOutcome } from '../../../workflows/rail/hop';
 import type { Branch } from '../../../workflows/rail/routing';
 import { INTAKE, TICKET, at, emit, ref } from './helpers';
@@ -60,5 +63,42 @@ describe('fan-out join', () => {
     expect(merged.open_questions).toEqual([...hub.open_questions, 'which order?']);
     expect(merged.budget).toEqual(hub.budget);
     expect(validateHandoff(merged, { accept: ['handoff.v1'] }).ok).toBe(true);
+  });
+});
+
+describe('fan-out join: the summary', () => {
+  const POLICY_SEGMENT = 'hop 2 policy → chunks.v1: 3 chunks: refund-policy.2, refund-policy.4, refund-policy.1';
+  const ACCOUNT_SEGMENT = 'hop 2 account → account_history.v1: 2 earlier tickets of customer cus_9: tkt_100 triaged, tkt_101 needs_human';
+  const withSegment = (segment: string) => ({ summary: `${hub.summary!}${SUMMARY_SEPARATOR}${segment}` });
+
+  it("takes each branch's own segment in the fan-out's order, whatever order they finished in; a refused branch adds none", () => {
+    const branches = [answered('account', ACCOUNT, withSegment(ACCOUNT_SEGMENT)), answered('policy', POLICY, withSegment(POLICY_SEGMENT))];
+    expect(branchSegments(hub, rule, branches)).toEqual([POLICY_SEGMENT, ACCOUNT_SEGMENT]);
+    expect(branchSegments(hub, rule, [answered('policy', POLICY, withSegment(POLICY_SEGMENT)), refused('account')])).toEqual([POLICY_SEGMENT]);
+  });
+
+  it('a branch that moved earlier segments to the store contributes its newest segment', () => {
+    const offloaded = { summary: joinSummary([referenceSegment('9'.repeat(64), 1), ACCOUNT_SEGMENT]) };
+    expect(branchSegments(hub, rule, [answered('policy', POLICY, withSegment(POLICY_SEGMENT)), answered('account', ACCOUNT, offloaded)])).toEqual([POLICY_SEGMENT, ACCOUNT_SEGMENT]);
+  });
+
+  it('the merge activity appends them to the hub summary, moving the oldest to the store past the cap with nothing lost', async () => {
+    const store = await openStore({ sqlitePath: ':memory:' });
+    try {
+      const { mergeBranches } = mergeActivities(store);
+      const body = { after: rule.after, branches: [{ stage: 'policy', artifact: POLICY }, { stage: 'account', artifact: ACCOUNT }] };
+      const merged = await mergeBranches({ key: 'j:merge:context.v1', type: 'context.v1', body, package: hub, segments: [POLICY_SEGMENT, ACCOUNT_SEGMENT] });
+      expect(merged.package.summary).toBe(joinSummary([hub.summary!, POLICY_SEGMENT, ACCOUNT_SEGMENT]));
+
+      const full = { ...hub, summary: joinSummary(Array.from({ length: 19 }, (_, n) => `hop ${n} s → t.v1: ${'x'.repeat(390)}`)) };
+      expect(validateHandoff(full, { accept: ['handoff.v1'] }).ok).toBe(true);
+      const over = await mergeBranches({ key: 'j2:merge:context.v1', type: 'context.v1', body, package: full, segments: [POLICY_SEGMENT, ACCOUNT_SEGMENT] });
+      expect(splitSummary(over.package.summary)[0]).toMatch(/^\[earlier hops: handrail:\/\/summaries\/[0-9a-f]{64} \(\d+ segments?\)\]$/);
+      expect(splitSummary(over.package.summary).slice(-2)).toEqual([POLICY_SEGMENT, ACCOUNT_SEGMENT]);
+      expect(validateHandoff(over.package, { accept: ['handoff.v1'] }).ok).toBe(true);
+      expect(await readSummarySegments(store, over.package.summary)).toEqual([...splitSummary(full.summary), POLICY_SEGMENT, ACCOUNT_SEGMENT]);
+    } finally {
+      await store.close();
+    }
   });
 });

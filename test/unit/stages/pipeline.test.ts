@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChunksV1, NoHitV1, ReceiptV1, SummaryMd, VerdictV1, type HandoffV1 } from '../../../contracts';
+import { ChunksV1, NoHitV1, ReceiptV1, SummaryMd, VerdictV1, failureCode, lastSegment, type HandoffV1 } from '../../../contracts';
 import type { StageResult } from '../../../contracts/stages';
 import { createActivities, type HandrailActivities } from '../../../activities';
 import { writeArtifact } from '../../../activities/artifacts';
@@ -68,6 +68,8 @@ describe('retrieve', () => {
     const summary = SummaryMd.parse(draft.body);
     expect(summary.markdown).toContain('no_match');
     expect(summary.cited_keys).toEqual([]);
+    expect(lastSegment(retrieve.package.summary)).toMatch(/^hop 1 retrieve → no_hit\.v1: no hit: no help-center article matches: /);
+    expect(lastSegment(draft.package.summary)).toMatch(/^hop 1 draft → summary_md: draft revision 0 \(offline, \d+ characters\) citing nothing \(no_match\)$/);
     expect(VerdictV1.parse(judge.body).verdict).toBe('pass');
   });
 
@@ -107,6 +109,7 @@ describe('draft', () => {
     expect(rejectedUris).not.toContain(revision.artifact.uri);
     const markdown = SummaryMd.parse(revision.body).markdown;
     expect(markdown).toMatch(/^_Revision 2: addresses too_long\b/m);
+    expect(lastSegment(revision.package.summary)).toMatch(/^hop 1 draft → summary_md: draft revision 2 \(offline, \d+ characters\) citing refund-policy\.\d/);
     expect(VerdictV1.parse((await relay.run('judge', revision.package)).body).verdict).toBe('pass');
   });
 
@@ -154,6 +157,8 @@ describe('judge', () => {
     expect(verdict.verdict).toBe('fail');
     expect(verdict.failures.some((f) => failure.test(f))).toBe(true);
     expect(result.package.evaluator).toEqual({ last_verdict: 'fail', failures: verdict.failures });
+    // The judge's summary segment names the failures by their codes.
+    expect(lastSegment(result.package.summary)).toBe(`hop 1 judge → verdict.v1: verdict fail: ${[...new Set(verdict.failures.map(failureCode))].join(', ')}`);
   });
 
   it('fails a no_hit summary that does not say no_match', () => {
