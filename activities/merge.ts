@@ -10,6 +10,7 @@ import type { Store } from '../src/worker/store';
 import { writeArtifact } from './artifacts';
 import { asAnswered, deliveryFacts } from './stage';
 import { appendSegments } from './summary';
+import { joinBranchTurns, withTranscript } from './transcript-log';
 
 export interface MergeWork {
   /** `job_id:merge:<artifact_type>`. */
@@ -22,6 +23,8 @@ export interface MergeWork {
   /** The branches' summary segments in the fan-out's order, appended to the hub's summary (the
    * oldest moved to the store once it is full). Absent: the summary stays the hub's. */
   segments?: string[];
+  /** Each branch's memory refs in the fan-out's order: their turns join the job's one log. */
+  branches?: Pick<HandoffV1, 'memory_refs'>[];
 }
 
 export function mergeActivities(store: Store) {
@@ -29,7 +32,13 @@ export function mergeActivities(store: Store) {
     async mergeBranches(work: MergeWork): Promise<StageResult> {
       const artifact = await writeArtifact(store, work.type, MergedBranches, work.body);
       const summary = await appendSegments(store, work.package.summary, work.segments ?? []);
-      const pkg = { ...work.package, ...(summary !== undefined ? { summary } : {}), artifacts: [...work.package.artifacts, artifact] };
+      const log = await joinBranchTurns(store, work.package, work.branches ?? [], work.package.job_id);
+      const pkg = {
+        ...work.package,
+        ...(summary !== undefined ? { summary } : {}),
+        ...(log ? { memory_refs: withTranscript(work.package.memory_refs, log) } : {}),
+        artifacts: [...work.package.artifacts, artifact],
+      };
       const facts = deliveryFacts(pkg, MERGE_STAGE);
       const recorded = await store.recordStageCompletion(work.key, { package: pkg, artifact, cost_usd: 0, body: work.body }, facts);
       return asAnswered(recorded, facts);

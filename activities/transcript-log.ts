@@ -9,7 +9,7 @@
  * stay the size of the messages themselves.
  */
 import { z } from 'zod';
-import { canonicalJson, isTranscriptUri, LIMITS, Message, TaggedMessage, transcriptHead, type HandoffV1 } from '../contracts';
+import { canonicalJson, isTranscriptUri, LIMITS, Message, TaggedMessage, transcriptHead, transcriptUri, type HandoffV1 } from '../contracts';
 import { sha256Hex } from '../src/worker/store/content';
 import type { Store } from '../src/worker/store';
 import { stageFailure } from './failures';
@@ -143,6 +143,27 @@ export async function appendTurn(store: Store, turn: TurnRecord): Promise<string
     ...(handover && record ? { handover: { used: handover.used, tokens: handover.tokens, ...(handover.fell_back ? { fell_back: true } : {}), record } } : {}),
   };
   return store.putContent(canonicalJson(StoredTurn.parse(stored)));
+}
+
+/**
+ * A fan-out's branches each took their turns on the hub's log (each branch's chain starts from the
+ * hub's newest turn). The merge keeps the log one line: it re-chains every branch's own turns
+ * after the hub's newest, in the fan-out's order, and returns the new newest turn's URI — or
+ * undefined when no branch took a turn. Records are content-addressed, so a retried merge writes
+ * the same records.
+ */
+export async function joinBranchTurns(store: Store, hub: Pick<HandoffV1, 'job_id' | 'memory_refs'>, branches: readonly Pick<HandoffV1, 'memory_refs'>[], scopedJobId: string): Promise<string | undefined> {
+  const hubHead = (await readHead(store, hub, scopedJobId)).sha;
+  let prev = hubHead;
+  for (const branch of branches) {
+    const ref = transcriptRef({ job_id: hub.job_id, memory_refs: branch.memory_refs });
+    if (!ref || ref.head === hubHead) continue;
+    const log = await chain(store, await readStored(store, ref.head, scopedJobId, ref.uri), scopedJobId, ref.uri);
+    // The branch's own turns: from the one that followed the hub's newest (null: the log's first).
+    const own = log.slice(Math.max(0, log.findIndex((t) => t.prev === hubHead)));
+    for (const turn of own) prev = await store.putContent(canonicalJson(StoredTurn.parse({ ...turn, prev })));
+  }
+  return prev !== null && prev !== hubHead ? transcriptUri(hub.job_id, prev) : undefined;
 }
 
 /** Every message of a log, oldest first. */

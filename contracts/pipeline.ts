@@ -212,6 +212,8 @@ export function checkPipeline(spec: PipelineSpec): string[] {
   const byName = new Map(spec.stages.map((c) => [c.name, c]));
   const produced = new Set([entry, ...spec.stages.flatMap((c) => c.outputs), ...fanOuts.map((r) => r.merge)]);
   fanOuts.forEach((rule) => problems.push(...checkFanOut(rule, spec, byName)));
+  // Provenance takes a `merge` record as a fan-out's: no stage of any pipeline may record as one.
+  if (byName.has(MERGE_STAGE)) problems.push(`stage "${MERGE_STAGE}" is the rail's merge step; rename the stage`);
 
   spec.routes.forEach((rule, i) => {
     const at = describeRule(rule, i);
@@ -311,6 +313,8 @@ function checkFanOut(rule: FanOutRule, spec: PipelineSpec, byName: ReadonlyMap<s
     if (!card.accepts.includes(rule.after)) problems.push(`${at} goes to "${name}", which does not accept ${rule.after} (accepts ${card.accepts.join(' | ')})`);
     // A critic's verdict and a writer's write are single-file steps: two at once would race.
     if (card.role !== 'worker') problems.push(`${at}: specialist "${name}" is a ${card.role}; specialists that run at once must be workers`);
+    // Branches at once share the wallet exactly only when each is held to a worst case.
+    if (card.maxCostUsd === undefined) problems.push(`${at}: specialist "${name}" declares no maxCostUsd; a specialist that runs beside others is reserved and charged at most its worst case`);
     for (const type of card.outputs) {
       const other = owner.get(type);
       if (other) problems.push(`${at}: "${other}" and "${name}" both own ${type}; the specialists' partitions must be disjoint`);
@@ -320,7 +324,6 @@ function checkFanOut(rule: FanOutRule, spec: PipelineSpec, byName: ReadonlyMap<s
   if (!isSlug(rule.merge)) problems.push(`${at} merges into ${JSON.stringify(rule.merge)}, which is not an artifact type slug`);
   const maker = spec.stages.find((c) => c.outputs.includes(rule.merge));
   if (maker || rule.merge === (spec.entry ?? DEFAULT_ENTRY)) problems.push(`${at} merges into ${rule.merge}, which ${maker ? `stage "${maker.name}" also emits` : 'is the entry type'}; the merge's type is its own`);
-  if (byName.has(MERGE_STAGE)) problems.push(`stage "${MERGE_STAGE}" is the rail's merge step in a pipeline with a fan-out; rename the stage`);
   return problems;
 }
 

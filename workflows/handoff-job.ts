@@ -22,7 +22,7 @@ import type { Duration } from '@temporalio/common';
 import { HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, MERGE_STAGE, findPipeline, isTranscriptUri, issueLines, reservationUsd, snapshotOf, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1, type Snapshot, type StageResult } from '../contracts';
 import type { MergeWork } from '../activities/merge';
 import { acksQuery, decideUpdate, packageQuery, snapshotQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
-import { runHop, type HopOutcome, type StageProxies } from './hop';
+import { describeFailure, runHop, type HopOutcome, type StageProxies } from './hop';
 import { Reservations, addUsd, charge, topUp, type Reservation } from './rail/budget';
 import { decisionOptions, validateDecision } from './rail/decisions';
 import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from './rail/hops';
@@ -107,7 +107,9 @@ async function runJob(job: Job): Promise<JobResult> {
         continue;
       }
       if (step.kind === 'fanout') {
-        step = await job.fanOut(step);
+        const next = await job.fanOut(step);
+        if (next.kind === 'ended') return await job.finish('rejected', next.reason);
+        step = next;
         continue;
       }
       const outcome = await job.hop(step);
@@ -124,6 +126,12 @@ async function runJob(job: Job): Promise<JobResult> {
     if (isCancellation(err)) return await CancellationScope.nonCancellable(() => job.finish('cancelled', 'cancelled by an operator'));
     throw err;
   }
+}
+
+/** A fan-out that ends the job: another package's result under one of its keys (rejected). */
+interface Ended {
+  kind: 'ended';
+  reason: string;
 }
 
 /** The job's state and the operator surface over it (queries, update, search attributes, details). */
@@ -208,7 +216,7 @@ class Job {
    * rail merges them; a branch refused or failed escalates the job with the branch named, and the
    * branches that answered are kept for the retry.
    */
-  async fanOut(step: FanOutStep): Promise<Route> {
+  async fanOut(step: FanOutStep): Promise<Route | Ended> {
     const pending = step.rule.fanOut.filter((stage) => !step.done.some((b) => b.stage === stage));
     this.stage = pending.join('+');
     const settled = await Promise.allSettled(
@@ -243,29 +251,55 @@ class Job {
       const ack = failed.outcome.acks[failed.outcome.acks.length - 1];
       return { kind: 'escalate', reason: branchFailure(step.rule, failed), resume: failed.stage, retry: { ...step, done: answered }, ...(ack ? { ack } : {}) };
     }
-    await this.merge(step, answered);
-    return this.route();
+    // A branch whose delivery key already holds another package's result ends the job, as a serial hop's does.
+    const conflict = ran.flatMap((b) => b.outcome.acks).find((a) => a.ack === 'rejected_conflict');
+    if (conflict) return { kind: 'ended', reason: conflict.reason };
+    return (await this.merge(step, answered)) ?? this.route();
   }
 
-  /** Joins the branches' artifacts into one, recorded once under `job_id:merge:<type>`. */
-  private async merge(step: FanOutStep, branches: readonly Branch[]): Promise<void> {
+  /**
+   * Joins the branches' artifacts into one, recorded once under `job_id:merge:<type>`. A merge
+   * that cannot be recorded escalates (every branch kept, so a retry only merges); one recorded
+   * from another package under this job's key is a conflict, like a serial hop's.
+   */
+  private async merge(step: FanOutStep, branches: readonly Branch[]): Promise<Route | Ended | undefined> {
     this.stage = MERGE_STAGE;
     const hop = mergeHop(this.package, step.rule);
     const key = mergeKey(this.jobId, step.rule);
+    const at = { stage: MERGE_STAGE, hop, deliveryKey: key, traceparent: this.traceparent };
     const parts = branches.map((b) => `${b.stage} (${b.outcome.result!.artifact.type})`).join(', ');
-    const ack = ackRecord({ ack: 'accepted', reason: `merging ${parts} into ${step.rule.merge}` }, { stage: MERGE_STAGE, hop, deliveryKey: key, traceparent: this.traceparent, now: new Date() });
+    const ack = ackRecord({ ack: 'accepted', reason: `merging ${parts} into ${step.rule.merge}` }, { ...at, now: new Date() });
     const pkg = mergedPackage(this.package, step.rule, branches, hop, ack);
-    const result = await mergeBranches({ key, type: step.rule.merge, body: mergedBody(step.rule, branches), package: pkg, segments: branchSegments(this.package, step.rule, branches) });
-    // A merge already recorded for this job (a second run) answers with the recorded artifact.
-    const final = result.recorded_by_other ? ackRecord({ ack: 'duplicate', reason: `${step.rule.merge} already merged for this job; returning the recorded artifact` }, { stage: MERGE_STAGE, hop, deliveryKey: key, traceparent: this.traceparent, now: new Date() }) : ack;
-    // The summary is the merge's, as recorded: the hub's with the branches' segments appended by
-    // the activity (which may move the oldest to the store). Recorded merges from before segments
-    // carry the summary the rail had then, which the next stage's recorded result starts with.
-    const summary = result.package.summary;
-    this.package = { ...pkg, ...(summary !== undefined ? { summary } : {}), artifacts: [...pkg.artifacts, result.artifact], ack: final };
+    let result: StageResult;
+    try {
+      result = await mergeBranches({
+        key,
+        type: step.rule.merge,
+        body: mergedBody(step.rule, branches),
+        package: pkg,
+        segments: branchSegments(this.package, step.rule, branches),
+        branches: branches.map((b) => ({ memory_refs: b.outcome.result!.package.memory_refs })),
+      });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      return { kind: 'escalate', reason: `merge into ${step.rule.merge} failed: ${describeFailure(err)}`.slice(0, LIMITS.shortText), resume: MERGE_STAGE, retry: { ...step, done: branches } };
+    }
+    if (result.recorded_by_other === 'different') {
+      const conflict = ackRecord({ ack: 'rejected_conflict', reason: `another package was already merged into ${step.rule.merge} for this job; its merge is not this one's` }, { ...at, now: new Date() });
+      this.acks.push(conflict);
+      return { kind: 'ended', reason: conflict.reason };
+    }
+    // The same merge recorded earlier (a second run) answers with the recorded artifact.
+    const final = result.recorded_by_other ? ackRecord({ ack: 'duplicate', reason: `${step.rule.merge} already merged for this job; returning the recorded artifact` }, { ...at, now: new Date() }) : ack;
+    // Summary and log ref are the merge's, as recorded: the hub's with the branches' segments
+    // appended and their turns joined by the activity. Recorded merges from before segments carry
+    // the summary the rail had then, which the next stage's recorded result starts with.
+    const { summary, memory_refs } = result.package;
+    this.package = { ...pkg, ...(summary !== undefined ? { summary } : {}), memory_refs, artifacts: [...pkg.artifacts, result.artifact], ack: final };
     if (result.body && typeof result.body === 'object') this.bodies[step.rule.merge] = result.body as Record<string, unknown>;
     this.acks.push(final);
     this.publish();
+    return undefined;
   }
 
   /** Runs a hop under a reservation of its stage's worst case, made the moment the hop is
@@ -287,7 +321,7 @@ class Job {
           countAtLastHumanDecision: this.countAtLastHumanDecision,
           fallbackTraceparent: this.traceparent,
           fallbackJobId: this.jobId,
-          heldUsd: this.reservations.heldUsd,
+          heldUsd: () => this.reservations.heldUsd,
         },
         {
           // The rail made every earlier delivery of this job itself: each key is new.

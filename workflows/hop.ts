@@ -188,7 +188,8 @@ async function runStage(
 /** What an activity failure says happened: the stage's own failure under Temporal's wrapper. */
 const causeOf = (err: unknown): unknown => (err instanceof ActivityFailure ? err.cause : err);
 
-function describeFailure(err: unknown): string {
+/** What a failed activity says went wrong, for an ack or an escalation. */
+export function describeFailure(err: unknown): string {
   const cause = causeOf(err);
   if (cause instanceof ApplicationFailure) return `${cause.type ?? 'Error'}: ${cause.message}`;
   return cause instanceof Error ? cause.message : String(cause);

@@ -7,6 +7,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { cancelled, heartbeat, sleep } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { MergeWork } from '../../activities/merge';
+import { readLog } from '../../activities/transcript-log';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitSummary, type AckRecord, type JobResult, type StageResult, type StageWork } from '../../contracts';
 import { branchesOverlapped } from '../../bench/history';
@@ -20,6 +23,8 @@ let store: Store;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-hub-'));
 /** Jobs whose `account` stage misbehaves, by job id (the other jobs get the real stage). */
 const accountBehaviour = new Map<string, 'overspend' | 'hang'>();
+/** Jobs whose first merge fails (the store refusing, say), by job id. */
+const failFirstMerge = new Set<string>();
 
 beforeAll(async () => {
   store = await openStore({ databaseUrl: process.env.DATABASE_URL, dataDir });
@@ -38,6 +43,10 @@ beforeAll(async () => {
         const result = await real.account(work);
         // A stage that reports far more than its card's worst case (maxCostUsd 0.002).
         return behaviour === 'overspend' ? { ...result, cost_usd: 0.5 } : result;
+      },
+      mergeBranches: async (work: MergeWork): Promise<StageResult> => {
+        if (failFirstMerge.delete(work.package.job_id)) throw ApplicationFailure.nonRetryable('the store refused the merge record', 'StoreUnavailable');
+        return real.mergeBranches(work);
       },
     }),
   });
@@ -88,6 +97,24 @@ describe('hub with parallel specialists', () => {
       'hop 4 judge → verdict.v1',
       'hop 5 writeback → receipt.v1',
     ]);
+
+    // The job's log stays one line: the branches' turns joined in fan-out order, then the rest.
+    const { turns } = await readLog(store, result.package, request.job_id);
+    expect(turns.map((t) => t.stage)).toEqual(['intake', 'policy', 'account', 'brief', 'judge', 'writeback']);
+  });
+
+  it('a merge that fails escalates with every branch kept; approving merges again and the job completes', async () => {
+    const request = hubJob();
+    failFirstMerge.add(request.job_id);
+    const { handle } = await startJob(rail.client, request, rail);
+    const view = await waitForStatus(handle, 'escalated');
+    expect(view.escalation).toMatchObject({ blocked: 'merge', reasons: [expect.stringMatching(/^merge into context\.v1 failed: StoreUnavailable: the store refused the merge record/)] });
+    await decide(rail.client, request.job_id, { action: 'approve', actor: 'ops.lead' });
+    const result: JobResult = await handle.result();
+    expect(result.status).toBe('completed');
+    const stages = await stageActivities(rail.client, request.job_id);
+    expect(['policy', 'account', 'mergeBranches'].map((s) => stages.filter((n) => n === s).length)).toEqual([1, 1, 2]);
+    expect(await store.findStageRecord(`${request.job_id}:merge:context.v1`)).not.toBeNull();
   });
 
   it('a branch whose reservation does not fit is refused before work; the hub escalates naming it, and a top-up runs only that branch', async () => {

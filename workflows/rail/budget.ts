@@ -23,11 +23,12 @@ export function canPay(budget: Budget, costUsd: number): boolean {
 
 /** Subtract what a stage reported. A stage that spent more than was left empties the wallet;
  * the overspend is returned so the job result can report it rather than hide it. */
-export function charge(budget: Budget, costUsd: number): { budget: Budget; overspentUsd: number } {
-  const remaining = micros(budget.usd_remaining) - micros(costUsd);
+export function charge(budget: Budget, costUsd: number): { budget: Budget; overspentUsd: number; chargedUsd: number } {
+  const [held, cost] = [micros(budget.usd_remaining), micros(costUsd)];
   return {
-    budget: { ...budget, usd_remaining: usd(Math.max(0, remaining)) },
-    overspentUsd: usd(Math.max(0, -remaining)),
+    budget: { ...budget, usd_remaining: usd(Math.max(0, held - cost)) },
+    overspentUsd: usd(Math.max(0, cost - held)),
+    chargedUsd: usd(Math.min(held, cost)),
   };
 }
 
@@ -63,6 +64,10 @@ export interface Reservation {
   readonly hop: number;
   readonly usd: number;
 }
+
+/** What a stage's report counts as: a real, non-negative amount, else nothing (a cost that is
+ * not a number is an invariant violation, never a charge). */
+export const reportedUsd = (cost: number): number => (Number.isFinite(cost) && cost >= 0 ? cost : 0);
 
 /** Can the wallet, less what running hops hold reserved, hold a reservation of `reserveUsd`? */
 export function fits(budget: Budget, heldUsd: number, reserveUsd: number): boolean {

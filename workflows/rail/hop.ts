@@ -23,7 +23,7 @@ import {
   type StageResult,
 } from '../../contracts';
 import { ackRecord, decideAck, type AckDecision } from './ack';
-import { charge, settle } from './budget';
+import { charge, reportedUsd, settle } from './budget';
 import { deliveryKey, nextHop } from './hops';
 import { checkEmitted, type Violation } from './invariants';
 
@@ -44,8 +44,9 @@ export interface HopRequest {
   /** Used on acks of packages too broken to carry a trace. */
   fallbackTraceparent: string;
   fallbackJobId: string;
-  /** What the job's other running hops hold reserved from the wallet (a fan-out's branches). */
-  heldUsd?: number;
+  /** What the job's other running hops hold reserved from the wallet (a fan-out's branches),
+   * asked when the hop is acked: a hop admitted meanwhile is counted however the shell awaits. */
+  heldUsd?: () => number;
 }
 
 /** What the rail knows about a hop before any stage work. */
@@ -109,7 +110,7 @@ export function decideHop(a: Admission, r: Pick<HopRequest, 'pipeline' | 'maxHop
     countAtLastHumanDecision: r.countAtLastHumanDecision,
     alreadyDelivered: prior !== null,
     otherPackage: prior?.recorded_by_other === 'different',
-    heldUsd: r.heldUsd,
+    heldUsd: r.heldUsd?.(),
   });
 }
 
@@ -133,9 +134,10 @@ export interface Settlement {
  */
 export function settleHop(pipeline: Pipeline, delivered: HandoffV1, result: StageResult, card: StageCard, reservedUsd?: number): Settlement {
   // A cost that is not a number is a violation (checkEmitted); the wallet is charged nothing for it.
-  const reported = Number.isFinite(result.cost_usd) && result.cost_usd >= 0 ? result.cost_usd : 0;
-  const { settledUsd: costUsd, overspentUsd: beyondReservation } = reservedUsd === undefined ? { settledUsd: reported, overspentUsd: 0 } : settle(reservedUsd, reported);
-  const { budget, overspentUsd: beyondWallet } = charge(delivered.budget, costUsd);
+  const reported = reportedUsd(result.cost_usd);
+  const { settledUsd: capped, overspentUsd: beyondReservation } = reservedUsd === undefined ? { settledUsd: reported, overspentUsd: 0 } : settle(reservedUsd, reported);
+  // The wallet pays at most what it holds: what it was charged is what the job spent.
+  const { budget, overspentUsd: beyondWallet, chargedUsd: costUsd } = charge(delivered.budget, capped);
   const overspentUsd = beyondReservation + beyondWallet;
   const emitted = validateHandoff(result.package, { accept: card.packageVersions, registry: pipeline.versions });
   const violations = emitted.ok
@@ -259,7 +261,9 @@ export function concludeHop(
       ? { acks: [again], package: { ...result.package, ack: again }, result, ok: true, stage: a.stage, ...free }
       : refused({ acks: [again], package: { ...a.arrived, ack: again } });
   }
-  const overReservation = settle(reservedUsd, Number.isFinite(result.cost_usd) ? result.cost_usd : 0).overspentUsd > 0;
+  // Only a declared worst case caps the charge: a nominal cost is the offline figure, and a real
+  // model's report above it is charged in full (down to an empty wallet, the rest overspent).
+  const overReservation = a.card.maxCostUsd !== undefined && settle(reservedUsd, reportedUsd(result.cost_usd)).overspentUsd > 0;
   const settled = settleHop(r.pipeline, delivered, result, card, overReservation && options.maySettleAtReservation?.() ? reservedUsd : undefined);
   const paid = { result, stage: card.name, costUsd: settled.costUsd, overspentUsd: settled.overspentUsd };
   const first = booked(settled.costUsd);

@@ -4,7 +4,7 @@
  * partition, so nothing collides), their tools and questions, and the merged artifact last; the
  * merge is one rail step (`merge` in the chain) after the branches' transfers.
  */
-import { LIMITS, MERGE_STAGE, SUMMARY_SEPARATOR, lastSegment, splitSummary, type AckRecord, type Artifact, type FanOutRule, type HandoffV1, type Hop, type MergedBranches } from '../../contracts';
+import { LIMITS, MERGE_STAGE, SUMMARY_SEPARATOR, isTranscriptUri, lastSegment, splitSummary, type AckRecord, type Artifact, type FanOutRule, type HandoffV1, type Hop, type MergedBranches } from '../../contracts';
 import type { Branch } from './routing';
 
 /** The record key of a fan-out's merge: `job_id:merge:<artifact_type>` (one per job and type). */
@@ -59,7 +59,9 @@ export function mergedPackage(hub: HandoffV1, rule: FanOutRule, branches: readon
     artifacts: [...hub.artifacts, ...inFanOutOrder(rule, branches).map((b): Artifact => b.outcome.result!.artifact)],
     tools_tried: [...hub.tools_tried, ...added((p) => p.tools_tried)].slice(-LIMITS.listItems),
     open_questions: unique([...hub.open_questions, ...added((p) => p.open_questions)]).slice(-LIMITS.listItems),
-    memory_refs: unique([...hub.memory_refs, ...added((p) => p.memory_refs)]).slice(-LIMITS.listItems),
+    // A stage replaces the log's ref in place, so the branches' own refs are a set difference;
+    // their log refs are joined into one by the merge activity.
+    memory_refs: unique([...hub.memory_refs, ...inFanOutOrder(rule, branches).flatMap((b) => b.outcome.result?.package.memory_refs.filter((r) => !hub.memory_refs.includes(r) && !isTranscriptUri(r)) ?? [])]).slice(-LIMITS.listItems),
     hop,
     ack,
   };

@@ -22,7 +22,7 @@ import {
   type PipelineSpec,
 } from '../../../contracts';
 import type { StageResult } from '../../../contracts/stages';
-import { BUILT_IN_PIPELINES, ticketHub } from '../../../contracts/pipelines';
+import { BUILT_IN_PIPELINES, ticketHub, ticketTriage } from '../../../contracts/pipelines';
 import { ACCOUNT_HISTORY, CONTEXT, accountStage, briefStage, policyStage } from '../../../contracts/pipelines/ticket-hub';
 import { intakeStage, judgeStage, writebackStage } from '../../../contracts/pipelines/ticket-triage';
 import { builtInActivities, createActivities, type HandrailActivities } from '../../../activities';
@@ -73,8 +73,18 @@ describe('ticket-hub: the definition', () => {
     expect(error.problems).toEqual([`fan-out after intake.v1: "policy" and "account" both own chunks.v1; the specialists' partitions must be disjoint`]);
   });
 
+  it('refuses a specialist without a worst case (maxCostUsd), and a stage named merge in any pipeline', () => {
+    const open = defineStage({ ...accountStage, maxCostUsd: undefined });
+    expect(refusal(hub({ stages: ticketHub.cards.map((c) => (c.name === 'account' ? open : c)) })).problems).toEqual([
+      'fan-out after intake.v1: specialist "account" declares no maxCostUsd; a specialist that runs beside others is reserved and charged at most its worst case',
+    ]);
+    const merge = defineStage({ ...intakeStage, name: 'merge' });
+    const serial = { name: 'with-merge', stages: ticketTriage.cards.map((c) => (c.name === 'intake' ? merge : c)), routes: ticketTriage.routes.map((r) => ('to' in r && r.to === 'intake' ? { ...r, to: 'merge' } : r)), revisits: ticketTriage.revisits };
+    expect(() => definePipeline(serial)).toThrow(/stage "merge" is the rail's merge step; rename the stage/);
+  });
+
   it('refuses a fan-out to a critic', () => {
-    const screen = defineStage({ name: 'screen', role: 'critic', accepts: ['intake.v1'], outputs: ['screening.v1'], criteria: ['risk screened'], nominalCostUsd: 0 });
+    const screen = defineStage({ name: 'screen', role: 'critic', accepts: ['intake.v1'], outputs: ['screening.v1'], criteria: ['risk screened'], nominalCostUsd: 0, maxCostUsd: 0.001 });
     const routes = ticketHub.routes.map((r) => ('fanOut' in r ? { ...r, fanOut: ['policy', 'screen'] } : r));
     const error = refusal(hub({ stages: ticketHub.cards.map((c) => (c.name === 'account' ? screen : c)), routes }));
     expect(error.problems).toEqual(['fan-out after intake.v1: specialist "screen" is a critic; specialists that run at once must be workers']);

@@ -39,11 +39,11 @@ describe('canPay', () => {
 
 describe('charge', () => {
   it('subtracts the reported cost and keeps revisions', () => {
-    expect(charge(wallet(1.2, 2), 0.01)).toEqual({ budget: wallet(1.19, 2), overspentUsd: 0 });
+    expect(charge(wallet(1.2, 2), 0.01)).toEqual({ budget: wallet(1.19, 2), overspentUsd: 0, chargedUsd: 0.01 });
   });
 
   it('charging exactly what is left empties the wallet with no overspend', () => {
-    expect(charge(wallet(0.005), 0.005)).toEqual({ budget: wallet(0), overspentUsd: 0 });
+    expect(charge(wallet(0.005), 0.005)).toEqual({ budget: wallet(0), overspentUsd: 0, chargedUsd: 0.005 });
   });
 
   it('spends 0.3 as 0.1 then 0.2 down to exactly zero, after which nothing can be paid', () => {
@@ -60,7 +60,7 @@ describe('charge', () => {
   });
 
   it('never grows the wallet from a negative reported cost', () => {
-    expect(charge(wallet(0.5), -1)).toEqual({ budget: wallet(0.5), overspentUsd: 0 });
+    expect(charge(wallet(0.5), -1)).toEqual({ budget: wallet(0.5), overspentUsd: 0, chargedUsd: 0 });
   });
 
   it('does not mutate the wallet it is given', () => {
@@ -112,7 +112,7 @@ describe('every wallet figure stays finite and within the contract', () => {
 
   it('a stage reporting a cost of 1e308 empties the wallet and saturates the overspend', () => {
     const r = charge(wallet(1.2), 1e308);
-    expect(r).toEqual({ budget: wallet(0), overspentUsd: LIMITS.usd - 1.2 });
+    expect(r).toEqual({ budget: wallet(0), overspentUsd: LIMITS.usd - 1.2, chargedUsd: 1.2 });
     expect(Budget.safeParse(r.budget).success).toBe(true);
   });
 

@@ -182,3 +182,38 @@ describe('concludeHop: nobody picked the hop up', () => {
     expect(outcome).toMatchObject({ ok: false, failure, costUsd: 0, package: { hop: { from: 'intake', to: 'retrieve' } } });
   });
 });
+
+describe('concludeHop: settling a hop against its reservation', () => {
+  /** retrieve, delivered after intake, reporting `cost`; `card` may declare a worst case. */
+  const settleRetrieve = (cost: number, card = ticketTriage.get('retrieve')!, wallet = 1) => {
+    const pipeline = { ...ticketTriage, get: (name: string) => (name === 'retrieve' ? card : ticketTriage.get(name)) };
+    const r = request('retrieve', { ...at.afterIntake(), budget: { usd_remaining: wallet, revisions_remaining: 1 } }, { pipeline });
+    const admission = admitHop(r);
+    const ack = stampAck(admission, r, decideHop(admission, r, null), new Date(0));
+    const emitted = emit(deliveredPackage({ ...admission, arrived: admission.arrived! }, ack), CHUNKS);
+    let asked = 0;
+    const outcome = concludeHop(admission, r, ack, new Date(0), null, { result: { package: emitted, artifact: CHUNKS, cost_usd: cost, body: {} }, card }, { maySettleAtReservation: () => (asked++, true) });
+    return { outcome, asked };
+  };
+
+  it('a declared worst case caps the charge; the rest is the hop\'s overspend, and the patch is asked', () => {
+    const { outcome, asked } = settleRetrieve(0.05, { ...ticketTriage.get('retrieve')!, maxCostUsd: 0.004 });
+    expect(outcome).toMatchObject({ ok: true, costUsd: 0.004, overspentUsd: 0.046 });
+    expect(outcome.acks[0]).toMatchObject({ reserved_usd: 0.004, settled_usd: 0.004 });
+    expect(outcome.package?.budget.usd_remaining).toBe(0.996);
+    expect(asked).toBe(1);
+  });
+
+  it('a nominal cost is no cap: a real report above it is charged in full, and the patch is not asked', () => {
+    const { outcome, asked } = settleRetrieve(0.05);
+    expect(outcome).toMatchObject({ ok: true, costUsd: 0.05, overspentUsd: 0 });
+    expect(outcome.acks[0]).toMatchObject({ reserved_usd: 0.002, settled_usd: 0.05 });
+    expect(asked).toBe(0);
+  });
+
+  it('the wallet pays at most what it holds: the job spent that, the rest is overspent', () => {
+    const { outcome } = settleRetrieve(0.05, ticketTriage.get('retrieve')!, 0.01);
+    expect(outcome).toMatchObject({ costUsd: 0.01, overspentUsd: 0.04 });
+    expect(outcome.package?.budget.usd_remaining).toBe(0);
+  });
+});

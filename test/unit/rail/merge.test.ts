@@ -40,6 +40,20 @@ describe('fan-out join', () => {
     expect(failedBranch(rule, [answered('policy', POLICY), answered('account', ACCOUNT)])).toBeUndefined();
   });
 
+  it("carries the branches' own memory refs once, and none of their log refs (the merge joins the log)", () => {
+    const log = (sha: string) => `handrail://transcripts/${hub.job_id}/${sha.repeat(64)}`;
+    const base = { ...hub, memory_refs: ['kb://shared', log('0')] };
+    const withRefs = (stage: string, artifact: typeof POLICY, refs: string[]): Branch => {
+      const b = answered(stage, artifact);
+      const pkg = { ...b.outcome.result!.package, memory_refs: refs };
+      return { stage, outcome: { ...b.outcome, result: { ...b.outcome.result!, package: pkg } } };
+    };
+    const hop = mergeHop(base, rule);
+    const ack = ackRecord({ ack: 'accepted', reason: 'merging' }, { stage: MERGE_STAGE, hop, deliveryKey: mergeKey(base.job_id, rule), traceparent: base.trace.traceparent, now: new Date(0) });
+    const merged = mergedPackage(base, rule, [withRefs('policy', POLICY, ['kb://shared', log('a')]), withRefs('account', ACCOUNT, ['kb://shared', 'crm://cus_9', log('b')])], hop, ack);
+    expect(merged.memory_refs).toEqual(['kb://shared', log('0'), 'crm://cus_9']);
+  });
+
   it('keys the merge job_id:merge:<artifact_type>', () => {
     expect(mergeKey('job-1', rule)).toBe('job-1:merge:context.v1');
   });

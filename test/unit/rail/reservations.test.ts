@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MICROS_PER_USD, type Budget } from '../../../contracts';
-import { Reservations, charge, fits, settle } from '../../../workflows/rail/budget';
+import { Reservations, charge, fits, reportedUsd, settle } from '../../../workflows/rail/budget';
 
 const wallet = (usd_remaining: number): Budget => ({ usd_remaining, revisions_remaining: 2 });
 const micros = (usd: number) => Math.round(usd * MICROS_PER_USD);
@@ -86,7 +86,8 @@ describe('property: concurrent branches against one wallet', () => {
               if (!reservation) continue;
               try {
                 if (b.ending === 'cancelled') continue;
-                const { settledUsd } = settle(reservation.usd, b.ending === 'failed' ? 0 : b.reportedUsd);
+                // As concludeHop settles a hop whose card declares its worst case.
+                const { settledUsd } = settle(reservation.usd, b.ending === 'failed' ? 0 : reportedUsd(b.reportedUsd));
                 const charged = charge(budget, settledUsd);
                 // A settled reservation always fits what the wallet holds: never an overdraft.
                 expect(charged.overspentUsd).toBe(0);
