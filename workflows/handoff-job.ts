@@ -263,6 +263,8 @@ class Job {
    * from another package under this job's key is a conflict, like a serial hop's.
    */
   private async merge(step: FanOutStep, branches: readonly Branch[]): Promise<Route | Ended | undefined> {
+    const startedAt = Date.now();
+    const from = this.package.hop?.to ?? MERGE_STAGE;
     this.stage = MERGE_STAGE;
     const hop = mergeHop(this.package, step.rule);
     const key = mergeKey(this.jobId, step.rule);
@@ -282,11 +284,17 @@ class Job {
       });
     } catch (err) {
       if (isCancellation(err)) throw err;
-      return { kind: 'escalate', reason: `merge into ${step.rule.merge} failed: ${describeFailure(err)}`.slice(0, LIMITS.shortText), resume: MERGE_STAGE, retry: { ...step, done: branches } };
+      const failure = `merge into ${step.rule.merge} failed: ${describeFailure(err)}`.slice(0, LIMITS.shortText);
+      traceHop({ job_id: this.jobId, stage: MERGE_STAGE, from, reason: step.rule.reason, traceparent: this.traceparent, started_at: startedAt, ended_at: Date.now(), acks: [ack], cost_usd: 0, failure });
+      return { kind: 'escalate', reason: failure, resume: MERGE_STAGE, retry: { ...step, done: branches } };
     }
+    // The merge is a step of the job's trace like a hop: a span from the branches' join to its record.
+    const traceMerge = (acks: AckRecord[]) =>
+      traceHop({ job_id: this.jobId, stage: MERGE_STAGE, from, reason: step.rule.reason, traceparent: this.traceparent, started_at: startedAt, ended_at: Date.now(), acks, cost_usd: 0 });
     if (result.recorded_by_other === 'different') {
       const conflict = ackRecord({ ack: 'rejected_conflict', reason: `another package was already merged into ${step.rule.merge} for this job; its merge is not this one's` }, { ...at, now: new Date() });
       this.acks.push(conflict);
+      traceMerge([conflict]);
       return { kind: 'ended', reason: conflict.reason };
     }
     // The same merge recorded earlier (a second run) answers with the recorded artifact.
@@ -299,6 +307,7 @@ class Job {
     if (result.body && typeof result.body === 'object') this.bodies[step.rule.merge] = result.body as Record<string, unknown>;
     this.acks.push(final);
     this.publish();
+    traceMerge([final]);
     return undefined;
   }
 

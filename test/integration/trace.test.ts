@@ -70,6 +70,23 @@ it('a completed job: one hop span per stage under the job traceparent, each with
   expect(spans).toHaveLength(10);
 });
 
+it('a hub job: each branch is a hop span from the hub, and the merge a span of its own after them', async () => {
+  const tp = newTraceparent();
+  const parent = parseTraceparent(tp)!;
+  const request = jobRequest({ traceparent: tp, pipeline: 'ticket-hub' });
+  const { handle } = await startJob(rail.client, request, rail);
+  expect((await handle.result()).status).toBe('completed');
+
+  // intake, policy, account, merge, brief, judge, writeback: 7 hop spans, each with one ack.
+  const spans = await spansOf(parent.traceId, 14);
+  const hops = spans.filter((s) => s.name.startsWith('hop '));
+  expect(hops.map((s) => s.name).sort()).toEqual(['hop client → intake', 'hop intake → account', 'hop intake → merge', 'hop intake → policy', 'hop merge → brief', 'hop brief → judge', 'hop judge → writeback'].sort());
+  const merge = hops.find((s) => s.name === 'hop intake → merge')!;
+  const branchesEnded = Math.max(...hops.filter((s) => /→ (policy|account)$/.test(s.name)).map((s) => ms(s.endTime)));
+  expect(ms(merge.startTime)).toBeGreaterThanOrEqual(branchesEnded - 1);
+  expect(spans.filter((s) => s.parentSpanContext?.spanId === merge.spanContext().spanId).map((s) => s.name)).toEqual(['ack accepted']);
+});
+
 it('a refused hop is an error span with its rejected_* ack under the sender\'s traceparent, and nothing under it ran', async () => {
   const tp = newTraceparent();
   const parent = parseTraceparent(tp)!;
