@@ -17,3 +17,4 @@ export { canonicalJson } from './canonical-json';
 export * from './transcript';
 export * from './snapshot';
 export * from './summary';
+export * from './handoff-record';

@@ -158,6 +158,81 @@ export const MIGRATIONS: readonly Migration[] = [
     sqlite: `CREATE INDEX crm_tickets_by_customer ON crm_tickets (customer_id, updated_at);`,
     postgres: `CREATE INDEX crm_tickets_by_customer ON crm_tickets (customer_id, updated_at);`,
   },
+  {
+    version: 5,
+    name: 'durable handoff records and their audit trail (issue 15)',
+    // The id is made from the begin key (handoffRecordId), so the primary key keeps a retried
+    // begin from doubling a record; every other write's key is unique on its audit row.
+    // created_order breaks ties between records begun in the same millisecond (newest first).
+    sqlite: `
+      CREATE TABLE handoff_records (
+        id             TEXT PRIMARY KEY,
+        created_order  INTEGER NOT NULL UNIQUE,
+        workspace      TEXT NOT NULL,
+        project        TEXT NOT NULL,
+        job_id         TEXT NOT NULL,
+        summary        TEXT NOT NULL,
+        open_questions TEXT NOT NULL,
+        next_steps     TEXT NOT NULL,
+        owner          TEXT,
+        state          TEXT NOT NULL CHECK (state IN ('open', 'accepted', 'cancelled', 'closed')),
+        created_by     TEXT NOT NULL,
+        created_at     TEXT NOT NULL,
+        accepted_by    TEXT,
+        accepted_at    TEXT,
+        cancelled_by   TEXT,
+        cancelled_at   TEXT,
+        closed_at      TEXT,
+        close_reason   TEXT
+      );
+      CREATE INDEX handoff_records_by_project ON handoff_records (workspace, project, state, created_order);
+      CREATE INDEX handoff_records_by_job ON handoff_records (job_id);
+      CREATE TABLE handoff_audit (
+        record_id       TEXT NOT NULL REFERENCES handoff_records (id),
+        seq             INTEGER NOT NULL,
+        transition      TEXT NOT NULL,
+        actor           TEXT,
+        at              TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL UNIQUE,
+        detail          TEXT NOT NULL,
+        PRIMARY KEY (record_id, seq)
+      );
+    `,
+    postgres: `
+      CREATE TABLE handoff_records (
+        id             text PRIMARY KEY,
+        created_order  bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+        workspace      text NOT NULL,
+        project        text NOT NULL,
+        job_id         text NOT NULL,
+        summary        text NOT NULL,
+        open_questions text NOT NULL,
+        next_steps     text NOT NULL,
+        owner          text,
+        state          text NOT NULL CHECK (state IN ('open', 'accepted', 'cancelled', 'closed')),
+        created_by     text NOT NULL,
+        created_at     timestamptz NOT NULL,
+        accepted_by    text,
+        accepted_at    timestamptz,
+        cancelled_by   text,
+        cancelled_at   timestamptz,
+        closed_at      timestamptz,
+        close_reason   text
+      );
+      CREATE INDEX handoff_records_by_project ON handoff_records (workspace, project, state, created_order);
+      CREATE INDEX handoff_records_by_job ON handoff_records (job_id);
+      CREATE TABLE handoff_audit (
+        record_id       text NOT NULL REFERENCES handoff_records (id),
+        seq             integer NOT NULL,
+        transition      text NOT NULL,
+        actor           text,
+        at              timestamptz NOT NULL,
+        idempotency_key text NOT NULL UNIQUE,
+        detail          text NOT NULL,
+        PRIMARY KEY (record_id, seq)
+      );
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));

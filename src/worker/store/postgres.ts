@@ -2,10 +2,28 @@
 import pg from 'pg';
 import type { ReceiptV1 } from '../../../contracts';
 import type { StageResult } from '../../../contracts/stages';
+import {
+  HANDOFF_LIST_DEFAULT,
+  HandoffBeginInput,
+  HandoffIdempotencyKey,
+  HandoffListQuery,
+  HandoffTransitionError,
+  type HandoffAuditRow,
+  type HandoffCloseReason,
+  type HandoffRecord,
+  type HandoffRequest,
+} from '../../../contracts/handoff-record';
 import { sha256Hex } from './content';
 import {
   crmReceipt,
+  handoffNotFound,
+  handoffRaced,
+  handoffRecordAt,
+  handoffRecordId,
   jobIdOfKey,
+  newHandoffRecord,
+  planHandoffTransition,
+  replayHandoffKey,
   planCorpusSync,
   searchableTerms,
   type CorpusSyncReport,
@@ -221,6 +239,107 @@ class PostgresStore implements Store {
     return rows;
   }
 
+  async beginHandoff(input: HandoffBeginInput, key: string): Promise<HandoffRecord> {
+    const parsed = HandoffBeginInput.parse(input);
+    HandoffIdempotencyKey.parse(key);
+    const id = handoffRecordId(key);
+    return this.keyed(async (client) => {
+      const replay = await this.replay(client, id, 'begin', key);
+      if (replay) return replay;
+      const at = new Date();
+      const record = newHandoffRecord(parsed, key, at);
+      // A concurrent begin of the same key (same id) waits here on the primary key and then
+      // inserts nothing; it reads the winner's outcome once that commits.
+      const inserted = await client.query(
+        `INSERT INTO handoff_records (id, workspace, project, job_id, summary, open_questions, next_steps, owner, state, created_by, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
+        [id, record.workspace, record.project, record.job_id, record.summary, JSON.stringify(record.open_questions), JSON.stringify(record.next_steps), record.owner, record.state, record.created_by, at],
+      );
+      if (inserted.rowCount === 0) {
+        const winner = await this.replay(client, id, 'begin', key);
+        if (winner) return winner;
+        throw new HandoffTransitionError('conflict', `handoff record ${id} exists without its begin`);
+      }
+      await insertAudit(client, { record_id: id, seq: 1, transition: 'begin', actor: record.created_by, at: record.created_at, idempotency_key: key, detail: { from: null, to: 'open' } });
+      return record;
+    });
+  }
+
+  async acceptHandoff(id: string, actor: string, key: string): Promise<HandoffRecord> {
+    return this.transition(id, { transition: 'accept', actor }, key);
+  }
+
+  async cancelHandoff(id: string, actor: string, key: string): Promise<HandoffRecord> {
+    return this.transition(id, { transition: 'cancel', actor }, key);
+  }
+
+  async closeHandoff(id: string, reason: HandoffCloseReason, key: string): Promise<HandoffRecord> {
+    return this.transition(id, { transition: 'close', reason }, key);
+  }
+
+  async getHandoff(id: string): Promise<HandoffRecord | null> {
+    return handoff(this.pool, id);
+  }
+
+  async listHandoffs(query: HandoffListQuery): Promise<HandoffRecord[]> {
+    const q = HandoffListQuery.parse(query);
+    const { rows } = await this.pool.query<HandoffRow>(
+      'SELECT * FROM handoff_records WHERE workspace = $1 AND project = $2 AND state = $3 ORDER BY created_order DESC LIMIT $4',
+      [q.workspace, q.project, q.state ?? 'open', q.limit ?? HANDOFF_LIST_DEFAULT],
+    );
+    return rows.map(handoffFromRow);
+  }
+
+  async handoffAudit(id: string): Promise<HandoffAuditRow[]> {
+    return audit(this.pool, id);
+  }
+
+  private async transition(id: string, request: HandoffRequest, key: string): Promise<HandoffRecord> {
+    HandoffIdempotencyKey.parse(key);
+    return this.keyed(async (client) => {
+      // The record's row lock serialises every write to it: two accepts at once decide one
+      // after the other, and the second sees the first's outcome.
+      const locked = await client.query<HandoffRow>('SELECT * FROM handoff_records WHERE id = $1 FOR UPDATE', [id]);
+      const replay = await this.replay(client, id, request.transition, key);
+      if (replay) return replay;
+      if (!locked.rows[0]) throw handoffNotFound(id);
+      const record = handoffFromRow(locked.rows[0]);
+      const seq = await client.query<{ seq: number }>('SELECT max(seq) AS seq FROM handoff_audit WHERE record_id = $1', [id]);
+      const { next, audit: row } = planHandoffTransition(record, request, key, seq.rows[0]?.seq ?? 0, new Date());
+      if (!row) return next;
+      const changed = await client.query(
+        `UPDATE handoff_records SET state = $2, accepted_by = $3, accepted_at = $4, cancelled_by = $5, cancelled_at = $6,
+           closed_at = $7, close_reason = $8
+         WHERE id = $1 AND state = $9`,
+        [id, next.state, next.accepted_by, next.accepted_at, next.cancelled_by, next.cancelled_at, next.closed_at, next.close_reason, record.state],
+      );
+      if (changed.rowCount !== 1) throw handoffRaced(id, request);
+      await insertAudit(client, row);
+      return next;
+    });
+  }
+
+  /** Runs a keyed handoff write in a transaction; when the same key raced in on another record
+   * (the audit's unique key rolled this one back whole), runs it once more to read that outcome. */
+  private async keyed(work: (client: pg.PoolClient) => Promise<HandoffRecord>): Promise<HandoffRecord> {
+    try {
+      return await inTransaction(this.pool, work);
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      return inTransaction(this.pool, work);
+    }
+  }
+
+  private async replay(client: pg.PoolClient, id: string, transition: HandoffAuditRow['transition'], key: string): Promise<HandoffRecord | null> {
+    const { rows } = await client.query<Pick<HandoffAuditRow, 'record_id' | 'transition' | 'seq'>>(
+      'SELECT record_id, transition, seq FROM handoff_audit WHERE idempotency_key = $1',
+      [key],
+    );
+    if (!rows[0]) return null;
+    const seq = replayHandoffKey(rows[0], id, transition, key);
+    return handoffRecordAt((await handoff(client, id))!, await audit(client, id), seq);
+  }
+
   async schemaVersion(): Promise<number> {
     const { rows } = await this.pool.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM handrail_migrations');
     return rows[0]?.version ?? 0;
@@ -229,4 +348,53 @@ class PostgresStore implements Store {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
+type Time = Date | null;
+type HandoffRow = Omit<HandoffRecord, 'open_questions' | 'next_steps' | 'created_at' | 'accepted_at' | 'cancelled_at' | 'closed_at'> & {
+  open_questions: string;
+  next_steps: string;
+  created_order: string;
+  created_at: Date;
+  accepted_at: Time;
+  cancelled_at: Time;
+  closed_at: Time;
+};
+type AuditRow = Omit<HandoffAuditRow, 'detail' | 'at'> & { detail: string; at: Date };
+
+const iso = (t: Time) => t?.toISOString() ?? null;
+
+function handoffFromRow({ created_order: _order, ...row }: HandoffRow): HandoffRecord {
+  return {
+    ...row,
+    open_questions: JSON.parse(row.open_questions) as string[],
+    next_steps: JSON.parse(row.next_steps) as string[],
+    created_at: row.created_at.toISOString(),
+    accepted_at: iso(row.accepted_at),
+    cancelled_at: iso(row.cancelled_at),
+    closed_at: iso(row.closed_at),
+  };
+}
+
+async function handoff(db: Queryable, id: string): Promise<HandoffRecord | null> {
+  const { rows } = await db.query<HandoffRow>('SELECT * FROM handoff_records WHERE id = $1', [id]);
+  return rows[0] ? handoffFromRow(rows[0]) : null;
+}
+
+async function audit(db: Queryable, id: string): Promise<HandoffAuditRow[]> {
+  const { rows } = await db.query<AuditRow>('SELECT * FROM handoff_audit WHERE record_id = $1 ORDER BY seq', [id]);
+  return rows.map((row) => ({ ...row, at: row.at.toISOString(), detail: JSON.parse(row.detail) as HandoffAuditRow['detail'] }));
+}
+
+async function insertAudit(client: pg.PoolClient, row: HandoffAuditRow): Promise<void> {
+  await client.query('INSERT INTO handoff_audit (record_id, seq, transition, actor, at, idempotency_key, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+    row.record_id,
+    row.seq,
+    row.transition,
+    row.actor,
+    row.at,
+    row.idempotency_key,
+    JSON.stringify(row.detail),
+  ]);
 }

@@ -4,10 +4,27 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { ReceiptV1 } from '../../../contracts';
 import type { StageResult } from '../../../contracts/stages';
+import {
+  HANDOFF_LIST_DEFAULT,
+  HandoffBeginInput,
+  HandoffIdempotencyKey,
+  HandoffListQuery,
+  type HandoffAuditRow,
+  type HandoffCloseReason,
+  type HandoffRecord,
+  type HandoffRequest,
+} from '../../../contracts/handoff-record';
 import { sha256Hex } from './content';
 import {
   crmReceipt,
+  handoffNotFound,
+  handoffRaced,
+  handoffRecordAt,
+  handoffRecordId,
   jobIdOfKey,
+  newHandoffRecord,
+  planHandoffTransition,
+  replayHandoffKey,
   planCorpusSync,
   searchableTerms,
   type CorpusSyncReport,
@@ -230,6 +247,114 @@ class SqliteStore implements Store {
     return rows;
   }
 
+  async beginHandoff(input: HandoffBeginInput, key: string): Promise<HandoffRecord> {
+    const parsed = HandoffBeginInput.parse(input);
+    HandoffIdempotencyKey.parse(key);
+    return this.db.transaction((): HandoffRecord => {
+      const id = handoffRecordId(key);
+      const replay = this.replay(id, 'begin', key);
+      if (replay) return replay;
+      const at = new Date();
+      const record = newHandoffRecord(parsed, key, at);
+      this.db
+        .prepare(
+          `INSERT INTO handoff_records (id, created_order, workspace, project, job_id, summary, open_questions, next_steps, owner, state,
+             created_by, created_at)
+           VALUES (@id, (SELECT coalesce(max(created_order), 0) + 1 FROM handoff_records), @workspace, @project, @job_id, @summary,
+             @open_questions, @next_steps, @owner, @state, @created_by, @created_at)`,
+        )
+        .run({ ...record, open_questions: JSON.stringify(record.open_questions), next_steps: JSON.stringify(record.next_steps) });
+      this.insertAudit({
+        record_id: id,
+        seq: 1,
+        transition: 'begin',
+        actor: record.created_by,
+        at: record.created_at,
+        idempotency_key: key,
+        detail: { from: null, to: 'open' },
+      });
+      return record;
+    }).immediate();
+  }
+
+  async acceptHandoff(id: string, actor: string, key: string): Promise<HandoffRecord> {
+    return this.transition(id, { transition: 'accept', actor }, key);
+  }
+
+  async cancelHandoff(id: string, actor: string, key: string): Promise<HandoffRecord> {
+    return this.transition(id, { transition: 'cancel', actor }, key);
+  }
+
+  async closeHandoff(id: string, reason: HandoffCloseReason, key: string): Promise<HandoffRecord> {
+    return this.transition(id, { transition: 'close', reason }, key);
+  }
+
+  async getHandoff(id: string): Promise<HandoffRecord | null> {
+    return this.handoff(id);
+  }
+
+  async listHandoffs(query: HandoffListQuery): Promise<HandoffRecord[]> {
+    const q = HandoffListQuery.parse(query);
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM handoff_records WHERE workspace = ? AND project = ? AND state = ?
+         ORDER BY created_order DESC LIMIT ?`,
+      )
+      .all(q.workspace, q.project, q.state ?? 'open', q.limit ?? HANDOFF_LIST_DEFAULT) as HandoffRow[];
+    return rows.map(handoffFromRow);
+  }
+
+  async handoffAudit(id: string): Promise<HandoffAuditRow[]> {
+    const rows = this.db.prepare('SELECT * FROM handoff_audit WHERE record_id = ? ORDER BY seq').all(id) as AuditRow[];
+    return rows.map(auditFromRow);
+  }
+
+  private async transition(id: string, request: HandoffRequest, key: string): Promise<HandoffRecord> {
+    HandoffIdempotencyKey.parse(key);
+    // One writer at a time (IMMEDIATE takes the write lock first): the read, the decision and the
+    // conditional UPDATE see no interleaving, on this connection or another process's.
+    return this.db.transaction((): HandoffRecord => {
+        const replay = this.replay(id, request.transition, key);
+        if (replay) return replay;
+        const record = this.handoff(id);
+        if (!record) throw handoffNotFound(id);
+        const lastSeq = this.db.prepare('SELECT max(seq) FROM handoff_audit WHERE record_id = ?').pluck().get(id) as number;
+        const { next, audit } = planHandoffTransition(record, request, key, lastSeq, new Date());
+        if (!audit) return next;
+        const changed = this.db
+          .prepare(
+            `UPDATE handoff_records SET state = @state, accepted_by = @accepted_by, accepted_at = @accepted_at,
+               cancelled_by = @cancelled_by, cancelled_at = @cancelled_at, closed_at = @closed_at, close_reason = @close_reason
+             WHERE id = @id AND state = @from`,
+          )
+          .run({ ...next, from: record.state }).changes;
+        if (changed !== 1) throw handoffRaced(id, request);
+        this.insertAudit(audit);
+        return next;
+      }).immediate();
+  }
+
+  /** The outcome a spent key produced, or null when the key is new. */
+  private replay(id: string, transition: HandoffAuditRow['transition'], key: string): HandoffRecord | null {
+    const prior = this.db.prepare('SELECT record_id, transition, seq FROM handoff_audit WHERE idempotency_key = ?').get(key) as
+      | Pick<HandoffAuditRow, 'record_id' | 'transition' | 'seq'>
+      | undefined;
+    if (!prior) return null;
+    const seq = replayHandoffKey(prior, id, transition, key);
+    return handoffRecordAt(this.handoff(id)!, this.db.prepare('SELECT * FROM handoff_audit WHERE record_id = ? ORDER BY seq').all(id).map((r) => auditFromRow(r as AuditRow)), seq);
+  }
+
+  private handoff(id: string): HandoffRecord | null {
+    const row = this.db.prepare('SELECT * FROM handoff_records WHERE id = ?').get(id) as HandoffRow | undefined;
+    return row ? handoffFromRow(row) : null;
+  }
+
+  private insertAudit(row: HandoffAuditRow): void {
+    this.db
+      .prepare('INSERT INTO handoff_audit (record_id, seq, transition, actor, at, idempotency_key, detail) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(row.record_id, row.seq, row.transition, row.actor, row.at, row.idempotency_key, JSON.stringify(row.detail));
+  }
+
   async schemaVersion(): Promise<number> {
     return (this.db.prepare('SELECT coalesce(max(version), 0) FROM handrail_migrations').pluck().get() as number) ?? 0;
   }
@@ -237,4 +362,15 @@ class SqliteStore implements Store {
   async close(): Promise<void> {
     this.db.close();
   }
+}
+
+type HandoffRow = Omit<HandoffRecord, 'open_questions' | 'next_steps'> & { open_questions: string; next_steps: string; created_order: number };
+type AuditRow = Omit<HandoffAuditRow, 'detail'> & { detail: string };
+
+function handoffFromRow({ created_order: _order, ...row }: HandoffRow): HandoffRecord {
+  return { ...row, open_questions: JSON.parse(row.open_questions) as string[], next_steps: JSON.parse(row.next_steps) as string[] };
+}
+
+function auditFromRow(row: AuditRow): HandoffAuditRow {
+  return { ...row, detail: JSON.parse(row.detail) as HandoffAuditRow['detail'] };
 }

@@ -3,6 +3,16 @@
  * records, and the pure helpers both backends run (receipts, keys, the corpus-sync plan).
  */
 import type { ReceiptV1 } from '../../../contracts';
+import {
+  HandoffTransitionError,
+  decideHandoffTransition,
+  type HandoffAuditRow,
+  type HandoffBeginInput,
+  type HandoffCloseReason,
+  type HandoffListQuery,
+  type HandoffRecord,
+  type HandoffRequest,
+} from '../../../contracts/handoff-record';
 import type { StageResult } from '../../../contracts/stages';
 import { sha256Hex } from './content';
 
@@ -88,6 +98,23 @@ export interface Store {
   /** Chunks matching any of the terms, best first. Terms are single words; others are dropped. */
   searchHelpCenter(terms: readonly string[], limit: number): Promise<HelpHit[]>;
 
+  /**
+   * Durable handoff records (issue 15). Every write takes an idempotency key: the same key again
+   * returns the record as that first write left it and appends nothing. A refusal throws a
+   * HandoffTransitionError (`not_found`, `conflict`, `illegal_transition`, `key_reused`) and
+   * changes nothing. The record id is made from the begin key (`handoffRecordId`).
+   */
+  beginHandoff(input: HandoffBeginInput, key: string): Promise<HandoffRecord>;
+  acceptHandoff(id: string, actor: string, key: string): Promise<HandoffRecord>;
+  cancelHandoff(id: string, actor: string, key: string): Promise<HandoffRecord>;
+  /** The rail closes a record when its job is cancelled, decided or times out. */
+  closeHandoff(id: string, reason: HandoffCloseReason, key: string): Promise<HandoffRecord>;
+  getHandoff(id: string): Promise<HandoffRecord | null>;
+  /** A project's records in one state (`open` by default), newest first, at most `limit` (50). */
+  listHandoffs(query: HandoffListQuery): Promise<HandoffRecord[]>;
+  /** A record's audit trail, oldest first (empty for an unknown id). */
+  handoffAudit(id: string): Promise<HandoffAuditRow[]>;
+
   /** Highest migration applied. */
   schemaVersion(): Promise<number>;
   close(): Promise<void>;
@@ -172,4 +199,105 @@ export function planCorpusSync(
   const stale = [...remaining.keys()];
   report.deleted = stale.length;
   return { upserts, stale, report };
+}
+
+/** A handoff record's id, made from its begin key: a retried begin on any connection names the
+ * same record, so the primary key itself keeps a begin from doubling. */
+export function handoffRecordId(beginKey: string): string {
+  return `hr_${sha256Hex(`handoff_records:${beginKey}`).slice(0, 32)}`;
+}
+
+/** The record a begin creates (state `open`, no transitions yet). */
+export function newHandoffRecord(input: HandoffBeginInput, key: string, at: Date): HandoffRecord {
+  return {
+    id: handoffRecordId(key),
+    workspace: input.workspace,
+    project: input.project,
+    job_id: input.job_id,
+    summary: input.summary,
+    open_questions: [...input.open_questions],
+    next_steps: [...input.next_steps],
+    owner: input.owner ?? null,
+    state: 'open',
+    created_by: input.created_by,
+    created_at: at.toISOString(),
+    accepted_by: null,
+    accepted_at: null,
+    cancelled_by: null,
+    cancelled_at: null,
+    closed_at: null,
+    close_reason: null,
+  };
+}
+
+/** The record after one transition the lifecycle allows (decideHandoffTransition said so). */
+function applied(record: HandoffRecord, row: Pick<HandoffAuditRow, 'transition' | 'actor' | 'at' | 'detail'>): HandoffRecord {
+  switch (row.transition) {
+    case 'begin':
+      return { ...record, state: 'open', created_by: row.actor ?? record.created_by, created_at: row.at };
+    case 'accept':
+      return { ...record, state: 'accepted', accepted_by: row.actor, accepted_at: row.at };
+    case 'cancel':
+      return { ...record, state: 'cancelled', cancelled_by: row.actor, cancelled_at: row.at };
+    case 'close':
+      return { ...record, state: 'closed', closed_at: row.at, close_reason: row.detail.close_reason ?? null };
+  }
+}
+
+/**
+ * What a keyed transition does to `record`: `{ next, audit }` for a change, `{ next: record }`
+ * when nothing changes (accepting again by the same actor), or a thrown HandoffTransitionError.
+ * Both backends run it on the row they hold locked and then only write what it returns.
+ */
+export function planHandoffTransition(
+  record: HandoffRecord,
+  request: HandoffRequest,
+  key: string,
+  lastSeq: number,
+  at: Date,
+): { next: HandoffRecord; audit?: HandoffAuditRow } {
+  const decision = decideHandoffTransition(record, request);
+  if (!decision.ok) throw new HandoffTransitionError(decision.code, decision.message);
+  if (decision.change === 'none') return { next: record };
+  const audit: HandoffAuditRow = {
+    record_id: record.id,
+    seq: lastSeq + 1,
+    transition: request.transition,
+    actor: request.transition === 'close' ? null : request.actor,
+    at: at.toISOString(),
+    idempotency_key: key,
+    detail: { from: record.state, to: decision.to, ...(request.transition === 'close' ? { close_reason: request.reason } : {}) },
+  };
+  return { next: applied(record, audit), audit };
+}
+
+/** The record as it stood right after audit row `seq`: what a repeated key returns. The audit
+ * trail holds every change, so replaying its first `seq` rows over the record's fixed fields
+ * rebuilds that outcome exactly. */
+export function handoffRecordAt(current: HandoffRecord, audit: readonly HandoffAuditRow[], seq: number): HandoffRecord {
+  let record: HandoffRecord = { ...current, accepted_by: null, accepted_at: null, cancelled_by: null, cancelled_at: null, closed_at: null, close_reason: null };
+  for (const row of audit) if (row.seq <= seq) record = applied(record, row);
+  return record;
+}
+
+/** What a repeated key returns, or the refusal when the key was spent on another write. */
+export function replayHandoffKey(
+  prior: Pick<HandoffAuditRow, 'record_id' | 'transition' | 'seq'>,
+  recordId: string,
+  transition: HandoffAuditRow['transition'],
+  key: string,
+): number {
+  if (prior.record_id !== recordId || prior.transition !== transition) {
+    throw new HandoffTransitionError('key_reused', `idempotency key ${JSON.stringify(key)} was already used to ${prior.transition} handoff record ${prior.record_id}`);
+  }
+  return prior.seq;
+}
+
+export function handoffNotFound(id: string): HandoffTransitionError {
+  return new HandoffTransitionError('not_found', `no handoff record ${id}`);
+}
+
+/** The conditional UPDATE found the record no longer in the state the decision was made on. */
+export function handoffRaced(id: string, request: HandoffRequest): HandoffTransitionError {
+  return new HandoffTransitionError('conflict', `handoff record ${id} changed while a ${request.transition} was being applied; nothing was changed`);
 }

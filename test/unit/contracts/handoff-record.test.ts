@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import {
+  HandoffBeginInput,
+  HandoffRecord,
+  decideHandoffTransition,
+  validators,
+  type HandoffDecision,
+  type HandoffRecordState,
+  type HandoffRequest,
+} from '../../../contracts';
+
+const ID = 'hr_0123456789abcdef0123456789abcdef';
+const accept = (actor: string): HandoffRequest => ({ transition: 'accept', actor });
+const cancel = (actor: string): HandoffRequest => ({ transition: 'cancel', actor });
+const close: HandoffRequest = { transition: 'close', reason: 'decided' };
+
+const CASES: [string, HandoffRecordState, string | null, HandoffRequest, HandoffDecision['ok'], string][] = [
+  ['accept an open record', 'open', null, accept('ana'), true, 'transition:accepted'],
+  ['accept again by the same actor', 'accepted', 'ana', accept('ana'), true, 'none'],
+  ['accept by another actor', 'accepted', 'ana', accept('bo'), false, 'conflict'],
+  ['accept a cancelled record', 'cancelled', null, accept('ana'), false, 'illegal_transition'],
+  ['accept a closed record', 'closed', null, accept('ana'), false, 'illegal_transition'],
+  ['cancel an open record', 'open', null, cancel('ana'), true, 'transition:cancelled'],
+  ['cancel an accepted record', 'accepted', 'ana', cancel('bo'), true, 'transition:cancelled'],
+  ['cancel a cancelled record', 'cancelled', null, cancel('ana'), false, 'illegal_transition'],
+  ['cancel a closed record', 'closed', null, cancel('ana'), false, 'illegal_transition'],
+  ['close an open record', 'open', null, close, true, 'transition:closed'],
+  ['close an accepted record', 'accepted', 'ana', close, true, 'transition:closed'],
+  ['close a cancelled record', 'cancelled', null, close, false, 'illegal_transition'],
+  ['close a closed record', 'closed', null, close, false, 'illegal_transition'],
+];
+
+describe('handoff record lifecycle (decideHandoffTransition)', () => {
+  it.each(CASES)('%s', (_name, state, acceptedBy, request, ok, outcome) => {
+    const decision = decideHandoffTransition({ id: ID, state, accepted_by: acceptedBy }, request);
+    expect(decision.ok).toBe(ok);
+    if (decision.ok) expect(decision.change === 'none' ? 'none' : `transition:${decision.to}`).toBe(outcome);
+    else {
+      expect(decision.code).toBe(outcome);
+      expect(decision.message).toContain(ID);
+    }
+  });
+
+  it('says what was refused and why', () => {
+    expect(decideHandoffTransition({ id: ID, state: 'cancelled', accepted_by: null }, accept('ana'))).toEqual({
+      ok: false,
+      code: 'illegal_transition',
+      message: `cannot accept handoff record ${ID}: it is already cancelled`,
+    });
+    expect(decideHandoffTransition({ id: ID, state: 'accepted', accepted_by: 'ana' }, accept('bo'))).toMatchObject({ message: `handoff record ${ID} was already accepted by ana` });
+  });
+});
+
+describe('handoff record schemas', () => {
+  const begin = { workspace: 'acme', project: 'support', job_id: 'tkt_1', summary: 'Refund question', open_questions: ['timezone?'], next_steps: ['call back'], created_by: 'rail' };
+
+  it('zod and the generated validator agree on a begin and a record', () => {
+    expect(HandoffBeginInput.safeParse(begin).success).toBe(true);
+    expect(validators.handoffBegin(begin)).toBe(true);
+    const record = {
+      ...begin,
+      id: ID,
+      owner: null,
+      state: 'open',
+      created_at: '2026-12-01T10:00:00.000Z',
+      accepted_by: null,
+      accepted_at: null,
+      cancelled_by: null,
+      cancelled_at: null,
+      closed_at: null,
+      close_reason: null,
+    };
+    expect(HandoffRecord.safeParse(record).success).toBe(true);
+    expect(validators.handoffRecord(record)).toBe(true);
+  });
+
+  it('bounds and refuses: a blank summary, too many questions, an unknown field, a job id with a colon', () => {
+    for (const bad of [
+      { ...begin, summary: '   ' },
+      { ...begin, open_questions: Array.from({ length: 65 }, () => 'q') },
+      { ...begin, extra: 1 },
+      { ...begin, job_id: 'tkt:1' },
+    ]) {
+      expect(HandoffBeginInput.safeParse(bad).success).toBe(false);
+      expect(validators.handoffBegin(bad)).toBe(false);
+    }
+  });
+});

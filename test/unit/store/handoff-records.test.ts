@@ -1,0 +1,171 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HandoffAuditRow, HandoffRecord, HandoffTransitionError, type HandoffBeginInput } from '../../../contracts';
+import { handoffRecordId, openStore, type Store } from '../../../src/worker/store';
+import { openFresh, storeBackends } from '../../helpers/store-backends';
+
+const input = (over: Partial<HandoffBeginInput> = {}): HandoffBeginInput => ({
+  workspace: 'acme',
+  project: 'support',
+  job_id: 'tkt_1',
+  summary: 'Customer asks for a refund past the window; the policy chunk did not answer it.',
+  open_questions: ['customer timezone unknown'],
+  next_steps: ['confirm the order date', 'ask billing about an exception'],
+  created_by: 'rail',
+  ...over,
+});
+
+async function refusal(promise: Promise<unknown>): Promise<HandoffTransitionError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(HandoffTransitionError);
+  return error as HandoffTransitionError;
+}
+
+for (const backend of storeBackends()) {
+  describe.skipIf(backend.skip !== null)(`handoff records on ${backend.name}${backend.skip ? ` (skipped: ${backend.skip})` : ''}`, () => {
+    let store: Store;
+    beforeEach(async () => {
+      store = await openFresh(backend);
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    it('begins an open record with an id made from its key, and reads it back', async () => {
+      const record = await store.beginHandoff(input({ owner: 'ana' }), 'tkt_1:escalation:0');
+      expect(HandoffRecord.parse(record)).toEqual(record);
+      expect(record).toMatchObject({ id: handoffRecordId('tkt_1:escalation:0'), state: 'open', owner: 'ana', created_by: 'rail', accepted_by: null, close_reason: null });
+      expect(record.next_steps).toEqual(['confirm the order date', 'ask billing about an exception']);
+      expect(await store.getHandoff(record.id)).toEqual(record);
+      expect(await store.getHandoff(handoffRecordId('other'))).toBeNull();
+      expect((await store.beginHandoff(input(), 'tkt_1:escalation:1')).owner).toBeNull();
+    });
+
+    it('lists a project’s records: open by default, newest first, scoped, filtered by state, limited', async () => {
+      const a = await store.beginHandoff(input({ job_id: 'tkt_a' }), 'tkt_a:escalation:0');
+      const b = await store.beginHandoff(input({ job_id: 'tkt_b' }), 'tkt_b:escalation:0');
+      const c = await store.beginHandoff(input({ job_id: 'tkt_c' }), 'tkt_c:escalation:0');
+      await store.beginHandoff(input({ project: 'billing' }), 'tkt_d:escalation:0');
+      await store.beginHandoff(input({ workspace: 'globex' }), 'tkt_e:escalation:0');
+      await store.cancelHandoff(b.id, 'ana', 'cancel-b');
+      const ids = (rs: HandoffRecord[]) => rs.map((r) => r.id);
+      expect(ids(await store.listHandoffs({ workspace: 'acme', project: 'support' }))).toEqual([c.id, a.id]);
+      expect(ids(await store.listHandoffs({ workspace: 'acme', project: 'support', limit: 1 }))).toEqual([c.id]);
+      expect(ids(await store.listHandoffs({ workspace: 'acme', project: 'support', state: 'cancelled' }))).toEqual([b.id]);
+      expect(await store.listHandoffs({ workspace: 'acme', project: 'support', state: 'closed' })).toEqual([]);
+      expect(await store.listHandoffs({ workspace: 'acme', project: 'nothing' })).toEqual([]);
+      expect(await store.listHandoffs({ workspace: 'globex', project: 'support' })).toHaveLength(1);
+    });
+
+    it('walks open → accepted → closed, with an audit row per transition in order', async () => {
+      const { id } = await store.beginHandoff(input(), 'tkt_1:escalation:0');
+      const accepted = await store.acceptHandoff(id, 'ana', 'accept-1');
+      expect(accepted).toMatchObject({ state: 'accepted', accepted_by: 'ana' });
+      expect(accepted.accepted_at).not.toBeNull();
+      const closed = await store.closeHandoff(id, 'decided', 'tkt_1:close');
+      expect(closed).toMatchObject({ state: 'closed', accepted_by: 'ana', close_reason: 'decided' });
+      expect(await store.getHandoff(id)).toEqual(closed);
+      const audit = await store.handoffAudit(id);
+      for (const row of audit) expect(HandoffAuditRow.parse(row)).toEqual(row);
+      expect(audit.map((r) => [r.seq, r.transition, r.actor, r.idempotency_key, r.detail])).toEqual([
+        [1, 'begin', 'rail', 'tkt_1:escalation:0', { from: null, to: 'open' }],
+        [2, 'accept', 'ana', 'accept-1', { from: 'open', to: 'accepted' }],
+        [3, 'close', null, 'tkt_1:close', { from: 'accepted', to: 'closed', close_reason: 'decided' }],
+      ]);
+      expect(audit[1]!.at).toBe(accepted.accepted_at);
+      expect(audit[2]!.at).toBe(closed.closed_at);
+      expect(await store.handoffAudit(handoffRecordId('nope'))).toEqual([]);
+    });
+
+    it('cancels an open or an accepted record, and closes an open one', async () => {
+      const open = await store.beginHandoff(input(), 'k:escalation:0');
+      expect(await store.cancelHandoff(open.id, 'bo', 'c1')).toMatchObject({ state: 'cancelled', cancelled_by: 'bo', accepted_by: null });
+      const taken = await store.beginHandoff(input(), 'k:escalation:1');
+      await store.acceptHandoff(taken.id, 'ana', 'a2');
+      expect(await store.cancelHandoff(taken.id, 'ana', 'c2')).toMatchObject({ state: 'cancelled', cancelled_by: 'ana', accepted_by: 'ana' });
+      const timedOut = await store.beginHandoff(input(), 'k:escalation:2');
+      expect(await store.closeHandoff(timedOut.id, 'timed_out', 'close-3')).toMatchObject({ state: 'closed', close_reason: 'timed_out', accepted_by: null });
+    });
+
+    it('refuses, with a typed error and no change: accept after cancel, accept by another user, cancel after close, unknown record', async () => {
+      const cancelled = await store.beginHandoff(input(), 'k:escalation:0');
+      await store.cancelHandoff(cancelled.id, 'bo', 'c0');
+      const afterCancel = await refusal(store.acceptHandoff(cancelled.id, 'ana', 'a0'));
+      expect(afterCancel.code).toBe('illegal_transition');
+      expect(afterCancel.message).toBe(`cannot accept handoff record ${cancelled.id}: it is already cancelled`);
+
+      const taken = await store.beginHandoff(input(), 'k:escalation:1');
+      const accepted = await store.acceptHandoff(taken.id, 'ana', 'a1');
+      expect((await refusal(store.acceptHandoff(taken.id, 'bo', 'a1-bo'))).code).toBe('conflict');
+      expect(await store.getHandoff(taken.id)).toEqual(accepted);
+      // The same user accepting again (a new key) is a success that changes nothing.
+      expect(await store.acceptHandoff(taken.id, 'ana', 'a1-again')).toEqual(accepted);
+      expect(await store.handoffAudit(taken.id)).toHaveLength(2);
+
+      const closed = await store.beginHandoff(input(), 'k:escalation:2');
+      const closedRecord = await store.closeHandoff(closed.id, 'job_cancelled', 'close-2');
+      expect((await refusal(store.cancelHandoff(closed.id, 'ana', 'c2'))).code).toBe('illegal_transition');
+      expect((await refusal(store.closeHandoff(closed.id, 'decided', 'close-2b'))).code).toBe('illegal_transition');
+      expect(await store.getHandoff(closed.id)).toEqual(closedRecord);
+      expect(await store.handoffAudit(closed.id)).toHaveLength(2);
+      expect(await store.handoffAudit(cancelled.id)).toHaveLength(2);
+
+      expect((await refusal(store.acceptHandoff(handoffRecordId('missing'), 'ana', 'a-missing'))).code).toBe('not_found');
+    });
+
+    it('repeats a keyed write as its first outcome, with no extra record or audit row', async () => {
+      const first = await store.beginHandoff(input(), 'tkt_1:escalation:0');
+      const again = await store.beginHandoff(input({ summary: 'a retry with other words' }), 'tkt_1:escalation:0');
+      expect(again).toEqual(first);
+      expect(await store.listHandoffs({ workspace: 'acme', project: 'support' })).toHaveLength(1);
+
+      const accepted = await store.acceptHandoff(first.id, 'ana', 'accept-1');
+      const closed = await store.closeHandoff(first.id, 'decided', 'close-1');
+      // The accept's retry, after the close, still answers what the accept did.
+      expect(await store.acceptHandoff(first.id, 'ana', 'accept-1')).toEqual(accepted);
+      expect(await store.closeHandoff(first.id, 'decided', 'close-1')).toEqual(closed);
+      expect(await store.beginHandoff(input(), 'tkt_1:escalation:0')).toEqual(first);
+      expect(await store.handoffAudit(first.id)).toHaveLength(3);
+
+      // A key spent on one write is refused for another.
+      const other = await store.beginHandoff(input(), 'tkt_1:escalation:1');
+      expect((await refusal(store.cancelHandoff(other.id, 'ana', 'accept-1'))).code).toBe('key_reused');
+      expect((await refusal(store.beginHandoff(input(), 'accept-1'))).code).toBe('key_reused');
+      expect((await store.getHandoff(other.id))?.state).toBe('open');
+    });
+
+    it('lets exactly one of two concurrent accepts by different users win', async () => {
+      for (let n = 0; n < 5; n++) {
+        const { id } = await store.beginHandoff(input(), `tkt_1:escalation:${n}`);
+        const outcomes = await Promise.allSettled([store.acceptHandoff(id, 'ana', `ana-${n}`), store.acceptHandoff(id, 'bo', `bo-${n}`)]);
+        const won = outcomes.filter((o) => o.status === 'fulfilled');
+        const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+        expect(won).toHaveLength(1);
+        expect(lost).toHaveLength(1);
+        expect((lost[0]!.reason as HandoffTransitionError).code).toBe('conflict');
+        const winner = (won[0] as PromiseFulfilledResult<HandoffRecord>).value;
+        expect(await store.getHandoff(id)).toEqual(winner);
+        expect(await store.handoffAudit(id)).toHaveLength(2);
+      }
+    });
+
+    it('keeps one record and one accept when separate connections race on the same keys and the same record', async () => {
+      const config = await backend.freshConfig();
+      const stores = await Promise.all(Array.from({ length: 4 }, () => openStore(config)));
+      try {
+        const begun = await Promise.all(stores.map((s) => s.beginHandoff(input(), 'tkt_1:escalation:0')));
+        expect(new Set(begun.map((r) => JSON.stringify(r))).size).toBe(1);
+        const id = begun[0]!.id;
+        const outcomes = await Promise.allSettled(stores.map((s, i) => s.acceptHandoff(id, `user${i}`, `accept-${i}`)));
+        expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+        const repeats = await Promise.all(stores.map((s) => s.cancelHandoff(id, 'ana', 'cancel-once')));
+        expect(new Set(repeats.map((r) => JSON.stringify(r))).size).toBe(1);
+        expect((await stores[0]!.handoffAudit(id)).map((r) => r.transition)).toEqual(['begin', 'accept', 'cancel']);
+      } finally {
+        await Promise.all(stores.map((s) => s.close()));
+      }
+    });
+  });
+}
