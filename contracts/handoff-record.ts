@@ -151,3 +151,39 @@ export function decideHandoffTransition(
       return { ok: true, change: 'transition', to: 'closed' };
   }
 }
+
+// ---- The HTTP API's request and response bodies (src/servers/handoffs-api.ts) ----
+
+/** The body of `POST /workspaces/:ws/projects/:p/handoffs`: the workspace and project come
+ * from the path and `created_by` is the authenticated caller, so neither may be sent. */
+export const HandoffBeginRequest = HandoffBeginInput.omit({ workspace: true, project: true, created_by: true });
+export type HandoffBeginRequest = z.infer<typeof HandoffBeginRequest>;
+
+/** `POST /handoffs/:id/accept` and `/cancel` take no body (the actor is the caller); an empty
+ * JSON object is allowed, any field is refused. */
+export const HandoffTransitionRequest = z.strictObject({}).nullish();
+
+/** `Idempotency-Key` as a caller sends it: the server prefixes it with the caller's name
+ * (`api/<user>/<key>`), which must still fit HandoffIdempotencyKey. */
+export const HANDOFF_API_KEY_MAX = HANDOFF_KEY_MAX - LIMITS.id - 5;
+export const HandoffApiIdempotencyKey = HandoffIdempotencyKey.max(HANDOFF_API_KEY_MAX);
+
+export const HandoffListParams = z.strictObject({ ws: id, p: id });
+export const HandoffRecordParams = z.strictObject({ id: HandoffRecordId });
+
+/** The list route's query string: values arrive as text, so `limit` is coerced. */
+export const HandoffListQueryString = z.strictObject({
+  state: HandoffRecordState.optional(),
+  limit: z.coerce.number().int().min(1).max(HANDOFF_LIST_MAX).optional(),
+});
+
+export const HandoffListResponse = z.strictObject({ handoffs: z.array(HandoffRecord) });
+export type HandoffListResponse = z.infer<typeof HandoffListResponse>;
+
+/** Every 4xx/5xx body of the API. `issues` lists what failed validation (400 only). */
+export const HandoffApiError = z.strictObject({
+  error: z.string(),
+  message: z.string(),
+  issues: z.array(z.strictObject({ path: z.string(), message: z.string() })).optional(),
+});
+export type HandoffApiError = z.infer<typeof HandoffApiError>;

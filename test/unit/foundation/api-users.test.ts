@@ -1,0 +1,37 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { apiUsers, loadApiUsers, sha256Token } from '../../../src/servers/api-users';
+
+const config = { ana: { token_sha256: sha256Token('t-ana'), role: 'user' }, ops: { token_sha256: sha256Token('t-ops'), role: 'root' } };
+
+describe('API users', () => {
+  it('authenticates by token hash and knows its users', () => {
+    const users = apiUsers(config);
+    expect(users.authenticate('t-ana')).toEqual({ name: 'ana', role: 'user' });
+    expect(users.authenticate('t-ops')).toEqual({ name: 'ops', role: 'root' });
+    expect(users.authenticate('t-ana ')).toBeNull();
+    expect(users.authenticate('')).toBeNull();
+    expect(users.has('ana')).toBe(true);
+    expect(users.has('toString')).toBe(false);
+  });
+
+  it('loads from HANDRAIL_API_USERS_JSON or the file in HANDRAIL_API_USERS, one of them', () => {
+    expect(loadApiUsers({ HANDRAIL_API_USERS_JSON: JSON.stringify(config) }).authenticate('t-ana')?.name).toBe('ana');
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'api-users-')), 'users.json');
+    fs.writeFileSync(file, JSON.stringify(config));
+    expect(loadApiUsers({ HANDRAIL_API_USERS: file }).authenticate('t-ops')?.role).toBe('root');
+    expect(() => loadApiUsers({})).toThrow(/HANDRAIL_API_USERS/);
+    expect(() => loadApiUsers({ HANDRAIL_API_USERS: file, HANDRAIL_API_USERS_JSON: '{}' })).toThrow(/not both/);
+    expect(() => loadApiUsers({ HANDRAIL_API_USERS_JSON: '{' })).toThrow(/not readable JSON/);
+  });
+
+  it('refuses bad configs: plain tokens, unknown roles, odd names, shared hashes', () => {
+    expect(() => apiUsers({ ana: { token_sha256: 't-ana', role: 'user' } })).toThrow(/64 lowercase hex/);
+    expect(() => apiUsers({ ana: { token_sha256: sha256Token('x'), role: 'admin' } })).toThrow();
+    expect(() => apiUsers({ 'ana smith': { token_sha256: sha256Token('x'), role: 'user' } })).toThrow();
+    expect(() => apiUsers({ ana: { token_sha256: sha256Token('x'), role: 'user', token: 'x' } })).toThrow();
+    expect(() => apiUsers({ ana: { token_sha256: sha256Token('x'), role: 'user' }, bob: { token_sha256: sha256Token('x'), role: 'user' } })).toThrow(/shares a token hash/);
+  });
+});
