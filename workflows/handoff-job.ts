@@ -264,9 +264,11 @@ class Job {
    */
   private async merge(step: FanOutStep, branches: readonly Branch[]): Promise<Route | Ended | undefined> {
     const startedAt = Date.now();
-    const from = this.package.hop?.to ?? MERGE_STAGE;
     this.stage = MERGE_STAGE;
     const hop = mergeHop(this.package, step.rule);
+    // The merge is a step of the job's trace like a hop: a span from the branches' join to its record.
+    const traceMerge = (acks: AckRecord[], failure?: string) =>
+      traceHop({ job_id: this.jobId, stage: MERGE_STAGE, from: hop.from, reason: step.rule.reason, traceparent: this.traceparent, started_at: startedAt, ended_at: Date.now(), acks, cost_usd: 0, ...(failure ? { failure } : {}) });
     const key = mergeKey(this.jobId, step.rule);
     const at = { stage: MERGE_STAGE, hop, deliveryKey: key, traceparent: this.traceparent };
     const parts = branches.map((b) => `${b.stage} (${b.outcome.result!.artifact.type})`).join(', ');
@@ -285,12 +287,9 @@ class Job {
     } catch (err) {
       if (isCancellation(err)) throw err;
       const failure = `merge into ${step.rule.merge} failed: ${describeFailure(err)}`.slice(0, LIMITS.shortText);
-      traceHop({ job_id: this.jobId, stage: MERGE_STAGE, from, reason: step.rule.reason, traceparent: this.traceparent, started_at: startedAt, ended_at: Date.now(), acks: [ack], cost_usd: 0, failure });
+      traceMerge([ack], failure);
       return { kind: 'escalate', reason: failure, resume: MERGE_STAGE, retry: { ...step, done: branches } };
     }
-    // The merge is a step of the job's trace like a hop: a span from the branches' join to its record.
-    const traceMerge = (acks: AckRecord[]) =>
-      traceHop({ job_id: this.jobId, stage: MERGE_STAGE, from, reason: step.rule.reason, traceparent: this.traceparent, started_at: startedAt, ended_at: Date.now(), acks, cost_usd: 0 });
     if (result.recorded_by_other === 'different') {
       const conflict = ackRecord({ ack: 'rejected_conflict', reason: `another package was already merged into ${step.rule.merge} for this job; its merge is not this one's` }, { ...at, now: new Date() });
       this.acks.push(conflict);

@@ -6,7 +6,7 @@
  * activities/ticket-hub/ (intake, judge and writeback are ticket-triage's cards, so its activities).
  */
 import { defineStage, definePipeline } from '../index';
-import { intakeStage, judgeStage, writebackStage } from './ticket-triage';
+import { intakeStage, judgeStage, judgedWriteback, writebackStage } from './ticket-triage';
 
 /** The rail's merge of the specialists' artifacts (a `MergedBranches` body). */
 export const CONTEXT = 'context.v1';
@@ -47,6 +47,8 @@ export const briefStage = defineStage({
   activity: { startToCloseTimeout: '2m' },
 });
 
+const hubEnd = judgedWriteback('brief');
+
 export const ticketHub = definePipeline({
   name: 'ticket-hub',
   description: 'Research a support ticket with two specialists in parallel (help center, account history), then draft, judge and write the CRM note.',
@@ -56,15 +58,8 @@ export const ticketHub = definePipeline({
     { after: 'ticket.raw', to: 'intake', reason: 'new ticket' },
     { after: 'intake.v1', fanOut: ['policy', 'account'], merge: CONTEXT, reason: 'research the help center and the account at once' },
     { after: CONTEXT, to: 'brief', reason: 'draft from the merged research' },
-    { after: 'summary_md', to: 'judge', reason: 'judge the draft' },
-    { after: 'verdict.v1', verdict: 'pass', to: 'writeback', reason: 'verdict pass: write the CRM note' },
-    { after: 'verdict.v1', verdict: 'fail', to: 'brief', reason: 'revise', spendsRevision: true },
-    { after: 'receipt.v1', complete: 'written back' },
+    ...hubEnd.routes,
   ],
-  // The critique loop; each round is paid from revisions_remaining.
-  revisits: [
-    { from: 'judge', to: 'brief', bound: 'revisions' },
-    { from: 'brief', to: 'judge', bound: 'revisions' },
-  ],
-  reviser: 'brief',
+  revisits: hubEnd.revisits,
+  reviser: hubEnd.reviser,
 });

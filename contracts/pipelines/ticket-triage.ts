@@ -4,7 +4,7 @@
  * lives in activities/ticket-triage/. Defined only through the public contracts, like any
  * author's pipeline.
  */
-import { defineStage, definePipeline } from '../index';
+import { defineStage, definePipeline, type PipelineSpec } from '../index';
 
 export const intakeStage = defineStage({
   name: 'intake',
@@ -59,6 +59,29 @@ export const writebackStage = defineStage({
   activity: { startToCloseTimeout: '30s', retry: { maximumAttempts: 5 } },
 });
 
+/**
+ * The judged write both ticket pipelines end with: the judge takes `drafter`'s summary, a pass is
+ * written back, a fail goes back to `drafter` while revisions remain (the critique loop).
+ */
+export function judgedWriteback(drafter: string): Pick<PipelineSpec, 'routes' | 'revisits' | 'reviser'> {
+  return {
+    routes: [
+      { after: 'summary_md', to: 'judge', reason: 'judge the draft' },
+      { after: 'verdict.v1', verdict: 'pass', to: 'writeback', reason: 'verdict pass: write the CRM note' },
+      { after: 'verdict.v1', verdict: 'fail', to: drafter, reason: 'revise', spendsRevision: true },
+      { after: 'receipt.v1', complete: 'written back' },
+    ],
+    // Each round of the loop is paid from revisions_remaining.
+    revisits: [
+      { from: 'judge', to: drafter, bound: 'revisions' },
+      { from: drafter, to: 'judge', bound: 'revisions' },
+    ],
+    reviser: drafter,
+  };
+}
+
+const triageEnd = judgedWriteback('draft');
+
 export const ticketTriage = definePipeline({
   name: 'ticket-triage',
   description: 'Triage a support ticket into a cited, judged CRM note.',
@@ -69,15 +92,8 @@ export const ticketTriage = definePipeline({
     { after: 'intake.v1', to: 'retrieve', reason: 'find help-center evidence' },
     { after: 'chunks.v1', to: 'draft', reason: 'draft from cited chunks' },
     { after: 'no_hit.v1', to: 'draft', reason: 'draft a no_match summary' },
-    { after: 'summary_md', to: 'judge', reason: 'judge the draft' },
-    { after: 'verdict.v1', verdict: 'pass', to: 'writeback', reason: 'verdict pass: write the CRM note' },
-    { after: 'verdict.v1', verdict: 'fail', to: 'draft', reason: 'revise', spendsRevision: true },
-    { after: 'receipt.v1', complete: 'written back' },
+    ...triageEnd.routes,
   ],
-  // The critique loop; each round is paid from revisions_remaining.
-  revisits: [
-    { from: 'judge', to: 'draft', bound: 'revisions' },
-    { from: 'draft', to: 'judge', bound: 'revisions' },
-  ],
-  reviser: 'draft',
+  revisits: triageEnd.revisits,
+  reviser: triageEnd.reviser,
 });
