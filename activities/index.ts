@@ -1,15 +1,16 @@
 /**
  * The activities of the shipped worker: the built-in pipelines' stages, each named after its
- * card, plus the rail's own: `priorDelivery` (the duplicate lookup) and `mergeBranches` (a
- * fan-out's merge). Every stage records its result under
- * the delivery key, so a retried or repeated delivery returns the first result instead of
- * working (or writing) again.
+ * card, plus the rail's own: `priorDelivery` (the duplicate lookup), `mergeBranches` (a
+ * fan-out's merge) and `beginHandoffRecord` / `closeHandoffRecord` (an escalation's record).
+ * Every stage records its result under the delivery key, so a retried or repeated delivery
+ * returns the first result instead of working (or writing) again.
  */
 import type { HandoffV1 } from '../contracts';
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/worker/store';
 import type { ActivityDeps } from './deps';
 import { ticketHub } from '../contracts/pipelines/ticket-hub';
+import { handoffRecordActivities } from './handoff-records';
 import { mergeActivities } from './merge';
 import { asAnswered, deliveryScope, packageSha, scopedKey } from './stage';
 import { supportRoutingActivities } from './support-routing';
@@ -29,6 +30,7 @@ export function railActivities(store: Store) {
       return pkg === undefined ? record.result : asAnswered(record, { delivery_sha: null, package_sha: packageSha(pkg) });
     },
     ...mergeActivities(store),
+    ...handoffRecordActivities(store),
   };
 }
 

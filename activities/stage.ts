@@ -69,7 +69,7 @@ export async function runStageOnce(
     const prior = await store.findStageRecord(key);
     if (prior) return asAnswered(prior, facts);
     if (card.writes !== null) await checkProvenance(store, [pipeline, ...(options.sharedWith ?? []).filter((p) => p.get(card.name) === card)], pkg, scope);
-    const { turn, close } = await openTurn(store, pipeline, card, { package: pkg, edge: delivery.edge }, facts.job_id, options);
+    const { turn, close } = await openTurn(store, pipeline, card, { package: pkg, edge: delivery.edge, hooks: delivery.hook_results }, facts.job_id, options);
     const output = await work(pkg, turn);
     const { transcript, handover } = await close(output);
     const recorded = await store.recordStageCompletion(

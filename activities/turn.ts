@@ -8,9 +8,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Artifact, Edge, EdgeOptions, HandoffV1, HandoverState, Message, Pipeline, StageCard, TaggedMessage } from '../contracts';
-import { assistantMessage, canonicalJson, edgeProblems, handoverName, isAgentId, isCallable, isTranscriptUri, LIMITS, messageText, systemMessage, transcriptUri, USER_AGENT_ID, userMessage } from '../contracts';
-import { clip } from '../contracts/errors';
+import { z } from 'zod';
+import type { Artifact, Edge, EdgeOptions, HandoffV1, HandoverState, HookResult, Message, Pipeline, StageCard, TaggedMessage } from '../contracts';
+import { assistantMessage, canonicalJson, clip, edgeProblems, handoverName, HUMAN, isAgentId, isCallable, isTranscriptUri, LIMITS, messageText, systemMessage, transcriptUri, USER_AGENT_ID, userMessage } from '../contracts';
 import { sha256Hex } from '../src/worker/store/content';
 import type { ChatMessage } from '../src/worker/model';
 import type { Store } from '../src/worker/store';
@@ -66,7 +66,7 @@ export async function openTurn(
   store: Store,
   pipeline: Pick<Pipeline, 'name' | 'handovers'>,
   card: StageCard,
-  delivery: { package: HandoffV1; edge?: EdgeOptions | undefined },
+  delivery: { package: HandoffV1; edge?: EdgeOptions | undefined; hooks?: HookResult[] | undefined },
   scopedJobId: string,
   options: TurnOptions = {},
 ): Promise<OpenTurn> {
@@ -76,6 +76,7 @@ export async function openTurn(
   if (pkg.memory_refs.filter((r) => !isTranscriptUri(r)).length >= LIMITS.listItems) {
     throw stageFailure('StageInputInvalid', `${card.name}: memory_refs holds ${LIMITS.listItems} refs; the job's transcript needs one of them`);
   }
+  const hooks = hookMessages(card, delivery.hooks);
   const log = await readHead(store, pkg, scopedJobId);
   const turnNumber = pkg.hop?.count ?? 0;
   const agentId = card.agent ?? agentOfModel(options.modelId) ?? card.name;
@@ -97,7 +98,8 @@ export async function openTurn(
       return turnDirFor({ root, job_id: scopedJobId, model_id: options.modelId ?? 'offline', turn: turnNumber });
     });
     const questionText = result?.questionText ?? input.question;
-    const history = result?.history ?? [];
+    // Hook results (a decided handoff record's delta) come after the log, whatever the edge's handover.
+    const history = [...(result?.history ?? []), ...hooks.map((h) => h.message)];
     const handover = used === undefined ? undefined : { used, question_text: questionText, history, tokens, ...(fellBack ? { fell_back: true } : {}) };
     const chat: ChatMessage[] = [
       ...(input.system ? [{ role: 'system' as const, content: input.system }] : []),
@@ -120,6 +122,7 @@ export async function openTurn(
       const changed = !last || last.agent_id !== agentId || last.system_sha !== systemSha;
       const turnMessages: TaggedMessage[] = [
         ...(system && changed ? [{ message: systemMessage(system), agent_id: agentId }] : []),
+        ...hooks,
         // The stage's own question, not the handed-over one: a log holding every earlier
         // transcript again would grow with the square of the conversation.
         { message: userMessage(question), agent_id: USER_AGENT_ID },
@@ -139,6 +142,18 @@ export async function openTurn(
       return { transcript: transcriptUri(pkg.job_id, sha), handover: asked?.handover };
     },
   };
+}
+
+/** A decided record's delta is its summary, questions and steps: bounded by theirs, with room. */
+const HookResults = z.array(z.object({ event: z.string().min(1).max(LIMITS.name), text: z.string().min(1).max(100_000) })).max(4);
+
+/** Hook results as the turn logs them: the human's messages, marked by their origin, so no
+ * strategy or import reads them as the user's input. */
+function hookMessages(card: StageCard, hooks: HookResult[] | undefined): TaggedMessage[] {
+  if (hooks === undefined) return [];
+  const parsed = HookResults.safeParse(hooks);
+  if (!parsed.success) throw stageFailure('StageInputInvalid', `${card.name}: hook_results must be at most 4 {event, text} with text up to 100,000 characters`);
+  return parsed.data.map((h) => ({ message: assistantMessage(h.text), agent_id: HUMAN, origin: { kind: 'hook_result', event: h.event } }));
 }
 
 /** A model id as an agent id (seed 000's fallback identity): one label token, never the user's. */

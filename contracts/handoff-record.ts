@@ -15,6 +15,7 @@
  */
 import { z } from 'zod';
 import { LIMITS } from './limits';
+import { HumanDecision } from './job';
 import { id, isoTime, list, nonBlankText, inputText, visibleName } from './primitives';
 
 export const HANDOFF_RECORD_STATES = ['open', 'accepted', 'cancelled', 'closed'] as const;
@@ -163,6 +164,18 @@ export type HandoffBeginRequest = z.infer<typeof HandoffBeginRequest>;
  * JSON object is allowed, any field is refused. */
 export const HandoffTransitionRequest = z.strictObject({}).nullish();
 
+/** The body of `POST /handoffs/:id/decide`: a decision without its actor, which is always the
+ * authenticated caller on this path. */
+export const HandoffDecideRequest = z.strictObject(HumanDecision.omit({ actor: true }).shape);
+export type HandoffDecideRequest = z.infer<typeof HandoffDecideRequest>;
+
+/** What `decide` answers: the record (accepted by the caller) and the rail's receipt. */
+export const HandoffDecideResponse = z.strictObject({
+  record: HandoffRecord,
+  decision: z.strictObject({ action: HumanDecision.shape.action, actor: visibleName(LIMITS.id), next: z.string() }),
+});
+export type HandoffDecideResponse = z.infer<typeof HandoffDecideResponse>;
+
 /** `Idempotency-Key` as a caller sends it: the server prefixes it with the caller's name
  * (`api/<user>/<key>`), which must still fit HandoffIdempotencyKey. */
 export const HANDOFF_API_KEY_MAX = HANDOFF_KEY_MAX - LIMITS.id - 5;
@@ -187,3 +200,22 @@ export const HandoffApiError = z.strictObject({
   issues: z.array(z.strictObject({ path: z.string(), message: z.string() })).optional(),
 });
 export type HandoffApiError = z.infer<typeof HandoffApiError>;
+
+/** The event of the message a decided record re-injects into the job's log (seed 003's hook). */
+export const HANDOFF_DECIDED_EVENT = 'handoff.decided';
+
+/**
+ * A decided record's delta, as the one message the next stage gets (seed 003's re-injection):
+ * the record's summary, open questions and next steps, who took it, and the decision with its
+ * note. Plain text, so every handover strategy and model reads it the same way.
+ */
+export function handoffDelta(record: Pick<HandoffRecord, 'id' | 'summary' | 'open_questions' | 'next_steps' | 'accepted_by'>, decision: Pick<HumanDecision, 'action' | 'actor' | 'note'>): string {
+  const bullets = (title: string, items: readonly string[]) => (items.length ? [`${title}:`, ...items.map((i) => `- ${i}`)] : []);
+  return [
+    `Handoff record ${record.id}${record.accepted_by ? `, taken by ${record.accepted_by}` : ''}: decided ${decision.action} by ${decision.actor}.`,
+    ...(decision.note ? [`Decision note: ${decision.note}`] : []),
+    `Summary: ${record.summary}`,
+    ...bullets('Open questions', record.open_questions),
+    ...bullets('Next steps', record.next_steps),
+  ].join('\n');
+}

@@ -8,7 +8,7 @@ export * from './job';
 export * from './stages';
 export * from './versions';
 export * from './validate';
-export { issueLines, toContractErrors } from './errors';
+export { clip, issueLines, toContractErrors } from './errors';
 export { isSlug } from './primitives';
 export * as validators from './generated/validators';
 export type { StandaloneValidator } from './generated/validators';

@@ -17,6 +17,9 @@ export const JobRequest = z.looseObject({
   max_hops: z.int().min(1).max(LIMITS.chain).optional(),
   /** Taken from the caller when present, else created at intake. */
   traceparent: traceparent.optional(),
+  /** The API user who owns the job's handoff records (seed 003): only they (or root) see them.
+   * Absent, every API user does. */
+  owner: visibleName(LIMITS.id).optional(),
   /** How long an escalation waits for a human `decide` before the job ends as `escalated`,
    * as a Temporal duration string (`30s`, `4h`, `7 days`); the rail defaults to 7 days. */
   decision_timeout: z.string().max(32).regex(/^\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w|seconds?|minutes?|hours?|days?|weeks?)$/).optional(),

@@ -26,6 +26,16 @@ export interface StageWork {
   /** The options of the edge the package was delivered over, when the job's pipeline has any:
    * the handover the stage's turn gets (seed 000). A callable travels by name only. */
   edge?: EdgeOptions;
+  /** Seed 003's hook results: context the job's rail hands the stage beside the package (a
+   * decided handoff record's delta). The stage's turn logs each as a message of origin
+   * `hook_result` and hands it over as history, never as the user's words. */
+  hook_results?: HookResult[];
+}
+
+export interface HookResult {
+  /** What produced it, e.g. `handoff.decided`. */
+  event: string;
+  text: string;
 }
 
 /** What one stage activity returns; the same value is returned again for a repeated delivery. */

@@ -37,7 +37,13 @@ export type ContentBlock = z.infer<typeof ContentBlock>;
 export const Message = z.object({ role: Role, content: z.array(ContentBlock) });
 export type Message = z.infer<typeof Message>;
 
-export const TaggedMessage = z.object({ message: Message, agent_id: z.string().min(1) });
+/** Where a message came from when it is neither a prompt nor an agent's own turn: seed 003's
+ * `hook_result`, e.g. a handoff record's delta re-injected after a human decided. Context for the
+ * next stage; never the user's input. */
+export const MessageOrigin = z.object({ kind: z.literal('hook_result'), event: z.string().min(1) });
+export type MessageOrigin = z.infer<typeof MessageOrigin>;
+
+export const TaggedMessage = z.object({ message: Message, agent_id: z.string().min(1), origin: MessageOrigin.optional() });
 export type TaggedMessage = z.infer<typeof TaggedMessage>;
 
 const textMessage = (role: Role) => (text: string): Message => ({ role, content: [{ type: 'text', text }] });

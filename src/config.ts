@@ -12,6 +12,8 @@ export interface HandrailConfig {
   dataDir: string;
   /** Base URL of the Temporal Web UI, used to print links to jobs. */
   webUiUrl: string;
+  /** Base URL of the handoff records API (`npm run api`) that `handrail handoffs` calls. */
+  apiUrl: string;
   /** PostgreSQL URL for the store; unset means embedded SQLite under dataDir. */
   databaseUrl?: string;
   /** Root of the handover workspace (seed 000: `transcript_materialize` trace files):
@@ -28,6 +30,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HandrailConfig
     taskQueue: env.HANDRAIL_TASK_QUEUE || 'handrail',
     dataDir,
     webUiUrl: (env.HANDRAIL_WEB_UI_URL || 'http://localhost:8233').replace(/\/+$/, ''),
+    apiUrl: (env.HANDRAIL_API_URL || 'http://127.0.0.1:8787').replace(/\/+$/, ''),
     databaseUrl: env.DATABASE_URL || undefined,
     workspace: path.resolve(env.HANDRAIL_WORKSPACE || path.join(dataDir, 'workspace')),
   };

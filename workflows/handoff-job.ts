@@ -10,6 +10,7 @@ import {
   allHandlersFinished,
   condition,
   isCancellation,
+  log,
   patched,
   proxyActivities,
   setCurrentDetails,
@@ -19,7 +20,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, MERGE_STAGE, findPipeline, isTranscriptUri, issueLines, reservationUsd, snapshotOf, type AckRecord, type HandoffV1, type Hop, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1, type Snapshot, type StageResult } from '../contracts';
+import { HANDOFF_DECIDED_EVENT, HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, MERGE_STAGE, findPipeline, handoffDelta, isTranscriptUri, issueLines, reservationUsd, snapshotOf, type AckRecord, type HandoffCloseReason, type HandoffRecord, type HandoffV1, type Hop, type HookResult, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1, type Snapshot, type StageResult } from '../contracts';
+import type { BeginRecordWork, CloseRecordWork, ClosedRecord } from '../activities/handoff-records';
 import type { MergeWork } from '../activities/merge';
 import { acksQuery, decideUpdate, packageQuery, snapshotQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
 import { describeFailure, runHop, type HopOutcome, type StageProxies } from './hop';
@@ -28,6 +30,7 @@ import { decisionOptions, validateDecision } from './rail/decisions';
 import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from './rail/hops';
 import { ackRecord } from './rail/ack';
 import { firstPackage } from './rail/first-package';
+import { escalationKeys, escalationRecord } from './rail/handoff-record';
 import { branchFailure, branchSegments, failedBranch, mergeHop, mergeKey, mergedBody, mergedPackage } from './rail/merge';
 import { returnToSender, route, type Branch, type FanOutStep, type HopStep, type Route } from './rail/routing';
 import { renderDetails, type HandoverLine } from './rail/details';
@@ -45,11 +48,27 @@ export const PUBLISH_AFTER_DECISION_PATCH = 'publish-after-decision';
  * pipelines too). */
 export const VALIDATE_REQUEST_PATCH = 'validate-request';
 
+/** Patch `handoff-records` (2026-12-01): an escalation begins a handoff record and the job's end
+ * (or its decision) closes it. Histories recorded before it (test/histories/before-handoff-records.*)
+ * replay without the two activities. */
+export const HANDOFF_RECORDS_PATCH = 'handoff-records';
+
 // The merge of a fan-out: one write of a content-addressed artifact and one keyed record.
 const { mergeBranches } = proxyActivities<{ mergeBranches(work: MergeWork): Promise<StageResult> }>({
   startToCloseTimeout: '30s',
   retry: { maximumAttempts: 6, maximumInterval: '10s' },
   summary: 'merge',
+});
+
+// An escalation's handoff record. Its writes are keyed; a store that stays down only costs the
+// record (logged), never the escalation.
+const { beginHandoffRecord, closeHandoffRecord } = proxyActivities<{
+  beginHandoffRecord(work: BeginRecordWork): Promise<HandoffRecord>;
+  closeHandoffRecord(work: CloseRecordWork): Promise<ClosedRecord>;
+}>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 8, maximumInterval: '30s' },
+  summary: 'handoff record',
 });
 
 /** Unstored snapshots a job keeps for the `snapshot` query (the newest). */
@@ -155,6 +174,10 @@ class Job {
   pendingDecision?: HumanDecision;
   lastActor = '';
   countAtLastHumanDecision = 0;
+  /** The escalation's handoff record while it is open, with the key that closes it. */
+  private openRecord?: { id: string; closeKey: string };
+  private escalations = 0;
+  private readonly owner: string | undefined;
   reason?: string;
   readonly maxHops: number;
   readonly decisionTimeout: string;
@@ -168,6 +191,7 @@ class Job {
     this.maxHops = request.max_hops ?? DEFAULT_MAX_HOPS;
     this.decisionTimeout = request.decision_timeout ?? DEFAULT_DECISION_TIMEOUT;
     this.traceparent = request.traceparent ?? newTraceparent();
+    this.owner = request.owner;
     this.package = firstPackage(request, this.traceparent, pipeline.entry);
     const first = route(pipeline, this.package);
     this.stage = first.kind === 'hop' ? first.to : HUMAN;
@@ -229,6 +253,7 @@ class Job {
           package: step.package,
           ...(step.from ? { from: step.from } : {}),
           ...(step.actor ? { actor: step.actor } : {}),
+          ...(step.hooks ? { hooks: step.hooks } : {}),
         };
         // Each branch's acks take the place of its admission ack, so they read in fan-out order
         // however the branches finish (and the acks query shows a branch at work).
@@ -325,6 +350,7 @@ class Job {
           from: step.from,
           actor: step.actor,
           ...(step.handoff ? { handoff: step.handoff } : {}),
+          ...(step.hooks ? { hookResults: step.hooks } : {}),
           maxHops: this.maxHops,
           countAtLastHumanDecision: this.countAtLastHumanDecision,
           fallbackTraceparent: this.traceparent,
@@ -385,6 +411,7 @@ class Job {
     const acksBefore = this.acks.length;
     this.acks.push(this.humanAck(hop, `escalated: ${step.reason}`));
     this.publish();
+    if (patched(HANDOFF_RECORDS_PATCH)) await this.beginRecord();
 
     try {
       const decided = await condition(() => this.pendingDecision !== undefined, this.decisionTimeout as Duration);
@@ -396,7 +423,8 @@ class Job {
       this.status = 'running';
       // The decision is recorded like any hop's ack, with its actor (and a top-up's amounts).
       this.acks.push(this.humanAck(hop, describeDecision(decision), decision.actor));
-      const next = this.apply(decision, step);
+      const hooks = await this.closeRecord('decided', decision);
+      const next = this.apply(decision, step, hooks);
       // The job runs again: the Web UI must stop listing it under HandrailStatus="escalated" now,
       // not once the next hop is done. New command, hence the patch (docs/replay.md).
       if (next !== 'rejected' && patched(PUBLISH_AFTER_DECISION_PATCH)) this.publish();
@@ -418,6 +446,37 @@ class Job {
     }
   }
 
+  /** Begins the escalation's handoff record, for a human to find and take (seed 003). Not
+   * cancellable: a record the store took is one the job must close. */
+  private async beginRecord(): Promise<void> {
+    const keys = escalationKeys(this.jobId, ++this.escalations);
+    const record = escalationRecord(this.package, this.escalation!, { workspace: workflowInfo().namespace, project: this.pipeline.name, owner: this.owner });
+    try {
+      const begun = await CancellationScope.nonCancellable(() => beginHandoffRecord({ key: keys.begin, record }));
+      this.openRecord = { id: begun.id, closeKey: keys.close };
+    } catch (err) {
+      log.warn('the escalation has no handoff record', { job_id: this.jobId, error: String(err) });
+    }
+  }
+
+  /** Closes the open record, if any; a decider takes it first. A decision's record comes back as
+   * its delta (seed 003's re-injection), which the next stage gets beside the package: not in
+   * the package, whose provenance the stages behind a verdict check. */
+  private async closeRecord(reason: HandoffCloseReason, decision?: HumanDecision): Promise<HookResult[] | undefined> {
+    const open = this.openRecord;
+    if (!open) return undefined;
+    this.openRecord = undefined;
+    const decided = decision && { action: decision.action, actor: decision.actor, ...(decision.note !== undefined ? { note: decision.note } : {}) };
+    try {
+      const { record } = await CancellationScope.nonCancellable(() => closeHandoffRecord({ id: open.id, key: open.closeKey, reason, ...(decided ? { decision: decided } : {}) }));
+      // A record given up through the API (cancelled) hands nothing on.
+      return decided && record.state !== 'cancelled' ? [{ event: HANDOFF_DECIDED_EVENT, text: handoffDelta(record, decided) }] : undefined;
+    } catch (err) {
+      log.warn('the handoff record could not be closed', { job_id: this.jobId, record: open.id, error: String(err) });
+      return undefined;
+    }
+  }
+
   /** The ack of the human's hop: one when the job escalates (naming the package the human got),
    * one when the human decides. */
   private humanAck(hop: Hop, reason: string, actor?: string): AckRecord {
@@ -436,9 +495,9 @@ class Job {
   }
 
   /** Turns a human decision into the next step. The human's hop carries the actor on its ack. */
-  private apply(decision: HumanDecision, step: Extract<Route, { kind: 'escalate' }>): Route | 'rejected' {
+  private apply(decision: HumanDecision, step: Extract<Route, { kind: 'escalate' }>, hooks?: HookResult[]): Route | 'rejected' {
     this.countAtLastHumanDecision = this.package.hop?.count ?? 0;
-    const human = { from: HUMAN, actor: decision.actor };
+    const human = { from: HUMAN, actor: decision.actor, ...(hooks ? { hooks } : {}) };
     switch (decision.action) {
       case 'reject':
         return 'rejected';
@@ -458,12 +517,14 @@ class Job {
   }
 
   /** Retry what was blocked: the refused hop, or the routing decision with the new wallet. */
-  private resume(step: Extract<Route, { kind: 'escalate' }>, human: { from: string; actor: string }, reason: string): Route {
+  private resume(step: Extract<Route, { kind: 'escalate' }>, human: { from: string; actor: string; hooks?: HookResult[] }, reason: string): Route {
     const next = step.retry ? { ...step.retry, package: this.package } : this.route();
     return next.kind === 'hop' || next.kind === 'fanout' ? { ...next, reason: `${reason}: ${next.reason}`.slice(0, LIMITS.shortText), ...human } : next;
   }
 
   async finish(status: JobStatus, reason: string): Promise<JobResult> {
+    // Only a job waiting on a human holds an open record: it timed out or was cancelled.
+    await this.closeRecord(status === 'cancelled' ? 'job_cancelled' : 'timed_out');
     this.status = status;
     this.reason = reason;
     this.escalation = undefined;

@@ -129,7 +129,13 @@ async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecor
   const edge = r.pipeline.edge(edgeSender(r.pipeline, a.hop, a.arrived), a.stage);
   // The stage's worker stores the snapshot (the same bytes, the same address) before its work.
   const delivered = { ...deliveredPackage({ ...a, arrived: a.arrived }, ack), context_ref: snapshot.uri };
-  const work: StageWork = { stage: a.stage, package: delivered, delivery_key: a.key, ...(edge ? { edge: edgeOptions(edge) } : {}) };
+  const work: StageWork = {
+    stage: a.stage,
+    package: delivered,
+    delivery_key: a.key,
+    ...(edge ? { edge: edgeOptions(edge) } : {}),
+    ...(r.hookResults?.length ? { hook_results: r.hookResults } : {}),
+  };
   const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
   // Asked only on the branch that differs, so every other history is as before the patches.
   const outcome = concludeHop(a, r, ack, new Date(), prior, answer, {

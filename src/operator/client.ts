@@ -214,8 +214,9 @@ export async function* watchJob(client: Client, jobId: string, opts: { pollMs?: 
   }
 }
 
-/** Sends a human decision to an escalated job; the rail's validator may refuse it. */
-export async function decide(client: Client, jobId: string, input: unknown): Promise<DecisionReceipt> {
+/** Sends a human decision to an escalated job; the rail's validator may refuse it. The same
+ * `updateId` again answers with the first decision's receipt (Temporal deduplicates updates). */
+export async function decide(client: Client, jobId: string, input: unknown, opts: { updateId?: string } = {}): Promise<DecisionReceipt> {
   const parsed = HumanDecision.safeParse(input);
   if (!parsed.success) {
     throw new DecisionRefusedError(`invalid decision: ${issueLines(parsed.error, 'decision').join('; ')}`);
@@ -223,7 +224,7 @@ export async function decide(client: Client, jobId: string, input: unknown): Pro
   const described = await describeJob(client, jobId);
   if (described.status.name !== 'RUNNING') throw new DecisionRefusedError(`job "${jobId}" already ended (${endedAs(described)}); nothing to decide`);
   try {
-    return await client.workflow.getHandle<typeof handoffJob>(jobId).executeUpdate(decideUpdate, { args: [parsed.data] });
+    return await client.workflow.getHandle<typeof handoffJob>(jobId).executeUpdate(decideUpdate, { args: [parsed.data], ...(opts.updateId ? { updateId: opts.updateId } : {}) });
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw new DecisionRefusedError(err.cause?.message ?? err.message);
     throw err;

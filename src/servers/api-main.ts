@@ -1,28 +1,54 @@
 /**
  * `npm run api`: the handoff records HTTP API (handoffs-api.ts) on HANDRAIL_API_PORT (8787),
- * against the configured store (DATABASE_URL, else SQLite under HANDRAIL_DATA_DIR), serving the
- * workspace TEMPORAL_NAMESPACE with the built-in pipelines as its projects. Users from
- * HANDRAIL_API_USERS or HANDRAIL_API_USERS_JSON (api-users.ts). SIGINT/SIGTERM stop it.
+ * against the configured store (DATABASE_URL, else SQLite under HANDRAIL_DATA_DIR) and the
+ * Temporal server at TEMPORAL_ADDRESS (where `decide` sends its update), serving the workspace
+ * TEMPORAL_NAMESPACE with the built-in pipelines as its projects. Users from HANDRAIL_API_USERS
+ * or HANDRAIL_API_USERS_JSON (api-users.ts). SIGINT/SIGTERM stop it.
  */
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
-import { loadConfig } from '../config';
+import { loadConfig, type HandrailConfig } from '../config';
+import { connectHandrail } from '../operator/client';
 import { openStore } from '../worker/store';
-import { loadApiUsers } from './api-users';
+import { loadApiUsers, type ApiUsers } from './api-users';
 import { buildHandoffsApi } from './handoffs-api';
+
+export const DEFAULT_API_PORT = 8787;
+
+/** HANDRAIL_API_PORT and HANDRAIL_API_HOST, checked. */
+export function apiListenOptions(env: NodeJS.ProcessEnv = process.env): { port: number; host: string } {
+  const port = Number(env.HANDRAIL_API_PORT || DEFAULT_API_PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`HANDRAIL_API_PORT must be a port number, not ${env.HANDRAIL_API_PORT}`);
+  return { port, host: env.HANDRAIL_API_HOST || '127.0.0.1' };
+}
+
+/** The API listening, with its store and Temporal client; `close` releases all three. */
+export async function serveHandoffsApi(config: HandrailConfig, users: ApiUsers, listen: { port: number; host: string }, logger = true) {
+  const store = await openStore(config);
+  const temporal = await connectHandrail(config);
+  const app = buildHandoffsApi({ store, users, temporal, workspaces: { [config.namespace]: BUILT_IN_PIPELINES.map((p) => p.name) }, logger });
+  try {
+    const address = await app.listen(listen);
+    return {
+      address,
+      async close() {
+        await app.close();
+        await temporal.connection.close();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    await temporal.connection.close();
+    await store.close();
+    throw error;
+  }
+}
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const users = loadApiUsers();
-  const port = Number(process.env.HANDRAIL_API_PORT || 8787);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`HANDRAIL_API_PORT must be a port number, not ${process.env.HANDRAIL_API_PORT}`);
-  const host = process.env.HANDRAIL_API_HOST || '127.0.0.1';
-  const store = await openStore(config);
-  const app = buildHandoffsApi({ store, users, workspaces: { [config.namespace]: BUILT_IN_PIPELINES.map((p) => p.name) }, logger: true });
-  const address = await app.listen({ port, host });
-  console.log(`handoff records API on ${address} (workspace ${config.namespace}; OpenAPI at ${address}/openapi.json)`);
+  const api = await serveHandoffsApi(config, loadApiUsers(), apiListenOptions());
+  console.log(`handoff records API on ${api.address} (workspace ${config.namespace}; OpenAPI at ${api.address}/openapi.json)`);
   const stop = async () => {
-    await app.close();
-    await store.close();
+    await api.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());

@@ -17,6 +17,8 @@ import {
   HandoffApiError,
   HandoffApiIdempotencyKey,
   HandoffBeginRequest,
+  HandoffDecideRequest,
+  HandoffDecideResponse,
   HandoffListParams,
   HandoffListQueryString,
   HandoffListResponse,
@@ -27,6 +29,8 @@ import {
   type HandoffRecordState,
   type HandoffRefusalCode,
 } from '../../contracts/handoff-record';
+import type { Client } from '@temporalio/client';
+import { DecisionRefusedError, JobNotFoundError, decide } from '../operator/client';
 import type { Store } from '../worker/store/types';
 import type { ApiUser, ApiUsers } from './api-users';
 
@@ -36,6 +40,8 @@ export const HANDOFFS_API_BODY_LIMIT = 512 * 1024;
 
 export interface HandoffsApiOptions {
   store: Store;
+  /** Where `decide` sends the job's update (the workspace's namespace). */
+  temporal: Client;
   users: ApiUsers;
   /** What the server serves: workspace (Temporal namespace) → projects (pipeline names). Any
    * other workspace or project is 404. */
@@ -151,6 +157,19 @@ export const ROUTES: readonly RouteSpec[] = [
     errors: [400, 401, 404, 409, 413, 415, 422],
   },
   {
+    method: 'POST',
+    url: '/handoffs/:id/decide',
+    operationId: 'decideHandoff',
+    summary:
+      "Decide the record's escalated job as the caller: the job's `decide` update with the caller as actor (never the body's). The decider takes the record; the job closes it. The same Idempotency-Key again returns the first receipt.",
+    idempotent: true,
+    params: HandoffRecordParams,
+    body: HandoffDecideRequest,
+    status: 200,
+    response: HandoffDecideResponse,
+    errors: [400, 401, 404, 409, 413, 415],
+  },
+  {
     method: 'GET',
     url: '/openapi.json',
     operationId: 'openapi',
@@ -166,7 +185,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'invalid input: unknown fields, bad values, a malformed id, a missing Idempotency-Key (`issues` lists what failed)',
   401: 'no or unknown bearer token',
   404: 'no such record (or owned by someone else), or an unknown workspace or project',
-  409: 'the record refuses the transition: accepted by someone else (`conflict`) or already final (`illegal_transition`)',
+  409: 'the record refuses the transition: accepted by someone else (`conflict`) or already final (`illegal_transition`); or the job refuses the decision (`decision_refused`, with its reason)',
   413: 'request body over the limit',
   415: 'body is not application/json',
   422: 'the Idempotency-Key was already used for a different request (`key_reused`)',
@@ -252,7 +271,7 @@ function bearer(request: FastifyRequest, users: ApiUsers): ApiUser {
 }
 
 export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
-  const { store, users, workspaces } = options;
+  const { store, users, workspaces, temporal } = options;
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: options.bodyLimit ?? HANDOFFS_API_BODY_LIMIT });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -313,6 +332,24 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
       const key = idempotencyKey(request);
       const { id } = await visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user!);
       return store.cancelHandoff(id, user!.name, storeKey(user!, key));
+    },
+    decideHandoff: async (request, _reply, user) => {
+      const key = idempotencyKey(request);
+      const record = await visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user!);
+      // Refused before the job hears of it: a record someone else took is theirs to decide, and a
+      // cancelled one was given up. A closed one may be this decision, retried: the job answers.
+      if (record.state === 'accepted' && record.accepted_by !== user!.name) {
+        throw new HandoffTransitionError('conflict', `handoff record ${record.id} was already accepted by ${record.accepted_by}`);
+      }
+      if (record.state === 'cancelled') throw new HandoffTransitionError('illegal_transition', `handoff record ${record.id} was cancelled by ${record.cancelled_by}; nothing to decide`);
+      try {
+        const receipt = await decide(temporal, record.job_id, { ...(request.body as HandoffDecideRequest), actor: user!.name }, { updateId: storeKey(user!, key) });
+        return { record: (await store.getHandoff(record.id)) ?? record, decision: receipt };
+      } catch (error) {
+        if (error instanceof DecisionRefusedError) throw new ApiError(409, 'decision_refused', error.message);
+        if (error instanceof JobNotFoundError) throw new ApiError(409, 'decision_refused', `the record's job ${record.job_id} is not in this workspace`);
+        throw error;
+      }
     },
     openapi: async () => openapi,
   };

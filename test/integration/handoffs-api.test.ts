@@ -2,7 +2,8 @@
  * The handoff records HTTP API over real HTTP (fetch against a listening Fastify) on both store
  * backends: ownership, lifecycle, races, idempotency, bad input.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { HANDOFF_RECORD_STATES, type HandoffBeginInput, type HandoffRecord } from '../../contracts';
 import { apiUsers, sha256Token } from '../../src/servers/api-users';
 import { buildHandoffsApi, ROUTES } from '../../src/servers/handoffs-api';
@@ -42,6 +43,14 @@ interface Reply {
   headers: Headers;
 }
 
+let temporal: Client;
+beforeAll(async () => {
+  temporal = new Client({ connection: await Connection.connect({ address: inject('temporalAddress') }), namespace: inject('namespace') });
+});
+afterAll(async () => {
+  await temporal.connection.close();
+});
+
 for (const backend of storeBackends()) {
   describe.skipIf(backend.skip !== null)(`handoffs HTTP API on ${backend.name}${backend.skip ? ` (skipped: ${backend.skip})` : ''}`, () => {
     let store: Store;
@@ -50,7 +59,7 @@ for (const backend of storeBackends()) {
 
     beforeEach(async () => {
       store = await openFresh(backend);
-      app = buildHandoffsApi({ store, users, workspaces: { acme: ['support', 'billing'] } });
+      app = buildHandoffsApi({ store, users, temporal, workspaces: { acme: ['support', 'billing'] } });
       base = await app.listen({ port: 0, host: '127.0.0.1' });
     });
     afterEach(async () => {
@@ -266,6 +275,7 @@ for (const backend of storeBackends()) {
           'GET /handoffs/{id}',
           'POST /handoffs/{id}/accept',
           'POST /handoffs/{id}/cancel',
+          'POST /handoffs/{id}/decide',
           'GET /openapi.json',
         ].sort(),
       );
@@ -275,6 +285,10 @@ for (const backend of storeBackends()) {
       expect(beginOp.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['path:ws', 'path:p', 'header:Idempotency-Key']);
       expect(Object.keys(beginOp.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '404', '413', '422']));
       expect(doc.paths['/handoffs/{id}'].get.parameters[0].schema.pattern).toBe('^hr_[0-9a-f]{32}$');
+      // The decision's body has no actor: the caller is the actor.
+      const decideBody = doc.paths['/handoffs/{id}/decide'].post.requestBody.content['application/json'].schema;
+      expect(decideBody).toMatchObject({ additionalProperties: false, required: ['action'] });
+      expect(Object.keys(decideBody.properties)).not.toContain('actor');
     });
   });
 }

@@ -18,6 +18,7 @@ import {
   type Snapshot,
   type HandoffV1,
   type Hop,
+  type HookResult,
   type Pipeline,
   type StageCard,
   type StageResult,
@@ -47,6 +48,8 @@ export interface HopRequest {
   /** What the job's other running hops hold reserved from the wallet (a fan-out's branches),
    * asked when the hop is acked: a hop admitted meanwhile is counted however the shell awaits. */
   heldUsd?: () => number;
+  /** Handed to the stage beside the package (StageWork.hook_results); only the job's rail sets them. */
+  hookResults?: HookResult[];
 }
 
 /** What the rail knows about a hop before any stage work. */

@@ -3,7 +3,7 @@
  * table"). The sequence is known when the pipeline is defined, so a table decides, not a model
  * (seed 001).
  */
-import { LIMITS, isCompleteRule, isFanOutRule, matchRoute, newestArtifact, type AckRecord, type FanOutRule, type HandoffReason, type HandoffV1, type Pipeline, type RouteFacts } from '../../contracts';
+import { LIMITS, isCompleteRule, isFanOutRule, matchRoute, newestArtifact, type AckRecord, type FanOutRule, type HandoffReason, type HandoffV1, type HookResult, type Pipeline, type RouteFacts } from '../../contracts';
 import type { HopOutcome } from './hop';
 import { spendRevision } from './budget';
 
@@ -17,6 +17,8 @@ export interface HopStep {
   /** Set when a human sends the hop (the sender is otherwise the stage that last held it). */
   from?: string;
   actor?: string;
+  /** What the human's decision hands the stage beside the package (the record's delta). */
+  hooks?: HookResult[];
 }
 
 /** A fan-out: `package` goes to every specialist of `rule` at once, then to the merge. `done`:
@@ -29,6 +31,7 @@ export interface FanOutStep {
   done: readonly Branch[];
   from?: string;
   actor?: string;
+  hooks?: HookResult[];
 }
 
 /** A specialist's hop in a fan-out and how it ended. */

@@ -2,7 +2,7 @@
  * `handrail` command lines → typed commands. Pure (no I/O), so every usage error is unit-tested.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { AckState, HumanDecision, JobStatus, LastVerdict, isSlug } from '../../../contracts';
+import { AckState, HANDOFF_RECORD_STATES, HumanDecision, JobStatus, LastVerdict, isSlug, type HandoffRecordState } from '../../../contracts';
 import type { JobFilter } from '../client';
 import type { TranscriptFormat } from '../transcript';
 
@@ -19,7 +19,14 @@ export interface StartFlags {
   revisions?: number;
   maxHops?: number;
   decisionTimeout?: string;
+  owner?: string;
 }
+
+/** `handrail handoffs …`: the handoff records API's routes, as the token's user. */
+export type HandoffsCommand =
+  | { name: 'handoffs'; action: 'list'; project?: string; state?: HandoffRecordState; limit?: number; json: boolean }
+  | { name: 'handoffs'; action: 'show' | 'accept' | 'cancel'; id: string; json: boolean }
+  | { name: 'handoffs'; action: 'decide'; id: string; decision: Record<string, unknown>; json: boolean };
 
 export type Command =
   | { name: 'help'; topic?: string }
@@ -30,11 +37,12 @@ export type Command =
   | { name: 'decide'; jobId: string; decision: Record<string, unknown>; follow: boolean; json: boolean }
   | { name: 'cancel'; jobId: string; json: boolean }
   | { name: 'history'; jobId: string; out?: string; json: boolean }
-  | { name: 'transcript'; jobId: string; stage?: string; format: TranscriptFormat; json: boolean };
+  | { name: 'transcript'; jobId: string; stage?: string; format: TranscriptFormat; json: boolean }
+  | HandoffsCommand;
 
 export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   start:
-    'handrail start <ticket.json | -> [--job-id ID] [--pipeline NAME] [--goal TEXT] [--constraint TEXT]... [--budget-usd N] [--revisions N] [--max-hops N] [--decision-timeout 1h] [--follow] [--json]',
+    'handrail start <ticket.json | -> [--job-id ID] [--pipeline NAME] [--goal TEXT] [--constraint TEXT]... [--budget-usd N] [--revisions N] [--max-hops N] [--decision-timeout 1h] [--owner API_USER] [--follow] [--json]',
   status: 'handrail status <job> [--json]',
   list: 'handrail list [--status running|escalated|completed|rejected|cancelled] [--pipeline NAME] [--stage STAGE] [--ack ACK] [--verdict pass|fail|none] [--limit N] [--json]',
   show: 'handrail show <job> [--hop N] [--json]',
@@ -42,7 +50,11 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   cancel: 'handrail cancel <job> [--json]',
   history: 'handrail history <job> [--out file.json]',
   transcript: 'handrail transcript <job> [--stage STAGE] [--format text|xml] [--json]',
+  handoffs:
+    'handrail handoffs list [--project PIPELINE] [--state open|accepted|cancelled|closed] [--limit N] [--json] | show|accept|cancel <record> [--json] | decide <record> approve|reject|revise|top-up [--note TEXT] [--usd N] [--revisions N] [--json]',
 };
+
+const HANDOFF_ACTIONS = ['list', 'show', 'accept', 'cancel', 'decide'] as const;
 
 const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = ['text', 'xml'];
 const RAIL_STATUSES = ['running', ...JobStatus.options] as const;
@@ -111,6 +123,49 @@ function oneOf<T extends string>(what: string, raw: unknown, allowed: readonly T
 const text = (raw: unknown) => (raw === undefined ? undefined : String(raw));
 const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
+/** A decision's action and amounts as `decide` and `handoffs decide` take them. */
+function decisionFlags(rawAction: string, values: Record<string, unknown>) {
+  return defined({
+    // `top-up` on the command line, `top_up` on the wire (HumanDecision).
+    action: oneOf('<action>', rawAction.replace('-', '_'), HumanDecision.shape.action.options),
+    note: text(values.note),
+    usd: numberFlag('usd', values.usd),
+    revisions: numberFlag('revisions', values.revisions),
+  });
+}
+
+function parseHandoffs(argv: string[]): Command {
+  const [action, ...rest] = argv;
+  const known = oneOf('handoffs <action>', action === undefined ? undefined : action, HANDOFF_ACTIONS);
+  if (known === undefined) throw new UsageError(`handoffs needs an action: ${HANDOFF_ACTIONS.join(', ')}\nusage: ${USAGE.handoffs}`);
+  switch (known) {
+    case 'list': {
+      const p = parse('handoffs', rest, { ...json, project: { type: 'string' }, state: { type: 'string' }, limit: { type: 'string' } }, []);
+      if (p.help) return { name: 'help', topic: 'handoffs' };
+      return {
+        name: 'handoffs',
+        action: 'list',
+        ...defined({
+          project: slugFlag('--project', p.values.project as string | undefined),
+          state: oneOf('--state', p.values.state, HANDOFF_RECORD_STATES),
+          limit: positiveIntFlag('limit', p.values.limit),
+        }),
+        json: Boolean(p.values.json),
+      };
+    }
+    case 'decide': {
+      const p = parse('handoffs', rest, { ...json, note: { type: 'string' }, usd: { type: 'string' }, revisions: { type: 'string' } }, ['record', 'action']);
+      if (p.help) return { name: 'help', topic: 'handoffs' };
+      return { name: 'handoffs', action: 'decide', id: p.args[0]!, decision: decisionFlags(p.args[1]!, p.values), json: Boolean(p.values.json) };
+    }
+    default: {
+      const p = parse('handoffs', rest, json, ['record']);
+      if (p.help) return { name: 'help', topic: 'handoffs' };
+      return { name: 'handoffs', action: known, id: p.args[0]!, json: Boolean(p.values.json) };
+    }
+  }
+}
+
 export function parseCommand(argv: string[]): Command {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') return { name: 'help', topic: name === 'help' ? rest[0] : undefined };
@@ -127,6 +182,7 @@ export function parseCommand(argv: string[]): Command {
         revisions: { type: 'string' },
         'max-hops': { type: 'string' },
         'decision-timeout': { type: 'string' },
+        owner: { type: 'string' },
       }, ['ticket.json | -']);
       if (p.help) return { name: 'help', topic: 'start' };
       const flags: StartFlags = defined({
@@ -138,6 +194,7 @@ export function parseCommand(argv: string[]): Command {
         revisions: numberFlag('revisions', p.values.revisions),
         maxHops: numberFlag('max-hops', p.values['max-hops']),
         decisionTimeout: text(p.values['decision-timeout']),
+        owner: text(p.values.owner),
       });
       return { name: 'start', ticket: p.args[0]!, flags, follow: Boolean(p.values.follow), json: Boolean(p.values.json) };
     }
@@ -186,18 +243,12 @@ export function parseCommand(argv: string[]): Command {
         revisions: { type: 'string' },
       }, ['job', 'action']);
       if (p.help) return { name: 'help', topic: 'decide' };
-      // `top-up` on the command line, `top_up` on the wire (HumanDecision).
-      const action = oneOf('<action>', p.args[1]!.replace('-', '_'), HumanDecision.shape.action.options);
       if (!p.values.actor) throw new UsageError(`decide needs --actor (who decides; recorded on the job's acks)\nusage: ${USAGE.decide}`);
-      const decision = defined({
-        action,
-        actor: text(p.values.actor),
-        note: text(p.values.note),
-        usd: numberFlag('usd', p.values.usd),
-        revisions: numberFlag('revisions', p.values.revisions),
-      });
+      const decision = defined({ ...decisionFlags(p.args[1]!, p.values), actor: text(p.values.actor) });
       return { name: 'decide', jobId: p.args[0]!, decision, follow: Boolean(p.values.follow), json: Boolean(p.values.json) };
     }
+    case 'handoffs':
+      return parseHandoffs(rest);
     case 'history': {
       const p = parse('history', rest, { ...json, out: { type: 'string', short: 'o' } }, ['job']);
       if (p.help) return { name: 'help', topic: 'history' };

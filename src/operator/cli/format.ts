@@ -1,5 +1,5 @@
 /** Human-readable output of the CLI: aligned tables and one-line progress. Pure functions. */
-import { splitSummary, type AckRecord } from '../../../contracts';
+import { splitSummary, type AckRecord, type HandoffRecord } from '../../../contracts';
 import type { JobSummary } from '../summary';
 import type { JobListing, JobView } from '../client';
 import type { DecisionReceipt, JobStatusView } from '../../../workflows/definitions';
@@ -121,4 +121,36 @@ export function listText(jobs: readonly JobListing[]): string {
 
 export function receiptText(jobId: string, receipt: DecisionReceipt): string {
   return `${jobId}: ${receipt.action.replace('_', '-')} by ${receipt.actor}; ${receipt.next}`;
+}
+
+const oneLine = (s: string, max: number) => {
+  const flat = s.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+/** `handoffs list`: one record per line, newest first (as the API lists them). */
+export function handoffsText(records: readonly HandoffRecord[]): string {
+  if (records.length === 0) return 'no handoff records match';
+  return table(
+    ['RECORD', 'PROJECT', 'JOB', 'STATE', 'OWNER', 'TAKEN BY', 'CREATED', 'SUMMARY'],
+    records.map((r) => [r.id, r.project, r.job_id, r.state, r.owner ?? '-', r.accepted_by ?? '-', r.created_at.replace(/\.\d+Z$/, 'Z'), oneLine(r.summary, 60)]),
+  );
+}
+
+/** `handoffs show`: the record, its questions and next steps, and who moved it when. */
+export function handoffText(r: HandoffRecord): string {
+  const rows: [string, string][] = [
+    ['record', r.id],
+    ['where', `${r.workspace} / ${r.project}`],
+    ['job', r.job_id],
+    ['state', `${r.state}${r.close_reason ? ` (${r.close_reason})` : ''}`],
+    ['owner', r.owner ?? '- (any API user)'],
+    ['created', `${r.created_at} by ${r.created_by}`],
+  ];
+  if (r.accepted_by) rows.push(['taken', `${r.accepted_at} by ${r.accepted_by}`]);
+  if (r.cancelled_by) rows.push(['cancelled', `${r.cancelled_at} by ${r.cancelled_by}`]);
+  if (r.closed_at) rows.push(['closed', r.closed_at]);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const list = (title: string, items: readonly string[]) => (items.length ? ['', `${title}:`, ...items.map((i) => `  - ${i}`)] : []);
+  return [...rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`), '', 'Summary:', r.summary, ...list('Open questions', r.open_questions), ...list('Next steps', r.next_steps)].join('\n');
 }

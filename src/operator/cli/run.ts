@@ -27,8 +27,10 @@ import {
 import { HopNotFoundError, hopSnapshots, snapshotText, type HopSnapshot } from '../snapshot';
 import { jobSummary } from '../summary';
 import { StageNotInTranscriptError, TranscriptUnreadableError, jobTranscript, transcriptOutput, type JobTranscript } from '../transcript';
-import { USAGE, UsageError, parseCommand, type Command } from './args';
-import { jobText, listText, liveLine, outcomeLine, progressLine, receiptText, statusText, usd } from './format';
+import { BUILT_IN_PIPELINES } from '../../../contracts/pipelines';
+import { HandoffsApiRequestError, HandoffsApiUnavailableError, handoffsClient } from '../handoffs';
+import { USAGE, UsageError, parseCommand, type Command, type HandoffsCommand } from './args';
+import { handoffText, handoffsText, jobText, listText, liveLine, outcomeLine, progressLine, receiptText, statusText, usd } from './format';
 import { InvalidTicketFileError, jobRequestFromFile } from './ticket';
 
 /** Exit codes scripts can branch on (documented in docs/operate.md and `--help`). */
@@ -64,9 +66,12 @@ job request {job_id, ticket, goal, constraints, budget, max_hops?}. "-" reads it
 Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default),
 HANDRAIL_TASK_QUEUE (handrail), HANDRAIL_WEB_UI_URL (http://localhost:8233). transcript reads
 the store the worker writes: DATABASE_URL (PostgreSQL), else SQLite under HANDRAIL_DATA_DIR (.data).
+handoffs calls the handoff records API: HANDRAIL_API_URL (http://127.0.0.1:8787) with the bearer
+token in HANDRAIL_API_TOKEN, else the one \`npm run demo\` wrote to HANDRAIL_DATA_DIR/api-token.
 
 Exit codes: 0 ok · 1 failed, or a transcript that fails verification · 2 usage, invalid ticket or unknown namespace ·
-3 unknown job · 4 Temporal unreachable · 5 refused (decision refused, job already ended) · 6 no worker answered ·
+3 unknown job or record · 4 Temporal (or the API) unreachable · 5 refused (decision refused, job already ended,
+record taken or final) · 6 no worker answered ·
 10 --follow: waiting for a human · 11 --follow: ended other than completed`;
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
@@ -116,7 +121,31 @@ async function follow(client: Client, jobId: string, io: CliIo, json: boolean, s
   return final.status.status === 'escalated' && final.run_status === 'RUNNING' ? EXIT.waitingForHuman : EXIT.notCompleted;
 }
 
-async function execute(command: Exclude<Command, { name: 'help' }>, client: Client, config: HandrailConfig, io: CliIo): Promise<number> {
+/** `handoffs`: the handoff records API as the token's user; Temporal is the API's business. */
+async function handoffs(command: HandoffsCommand, config: HandrailConfig, io: CliIo): Promise<number> {
+  const api = handoffsClient(config, io.env);
+  if (command.action === 'list') {
+    // Without --project, every built-in pipeline's records, newest first.
+    const projects = command.project ? [command.project] : BUILT_IN_PIPELINES.map((p) => p.name);
+    const query = { ...(command.state ? { state: command.state } : {}), ...(command.limit ? { limit: command.limit } : {}) };
+    const records = (await Promise.all(projects.map((p) => api.list(p, query)))).flat().sort((a, b) => b.created_at.localeCompare(a.created_at)).slice(0, command.limit);
+    if (command.json) printJson(io, records);
+    else line(io.stdout, handoffsText(records));
+    return EXIT.ok;
+  }
+  if (command.action === 'decide') {
+    const { record, decision } = await api.decide(command.id, command.decision as Parameters<typeof api.decide>[1]);
+    if (command.json) printJson(io, { record, decision });
+    else line(io.stdout, receiptText(record.job_id, decision));
+    return EXIT.ok;
+  }
+  const record = await api[command.action](command.id);
+  if (command.json) printJson(io, record);
+  else line(io.stdout, handoffText(record));
+  return EXIT.ok;
+}
+
+async function execute(command: Exclude<Command, { name: 'help' | 'handoffs' }>, client: Client, config: HandrailConfig, io: CliIo): Promise<number> {
   switch (command.name) {
     case 'start': {
       const source = command.ticket === '-' ? 'stdin' : command.ticket;
@@ -210,6 +239,8 @@ function exitCodeFor(err: unknown): number {
   if (err instanceof TemporalUnreachableError) return EXIT.unreachable;
   if (err instanceof DecisionRefusedError || err instanceof JobClosedError) return EXIT.refused;
   if (err instanceof NoWorkerAnsweredError) return EXIT.noWorker;
+  if (err instanceof HandoffsApiUnavailableError) return EXIT.unreachable;
+  if (err instanceof HandoffsApiRequestError) return err.status === 404 ? EXIT.notFound : err.status === 409 ? EXIT.refused : err.status === 401 ? EXIT.usage : EXIT.failed;
   if (err instanceof Error && 'code' in err && err.code === 'ENOENT') return EXIT.usage;
   return EXIT.failed;
 }
@@ -223,6 +254,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       return EXIT.ok;
     }
     const config = loadConfig(io.env);
+    if (command.name === 'handoffs') return await handoffs(command, config, io);
     client = await connectHandrail(config);
     return await execute(command, client, config, io);
   } catch (err) {

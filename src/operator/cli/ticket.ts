@@ -49,6 +49,7 @@ export function jobRequestFromFile(text: string, source: string, flags: StartFla
     ...(flags.constraints !== undefined ? { constraints: flags.constraints } : {}),
     ...(flags.maxHops !== undefined ? { max_hops: flags.maxHops } : {}),
     ...(flags.decisionTimeout !== undefined ? { decision_timeout: flags.decisionTimeout } : {}),
+    ...(flags.owner !== undefined ? { owner: flags.owner } : {}),
     budget: {
       ...budget,
       ...(flags.budgetUsd !== undefined ? { usd: flags.budgetUsd } : {}),

@@ -18,6 +18,19 @@ describe('handrail command lines', () => {
     expect(() => parseCommand(['decide', 'j1', 'maybe', '--actor', 'ops'])).toThrow(/<action> must be one of approve, reject, revise, top_up/);
   });
 
+  it('handoffs: list filters, show/accept/cancel a record, decide without --actor (the token is the actor)', () => {
+    expect(parseCommand(['handoffs', 'list', '--project', 'ticket-triage', '--state', 'accepted', '--limit', '5', '--json'])).toEqual({ name: 'handoffs', action: 'list', project: 'ticket-triage', state: 'accepted', limit: 5, json: true });
+    expect(parseCommand(['handoffs', 'list'])).toEqual({ name: 'handoffs', action: 'list', json: false });
+    expect(parseCommand(['handoffs', 'accept', 'hr_1'])).toEqual({ name: 'handoffs', action: 'accept', id: 'hr_1', json: false });
+    expect(parseCommand(['handoffs', 'decide', 'hr_1', 'top-up', '--usd', '1', '--note', 'ok'])).toEqual({ name: 'handoffs', action: 'decide', id: 'hr_1', decision: { action: 'top_up', usd: 1, note: 'ok' }, json: false });
+    expect(() => parseCommand(['handoffs', 'decide', 'hr_1', 'approve', '--actor', 'mallory'])).toThrow(/Unknown option '--actor'/);
+    expect(() => parseCommand(['handoffs', 'list', '--state', 'gone'])).toThrow(/--state must be one of open, accepted, cancelled, closed/);
+    expect(() => parseCommand(['handoffs'])).toThrow(/handoffs needs an action: list, show, accept, cancel, decide/);
+    expect(() => parseCommand(['handoffs', 'take', 'hr_1'])).toThrow(/handoffs <action> must be one of/);
+    expect(() => parseCommand(['handoffs', 'show'])).toThrow(/missing <record>/);
+    expect(parseCommand(['start', 't.json', '--owner', 'ana'])).toMatchObject({ flags: { owner: 'ana' } });
+  });
+
   it('list checks filter values against the contract enums', () => {
     expect(parseCommand(['list', '--status', 'escalated', '--ack', 'rejected_budget', '--stage', 'draft'])).toEqual({
       name: 'list',

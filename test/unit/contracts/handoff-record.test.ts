@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   HandoffBeginInput,
+  HandoffDecideRequest,
+  handoffDelta,
   HandoffRecord,
   decideHandoffTransition,
   validators,
@@ -84,5 +86,37 @@ describe('handoff record schemas', () => {
       expect(HandoffBeginInput.safeParse(bad).success).toBe(false);
       expect(validators.handoffBegin(bad)).toBe(false);
     }
+  });
+});
+
+describe('handoffDelta: what a decided record re-injects into the log', () => {
+  const record = { id: ID, summary: 'Refund past the window.', open_questions: ['order date?'], next_steps: ['resolve: wallet empty', 'decide approve | reject'], accepted_by: 'ana' };
+
+  it('names the record, who took it, the decision and its note, then the summary, questions and steps', () => {
+    expect(handoffDelta(record, { action: 'top_up', actor: 'ana', note: 'key account' })).toBe(
+      [
+        `Handoff record ${ID}, taken by ana: decided top_up by ana.`,
+        'Decision note: key account',
+        'Summary: Refund past the window.',
+        'Open questions:',
+        '- order date?',
+        'Next steps:',
+        '- resolve: wallet empty',
+        '- decide approve | reject',
+      ].join('\n'),
+    );
+  });
+
+  it('leaves out what the record or decision does not have', () => {
+    expect(handoffDelta({ ...record, open_questions: [], next_steps: [], accepted_by: null }, { action: 'approve', actor: 'ops' })).toBe(`Handoff record ${ID}: decided approve by ops.\nSummary: Refund past the window.`);
+  });
+});
+
+describe('HandoffDecideRequest: a decision over HTTP has no actor field', () => {
+  it('refuses an actor and unknown fields, keeps the rest of HumanDecision', () => {
+    expect(HandoffDecideRequest.safeParse({ action: 'top_up', usd: 1, note: 'ok' }).success).toBe(true);
+    expect(HandoffDecideRequest.safeParse({ action: 'approve', actor: 'mallory' }).success).toBe(false);
+    expect(HandoffDecideRequest.safeParse({ action: 'approve', extra: 1 }).success).toBe(false);
+    expect(HandoffDecideRequest.safeParse({ action: 'escalate' }).success).toBe(false);
   });
 });

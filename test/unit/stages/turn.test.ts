@@ -129,6 +129,52 @@ describe('the job log', () => {
   });
 });
 
+describe('hook results: a decided handoff record re-injected beside the package (seed 003)', () => {
+  const hook = { event: 'handoff.decided', text: 'Handoff record hr_1, taken by ana: decided approve by ana.\nDecision note: credit it' };
+
+  /** `ask` ran, then the rail hands `answer` the package with a hook result (the rail's hop after a decision). */
+  async function answerWithHook(edges: EdgeOptions[], hooks: unknown = [hook]) {
+    const pipeline = pipelineWith(edges);
+    const acts = stageActivities(pipeline, store, { ask: work('ask'), answer: work('answer') });
+    const first = await acts.ask({ stage: 'ask', package: firstPackage(ticketRef({ id: 't' })), delivery_key: 'job_1:ask:1' });
+    const delivered = { ...first.package, hop: { from: 'human', to: 'answer', reason: 'approved by ana', count: 2, chain: ['client', 'ask'] } };
+    const edge = pipeline.edge('ask', 'answer');
+    return acts.answer({ stage: 'answer', package: delivered, delivery_key: 'job_1:answer:2', ...(edge ? { edge } : {}), hook_results: hooks as typeof hook[] });
+  }
+
+  it('over an edge without a handover the stage gets it as its one history message; its turn logs it as the human’s, marked hook_result', async () => {
+    const result = await answerWithHook([]);
+    expect(prompts.answer!.history).toEqual([assistantMessage(hook.text)]);
+    expect(prompts.answer!.messages).toEqual([
+      { role: 'system', content: 'You are answer.' },
+      { role: 'assistant', content: hook.text },
+      { role: 'user', content: 'What does answer say?' },
+    ]);
+    const log = await readLog(store, result.package, result.package.job_id);
+    expect(log.turns.map((t) => t.stage)).toEqual(['ask', 'answer']);
+    expect(log.turns[1]!.messages.map((m) => [m.agent_id, m.message.role, m.origin?.kind ?? '-'])).toEqual([
+      ['answer', 'system', '-'],
+      ['human', 'assistant', 'hook_result'],
+      ['__user__', 'user', '-'],
+      ['answer', 'assistant', '-'],
+    ]);
+  });
+
+  it('with a transcript handover it follows the log, and the next stage’s transcript shows it as the human’s, never as the user’s words', async () => {
+    const result = await answerWithHook([{ from: 'ask', to: 'answer', handover: 'transcript_prepend' }]);
+    expect(prompts.answer!.history).toEqual([assistantMessage(hook.text)]);
+    const transcript = formatTranscript(logMessages(await readLog(store, result.package, result.package.job_id)));
+    expect(transcript).toContain('[human:assistant:text] Handoff record hr_1, taken by ana: decided approve by ana.');
+    expect(transcript).not.toContain('[__user__] Handoff record');
+  });
+
+  it('hook results that are not the rail’s shape are refused before any work', async () => {
+    const error = await answerWithHook([], [{ event: '', text: 'x' }]).catch((e: unknown) => e);
+    expect(error).toMatchObject({ type: 'StageInputInvalid', message: expect.stringMatching(/hook_results must be/) });
+    expect(ran).toEqual(['ask']);
+  });
+});
+
 describe('the handover a stage gets over its edge', () => {
   it('no handover: only the package (no history, the question as asked)', async () => {
     await relay([], ['ask', 'answer']);

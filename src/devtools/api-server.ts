@@ -1,0 +1,65 @@
+/**
+ * The handoff records API as `npm run demo` runs it: a detached `npm run api` process that keeps
+ * running after the demo, like the dev server, and stops with `npm run server:stop`. On first use
+ * it makes one root user, `demo`, with a random token: the users file holds only the token's hash,
+ * the token itself goes to `<dataDir>/api-token` (mode 600), where `handrail handoffs` finds it.
+ */
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { HandrailConfig } from '../config';
+import { apiTokenFile } from '../operator/handoffs';
+import { sha256Token } from '../servers/api-users';
+
+export function apiServerSettings(config: Pick<HandrailConfig, 'dataDir' | 'apiUrl'>) {
+  const url = new URL(config.apiUrl);
+  return {
+    url: config.apiUrl,
+    host: url.hostname,
+    port: Number(url.port || 80),
+    usersFile: path.join(config.dataDir, 'api-users.json'),
+    tokenFile: apiTokenFile(config),
+    pidFile: path.join(config.dataDir, 'api.pid'),
+    logFile: path.join(config.dataDir, 'api.log'),
+  };
+}
+
+/** The demo user's token, made with the users file when neither exists yet. */
+function ensureDemoUser(settings: ReturnType<typeof apiServerSettings>): void {
+  if (fs.existsSync(settings.usersFile) && fs.existsSync(settings.tokenFile)) return;
+  const token = crypto.randomBytes(24).toString('base64url');
+  fs.mkdirSync(path.dirname(settings.usersFile), { recursive: true });
+  fs.writeFileSync(settings.tokenFile, `${token}\n`, { mode: 0o600 });
+  fs.writeFileSync(settings.usersFile, `${JSON.stringify({ demo: { token_sha256: sha256Token(token), role: 'root' } }, null, 2)}\n`, { mode: 0o600 });
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    return (await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(1000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Reuses a running API at the configured URL, or starts one detached and waits for it. */
+export async function ensureApiServer(config: HandrailConfig): Promise<{ url: string; tokenFile: string; startedHere: boolean }> {
+  const settings = apiServerSettings(config);
+  ensureDemoUser(settings);
+  if (await answers(settings.url)) return { url: settings.url, tokenFile: settings.tokenFile, startedHere: false };
+  const log = fs.openSync(settings.logFile, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'servers', 'api-main.ts')], {
+    detached: true,
+    stdio: ['ignore', log, log],
+    env: { ...process.env, HANDRAIL_API_USERS: settings.usersFile, HANDRAIL_API_USERS_JSON: '', HANDRAIL_API_HOST: settings.host, HANDRAIL_API_PORT: String(settings.port) },
+  });
+  fs.closeSync(log);
+  child.unref();
+  if (child.pid) fs.writeFileSync(settings.pidFile, String(child.pid));
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+    if (await answers(settings.url)) return { url: settings.url, tokenFile: settings.tokenFile, startedHere: true };
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the handoff records API did not come up at ${settings.url}; see ${settings.logFile}`);
+}

@@ -1,0 +1,169 @@
+/**
+ * The rail's handoff records (issue 15) end to end, on both stores: a job escalates, the rail
+ * begins its record, a human finds it over HTTP, takes it and decides through the API, and the
+ * job completes with one CRM write and the record's delta in its log as a hook result. Refused
+ * decisions, cancellation and timeout close (or keep) the record as the lifecycle says.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HANDOFF_DECIDED_EVENT, type HandoffRecord } from '../../contracts';
+import { readLog } from '../../activities/transcript-log';
+import { startJob } from '../../src/operator/client';
+import { apiUsers, sha256Token } from '../../src/servers/api-users';
+import { buildHandoffsApi } from '../../src/servers/handoffs-api';
+import { jobRequest, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
+import { openFresh, storeBackends } from '../helpers/store-backends';
+
+const TOKENS = { ana: 'tok-ana-rail', bob: 'tok-bob-rail', ops: 'tok-ops-rail' } as const;
+type Caller = keyof typeof TOKENS;
+const users = apiUsers({
+  ana: { token_sha256: sha256Token(TOKENS.ana), role: 'user' },
+  bob: { token_sha256: sha256Token(TOKENS.bob), role: 'user' },
+  ops: { token_sha256: sha256Token(TOKENS.ops), role: 'root' },
+});
+
+// A wallet that pays intake and retrieve, not the draft: the job escalates at the draft.
+const EMPTY_WALLET = { usd: 0.005, revisions: 1 };
+
+for (const backend of storeBackends()) {
+  describe.skipIf(backend.skip !== null)(`handoff records of escalated jobs on ${backend.name}${backend.skip ? ` (skipped: ${backend.skip})` : ''}`, () => {
+    let rail: Rail;
+    let app: ReturnType<typeof buildHandoffsApi>;
+    let base: string;
+
+    beforeEach(async () => {
+      rail = await startRail({ store: await openFresh(backend) });
+      app = buildHandoffsApi({ store: rail.store, users, temporal: rail.client, workspaces: { default: ['ticket-triage', 'support-routing'] } });
+      base = await app.listen({ port: 0, host: '127.0.0.1' });
+    });
+    afterEach(async () => {
+      await app.close();
+      await rail.stop();
+      await rail.store.close();
+    });
+
+    async function call(method: 'GET' | 'POST', path: string, as: Caller, body?: unknown) {
+      const headers: Record<string, string> = { authorization: `Bearer ${TOKENS[as]}` };
+      if (method === 'POST') Object.assign(headers, { 'idempotency-key': uniqueId('k'), 'content-type': 'application/json' });
+      const res = await fetch(base + path, { method, headers, ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}) });
+      return { status: res.status, body: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    }
+
+    /** Starts a job that escalates at the draft and returns its open record, found over HTTP. */
+    async function escalated(over: Parameters<typeof jobRequest>[0] = {}) {
+      const request = jobRequest({ budget: EMPTY_WALLET, ...over });
+      const { handle } = await startJob(rail.client, request, { taskQueue: rail.taskQueue });
+      await waitForStatus(handle, 'escalated');
+      let record: HandoffRecord | undefined;
+      for (let tries = 0; !record; tries++) {
+        expect(tries).toBeLessThan(100);
+        const listed = await call('GET', '/workspaces/default/projects/ticket-triage/handoffs', 'ops');
+        record = (listed.body.handoffs as HandoffRecord[]).find((r) => r.job_id === request.job_id);
+        if (!record) await new Promise((r) => setTimeout(r, 100));
+      }
+      return { request, handle, record };
+    }
+
+    it('found, taken and decided over HTTP: the job completes with one CRM write, the decider as actor, and the record’s delta in its log as a hook result', async () => {
+      const { request, handle, record } = await escalated({ owner: 'ana' });
+      expect(record).toMatchObject({ workspace: 'default', project: 'ticket-triage', state: 'open', owner: 'ana', created_by: 'rail' });
+      expect(record.next_steps[0]).toMatch(/^resolve: wallet has \$0\.\d+; "draft" costs \$0\.\d+$/);
+      expect(record.next_steps.at(-1)).toMatch(/^decide approve \| reject \| top_up \| revise \(the job is blocked at draft\)$/);
+      // Owned by ana: bob neither lists nor reads it.
+      expect((await call('GET', '/workspaces/default/projects/ticket-triage/handoffs', 'bob')).body.handoffs.map((r: HandoffRecord) => r.id)).not.toContain(record.id);
+      expect((await call('GET', `/handoffs/${record.id}`, 'bob')).status).toBe(404);
+
+      const taken = await call('POST', `/handoffs/${record.id}/accept`, 'ana');
+      expect(taken.status).toBe(200);
+      expect(taken.body).toMatchObject({ state: 'accepted', accepted_by: 'ana' });
+
+      // The body cannot name the actor on this path: the caller is the actor.
+      expect((await call('POST', `/handoffs/${record.id}/decide`, 'ana', { action: 'top_up', usd: 1, actor: 'mallory' })).status).toBe(400);
+      const decided = await call('POST', `/handoffs/${record.id}/decide`, 'ana', { action: 'top_up', usd: 1, note: 'customer is a key account' });
+      expect(decided.status).toBe(200);
+      expect(decided.body.decision).toEqual({ action: 'top_up', actor: 'ana', next: 'the wallet grows and the job resumes at draft' });
+
+      const result = await handle.result();
+      expect(result.status).toBe('completed');
+      expect(result.acks.find((a) => a.stage === 'human' && a.actor)?.actor).toBe('ana');
+      expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
+      expect((await rail.store.getCrmTicket(request.ticket.id))?.revision).toBe(1);
+
+      const closed = await rail.store.getHandoff(record.id);
+      expect(closed).toMatchObject({ state: 'closed', close_reason: 'decided', accepted_by: 'ana' });
+      expect((await rail.store.handoffAudit(record.id)).map((a) => [a.transition, a.actor])).toEqual([
+        ['begin', 'rail'],
+        ['accept', 'ana'],
+        ['close', null],
+      ]);
+
+      // The delta reached the draft, the hop the decision sent, as one message marked as a hook
+      // result (in its turn of the log); the package itself is as the rail would send it without.
+      const { turns } = await readLog(rail.store, result.package, request.job_id);
+      const hooked = turns.filter((t) => t.messages.some((m) => m.origin));
+      expect(hooked.map((t) => t.stage)).toEqual(['draft']);
+      const hooks = hooked[0]!.messages.filter((m) => m.origin);
+      expect(hooks).toHaveLength(1);
+      expect(hooks[0]).toMatchObject({ agent_id: 'human', origin: { kind: 'hook_result', event: HANDOFF_DECIDED_EVENT }, message: { role: 'assistant' } });
+      const text = hooks[0]!.message.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+      expect(text).toContain(`Handoff record ${record.id}, taken by ana: decided top_up by ana.`);
+      expect(text).toContain('Decision note: customer is a key account');
+      expect(text).toContain(`Summary: ${record.summary}`);
+    });
+
+    it('a decision the job refuses is 409 with the job’s reason, and changes nothing; a record another user took is 409 to others', async () => {
+      const { handle, record } = await escalated();
+      const refused = await call('POST', `/handoffs/${record.id}/decide`, 'bob', { action: 'top_up' });
+      expect(refused.status).toBe(409);
+      expect(refused.body).toEqual({ error: 'decision_refused', message: 'top_up needs usd > 0 or revisions > 0' });
+      expect(await rail.store.getHandoff(record.id)).toMatchObject({ state: 'open', accepted_by: null });
+      expect((await handle.query('status')) as { status: string }).toMatchObject({ status: 'escalated' });
+
+      expect((await call('POST', `/handoffs/${record.id}/accept`, 'bob')).status).toBe(200);
+      const other = await call('POST', `/handoffs/${record.id}/decide`, 'ana', { action: 'approve' });
+      expect(other.status).toBe(409);
+      expect(other.body.error).toBe('conflict');
+      expect((await handle.query('status')) as { status: string }).toMatchObject({ status: 'escalated' });
+
+      // Bob took it, so bob decides it: the job ends, the record is closed, still bob's.
+      const rejected = await call('POST', `/handoffs/${record.id}/decide`, 'bob', { action: 'reject' });
+      expect(rejected.status).toBe(200);
+      expect((await handle.result()).status).toBe('rejected');
+      expect(await rail.store.getHandoff(record.id)).toMatchObject({ state: 'closed', close_reason: 'decided', accepted_by: 'bob' });
+    });
+
+    it('two users deciding one record at once: exactly one decision is applied, the other is 409', async () => {
+      const { handle, record } = await escalated();
+      const both = await Promise.all((['ana', 'bob'] as const).map((as) => call('POST', `/handoffs/${record.id}/decide`, as, { action: 'top_up', usd: 1 })));
+      expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+      const winner = both.find((r) => r.status === 200)!.body.decision.actor as string;
+      const result = await handle.result();
+      expect(result.status).toBe('completed');
+      expect(result.acks.filter((a) => a.stage === 'human' && a.actor).map((a) => a.actor)).toEqual([winner]);
+      expect(await rail.store.getHandoff(record.id)).toMatchObject({ state: 'closed', accepted_by: winner });
+    });
+
+    it('a cancelled job closes its record as job_cancelled; a job whose decision times out closes it as timed_out', async () => {
+      const cancelled = await escalated();
+      await cancelled.handle.cancel();
+      expect((await cancelled.handle.result()).status).toBe('cancelled');
+      expect(await rail.store.getHandoff(cancelled.record.id)).toMatchObject({ state: 'closed', close_reason: 'job_cancelled' });
+
+      const waited = await escalated({ decision_timeout: '3s' });
+      expect((await waited.handle.result()).status).toBe('escalated');
+      expect(await rail.store.getHandoff(waited.record.id)).toMatchObject({ state: 'closed', close_reason: 'timed_out' });
+    });
+
+    it('a record cancelled through the API stays cancelled when the job is decided, and hands no delta on', async () => {
+      const { request, handle, record } = await escalated();
+      expect((await call('POST', `/handoffs/${record.id}/cancel`, 'ana')).body.state).toBe('cancelled');
+      expect((await call('POST', `/handoffs/${record.id}/decide`, 'ana', { action: 'approve' })).status).toBe(409);
+      // Decided over Temporal directly (the CLI, the Web UI): the job goes on, the record stays given up.
+      await handle.executeUpdate('decide', { args: [{ action: 'top_up', usd: 1, actor: 'ops.lead' }] });
+      const result = await handle.result();
+      expect(result.status).toBe('completed');
+      expect(await rail.store.getHandoff(record.id)).toMatchObject({ state: 'cancelled', cancelled_by: 'ana' });
+      const { turns } = await readLog(rail.store, result.package, request.job_id);
+      expect(turns.some((t) => t.messages.some((m) => m.origin))).toBe(false);
+    });
+  });
+}

@@ -1,0 +1,45 @@
+/**
+ * The handoff record an escalation leaves (seed 003, issue 15): what the human taking the job
+ * reads before deciding. Pure: the rail builds it from the package and the escalation, an
+ * activity writes it.
+ */
+import { LIMITS, clip, type HandoffBeginInput, type HandoffV1 } from '../../contracts';
+import type { Escalation } from '../definitions';
+
+/** Who begins the records of escalations: the rail, never a human. */
+export const RAIL_ACTOR = 'rail';
+
+/** Package text may hold what record text may not (an unpaired surrogate, a blank item). */
+const wellFormed = (s: string) => s.replace(/[\uD800-\uDFFF]/gu, '\uFFFD');
+const item = (s: string) => clip(wellFormed(s).trim(), LIMITS.shortText);
+
+/**
+ * The record of one escalation: the package's summary (its goal when it has none), its open
+ * questions, and as next steps the escalation's reasons and the decisions `decide` accepts.
+ * Workspace is the job's namespace, project its pipeline; the owner is the job request's.
+ */
+export function escalationRecord(
+  pkg: Pick<HandoffV1, 'job_id' | 'goal' | 'summary' | 'open_questions'>,
+  escalation: Pick<Escalation, 'reasons' | 'blocked' | 'options'>,
+  where: { workspace: string; project: string; owner?: string | undefined },
+): HandoffBeginInput {
+  const summary = wellFormed(pkg.summary ?? '').trim() ? wellFormed(pkg.summary!) : clip(wellFormed(pkg.goal), LIMITS.summary);
+  const steps = [
+    ...escalation.reasons.map((reason) => item(`resolve: ${reason}`)),
+    item(`decide ${escalation.options.join(' | ')} (the job is blocked at ${escalation.blocked})`),
+  ];
+  return {
+    workspace: where.workspace,
+    project: where.project,
+    job_id: pkg.job_id,
+    summary,
+    open_questions: pkg.open_questions.map(item).filter((q) => q.length > 0).slice(0, LIMITS.listItems),
+    next_steps: steps.slice(0, LIMITS.listItems),
+    ...(where.owner !== undefined ? { owner: where.owner } : {}),
+    created_by: RAIL_ACTOR,
+  };
+}
+
+/** The idempotency keys of a job's n-th escalation record (n from 1): a retried activity writes
+ * once. Counted per job, not per hop: a job can escalate twice at the same hop. */
+export const escalationKeys = (jobId: string, n: number) => ({ begin: `${jobId}:escalation:${n}`, close: `${jobId}:escalation:${n}:close` });
