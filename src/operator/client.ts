@@ -6,7 +6,7 @@
  */
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { HumanDecision, JobRequest, issueLines, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
 import type { handoffJob } from '../../workflows';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../../workflows/definitions';
@@ -282,6 +282,12 @@ export function jobsQuery(filter: Omit<JobFilter, 'limit'> = {}): string {
   return terms.join(' AND ');
 }
 
+/** A visibility query narrowed to one deployment's task queue, so a namespace shared with other
+ * workers yields only runs this deployment's workflow code is meant to replay. */
+export function onTaskQueue(query: string, taskQueue: string): string {
+  return `(${query}) AND TaskQueue = ${quoted(taskQueue)}`;
+}
+
 /** Jobs matching a filter, newest first (visibility is eventually consistent: a second or so behind). */
 export async function listJobs(client: Client, filter: JobFilter = {}): Promise<JobListing[]> {
   const limit = filter.limit ?? 50;
@@ -306,8 +312,13 @@ export async function listJobs(client: Client, filter: JobFilter = {}): Promise<
   return jobs;
 }
 
+/** A job's full event history (its latest run); JobNotFoundError for an unknown job. */
+export async function fetchJobHistory(client: Client, jobId: string): Promise<History> {
+  await describeJob(client, jobId);
+  return client.workflow.getHandle(jobId).fetchHistory();
+}
+
 /** A job's full event history as JSON, the format `historyFromJSON` and replay tests read. */
 export async function exportHistory(client: Client, jobId: string): Promise<string> {
-  await describeJob(client, jobId);
-  return historyToJSON(await client.workflow.getHandle(jobId).fetchHistory());
+  return historyToJSON(await fetchJobHistory(client, jobId));
 }

@@ -22,7 +22,7 @@ import { railSinks, tracingFromEnv } from './tracing';
 
 /**
  * How workflow code is run: data converter, workflow interceptors (today the SDK defaults) and
- * the rail's sinks (hop tracing). Replay (scripts/replay/histories.ts) uses the same object, so a
+ * the rail's sinks (hop tracing). Replay (src/replay) uses the same object, so a
  * codec or interceptor added here is exercised by the replay suite too. A live worker swaps in
  * sinks bound to its own tracer.
  */

@@ -3,13 +3,15 @@
  * first command fails on every recorded history, and the same change behind `patched()` passes.
  */
 import path from 'node:path';
-import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import type { WorkflowBundle } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { describeFailure, listHistoryFiles, replayHistoryFiles } from '../../scripts/replay/histories';
-import { replayLogger } from './quiet-runtime';
+import { listHistoryFiles } from '../../scripts/replay/histories';
+import { bundleWorkflows, describeFailure, quietReplayRuntime, replayHistoryFiles } from '../../src/replay';
+
+quietReplayRuntime();
 
 const files = listHistoryFiles();
-const variant = (name: string) => bundleWorkflowCode({ workflowsPath: path.join(__dirname, 'variants', `${name}.ts`), logger: replayLogger });
+const variant = (name: string) => bundleWorkflows(path.join(__dirname, 'variants', `${name}.ts`));
 let timerFirst: WorkflowBundle;
 let patchedTimerFirst: WorkflowBundle;
 
@@ -20,16 +22,16 @@ beforeAll(async () => {
 
 describe('replay catches a non-deterministic workflow change', () => {
   it('a timer added before the first command fails every recorded history with DeterminismViolationError, naming it', async () => {
-    const outcomes = await replayHistoryFiles(files, timerFirst);
+    const outcomes = await replayHistoryFiles(files, { workflowBundle: timerFirst });
     expect(outcomes).toHaveLength(files.length);
     for (const outcome of outcomes) {
-      expect(outcome.error?.name, path.basename(outcome.file)).toBe('DeterminismViolationError');
-      expect(describeFailure(outcome)).toMatch(new RegExp(`^${path.basename(outcome.file).replace(/\./g, '\\.')}: DeterminismViolationError: `));
+      expect(outcome.ok ? 'passed' : outcome.error, path.basename(outcome.history)).toBe('DeterminismViolationError');
+      expect(describeFailure(outcome)).toMatch(new RegExp(`^${path.basename(outcome.history).replace(/\./g, '\\.')}: DeterminismViolationError: `));
     }
   });
 
   it('the same timer behind patched() replays every recorded history', async () => {
-    const failures = (await replayHistoryFiles(files, patchedTimerFirst)).map(describeFailure).filter(Boolean);
+    const failures = (await replayHistoryFiles(files, { workflowBundle: patchedTimerFirst })).map(describeFailure).filter(Boolean);
     expect(failures).toEqual([]);
   });
 });

@@ -5,20 +5,22 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import type { WorkflowBundle } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config';
 import { SCENARIOS } from '../scenarios';
-import { HISTORIES_DIR, describeFailure, historyFile, listHistoryFiles, readHistoryFile, replayHistoryFiles, resultFile, type ReplayOutcome } from '../../scripts/replay/histories';
-import { replayLogger } from './quiet-runtime';
+import { HISTORIES_DIR, historyFile, listHistoryFiles, resultFile } from '../../scripts/replay/histories';
+import { bundleWorkflows, describeFailure, quietReplayRuntime, readHistoryFile, replayHistoryFiles, type ReplayOutcome } from '../../src/replay';
+
+quietReplayRuntime();
 
 const files = listHistoryFiles();
 let workflowBundle: WorkflowBundle;
 let outcomes: Map<string, ReplayOutcome>;
 
 beforeAll(async () => {
-  workflowBundle = await bundleWorkflowCode({ workflowsPath: path.join(PROJECT_ROOT, 'workflows', 'index.ts'), logger: replayLogger });
-  outcomes = new Map((await replayHistoryFiles(files, workflowBundle)).map((o) => [o.file, o]));
+  workflowBundle = await bundleWorkflows();
+  outcomes = new Map((await replayHistoryFiles(files, { workflowBundle })).map((o) => [o.history, o]));
 });
 
 describe('recorded histories replay against the current workflows', () => {
@@ -55,7 +57,7 @@ describe('known problem (docs/replay.md)', () => {
   // priorDelivery local-activity marker alone. The patch prior-delivery-activity removed the local
   // activity from new executions; this pre-patch history still takes the old branch and fails.
   it('a history with a workflow task closed on a lone local-activity marker fails replay on the code that recorded it', async () => {
-    const [outcome] = await replayHistoryFiles([path.join(HISTORIES_DIR, 'known-problems', 'query-during-local-activity.json')], workflowBundle);
+    const [outcome] = await replayHistoryFiles([path.join(HISTORIES_DIR, 'known-problems', 'query-during-local-activity.json')], { workflowBundle });
     expect(describeFailure(outcome!)).toMatch(/^query-during-local-activity\.json: DeterminismViolationError: .*Missing associated machine for LocalActivity/);
   });
 });

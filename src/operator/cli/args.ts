@@ -38,7 +38,8 @@ export type Command =
   | { name: 'cancel'; jobId: string; json: boolean }
   | { name: 'history'; jobId: string; out?: string; json: boolean }
   | { name: 'transcript'; jobId: string; stage?: string; format: TranscriptFormat; json: boolean }
-  | HandoffsCommand;
+  | HandoffsCommand
+  | { name: 'replay'; files: string[]; jobs: string[]; query?: string; workflows?: string; json: boolean };
 
 export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   start:
@@ -52,6 +53,7 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   transcript: 'handrail transcript <job> [--stage STAGE] [--format text|xml] [--json]',
   handoffs:
     'handrail handoffs list [--project PIPELINE] [--state open|accepted|cancelled|closed] [--limit N] [--json] | show|accept|cancel <record> [--json] | decide <record> approve|reject|revise|top-up [--note TEXT] [--usd N] [--revisions N] [--json]',
+  replay: "handrail replay [history.json]... [--job ID]... [--query 'VISIBILITY QUERY'] [--workflows PATH] [--json]",
 };
 
 const HANDOFF_ACTIONS = ['list', 'show', 'accept', 'cancel', 'decide'] as const;
@@ -61,7 +63,8 @@ const RAIL_STATUSES = ['running', ...JobStatus.options] as const;
 const json = { json: { type: 'boolean' } } as const;
 const follow = { follow: { type: 'boolean' } } as const;
 
-function parse<O extends NonNullable<ParseArgsConfig['options']>>(command: keyof typeof USAGE, argv: string[], options: O, positionals: string[]) {
+/** `variadic`: more arguments than `positionals` are allowed (`replay`'s files). */
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(command: keyof typeof USAGE, argv: string[], options: O, positionals: string[], variadic = false) {
   let values: Record<string, string | string[] | boolean | undefined>;
   let args: string[];
   try {
@@ -70,7 +73,7 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(command: keyof
     throw new UsageError(`${(err as Error).message}\nusage: ${USAGE[command]}`);
   }
   const help = Boolean(values.help);
-  if (args.length !== positionals.length && !help) {
+  if ((variadic ? args.length < positionals.length : args.length !== positionals.length) && !help) {
     const missing = positionals.slice(args.length);
     const why = missing.length > 0 ? `missing ${missing.map((p) => `<${p}>`).join(' ')}` : `unexpected argument "${args[positionals.length]}"`;
     throw new UsageError(`${why}\nusage: ${USAGE[command]}`);
@@ -264,6 +267,15 @@ export function parseCommand(argv: string[]): Command {
         format: oneOf('--format', p.values.format, TRANSCRIPT_FORMATS) ?? 'text',
         json: Boolean(p.values.json),
       };
+    }
+    case 'replay': {
+      const p = parse('replay', rest, { ...json, job: { type: 'string', multiple: true }, query: { type: 'string' }, workflows: { type: 'string' } }, [], true);
+      if (p.help) return { name: 'help', topic: 'replay' };
+      const jobs = (p.values.job as string[] | undefined) ?? [];
+      const query = text(p.values.query);
+      if (p.args.length === 0 && jobs.length === 0 && !query) throw new UsageError(`replay needs history files, --job or --query\nusage: ${USAGE.replay}`);
+      if (query !== undefined && !query.trim()) throw new UsageError(`--query must not be empty\nusage: ${USAGE.replay}`);
+      return { name: 'replay', files: p.args, jobs, ...defined({ query, workflows: text(p.values.workflows) }), json: Boolean(p.values.json) };
     }
     default:
       throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(USAGE).join(', ')} (handrail --help)`);

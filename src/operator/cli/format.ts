@@ -3,6 +3,7 @@ import { splitSummary, type AckRecord, type HandoffRecord } from '../../../contr
 import type { JobSummary } from '../summary';
 import type { JobListing, JobView } from '../client';
 import type { DecisionReceipt, JobStatusView } from '../../../workflows/definitions';
+import type { ReplayOutcome } from '../../replay';
 
 /** Money as people read it: floating-point dust (0.30000000000000004) trimmed. Anything but a
  * finite number prints as `-`: a non-finite figure reaches the CLI as JSON `null`. */
@@ -153,4 +154,18 @@ export function handoffText(r: HandoffRecord): string {
   const width = Math.max(...rows.map(([k]) => k.length));
   const list = (title: string, items: readonly string[]) => (items.length ? ['', `${title}:`, ...items.map((i) => `  - ${i}`)] : []);
   return [...rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`), '', 'Summary:', r.summary, ...list('Open questions', r.open_questions), ...list('Next steps', r.next_steps)].join('\n');
+}
+
+/** `replay`: one history's outcome; a failure adds the code's command, core's reason and a hint. */
+export function replayLine(outcome: ReplayOutcome): string {
+  const name = outcome.history === outcome.workflowId ? outcome.history : `${outcome.history} (${outcome.workflowId})`;
+  if (outcome.ok) return `pass  ${name}`;
+  const event = outcome.eventId === undefined ? undefined : `event ${outcome.eventId}${outcome.event ? ` (${outcome.event})` : ''}`;
+  const what = outcome.command ? `the code issues ${outcome.command}${event ? ` at ${event}` : ''}` : event ? `${event} has no matching command` : outcome.error;
+  return [`FAIL  ${name}: ${what}`, `      ${outcome.error}: ${outcome.message}`, `      hint: ${outcome.hint}`].join('\n');
+}
+
+export function replaySummary(outcomes: readonly ReplayOutcome[]): string {
+  const failed = outcomes.filter((o) => !o.ok).length;
+  return `replayed ${outcomes.length} histor${outcomes.length === 1 ? 'y' : 'ies'}: ${outcomes.length - failed} passed, ${failed} failed`;
 }

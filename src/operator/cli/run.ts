@@ -3,6 +3,7 @@
  * Every command is a thin layer over the client API (src/operator/client.ts).
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { jobUrl, loadConfig, type HandrailConfig } from '../../config';
 import { NamespaceNotFoundError, TemporalUnreachableError } from '../../connect';
@@ -20,17 +21,19 @@ import {
   getJob,
   jobResult,
   listJobs,
+  onTaskQueue,
   startJob,
   watchJob,
   type JobView,
 } from '../client';
+import { HistoryFileError, bundleWorkflows, historyFileSource, jobSources, querySources, quietReplayRuntime, replayHistories, type ReplayOutcome, type ReplaySource } from '../../replay';
 import { HopNotFoundError, hopSnapshots, snapshotText, type HopSnapshot } from '../snapshot';
 import { jobSummary } from '../summary';
 import { StageNotInTranscriptError, TranscriptUnreadableError, jobTranscript, transcriptOutput, type JobTranscript } from '../transcript';
 import { BUILT_IN_PIPELINES } from '../../../contracts/pipelines';
 import { HandoffsApiRequestError, HandoffsApiUnavailableError, handoffsClient } from '../handoffs';
 import { USAGE, UsageError, parseCommand, type Command, type HandoffsCommand } from './args';
-import { handoffText, handoffsText, jobText, listText, liveLine, outcomeLine, progressLine, receiptText, statusText, usd } from './format';
+import { handoffText, handoffsText, jobText, listText, liveLine, outcomeLine, progressLine, receiptText, replayLine, replaySummary, statusText, usd } from './format';
 import { InvalidTicketFileError, jobRequestFromFile } from './ticket';
 
 /** Exit codes scripts can branch on (documented in docs/operate.md and `--help`). */
@@ -55,7 +58,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
 }
 
-const HELP = `handrail: start, follow, inspect, decide, cancel, list and export handrail jobs on Temporal, and read their transcripts.
+const HELP = `handrail: start, follow, inspect, decide, cancel, list and export handrail jobs on Temporal, read their transcripts,
+and replay their histories against the current workflow code.
 
 ${Object.values(USAGE).map((u) => `  ${u}`).join('\n')}
 
@@ -69,7 +73,11 @@ the store the worker writes: DATABASE_URL (PostgreSQL), else SQLite under HANDRA
 handoffs calls the handoff records API: HANDRAIL_API_URL (http://127.0.0.1:8787) with the bearer
 token in HANDRAIL_API_TOKEN, else the one \`npm run demo\` wrote to HANDRAIL_DATA_DIR/api-token.
 
-Exit codes: 0 ok · 1 failed, or a transcript that fails verification · 2 usage, invalid ticket or unknown namespace ·
+replay reads history files (handrail history, temporal workflow show --output json, the Web UI's
+download) without a server; --job and --query fetch from the server (--query only matches runs on
+HANDRAIL_TASK_QUEUE). It bundles --workflows (default: handrail's workflows) once for all of them.
+
+Exit codes: 0 ok · 1 failed, a transcript that fails verification, or a history that fails replay · 2 usage, invalid ticket or unknown namespace ·
 3 unknown job or record · 4 Temporal (or the API) unreachable · 5 refused (decision refused, job already ended,
 record taken or final) · 6 no worker answered ·
 10 --follow: waiting for a human · 11 --follow: ended other than completed`;
@@ -145,7 +153,7 @@ async function handoffs(command: HandoffsCommand, config: HandrailConfig, io: Cl
   return EXIT.ok;
 }
 
-async function execute(command: Exclude<Command, { name: 'help' | 'handoffs' }>, client: Client, config: HandrailConfig, io: CliIo): Promise<number> {
+async function execute(command: Exclude<Command, { name: 'help' | 'handoffs' | 'replay' }>, client: Client, config: HandrailConfig, io: CliIo): Promise<number> {
   switch (command.name) {
     case 'start': {
       const source = command.ticket === '-' ? 'stdin' : command.ticket;
@@ -230,9 +238,45 @@ async function execute(command: Exclude<Command, { name: 'help' | 'handoffs' }>,
   }
 }
 
+/** On a TTY, a fleet check this large shows a live count below the per-history lines. */
+const MANY_HISTORIES = 10;
+
+/**
+ * `replay`: files are read first (a bad one fails before the seconds-long bundle), the code is
+ * bundled once, and histories from the server stream into the replay as they are fetched.
+ */
+async function replay(command: Extract<Command, { name: 'replay' }>, connect: () => Promise<Client>, config: HandrailConfig, io: CliIo): Promise<number> {
+  const files = command.files.map(historyFileSource);
+  const client = command.jobs.length > 0 || command.query ? await connect() : undefined;
+  const query = command.query && onTaskQueue(command.query, config.taskQueue);
+  const total = files.length + command.jobs.length + (client && query ? (await client.workflow.count(query)).count : 0);
+  async function* sources(): AsyncGenerator<ReplaySource> {
+    yield* files;
+    if (!client) return;
+    yield* jobSources(client, command.jobs);
+    if (query) yield* querySources(client, query);
+  }
+  quietReplayRuntime();
+  const workflowBundle = await bundleWorkflows(command.workflows && path.resolve(command.workflows));
+  const tty = !command.json && total >= MANY_HISTORIES && 'isTTY' in io.stdout && io.stdout.isTTY === true;
+  const outcomes: ReplayOutcome[] = [];
+  for await (const outcome of replayHistories(sources(), { workflowBundle })) {
+    outcomes.push(outcome);
+    if (command.json) continue;
+    if (tty) io.stdout.write('\r\x1b[2K');
+    line(io.stdout, replayLine(outcome));
+    if (tty) io.stdout.write(`… replayed ${outcomes.length} of ${Math.max(total, outcomes.length)}`);
+  }
+  if (tty) io.stdout.write('\r\x1b[2K');
+  const failed = outcomes.filter((o) => !o.ok);
+  if (command.json) printJson(io, { replayed: outcomes.length, passed: outcomes.length - failed.length, failed: failed.length, histories: outcomes });
+  else line(io.stdout, replaySummary(outcomes));
+  return failed.length > 0 ? EXIT.failed : EXIT.ok;
+}
+
 /** Errors an operator can act on get their message and a distinct code; anything else is a bug report. */
 function exitCodeFor(err: unknown): number {
-  if (err instanceof UsageError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError || err instanceof StageNotInTranscriptError || err instanceof HopNotFoundError) return EXIT.usage;
+  if (err instanceof UsageError || err instanceof HistoryFileError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError || err instanceof StageNotInTranscriptError || err instanceof HopNotFoundError) return EXIT.usage;
   // A wrong TEMPORAL_NAMESPACE is a setting to fix, not a server to start: not exit 4.
   if (err instanceof NamespaceNotFoundError) return EXIT.usage;
   if (err instanceof JobNotFoundError) return EXIT.notFound;
@@ -255,8 +299,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     const config = loadConfig(io.env);
     if (command.name === 'handoffs') return await handoffs(command, config, io);
-    client = await connectHandrail(config);
-    return await execute(command, client, config, io);
+    // Only what needs the server connects: replaying files works offline.
+    const connect = async () => (client ??= await connectHandrail(config));
+    if (command.name === 'replay') return await replay(command, connect, config, io);
+    return await execute(command, await connect(), config, io);
   } catch (err) {
     const code = exitCodeFor(err);
     // A transcript failing verification is a finding about the store, not a bug in the CLI.

@@ -1,0 +1,136 @@
+/**
+ * Replaying histories against workflow code: recorded files, one job, or every job a visibility
+ * query matches, through one replay worker with production's data converter and interceptors.
+ * `handrail replay` and the replay suite both run on this; a user's own test suite can too.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
+import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import { PROJECT_ROOT } from '../config';
+import { fetchJobHistory } from '../operator/client';
+import { WORKFLOW_RUNTIME } from '../worker/worker';
+import { explainReplayError, type ReplayFailure } from './explain';
+
+export { explainReplayError, eventTypeName, type ReplayFailure } from './explain';
+
+/** A history to replay and what to call it in a report. */
+export interface ReplaySource {
+  /** The file it was read from, or the workflow id for one fetched from the server. */
+  name: string;
+  workflowId: string;
+  history: History;
+}
+
+export type ReplayOutcome = { history: string; workflowId: string; ok: true } | ({ history: string; workflowId: string; ok: false } & ReplayFailure);
+
+export class HistoryFileError extends Error {
+  override readonly name = 'HistoryFileError';
+}
+
+/**
+ * Reads a history exported as JSON `{ "events": [...] }`: by `handrail history`, by
+ * `temporal workflow show --output json`, or by the Web UI's download. Enum values may be spelled
+ * `EVENT_TYPE_WORKFLOW_EXECUTION_STARTED` (recorder, CLI) or `WorkflowExecutionStarted`.
+ */
+export function readHistoryFile(file: string): History {
+  try {
+    return historyFromJSON(JSON.parse(fs.readFileSync(file, 'utf8')));
+  } catch (err) {
+    throw new HistoryFileError(`${path.basename(file)} is not a readable history: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * A history file to replay. The workflow id is the one the history was recorded under (the
+ * started event carries it; older servers omit it, and the file name stands in), so the workflow
+ * sees the `job_id` it saw when it ran.
+ */
+export function historyFileSource(file: string): ReplaySource {
+  const history = readHistoryFile(file);
+  const workflowId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId || path.basename(file, '.json');
+  return { name: file, workflowId, history };
+}
+
+/** Each job's latest run, fetched one after the other (an unknown id throws JobNotFoundError). */
+export async function* jobSources(client: Client, jobIds: readonly string[]): AsyncGenerator<ReplaySource> {
+  for (const jobId of jobIds) yield { name: jobId, workflowId: jobId, history: await fetchJobHistory(client, jobId) };
+}
+
+/** Every run a visibility query matches (the Web UI's search syntax), fetched a few at a time. */
+export async function* querySources(client: Client, query: string): AsyncGenerator<ReplaySource> {
+  for await (const { workflowId, history } of client.workflow.list({ query }).intoHistories({ concurrency: 4, bufferLimit: 8 })) {
+    // Typed loosely for files; intoHistories always fetches a decoded History.
+    yield { name: workflowId, workflowId, history: history as History };
+  }
+}
+
+/** Quiet webpack and worker output; errors still show. */
+export const replayLogger = new DefaultLogger('WARN');
+
+/**
+ * sdk-core logs every determinism failure as a warning, which a report already explains. Installs
+ * a quiet runtime for this process; a no-op when one is installed already (it is process-wide).
+ */
+export function quietReplayRuntime(): void {
+  try {
+    Runtime.install({ logger: replayLogger, telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+  } catch {
+    // Already installed, by an earlier caller or by the process's owner.
+  }
+}
+
+export interface ReplayOptions {
+  /** A bundle to reuse across calls (bundling takes seconds); otherwise `workflowsPath` is bundled. */
+  workflowBundle?: WorkflowBundle;
+  /** The workflow module the worker runs (default: handrail's `workflows/index.ts`). */
+  workflowsPath?: string;
+}
+
+/** The worker's default workflow module (a path, not require.resolve: vitest resolves no .ts that way). */
+export const DEFAULT_WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
+
+/** The workflow code bundled once, for every history of a run. */
+export function bundleWorkflows(workflowsPath = DEFAULT_WORKFLOWS_PATH): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({ workflowsPath, logger: replayLogger });
+}
+
+/**
+ * Replays each history in order on one replay worker, yielding an outcome per history as soon as
+ * it is known (sources may stream from the server). Runs with production's data converter and
+ * workflow interceptors (WORKFLOW_RUNTIME): replay with another converter proves nothing.
+ */
+export async function* replayHistories(sources: Iterable<ReplaySource> | AsyncIterable<ReplaySource>, opts: ReplayOptions = {}): AsyncGenerator<ReplayOutcome> {
+  const workflowBundle = opts.workflowBundle ?? (await bundleWorkflows(opts.workflowsPath));
+  // runReplayHistories keeps only {history, workflowId} and yields after each history it was
+  // handed, so the source it pulled last is the one each result belongs to.
+  let current: ReplaySource | undefined;
+  async function* tracked() {
+    for await (const source of sources) {
+      current = source;
+      yield source;
+    }
+  }
+  for await (const result of Worker.runReplayHistories({ ...WORKFLOW_RUNTIME, workflowBundle, replayName: 'handrail-replay' }, tracked())) {
+    const { name, workflowId, history } = current!;
+    yield result.error ? { history: name, workflowId, ok: false, ...explainReplayError(result.error, history) } : { history: name, workflowId, ok: true };
+  }
+}
+
+/**
+ * Replays history files, for a test suite:
+ * `expect((await replayHistoryFiles(files)).filter((o) => !o.ok)).toEqual([])`.
+ * Every file is read before anything is bundled, so an unreadable one fails fast (HistoryFileError).
+ */
+export async function replayHistoryFiles(files: readonly string[], opts: ReplayOptions = {}): Promise<ReplayOutcome[]> {
+  const sources = files.map(historyFileSource);
+  const outcomes: ReplayOutcome[] = [];
+  for await (const outcome of replayHistories(sources, opts)) outcomes.push(outcome);
+  return outcomes;
+}
+
+/** "happy-path.json: DeterminismViolationError: …": which history failed and why. */
+export function describeFailure(outcome: ReplayOutcome): string | undefined {
+  return outcome.ok ? undefined : `${path.basename(outcome.history)}: ${outcome.error}: ${outcome.message}`;
+}
