@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
+import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../config';
 import { fetchJobHistory } from '../operator/client';
@@ -29,14 +30,52 @@ export class HistoryFileError extends Error {
   override readonly name = 'HistoryFileError';
 }
 
+const enums = temporal.api.enums.v1;
+/** The enum fields the SDK's loader rewrites, and their enums; it calls `.startsWith` on each. */
+const ENUM_FIELDS: Record<string, Record<number, string>> = {
+  parentClosePolicy: enums.ParentClosePolicy,
+  workflowIdReusePolicy: enums.WorkflowIdReusePolicy,
+  initiator: enums.ContinueAsNewInitiator,
+  retryState: enums.RetryState,
+};
+
+type Json = Record<string, unknown>;
+const named = (value: unknown, names: Record<number, string>) => (typeof value === 'number' ? (names[value] ?? value) : value);
+
+/**
+ * Proto3 JSON may spell an enum as its number (`"eventType": 1`), and some exporters do; the SDK's
+ * `historyFromJSON` accepts only names and throws on numbers. This names them first; anything
+ * that is not `{ events: [...] }` is left for historyFromJSON to refuse.
+ */
+export function withEnumNames(json: unknown): unknown {
+  const events = (json as { events?: unknown } | null)?.events;
+  if (!Array.isArray(events)) return json;
+  return {
+    ...(json as Json),
+    events: events.map((event: Json) => {
+      const key = Object.keys(event ?? {}).find((k) => k.endsWith('EventAttributes'));
+      const attrs = key ? (event[key] as Json) : undefined;
+      if (!key || !attrs) return { ...event, eventType: named(event?.eventType, enums.EventType) };
+      const fixed: Json = { ...attrs };
+      for (const [field, names] of Object.entries(ENUM_FIELDS)) if (field in attrs) fixed[field] = named(attrs[field], names);
+      const taskQueue = attrs.taskQueue as Json | undefined;
+      if (taskQueue) fixed.taskQueue = { ...taskQueue, kind: named(taskQueue.kind, enums.TaskQueueKind) };
+      const child = attrs.childWorkflowExecutionFailureInfo as Json | undefined;
+      if (child) fixed.childWorkflowExecutionFailureInfo = { ...child, retryState: named(child.retryState, enums.RetryState) };
+      return { ...event, eventType: named(event.eventType, enums.EventType), [key]: fixed };
+    }),
+  };
+}
+
 /**
  * Reads a history exported as JSON `{ "events": [...] }`: by `handrail history`, by
  * `temporal workflow show --output json`, or by the Web UI's download. Enum values may be spelled
- * `EVENT_TYPE_WORKFLOW_EXECUTION_STARTED` (recorder, CLI) or `WorkflowExecutionStarted`.
+ * `EVENT_TYPE_WORKFLOW_EXECUTION_STARTED` (recorder, CLI), `WorkflowExecutionStarted` (some Web UI
+ * versions) or as numbers.
  */
 export function readHistoryFile(file: string): History {
   try {
-    return historyFromJSON(JSON.parse(fs.readFileSync(file, 'utf8')));
+    return historyFromJSON(withEnumNames(JSON.parse(fs.readFileSync(file, 'utf8'))));
   } catch (err) {
     throw new HistoryFileError(`${path.basename(file)} is not a readable history: ${(err as Error).message}`);
   }

@@ -70,6 +70,21 @@ describe('handrail command lines', () => {
     expect(parseCommand(['transcript', '--help'])).toEqual({ name: 'help', topic: 'transcript' });
   });
 
+  it('replay takes any number of history files, repeatable --job, a --query and --workflows, and needs at least one source', () => {
+    expect(parseCommand(['replay', 'a.json', 'b.json', '--job', 'j1', '--job', 'j2', '--query', 'ExecutionStatus="Running"', '--workflows', 'w.ts', '--json'])).toEqual({
+      name: 'replay',
+      files: ['a.json', 'b.json'],
+      jobs: ['j1', 'j2'],
+      query: 'ExecutionStatus="Running"',
+      workflows: 'w.ts',
+      json: true,
+    });
+    expect(parseCommand(['replay', '--job', 'j1'])).toEqual({ name: 'replay', files: [], jobs: ['j1'], json: false });
+    expect(() => parseCommand(['replay'])).toThrow(/replay needs history files, --job or --query/);
+    expect(() => parseCommand(['replay', '--query', ' '])).toThrow(/--query must not be empty/);
+    expect(parseCommand(['replay', '--help'])).toEqual({ name: 'help', topic: 'replay' });
+  });
+
   it('help: bare, --help, and per command', () => {
     expect(parseCommand([])).toEqual({ name: 'help', topic: undefined });
     expect(parseCommand(['--help'])).toEqual({ name: 'help', topic: undefined });
