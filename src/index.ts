@@ -5,7 +5,7 @@
  *   contract. Safe in the workflow sandbox; a pipeline definition imports only this.
  * - `handrail/workflows` (workflows/create-rail.ts): createRail, for the worker's workflow module.
  * - `handrail` (this file): all of the contracts plus the worker side (stage helpers, worker
- *   creation) and the client side (start, decide, list jobs).
+ *   creation), the client side (start, decide, list jobs) and replay (histories against the code).
  */
 export * from '../contracts';
 export { BUILT_IN_PIPELINES, supportRouting, ticketHub, ticketTriage } from '../contracts/pipelines';
@@ -28,12 +28,32 @@ export { openStore, type Store } from './worker/store';
 export { loadConfig, type HandrailConfig } from './config';
 export { connectWorker } from './connect';
 
+// Maintainer side: replay recorded or live histories against the workflow code (`handrail replay`).
+export {
+  bundleWorkflows,
+  describeFailure,
+  explainReplayError,
+  historyFileSource,
+  jobSources,
+  querySources,
+  quietReplayRuntime,
+  readHistoryFile,
+  replayHistories,
+  replayHistoryFiles,
+  HistoryFileError,
+  type ReplayFailure,
+  type ReplayOptions,
+  type ReplayOutcome,
+  type ReplaySource,
+} from './replay';
+
 // Operator side: the client API (the CLI is a thin layer over it).
 export {
   cancelJob,
   connectHandrail,
   decide,
   exportHistory,
+  fetchJobHistory,
   getJob,
   jobResult,
   listJobs,

@@ -3,7 +3,6 @@
  * server, pointed at this file's worker through TEMPORAL_ADDRESS and HANDRAIL_TASK_QUEUE, and at
  * its store through HANDRAIL_DATA_DIR (or the DATABASE_URL both inherit).
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,9 +13,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { isTranscriptUri, TRANSCRIPT_SEPARATOR } from '../../contracts';
 import { listJobs, startJob } from '../../src/operator/client';
 import { openStore, type Store } from '../../src/worker/store';
-import { PROJECT_ROOT } from '../../src/config';
 import { freePort } from '../../src/devtools/devserver/server';
 import type { JobStatusView } from '../../workflows/definitions';
+import { runHandrail } from '../helpers/cli';
 import { jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
 
 let rail: Rail;
@@ -37,25 +36,9 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-/** Runs the CLI as a child process; async so this process's worker keeps serving the jobs. */
-function handrail(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [path.join(PROJECT_ROOT, 'bin', 'handrail.js'), ...args],
-      { cwd: PROJECT_ROOT, env: { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), HANDRAIL_TASK_QUEUE: rail.taskQueue, HANDRAIL_DATA_DIR: dataDir, ...env }, timeout: 90_000 },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr, ms: Date.now() - started }),
-    );
-  });
-}
+/** Runs the CLI against this file's server, worker and store. */
+const handrail = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  runHandrail(args, { TEMPORAL_ADDRESS: inject('temporalAddress'), HANDRAIL_TASK_QUEUE: rail.taskQueue, HANDRAIL_DATA_DIR: dataDir, ...env });
 
 /** A ticket file for a job; `overrides` change the request (budget, hops). */
 function ticketFile(overrides: Parameters<typeof jobRequest>[0] = {}): { file: string; jobId: string } {

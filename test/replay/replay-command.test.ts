@@ -3,7 +3,6 @@
  * non-deterministic change (a timer after the job's work) and on the same change behind
  * `patched()`; every exported spelling of a history; and the CLI itself as a process.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +10,7 @@ import { temporal } from '@temporalio/proto';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config';
+import { runHandrail } from '../helpers/cli';
 import { historyFile } from '../../scripts/replay/histories';
 import { bundleWorkflows, quietReplayRuntime, replayHistoryFiles, type ReplayOutcome } from '../../src/replay';
 
@@ -77,20 +77,17 @@ describe('replayHistoryFiles (the programmatic API)', () => {
   });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** The CLI as an operator runs it; the unreachable server proves files need none. */
-function handrail(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'handrail.js'), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, TEMPORAL_ADDRESS: '127.0.0.1:1' }, timeout: 90_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
-    );
+describe('the package entry point', () => {
+  // What a user's own suite writes: their history files, their workflow module, one assertion.
+  it('replays history files in a few lines', async () => {
+    const { replayHistoryFiles: replay } = await import('../../src');
+    const outcomes = await replay([job, hop], { workflowsPath: variant('patched-timer-last') });
+    expect(outcomes.filter((o) => !o.ok)).toEqual([]);
   });
-}
+});
+
+/** The unreachable server proves files need none. */
+const handrail = (args: string[]) => runHandrail(args, { TEMPORAL_ADDRESS: '127.0.0.1:1' });
 
 describe('handrail replay <files> as a process', () => {
   it('exits 0 when every history passes; --json is a report', async () => {

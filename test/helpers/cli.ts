@@ -1,0 +1,21 @@
+/** `handrail` as an operator runs it: bin/handrail.js in a child process. */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../../src/config';
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Runs the CLI with `env` over this process's; async so a worker in this process keeps serving jobs. */
+export function runHandrail(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    execFile(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'handrail.js'), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, timeout: 90_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr, ms: Date.now() - started }),
+    );
+  });
+}

@@ -1,0 +1,108 @@
+/**
+ * `handrail replay` against the suite's dev server: a finished job by `--job`, the open jobs of
+ * this deployment by `--query` (the pre-deploy fleet check), and the same job exported by the
+ * temporal CLI and as the Web UI's download, all in one run; then a change that breaks them.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { resolveTemporalCli } from '../../src/devtools/devserver/temporal-cli';
+import { getJob, jobResult, onTaskQueue, startJob } from '../../src/operator/client';
+import type { ReplayOutcome } from '../../src/replay';
+import { runHandrail } from '../helpers/cli';
+import { jobRequest, startRail, type Rail } from '../helpers/rail';
+
+const RUNNING = 'ExecutionStatus="Running"';
+
+let rail: Rail;
+let dir: string;
+let done: string;
+let waiting: string;
+let exported: { cli: string; webUi: string };
+
+const handrail = (args: string[]) => runHandrail(args, { TEMPORAL_ADDRESS: inject('temporalAddress'), HANDRAIL_TASK_QUEUE: rail.taskQueue });
+
+async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
+  for (let tries = 0; !(await probe()); tries++) {
+    if (tries > 150) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** What the Web UI's Download button saves: `{ events }` from the UI server's history API. */
+async function webUiDownload(workflowId: string, runId: string): Promise<string> {
+  const url = `${inject('webUiUrl')}/api/v1/namespaces/${inject('namespace')}/workflows/${encodeURIComponent(workflowId)}/history?execution.runId=${runId}`;
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  const body = (await response.json()) as { history: { events: unknown[] }; nextPageToken?: string };
+  expect(body.nextPageToken ?? '').toBe('');
+  return JSON.stringify({ events: body.history.events }, null, 2);
+}
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-replay-it-'));
+  rail = await startRail();
+  const finished = jobRequest();
+  // An empty wallet at draft: the job waits for a human, open, like the jobs a deploy must not break.
+  const open = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
+  [done, waiting] = [finished.job_id, open.job_id];
+  await startJob(rail.client, finished, { taskQueue: rail.taskQueue });
+  await startJob(rail.client, open, { taskQueue: rail.taskQueue });
+  expect((await jobResult(rail.client, done)).status).toBe('completed');
+  await until('the open job to escalate', async () => (await getJob(rail.client, waiting)).status.status === 'escalated');
+  // Visibility trails the workflow by a moment.
+  await until('visibility to list the open job', async () => (await rail.client.workflow.count(onTaskQueue(RUNNING, rail.taskQueue))).count === 1);
+
+  const temporal = (await resolveTemporalCli()).path;
+  const cli = path.join(dir, `${done}.temporal-cli.json`);
+  fs.writeFileSync(cli, execFileSync(temporal, ['workflow', 'show', '--workflow-id', done, '--output', 'json', '--address', inject('temporalAddress'), '--namespace', inject('namespace')], { encoding: 'utf8' }));
+  const { runId } = await rail.client.workflow.getHandle(done).describe();
+  const webUi = path.join(dir, `${done}.web-ui.json`);
+  fs.writeFileSync(webUi, await webUiDownload(done, runId));
+  exported = { cli, webUi };
+});
+
+afterAll(async () => {
+  if (waiting) await rail?.client.workflow.getHandle(waiting).terminate('test over').catch(() => undefined);
+  await rail?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('handrail replay against the dev server', () => {
+  it('files from the temporal CLI and the Web UI, --job and --query all pass on the current code; --json reports each', async () => {
+    const run = await handrail(['replay', exported.cli, exported.webUi, '--job', done, '--query', RUNNING, '--json']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { replayed: number; passed: number; failed: number; histories: ReplayOutcome[] };
+    expect(report).toMatchObject({ replayed: 4, passed: 4, failed: 0 });
+    expect(report.histories.map((h) => [h.history, h.workflowId, h.ok])).toEqual([
+      [exported.cli, done, true],
+      [exported.webUi, done, true],
+      [done, done, true],
+      [waiting, waiting, true],
+    ]);
+  });
+
+  it('--job and --query print a line per job and exit 0', async () => {
+    const run = await handrail(['replay', '--job', done, '--query', RUNNING]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`pass  ${done}\npass  ${waiting}\nreplayed 2 histories: 2 passed, 0 failed\n`);
+  });
+
+  it('a change without a patch fails the finished and the open job by name, with the event; exit 1', async () => {
+    const run = await handrail(['replay', '--job', done, '--query', RUNNING, '--workflows', 'test/replay/variants/timer-first.ts']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(`FAIL  ${done}: event 5 (MarkerRecorded) has no matching command\n`);
+    expect(run.stdout).toContain(`FAIL  ${waiting}: event 5 (MarkerRecorded) has no matching command\n`);
+    expect(run.stdout).toContain("hint: the history took patched('validate-request') here");
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('replayed 2 histories: 0 passed, 2 failed');
+  });
+
+  it('an unknown job is exit 3, naming it', async () => {
+    const run = await handrail(['replay', '--job', 'no-such-job']);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain('no job "no-such-job" in this namespace');
+  });
+});
