@@ -71,6 +71,12 @@ afterAll(async () => {
 });
 
 describe('handrail replay against the dev server', () => {
+  it('the exports are the JSON forms users have: { events } with enum names as strings', () => {
+    const first = (file: string) => (JSON.parse(fs.readFileSync(file, 'utf8')) as { events: { eventId: unknown; eventType: unknown }[] }).events[0];
+    expect(first(exported.cli)).toMatchObject({ eventId: '1', eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED' });
+    expect(first(exported.webUi)).toMatchObject({ eventId: '1', eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED' });
+  });
+
   it('files from the temporal CLI and the Web UI, --job and --query all pass on the current code; --json reports each', async () => {
     const run = await handrail(['replay', exported.cli, exported.webUi, '--job', done, '--query', RUNNING, '--json']);
     expect(run.stderr).toBe('');

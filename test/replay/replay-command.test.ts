@@ -4,6 +4,7 @@
  * `patched()`; every exported spelling of a history; and the CLI itself as a process.
  */
 import fs from 'node:fs';
+import { PassThrough } from 'node:stream';
 import os from 'node:os';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
@@ -11,7 +12,8 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config';
 import { runHandrail } from '../helpers/cli';
-import { historyFile } from '../../scripts/replay/histories';
+import { historyFile, listHistoryFiles } from '../../scripts/replay/histories';
+import { runCli } from '../../src/operator/cli/run';
 import { bundleWorkflows, quietReplayRuntime, replayHistoryFiles, type ReplayOutcome } from '../../src/replay';
 
 quietReplayRuntime();
@@ -88,6 +90,20 @@ describe('the package entry point', () => {
 
 /** The unreachable server proves files need none. */
 const handrail = (args: string[]) => runHandrail(args, { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+
+describe('handrail replay on a terminal', () => {
+  it('many histories: a live count below the lines, cleared before the summary', async () => {
+    let out = '';
+    const stdout = Object.assign(new PassThrough(), { isTTY: true });
+    stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    const files = listHistoryFiles();
+    expect(files.length).toBeGreaterThanOrEqual(10);
+    const code = await runCli(['replay', ...files], { stdout, stderr: process.stderr, stdin: process.stdin, env: { TEMPORAL_ADDRESS: '127.0.0.1:1' } });
+    expect(code).toBe(0);
+    expect(out).toContain(`… replayed 1 of ${files.length}\r\x1b[2Kpass  `);
+    expect(out).toContain(`… replayed ${files.length} of ${files.length}\r\x1b[2Kreplayed ${files.length} histories: ${files.length} passed, 0 failed\n`);
+  });
+});
 
 describe('handrail replay <files> as a process', () => {
   it('exits 0 when every history passes; --json is a report', async () => {

@@ -257,8 +257,9 @@ async function replay(command: Extract<Command, { name: 'replay' }>, connect: ()
     if (query) yield* querySources(client, query);
   }
   quietReplayRuntime();
-  const workflowBundle = await bundleWorkflows(command.workflows && path.resolve(command.workflows));
   const tty = !command.json && total >= MANY_HISTORIES && 'isTTY' in io.stdout && io.stdout.isTTY === true;
+  if (tty) io.stdout.write(`… bundling the workflow code to replay ${total} histories`);
+  const workflowBundle = await bundleWorkflows(command.workflows && path.resolve(command.workflows));
   const outcomes: ReplayOutcome[] = [];
   for await (const outcome of replayHistories(sources(), { workflowBundle })) {
     outcomes.push(outcome);
