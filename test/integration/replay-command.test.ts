@@ -106,6 +106,15 @@ describe('handrail replay against the dev server', () => {
     expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('replayed 2 histories: 0 passed, 2 failed');
   });
 
+  it('a query the server refuses and a missing --workflows module are usage errors (exit 2)', async () => {
+    const query = await handrail(['replay', '--query', 'ExecutionStatus = ']);
+    expect(query.code).toBe(2);
+    expect(query.stderr).toMatch(/^handrail: --query is not a visibility query the server accepts: /);
+    const workflows = await handrail(['replay', '--job', done, '--workflows', 'no/such/workflows.ts']);
+    expect(workflows.code).toBe(2);
+    expect(workflows.stderr).toBe('handrail: --workflows no/such/workflows.ts: no such file (give the workflow module your worker runs)\n');
+  });
+
   it('an unknown job is exit 3, naming it', async () => {
     const run = await handrail(['replay', '--job', 'no-such-job']);
     expect(run.code).toBe(3);

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
+import { isGrpcServiceError, type Client } from '@temporalio/client';
 import { jobUrl, loadConfig, type HandrailConfig } from '../../config';
 import { NamespaceNotFoundError, TemporalUnreachableError } from '../../connect';
 import { openStore } from '../../worker/store';
@@ -241,6 +241,20 @@ async function execute(command: Exclude<Command, { name: 'help' | 'handoffs' | '
 /** On a TTY, a fleet check this large shows a live count below the per-history lines. */
 const MANY_HISTORIES = 10;
 
+/** gRPC status INVALID_ARGUMENT (grpc-js `status.INVALID_ARGUMENT`): the server could not parse a visibility query. */
+const GRPC_INVALID_ARGUMENT = 3;
+
+/** How many runs a query matches; a query the server refuses is the operator's to fix (a usage error). */
+async function countRuns(client: Client, query: string): Promise<number> {
+  try {
+    return (await client.workflow.count(query)).count;
+  } catch (err) {
+    const cause = err instanceof Error ? err.cause : undefined;
+    if (isGrpcServiceError(cause) && cause.code === GRPC_INVALID_ARGUMENT) throw new UsageError(`--query is not a visibility query the server accepts: ${cause.details}`);
+    throw err;
+  }
+}
+
 /**
  * `replay`: files are read first (a bad one fails before the seconds-long bundle), the code is
  * bundled once, and histories from the server stream into the replay as they are fetched.
@@ -249,17 +263,19 @@ async function replay(command: Extract<Command, { name: 'replay' }>, connect: ()
   const files = command.files.map(historyFileSource);
   const client = command.jobs.length > 0 || command.query ? await connect() : undefined;
   const query = command.query && onTaskQueue(command.query, config.taskQueue);
-  const total = files.length + command.jobs.length + (client && query ? (await client.workflow.count(query)).count : 0);
+  const total = files.length + command.jobs.length + (client && query ? await countRuns(client, query) : 0);
   async function* sources(): AsyncGenerator<ReplaySource> {
     yield* files;
     if (!client) return;
     yield* jobSources(client, command.jobs);
     if (query) yield* querySources(client, query);
   }
+  const workflowsPath = command.workflows && path.resolve(command.workflows);
+  if (workflowsPath && !fs.existsSync(workflowsPath)) throw new UsageError(`--workflows ${command.workflows}: no such file (give the workflow module your worker runs)`);
   quietReplayRuntime();
   const tty = !command.json && total >= MANY_HISTORIES && 'isTTY' in io.stdout && io.stdout.isTTY === true;
   if (tty) io.stdout.write(`… bundling the workflow code to replay ${total} histories`);
-  const workflowBundle = await bundleWorkflows(command.workflows && path.resolve(command.workflows));
+  const workflowBundle = await bundleWorkflows(workflowsPath);
   const outcomes: ReplayOutcome[] = [];
   for await (const outcome of replayHistories(sources(), { workflowBundle })) {
     outcomes.push(outcome);
