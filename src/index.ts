@@ -31,7 +31,7 @@ export { connectWorker } from './connect';
 // Maintainer side: replay recorded or live histories against the workflow code (`handrail replay`).
 export {
   bundleWorkflows,
-  describeFailure,
+  describeReplayFailure,
   explainReplayError,
   historyFileSource,
   jobSources,

@@ -100,13 +100,13 @@ export async function* jobSources(client: Client, jobIds: readonly string[]): As
 /** Every run a visibility query matches (the Web UI's search syntax), fetched a few at a time. */
 export async function* querySources(client: Client, query: string): AsyncGenerator<ReplaySource> {
   for await (const { workflowId, history } of client.workflow.list({ query }).intoHistories({ concurrency: 4, bufferLimit: 8 })) {
-    // Typed loosely for files; intoHistories always fetches a decoded History.
+    // HistoryAndWorkflowId also admits JSON, hence `unknown`; intoHistories yields fetched Histories.
     yield { name: workflowId, workflowId, history: history as History };
   }
 }
 
 /** Quiet webpack and worker output; errors still show. */
-export const replayLogger = new DefaultLogger('WARN');
+const replayLogger = new DefaultLogger('WARN');
 
 /**
  * sdk-core logs every determinism failure as a warning, which a report already explains. Installs
@@ -128,7 +128,7 @@ export interface ReplayOptions {
 }
 
 /** The worker's default workflow module (a path, not require.resolve: vitest resolves no .ts that way). */
-export const DEFAULT_WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
+const DEFAULT_WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
 
 /** The workflow code bundled once, for every history of a run. */
 export function bundleWorkflows(workflowsPath = DEFAULT_WORKFLOWS_PATH): Promise<WorkflowBundle> {
@@ -170,6 +170,6 @@ export async function replayHistoryFiles(files: readonly string[], opts: ReplayO
 }
 
 /** "happy-path.json: DeterminismViolationError: …": which history failed and why. */
-export function describeFailure(outcome: ReplayOutcome): string | undefined {
+export function describeReplayFailure(outcome: ReplayOutcome): string | undefined {
   return outcome.ok ? undefined : `${path.basename(outcome.history)}: ${outcome.error}: ${outcome.message}`;
 }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { listHistoryFiles } from '../../scripts/replay/histories';
-import { bundleWorkflows, describeFailure, quietReplayRuntime, replayHistoryFiles } from '../../src/replay';
+import { bundleWorkflows, describeReplayFailure, quietReplayRuntime, replayHistoryFiles } from '../../src/replay';
 
 quietReplayRuntime();
 
@@ -26,12 +26,12 @@ describe('replay catches a non-deterministic workflow change', () => {
     expect(outcomes).toHaveLength(files.length);
     for (const outcome of outcomes) {
       expect(outcome.ok ? 'passed' : outcome.error, path.basename(outcome.history)).toBe('DeterminismViolationError');
-      expect(describeFailure(outcome)).toMatch(new RegExp(`^${path.basename(outcome.history).replace(/\./g, '\\.')}: DeterminismViolationError: `));
+      expect(describeReplayFailure(outcome)).toMatch(new RegExp(`^${path.basename(outcome.history).replace(/\./g, '\\.')}: DeterminismViolationError: `));
     }
   });
 
   it('the same timer behind patched() replays every recorded history', async () => {
-    const failures = (await replayHistoryFiles(files, { workflowBundle: patchedTimerFirst })).map(describeFailure).filter(Boolean);
+    const failures = (await replayHistoryFiles(files, { workflowBundle: patchedTimerFirst })).map(describeReplayFailure).filter(Boolean);
     expect(failures).toEqual([]);
   });
 });

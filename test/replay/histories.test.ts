@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config';
 import { SCENARIOS } from '../scenarios';
 import { HISTORIES_DIR, historyFile, listHistoryFiles, resultFile } from '../../scripts/replay/histories';
-import { bundleWorkflows, describeFailure, quietReplayRuntime, readHistoryFile, replayHistoryFiles, type ReplayOutcome } from '../../src/replay';
+import { bundleWorkflows, describeReplayFailure, quietReplayRuntime, readHistoryFile, replayHistoryFiles, type ReplayOutcome } from '../../src/replay';
 
 quietReplayRuntime();
 
@@ -32,7 +32,7 @@ describe('recorded histories replay against the current workflows', () => {
   it.each(files.map((f) => [path.basename(f), f]))('%s replays without a determinism error', (_name, file) => {
     const outcome = outcomes.get(file);
     expect(outcome, 'replayed').toBeDefined();
-    expect(describeFailure(outcome!)).toBeUndefined();
+    expect(describeReplayFailure(outcome!)).toBeUndefined();
   });
 });
 
@@ -58,6 +58,6 @@ describe('known problem (docs/replay.md)', () => {
   // activity from new executions; this pre-patch history still takes the old branch and fails.
   it('a history with a workflow task closed on a lone local-activity marker fails replay on the code that recorded it', async () => {
     const [outcome] = await replayHistoryFiles([path.join(HISTORIES_DIR, 'known-problems', 'query-during-local-activity.json')], { workflowBundle });
-    expect(describeFailure(outcome!)).toMatch(/^query-during-local-activity\.json: DeterminismViolationError: .*Missing associated machine for LocalActivity/);
+    expect(describeReplayFailure(outcome!)).toMatch(/^query-during-local-activity\.json: DeterminismViolationError: .*Missing associated machine for LocalActivity/);
   });
 });
