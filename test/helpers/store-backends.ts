@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { openStore, type Store, type StoreConfig } from '../../src/worker/store';
-import { ensurePostgresBinaries, startDevPostgres, type DevPostgres } from '../../src/devtools/pg-dev';
+import { startDevPostgres, type DevPostgres } from '../../src/devtools/pg-dev';
+import { ensurePostgresBinaries } from '../../src/devtools/postgres-server';
 
 export interface Backend {
   name: 'sqlite' | 'postgres';

