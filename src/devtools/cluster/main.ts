@@ -14,7 +14,7 @@ import { TEMPORAL_DATABASES, applySchemas, prepareNamespace, startTemporalServer
 import { startUiServer, uiServerUp } from './ui-server';
 import { startWorker, workerUp } from './workers';
 
-const USAGE = 'usage: npm run cluster -- up|down|status';
+const USAGE = 'usage: npm run cluster up|down|status';
 const log = (msg: string) => console.log(msg);
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 
