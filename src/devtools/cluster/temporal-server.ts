@@ -96,18 +96,17 @@ export async function temporalServerUp(s: ClusterSettings): Promise<boolean> {
  * attributes; retried because a fresh server answers before its namespace cache has the namespace. */
 export async function prepareNamespace(s: ClusterSettings, log: (msg: string) => void): Promise<void> {
   await waitFor('the Temporal server did not come up', () => temporalServerUp(s), { ...s.server, timeoutMs: 90_000 });
-  const connection = (await frontendConnection(s))!;
+  const connection = await frontendConnection(s);
+  if (!connection) throw new Error(`the Temporal server at ${frontendAddress(s)} stopped answering (see ${s.server.logFile})`);
   try {
     let lastError: unknown;
     const done = async (): Promise<boolean> => {
       try {
-        await connection.workflowService.describeNamespace({ namespace: s.namespace });
-      } catch (err) {
-        if (!isGrpcServiceError(err) || err.code !== GRPC_NOT_FOUND) throw err;
-        log(`handrail: registering namespace "${s.namespace}"`);
-        await connection.workflowService.registerNamespace({ namespace: s.namespace, workflowExecutionRetentionPeriod: msToTs(RETENTION) });
-      }
-      try {
+        await connection.workflowService.describeNamespace({ namespace: s.namespace }).catch(async (err: unknown) => {
+          if (!isGrpcServiceError(err) || err.code !== GRPC_NOT_FOUND) throw err;
+          log(`handrail: registering namespace "${s.namespace}"`);
+          await connection.workflowService.registerNamespace({ namespace: s.namespace, workflowExecutionRetentionPeriod: msToTs(RETENTION) });
+        });
         const added = await registerSearchAttributes(connection, s.namespace);
         if (added.length) log(`handrail: registered search attributes ${added.join(', ')}`);
         return true;
