@@ -4,8 +4,9 @@
  * `handoffJob` and the baseline (bench/baseline/workflow.ts), each served by its own worker
  * process so CPU and peak RSS are the worker's alone. Also: a rejected hop's cost, replay speed,
  * validations per second (bench/contracts.ts), history bytes per job with a 10 KB and a 1 MB
- * conversation (bench/conversation/), and a hub job's latency against the serial relay of the
- * same stages (bench/hub/). Markdown on stdout, JSON under results/.
+ * conversation (bench/conversation/), a hub job's latency against the serial relay of the
+ * same stages (bench/hub/), and the handoff records API's list route against a bare Fastify
+ * route (bench/api/). Markdown on stdout, JSON under results/.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,6 +24,7 @@ import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
 import type { BaselineResult } from './baseline/workflow';
 import { conversationMarkdown, conversationVsHistory } from './conversation/measure';
 import { hubMarkdown, hubVsRelay } from './hub/measure';
+import { apiListMarkdown, apiListVsBareRoute } from './api/measure';
 import { activitiesScheduled, eventTypeCounts, fetchHistories, localActivitiesRecorded, meanEvents, stageActivitiesScheduled, type History } from './history';
 import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, newTraceparent, runId, startLab, writeBundle } from './lab';
 import { fmt, markdownTable, percentile, runMain, writeResults } from './report';
@@ -35,6 +37,7 @@ const { values: args } = parseArgs({
     'rejected-hops': { type: 'string', default: '5' },
     'validation-ms': { type: 'string', default: '300' },
     'hub-jobs': { type: 'string', default: '5' },
+    'api-seconds': { type: 'string', default: '3' },
   },
 });
 const JOBS = Number(args.jobs);
@@ -195,6 +198,7 @@ async function main(): Promise<void> {
     const validations = await validationsPerSecond(Number(args['validation-ms']));
     const conversation = await conversationVsHistory(lab);
     const hub = await hubVsRelay(lab, Number(args['hub-jobs']));
+    const api = await apiListVsBareRoute(lab.tmp, lab.client, { seconds: Number(args['api-seconds']), rounds: 2, connections: 10 });
 
     const metrics: [keyof SideFigures, string][] = [
       ['jobs_per_second', 'jobs / s'],
@@ -233,6 +237,7 @@ async function main(): Promise<void> {
     console.log(markdownTable(['fixtures', 'ajv standalone / zod', 'ajv / s', 'zod / s', 'validateHandoff / s'], validations.map((v) => [v.fixtures, `${fmt(v.ajv_per_second / v.zod_per_second)}×`, fmt(v.ajv_per_second), fmt(v.zod_per_second), fmt(v.validate_handoff_per_second)])));
     console.log(`\n${conversationMarkdown(conversation)}`);
     console.log(`\n${hubMarkdown(hub)}`);
+    console.log(`\n${apiListMarkdown(api)}`);
     const file = writeResults('bench', {
       jobs_per_batch: JOBS,
       rounds: ROUNDS,
@@ -244,6 +249,7 @@ async function main(): Promise<void> {
       validations,
       conversation_vs_history: conversation,
       hub_vs_relay: hub,
+      api_list_vs_bare_route: api,
     });
     console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
   } finally {

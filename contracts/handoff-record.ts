@@ -106,6 +106,8 @@ export const HandoffListQuery = z.strictObject({
   project: id,
   state: HandoffRecordState.optional(),
   limit: z.int().min(1).max(HANDOFF_LIST_MAX).optional(),
+  /** Only what this user may see: unowned records and their own (seed 003). Absent: every record. */
+  visible_to: actor.optional(),
 });
 export type HandoffListQuery = z.infer<typeof HandoffListQuery>;
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { HandrailConfig } from '../config';
+import { PROJECT_ROOT, type HandrailConfig } from '../config';
 import { apiTokenFile } from '../operator/handoffs';
 import { sha256Token } from '../servers/api-users';
 
@@ -50,6 +50,7 @@ export async function ensureApiServer(config: HandrailConfig): Promise<{ url: st
   const log = fs.openSync(settings.logFile, 'a');
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'servers', 'api-main.ts')], {
     detached: true,
+    cwd: PROJECT_ROOT,
     stdio: ['ignore', log, log],
     env: { ...process.env, HANDRAIL_API_USERS: settings.usersFile, HANDRAIL_API_USERS_JSON: '', HANDRAIL_API_HOST: settings.host, HANDRAIL_API_PORT: String(settings.port) },
   });

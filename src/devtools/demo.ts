@@ -1,7 +1,8 @@
 /**
  * `npm run demo`: the main job. Provisions the temporal CLI, starts (or reuses) the local dev
- * server, runs a worker, starts one job from a sample ticket, prints its result and the Web UI
- * link. The dev server keeps running afterwards so the job stays visible in the Web UI.
+ * server and the handoff records API, runs a worker, starts one job from a sample ticket, prints
+ * its result, the Web UI link and the API's URL. The dev server and the API keep running
+ * afterwards, so the job stays visible; `npm run server:stop` stops both.
  * `npm run demo -- --pipeline <name>` runs the job through another built-in pipeline.
  */
 import path from 'node:path';
@@ -11,6 +12,8 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { jobUrl, loadConfig } from '../config';
 import { connectHandrail, startJob } from '../operator/client';
 import { connectWorker } from '../connect';
+import { acksTable } from '../operator/cli/format';
+import { ensureApiServer } from './api-server';
 import { devServerSettings } from './devserver/settings';
 import { ensureDevServer } from './devserver/server';
 import { sampleJobRequest } from './samples/tickets';
@@ -34,6 +37,12 @@ async function main(): Promise<void> {
   const server = await ensureDevServer({ ...settings, namespace: config.namespace, detached: true });
   if (server.startedHere) console.log(`Started a Temporal dev server at ${server.address} (history in ${path.relative(process.cwd(), settings.dbFile)}).`);
 
+  // The API is a convenience here: a port taken by something else costs the link, not the demo.
+  const api = await ensureApiServer(config).catch((err: Error) => {
+    console.warn(`The handoff records API did not start: ${err.message}`);
+    return undefined;
+  });
+
   const connection = await connectWorker(config);
   const store = await openStore(config);
   const client = await connectHandrail(config);
@@ -47,10 +56,13 @@ async function main(): Promise<void> {
     const result = await handle.result();
     console.log(`\nJob ${result.job_id}: ${result.status}${result.reason ? ` (${String(result.reason)})` : ''}`);
     console.log(`hops ${result.hops} · spent $${result.spent_usd} · wallet left $${result.package.budget.usd_remaining}`);
-    console.table(result.acks.map((a) => ({ hop: a.hop, stage: a.stage, ack: a.ack, reason: a.reason.slice(0, 70) })));
+    console.log(`\n${acksTable(result.acks.map((a) => ({ ...a, reason: a.reason.slice(0, 70) })))}`);
     if (result.receipt) console.log(`CRM receipt: ${result.receipt.idempotency_key} → ${result.receipt.record_id} (${result.receipt.status})`);
     console.log(`\nWeb UI: ${jobUrl(config, jobId)}`);
-    console.log(`The dev server keeps running (${server.address}); stop it with \`npm run server:stop\`.`);
+    if (api) {
+      console.log(`Handoff records API: ${api.url} (OpenAPI at ${api.url}/openapi.json; user "demo", token in ${path.relative(process.cwd(), api.tokenFile)}): try \`npx handrail handoffs list\``);
+    }
+    console.log(`The dev server${api ? ' and the API keep' : ' keeps'} running (${server.address}); stop ${api ? 'them' : 'it'} with \`npm run server:stop\`.`);
   } finally {
     for (const w of workers) w.shutdown();
     await running;

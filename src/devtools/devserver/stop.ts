@@ -1,18 +1,24 @@
-/** `npm run server:stop`: stops the dev server that `npm run demo` left running. */
+/** `npm run server:stop`: stops the dev server and the handoff records API that `npm run demo` left running. */
 import fs from 'node:fs';
 import { loadConfig } from '../../config';
+import { apiServerSettings } from '../api-server';
 import { devServerSettings } from './settings';
 
-const { pidFile } = devServerSettings(loadConfig());
-const pid = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8')) : NaN;
-if (!Number.isInteger(pid)) {
-  console.log('No dev server started by `npm run demo` is recorded; nothing to stop.');
-} else {
+function stop(what: string, pidFile: string): void {
+  const pid = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8')) : NaN;
+  if (!Number.isInteger(pid)) {
+    console.log(`No ${what} started by \`npm run demo\` is recorded; nothing to stop.`);
+    return;
+  }
   try {
     process.kill(pid, 'SIGTERM');
-    console.log(`Stopped the Temporal dev server (pid ${pid}).`);
+    console.log(`Stopped the ${what} (pid ${pid}).`);
   } catch {
-    console.log(`The recorded dev server (pid ${pid}) is not running.`);
+    console.log(`The recorded ${what} (pid ${pid}) is not running.`);
   }
   fs.rmSync(pidFile, { force: true });
 }
+
+const config = loadConfig();
+stop('handoff records API', apiServerSettings(config).pidFile);
+stop('Temporal dev server', devServerSettings(config).pidFile);

@@ -284,8 +284,9 @@ class PostgresStore implements Store {
   async listHandoffs(query: HandoffListQuery): Promise<HandoffRecord[]> {
     const q = HandoffListQuery.parse(query);
     const { rows } = await this.pool.query<HandoffRow>(
-      'SELECT * FROM handoff_records WHERE workspace = $1 AND project = $2 AND state = $3 ORDER BY created_order DESC LIMIT $4',
-      [q.workspace, q.project, q.state ?? 'open', q.limit ?? HANDOFF_LIST_DEFAULT],
+      `SELECT * FROM handoff_records WHERE workspace = $1 AND project = $2 AND state = $3
+         AND ($5::text IS NULL OR owner IS NULL OR owner = $5) ORDER BY created_order DESC LIMIT $4`,
+      [q.workspace, q.project, q.state ?? 'open', q.limit ?? HANDOFF_LIST_DEFAULT, q.visible_to ?? null],
     );
     return rows.map(handoffFromRow);
   }

@@ -297,10 +297,10 @@ class SqliteStore implements Store {
     const q = HandoffListQuery.parse(query);
     const rows = this.db
       .prepare(
-        `SELECT * FROM handoff_records WHERE workspace = ? AND project = ? AND state = ?
-         ORDER BY created_order DESC LIMIT ?`,
+        `SELECT * FROM handoff_records WHERE workspace = @workspace AND project = @project AND state = @state
+         AND (@visible_to IS NULL OR owner IS NULL OR owner = @visible_to) ORDER BY created_order DESC LIMIT @limit`,
       )
-      .all(q.workspace, q.project, q.state ?? 'open', q.limit ?? HANDOFF_LIST_DEFAULT) as HandoffRow[];
+      .all({ workspace: q.workspace, project: q.project, state: q.state ?? 'open', limit: q.limit ?? HANDOFF_LIST_DEFAULT, visible_to: q.visible_to ?? null }) as HandoffRow[];
     return rows.map(handoffFromRow);
   }
 

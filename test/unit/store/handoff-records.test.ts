@@ -59,6 +59,18 @@ for (const backend of storeBackends()) {
       expect(await store.listHandoffs({ workspace: 'globex', project: 'support' })).toHaveLength(1);
     });
 
+    it('lists what one user may see: unowned records and their own, the limit applied after the filter', async () => {
+      const mine = await store.beginHandoff(input({ job_id: 'tkt_m', owner: 'ana' }), 'tkt_m:escalation:1');
+      for (let n = 0; n < 3; n++) await store.beginHandoff(input({ job_id: `tkt_o${n}`, owner: 'bob' }), `tkt_o${n}:escalation:1`);
+      const open = await store.beginHandoff(input({ job_id: 'tkt_u' }), 'tkt_u:escalation:1');
+      const ids = (rs: HandoffRecord[]) => rs.map((r) => r.id);
+      expect(ids(await store.listHandoffs({ workspace: 'acme', project: 'support', visible_to: 'ana' }))).toEqual([open.id, mine.id]);
+      // Newer records of someone else do not push ana's own out of a short page.
+      expect(ids(await store.listHandoffs({ workspace: 'acme', project: 'support', visible_to: 'ana', limit: 2 }))).toEqual([open.id, mine.id]);
+      expect(await store.listHandoffs({ workspace: 'acme', project: 'support', visible_to: 'bob' })).toHaveLength(4);
+      expect(await store.listHandoffs({ workspace: 'acme', project: 'support' })).toHaveLength(5);
+    });
+
     it('walks open → accepted → closed, with an audit row per transition in order', async () => {
       const { id } = await store.beginHandoff(input(), 'tkt_1:escalation:0');
       const accepted = await store.acceptHandoff(id, 'ana', 'accept-1');
