@@ -47,7 +47,7 @@ export function handoffRecordActivities(store: Store) {
 /** Someone else took the record, or it is final: the decision stands, the record says who took it. */
 function takenOrFinal(error: unknown): void {
   if (error instanceof HandoffTransitionError && (error.code === 'conflict' || error.code === 'illegal_transition')) return;
-  throw error;
+  refusal(error);
 }
 
 /** A refused write is the record's state speaking, not an outage: retrying cannot change it. */

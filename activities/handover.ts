@@ -167,6 +167,8 @@ type AssistantBlock = { tag: 'text' | 'tool_result'; body: string } | { tag: 'to
 
 interface Turn {
   system?: { agent: string; text: string };
+  /** A hook result (seed 003's re-injected handoff delta): a turn of its own, neither the user's nor an agent's. */
+  hook?: { event: string; text: string };
   user?: string;
   agent?: string;
   blocks: AssistantBlock[];
@@ -181,18 +183,22 @@ const assistantBlock = (b: Exclude<ContentBlock, { type: 'thinking' }>): Assista
 
 /**
  * karenina's group_entries_into_turns, over the structured log rather than re-parsed transcript
- * lines (a message that itself holds a transcript or the separator cannot split a turn). One
- * deliberate difference: agent blocks before the first prompt open a turn of their own instead
- * of being dropped.
+ * lines (a message that itself holds a transcript or the separator cannot split a turn). Two
+ * deliberate differences: agent blocks before the first prompt open a turn of their own instead
+ * of being dropped, and a hook result is a turn of its own (`<hook_result>`), so it is read
+ * neither as the user's words nor as the previous agent's.
  */
 function groupTurns(log: readonly TaggedMessage[]): Turn[] {
   const turns: Turn[] = [];
   let pendingSystem: Turn['system'];
   let current: Turn | undefined;
-  for (const { message, agent_id } of log) {
+  for (const { message, agent_id, origin } of log) {
     const blocks = message.content.filter((b): b is Exclude<ContentBlock, { type: 'thinking' }> => b.type !== 'thinking');
     if (blocks.length === 0) continue;
-    if (message.role === 'system') {
+    if (origin?.kind === 'hook_result') {
+      turns.push({ hook: { event: origin.event, text: messageText(message) }, blocks: [] });
+      current = undefined;
+    } else if (message.role === 'system') {
       pendingSystem = { agent: agent_id, text: messageText(message) };
     } else if (agent_id === USER_AGENT_ID || message.role === 'user') {
       current = { system: pendingSystem, user: messageText(message), blocks: [] };
@@ -250,6 +256,11 @@ function turnsAsXml(turns: readonly Turn[], artifactsDir: string | undefined, th
       parts.push(`  <system_prompt agent="${escapeAttr(turn.system.agent)}">`);
       lines('    ', turn.system.text.trim());
       parts.push('  </system_prompt>');
+    }
+    if (turn.hook !== undefined) {
+      parts.push(`  <hook_result event="${escapeAttr(turn.hook.event)}">`);
+      lines('    ', turn.hook.text.trim());
+      parts.push('  </hook_result>');
     }
     if (turn.user !== undefined) {
       parts.push('  <user>');

@@ -98,7 +98,8 @@ export async function openTurn(
       return turnDirFor({ root, job_id: scopedJobId, model_id: options.modelId ?? 'offline', turn: turnNumber });
     });
     const questionText = result?.questionText ?? input.question;
-    // Hook results (a decided handoff record's delta) come after the log, whatever the edge's handover.
+    // Hook results (a decided handoff record's delta) come right before the question, after any
+    // history the edge's handover gave (a transcript strategy puts the log into the question).
     const history = [...(result?.history ?? []), ...hooks.map((h) => h.message)];
     const handover = used === undefined ? undefined : { used, question_text: questionText, history, tokens, ...(fellBack ? { fell_back: true } : {}) };
     const chat: ChatMessage[] = [
@@ -121,8 +122,9 @@ export async function openTurn(
       // Seed 000: a system message only when the identity or the system prompt changes.
       const changed = !last || last.agent_id !== agentId || last.system_sha !== systemSha;
       const turnMessages: TaggedMessage[] = [
-        ...(system && changed ? [{ message: systemMessage(system), agent_id: agentId }] : []),
+        // The hook first: it came before the stage's turn, and it is no part of the stage's prompt.
         ...hooks,
+        ...(system && changed ? [{ message: systemMessage(system), agent_id: agentId }] : []),
         // The stage's own question, not the handed-over one: a log holding every earlier
         // transcript again would grow with the square of the conversation.
         { message: userMessage(question), agent_id: USER_AGENT_ID },

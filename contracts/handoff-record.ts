@@ -16,7 +16,7 @@
 import { z } from 'zod';
 import { LIMITS } from './limits';
 import { HumanDecision } from './job';
-import { id, isoTime, list, nonBlankText, inputText, visibleName } from './primitives';
+import { handoffRecordId, id, isoTime, list, nonBlankText, inputText, visibleName } from './primitives';
 
 export const HANDOFF_RECORD_STATES = ['open', 'accepted', 'cancelled', 'closed'] as const;
 export const HandoffRecordState = z.enum(HANDOFF_RECORD_STATES);
@@ -38,8 +38,7 @@ export type HandoffTransition = z.infer<typeof HandoffTransition>;
 export const HANDOFF_KEY_MAX = LIMITS.id * 2;
 export const HandoffIdempotencyKey = z.string().min(1).max(HANDOFF_KEY_MAX).regex(/^[\x21-\x7e]+$/, { message: 'must be printable ASCII without spaces' });
 
-/** Record ids are made by the store from the begin key: `hr_` and 32 hex digits. */
-export const HandoffRecordId = z.string().regex(/^hr_[0-9a-f]{32}$/);
+export const HandoffRecordId = handoffRecordId;
 
 const actor = visibleName(LIMITS.id);
 
@@ -167,8 +166,8 @@ export type HandoffBeginRequest = z.infer<typeof HandoffBeginRequest>;
 export const HandoffTransitionRequest = z.strictObject({}).nullish();
 
 /** The body of `POST /handoffs/:id/decide`: a decision without its actor, which is always the
- * authenticated caller on this path. */
-export const HandoffDecideRequest = z.strictObject(HumanDecision.omit({ actor: true }).shape);
+ * authenticated caller on this path, and without its record, which is the path's. */
+export const HandoffDecideRequest = z.strictObject(HumanDecision.omit({ actor: true, handoff_record: true }).shape);
 export type HandoffDecideRequest = z.infer<typeof HandoffDecideRequest>;
 
 /** What `decide` answers: the record (accepted by the caller) and the rail's receipt. */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ReceiptV1, TicketRaw } from './artifacts';
 import { AckRecord, handoffV1 } from './handoff';
 import { LIMITS, MICROS_PER_USD } from './limits';
-import { count, id, inputText, list, nonBlankText, revisions, slug, text, traceparent, usd, visibleName } from './primitives';
+import { count, handoffRecordId, id, inputText, list, nonBlankText, revisions, slug, text, traceparent, usd, visibleName } from './primitives';
 
 export const JobRequest = z.looseObject({
   job_id: id,
@@ -57,5 +57,8 @@ export const HumanDecision = z.looseObject({
     .meta({ not: { exclusiveMinimum: 0, exclusiveMaximum: 1 / MICROS_PER_USD } })
     .optional(),
   revisions: revisions.optional(),
+  /** The handoff record the decision was taken through (the HTTP API sets it): the job refuses
+   * it unless that is the record of the escalation it waits on. */
+  handoff_record: handoffRecordId.optional(),
 });
 export type HumanDecision = z.infer<typeof HumanDecision>;

@@ -70,3 +70,6 @@ export const traceparent = z
   })
   // Refinements do not reach JSON Schema; this carries the same rule into the generated file.
   .meta({ not: { pattern: TRACEPARENT_ZERO_ID_PATTERN } });
+
+/** Handoff record ids are made by the store from the begin key: `hr_` and 32 hex digits. */
+export const handoffRecordId = z.string().regex(/^hr_[0-9a-f]{32}$/);

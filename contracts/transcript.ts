@@ -68,17 +68,19 @@ export const messageText = (message: Message): string =>
   message.content.flatMap((b) => blockText(b) ?? []).join('\n');
 
 /**
- * Seed 000's transcript: one line per non-thinking block, `[__user__] text` for prompts and
- * `[agent_id:role:content_type] text` for agent messages; tool calls as `name(arg=value)`, tool
+ * Seed 000's transcript: one line per non-thinking block, `[__user__] text` for prompts,
+ * `[agent_id:role:content_type] text` for agent messages and `[agent_id:hook_result:text]` for
+ * hook results; tool calls as `name(arg=value)`, tool
  * results as their string. Thinking blocks are dropped so reasoning never crosses a hop.
  */
 export function formatTranscript(log: readonly TaggedMessage[]): string {
   const lines: string[] = [];
-  for (const { message, agent_id } of log) {
+  for (const { message, agent_id, origin } of log) {
     for (const block of message.content) {
       const body = blockText(block);
       if (body === undefined) continue;
-      const label = agent_id === USER_AGENT_ID ? `[${USER_AGENT_ID}]` : `[${agent_id}:${message.role}:${block.type}]`;
+      // A hook result names its origin where an agent's message names its role.
+      const label = agent_id === USER_AGENT_ID ? `[${USER_AGENT_ID}]` : `[${agent_id}:${origin?.kind ?? message.role}:${block.type}]`;
       lines.push(`${label} ${body}`);
     }
   }

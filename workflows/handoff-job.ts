@@ -209,7 +209,7 @@ class Job {
       {
         description: 'A human decision on an escalated job: approve | reject | revise | top_up, with an actor.',
         // Synchronous (ENGINEERING.md): a rejected decision never reaches history.
-        validator: (decision) => validateDecision(decision, this.escalation, this.pendingDecision !== undefined),
+        validator: (decision) => validateDecision(decision, this.escalation, this.pendingDecision !== undefined, this.openRecord?.id),
       },
     );
     this.publish();
@@ -449,7 +449,7 @@ class Job {
   /** Begins the escalation's handoff record, for a human to find and take (seed 003). Not
    * cancellable: a record the store took is one the job must close. */
   private async beginRecord(): Promise<void> {
-    const keys = escalationKeys(this.jobId, ++this.escalations);
+    const keys = escalationKeys(this.jobId, workflowInfo().runId, ++this.escalations);
     const record = escalationRecord(this.package, this.escalation!, { workspace: workflowInfo().namespace, project: this.pipeline.name, owner: this.owner });
     try {
       const begun = await CancellationScope.nonCancellable(() => beginHandoffRecord({ key: keys.begin, record }));
@@ -518,16 +518,20 @@ class Job {
 
   /** Retry what was blocked: the refused hop, or the routing decision with the new wallet. */
   private resume(step: Extract<Route, { kind: 'escalate' }>, human: { from: string; actor: string; hooks?: HookResult[] }, reason: string): Route {
-    const next = step.retry ? { ...step.retry, package: this.package } : this.route();
+    // A retried step keeps no hook results of an earlier decision: only this one's go on.
+    const { hooks: _earlier, ...retry } = step.retry ?? {};
+    const next = step.retry ? { ...retry, package: this.package } as HopStep | FanOutStep : this.route();
     return next.kind === 'hop' || next.kind === 'fanout' ? { ...next, reason: `${reason}: ${next.reason}`.slice(0, LIMITS.shortText), ...human } : next;
   }
 
   async finish(status: JobStatus, reason: string): Promise<JobResult> {
+    // No decision is taken from here on (the validator refuses without an escalation), so none
+    // can be acknowledged while the record closes and then be dropped.
+    this.escalation = undefined;
     // Only a job waiting on a human holds an open record: it timed out or was cancelled.
     await this.closeRecord(status === 'cancelled' ? 'job_cancelled' : 'timed_out');
     this.status = status;
     this.reason = reason;
-    this.escalation = undefined;
     this.publish();
     await condition(allHandlersFinished);
     return {

@@ -1,8 +1,9 @@
 /**
  * The handoff records API as `npm run demo` runs it: a detached `npm run api` process that keeps
  * running after the demo, like the dev server, and stops with `npm run server:stop`. On first use
- * it makes one root user, `demo`, with a random token: the users file holds only the token's hash,
- * the token itself goes to `<dataDir>/api-token` (mode 600), where `handrail handoffs` finds it.
+ * it makes one root user, `demo`, with a random token: the users file (`<dataDir>/api-users.json`)
+ * holds only the token's hash, the token itself goes to `<dataDir>/api-token` (mode 600), where
+ * `handrail handoffs` finds it.
  */
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -16,8 +17,9 @@ export function apiServerSettings(config: Pick<HandrailConfig, 'dataDir' | 'apiU
   const url = new URL(config.apiUrl);
   return {
     url: config.apiUrl,
-    host: url.hostname,
-    port: Number(url.port || 80),
+    // `[::1]` in a URL, `::1` to listen on.
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
     usersFile: path.join(config.dataDir, 'api-users.json'),
     tokenFile: apiTokenFile(config),
     pidFile: path.join(config.dataDir, 'api.pid'),
@@ -25,11 +27,14 @@ export function apiServerSettings(config: Pick<HandrailConfig, 'dataDir' | 'apiU
   };
 }
 
-/** The demo user's token, made with the users file when neither exists yet. */
+/** The demo user's token, made with the users file when there is no users file yet. A users
+ * file of the operator's own is never rewritten (`handrail handoffs` then needs HANDRAIL_API_TOKEN). */
 function ensureDemoUser(settings: ReturnType<typeof apiServerSettings>): void {
-  if (fs.existsSync(settings.usersFile) && fs.existsSync(settings.tokenFile)) return;
+  if (fs.existsSync(settings.usersFile)) return;
   const token = crypto.randomBytes(24).toString('base64url');
   fs.mkdirSync(path.dirname(settings.usersFile), { recursive: true });
+  // `mode` applies only to a new file: an old token file is replaced, not rewritten in place.
+  fs.rmSync(settings.tokenFile, { force: true });
   fs.writeFileSync(settings.tokenFile, `${token}\n`, { mode: 0o600 });
   fs.writeFileSync(settings.usersFile, `${JSON.stringify({ demo: { token_sha256: sha256Token(token), role: 'root' } }, null, 2)}\n`, { mode: 0o600 });
 }
@@ -52,7 +57,8 @@ export async function ensureApiServer(config: HandrailConfig): Promise<{ url: st
     detached: true,
     cwd: PROJECT_ROOT,
     stdio: ['ignore', log, log],
-    env: { ...process.env, HANDRAIL_API_USERS: settings.usersFile, HANDRAIL_API_USERS_JSON: '', HANDRAIL_API_HOST: settings.host, HANDRAIL_API_PORT: String(settings.port) },
+    // The demo's data dir, resolved: the API must open the store the demo's worker writes.
+    env: { ...process.env, HANDRAIL_DATA_DIR: config.dataDir, HANDRAIL_API_USERS: settings.usersFile, HANDRAIL_API_USERS_JSON: '', HANDRAIL_API_HOST: settings.host, HANDRAIL_API_PORT: String(settings.port) },
   });
   fs.closeSync(log);
   child.unref();

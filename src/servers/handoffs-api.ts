@@ -28,7 +28,7 @@ import {
   type HandoffRecordState,
   type HandoffRefusalCode,
 } from '../../contracts/handoff-record';
-import type { Client } from '@temporalio/client';
+import { ServiceError, type Client } from '@temporalio/client';
 import { DecisionRefusedError, JobNotFoundError, decide } from '../operator/client';
 import type { Store } from '../worker/store/types';
 import type { ApiUser, ApiUsers } from './api-users';
@@ -166,7 +166,7 @@ export const ROUTES: readonly RouteSpec[] = [
     body: HandoffDecideRequest,
     status: 200,
     response: HandoffDecideResponse,
-    errors: [400, 401, 404, 409, 413, 415],
+    errors: [400, 401, 404, 409, 413, 415, 503],
   },
   {
     method: 'GET',
@@ -188,6 +188,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   413: 'request body over the limit',
   415: 'body is not application/json',
   422: 'the Idempotency-Key was already used for a different request (`key_reused`)',
+  503: 'Temporal did not answer (`temporal_unavailable`)',
 };
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
@@ -343,12 +344,20 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
         throw new HandoffTransitionError('conflict', `handoff record ${record.id} was already accepted by ${record.accepted_by}`);
       }
       if (record.state === 'cancelled') throw new HandoffTransitionError('illegal_transition', `handoff record ${record.id} was cancelled by ${record.cancelled_by}; nothing to decide`);
+      // The job lives in the namespace the client talks to: a record of another workspace is not its.
+      if (record.workspace !== temporal.options.namespace) {
+        throw new ApiError(409, 'decision_refused', `this server decides jobs of workspace ${temporal.options.namespace}, not ${record.workspace}`);
+      }
+      // The record goes with the decision: the job takes it only through the record of the
+      // escalation it waits on, so a record someone began for any job id decides nothing.
+      const decision = { ...(request.body as HandoffDecideRequest), actor: user!.name, handoff_record: record.id };
       try {
-        const receipt = await decide(temporal, record.job_id, { ...(request.body as HandoffDecideRequest), actor: user!.name }, { updateId: storeKey(user!, key) });
+        const receipt = await decide(temporal, record.job_id, decision, { updateId: storeKey(user!, key) });
         return { record: (await store.getHandoff(record.id)) ?? record, decision: receipt };
       } catch (error) {
         if (error instanceof DecisionRefusedError) throw new ApiError(409, 'decision_refused', error.message);
         if (error instanceof JobNotFoundError) throw new ApiError(409, 'decision_refused', `the record's job ${record.job_id} is not in this workspace`);
+        if (error instanceof ServiceError) throw new ApiError(503, 'temporal_unavailable', `Temporal did not answer: ${error.message}`);
         throw error;
       }
     },

@@ -12,6 +12,7 @@ import { apiUsers, sha256Token } from '../../src/servers/api-users';
 import { buildHandoffsApi } from '../../src/servers/handoffs-api';
 import { jobRequest, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
 import { openFresh, storeBackends } from '../helpers/store-backends';
+import type { Store } from '../../src/worker/store';
 
 const TOKENS = { ana: 'tok-ana-rail', bob: 'tok-bob-rail', ops: 'tok-ops-rail' } as const;
 type Caller = keyof typeof TOKENS;
@@ -131,6 +132,43 @@ for (const backend of storeBackends()) {
       expect(await rail.store.getHandoff(record.id)).toMatchObject({ state: 'closed', close_reason: 'decided', accepted_by: 'bob' });
     });
 
+    it('a record an API user began for someone’s job decides nothing: the job takes decisions only through its escalation’s record', async () => {
+      const { handle, request, record } = await escalated({ owner: 'ana' });
+      const forged = await call('POST', '/workspaces/default/projects/ticket-triage/handoffs', 'bob', { job_id: request.job_id, summary: 'mine now', open_questions: [], next_steps: [] });
+      expect(forged.status).toBe(201);
+      const refused = await call('POST', `/handoffs/${forged.body.id}/decide`, 'bob', { action: 'top_up', usd: 1 });
+      expect(refused.status).toBe(409);
+      expect(refused.body).toEqual({ error: 'decision_refused', message: `handoff record ${forged.body.id} is not the record of the escalation this job waits on` });
+      expect((await handle.query('status')) as { status: string }).toMatchObject({ status: 'escalated' });
+      expect(await rail.store.getHandoff(record.id)).toMatchObject({ state: 'open', accepted_by: null });
+    });
+
+    it('a second escalation has a record of its own: the first record decides nothing more, and a decision hands on no earlier decision’s delta', async () => {
+      const { request, handle, record: first } = await escalated();
+      // Too small a top-up: the draft is refused again and the job escalates a second time.
+      expect((await call('POST', `/handoffs/${first.id}/decide`, 'ana', { action: 'top_up', usd: 0.001 })).status).toBe(200);
+      let second: HandoffRecord | undefined;
+      for (let tries = 0; !second; tries++) {
+        expect(tries).toBeLessThan(100);
+        const listed = await call('GET', '/workspaces/default/projects/ticket-triage/handoffs', 'ops');
+        // The first one is listed open until the job has closed it.
+        second = (listed.body.handoffs as HandoffRecord[]).find((r) => r.job_id === request.job_id && r.id !== first.id);
+        if (!second) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(await rail.store.getHandoff(first.id)).toMatchObject({ state: 'closed', close_reason: 'decided', accepted_by: 'ana' });
+      const stale = await call('POST', `/handoffs/${first.id}/decide`, 'ana', { action: 'top_up', usd: 1 });
+      expect(stale.status).toBe(409);
+      expect(stale.body.message).toBe(`handoff record ${first.id} is not the record of the escalation this job waits on`);
+
+      // The second record is given up; the job is decided over Temporal directly.
+      expect((await call('POST', `/handoffs/${second.id}/cancel`, 'ana')).status).toBe(200);
+      await handle.executeUpdate('decide', { args: [{ action: 'top_up', usd: 1, actor: 'ops.lead' }] });
+      const result = await handle.result();
+      expect(result.status).toBe('completed');
+      const { turns } = await readLog(rail.store, result.package, request.job_id);
+      expect(turns.some((t) => t.messages.some((m) => m.origin))).toBe(false);
+    });
+
     it('two users deciding one record at once: exactly one decision is applied, the other is 409', async () => {
       const { handle, record } = await escalated();
       const both = await Promise.all((['ana', 'bob'] as const).map((as) => call('POST', `/handoffs/${record.id}/decide`, as, { action: 'top_up', usd: 1 })));
@@ -167,3 +205,34 @@ for (const backend of storeBackends()) {
     });
   });
 }
+
+describe('a decision while the job closes its timed-out record', () => {
+  it('is refused, not acknowledged and then dropped', async () => {
+    const backing = await openFresh(storeBackends()[0]!);
+    // The close takes a while, as on a busy database: the window a decision could fall into.
+    const slow: Store = new Proxy(backing, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (name !== 'closeHandoff' || typeof value !== 'function') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        return async (...args: unknown[]) => {
+          await new Promise((r) => setTimeout(r, 3000));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const rail = await startRail({ store: slow });
+    try {
+      const { handle } = await startJob(rail.client, jobRequest({ budget: EMPTY_WALLET, decision_timeout: '2s' }), { taskQueue: rail.taskQueue });
+      await waitForStatus(handle, 'escalated');
+      // Past the timeout, inside the slow close.
+      await new Promise((r) => setTimeout(r, 3000));
+      const late = await handle.executeUpdate('decide', { args: [{ action: 'top_up', usd: 1, actor: 'ops.lead' }] }).catch((e: Error) => e);
+      expect(late).toBeInstanceOf(Error);
+      expect(String((late as Error & { cause?: Error }).cause?.message)).toContain('not waiting for a human decision');
+      expect((await handle.result()).status).toBe('escalated');
+    } finally {
+      await rail.stop();
+      await backing.close();
+    }
+  });
+});

@@ -29,7 +29,8 @@ export function decisionOptions(pkg: HandoffV1, lastAck: AckRecord | undefined, 
   return options;
 }
 
-export function validateDecision(decision: unknown, escalation: Escalation | undefined, alreadyDecided: boolean): void {
+/** `openRecord`: the id of the handoff record of the escalation the job waits on, if it has one. */
+export function validateDecision(decision: unknown, escalation: Escalation | undefined, alreadyDecided: boolean, openRecord?: string): void {
   if (!escalation) throw new Error('the job is not waiting for a human decision');
   if (alreadyDecided) throw new Error('a decision for this escalation is already being applied');
   const parsed = HumanDecision.safeParse(decision);
@@ -37,6 +38,11 @@ export function validateDecision(decision: unknown, escalation: Escalation | und
     throw new Error(`invalid decision: ${issueLines(parsed.error, 'decision').join('; ')}`);
   }
   const d = parsed.data;
+  // A decision taken through a record decides only the escalation that record stands for: not
+  // an older one's, and not one an API caller began for a job they were never handed.
+  if (d.handoff_record !== undefined && d.handoff_record !== openRecord) {
+    throw new Error(`handoff record ${d.handoff_record} is not the record of the escalation this job waits on`);
+  }
   if (!escalation.options.includes(d.action)) {
     throw new Error(`"${d.action}" is not possible for this escalation; choose one of: ${escalation.options.join(', ')}`);
   }

@@ -40,6 +40,10 @@ export function escalationRecord(
   };
 }
 
-/** The idempotency keys of a job's n-th escalation record (n from 1): a retried activity writes
- * once. Counted per job, not per hop: a job can escalate twice at the same hop. */
-export const escalationKeys = (jobId: string, n: number) => ({ begin: `${jobId}:escalation:${n}`, close: `${jobId}:escalation:${n}:close` });
+/** The idempotency keys of a run's n-th escalation record (n from 1): a retried activity writes
+ * once. Counted per run, not per hop (a job can escalate twice at one hop), and marked with the
+ * run's random tail, so a reset or a job id used again after retention gets records of its own. */
+export function escalationKeys(jobId: string, runId: string, n: number) {
+  const begin = `${jobId}:escalation:${runId.replace(/-/g, '').slice(-16)}:${n}`;
+  return { begin, close: `${begin}:close` };
+}

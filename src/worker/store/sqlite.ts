@@ -107,6 +107,8 @@ function migrate(db: Database.Database): void {
 class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
 
+  private listStatement?: Database.Statement;
+
   constructor(private readonly db: Database.Database) {}
 
   async putContent(content: string): Promise<string> {
@@ -295,12 +297,12 @@ class SqliteStore implements Store {
 
   async listHandoffs(query: HandoffListQuery): Promise<HandoffRecord[]> {
     const q = HandoffListQuery.parse(query);
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM handoff_records WHERE workspace = @workspace AND project = @project AND state = @state
-         AND (@visible_to IS NULL OR owner IS NULL OR owner = @visible_to) ORDER BY created_order DESC LIMIT @limit`,
-      )
-      .all({ workspace: q.workspace, project: q.project, state: q.state ?? 'open', limit: q.limit ?? HANDOFF_LIST_DEFAULT, visible_to: q.visible_to ?? null }) as HandoffRow[];
+    // Prepared once: the API lists on every request (bench/api).
+    this.listStatement ??= this.db.prepare(
+      `SELECT ${HANDOFF_COLUMNS} FROM handoff_records WHERE workspace = @workspace AND project = @project AND state = @state
+       AND (@visible_to IS NULL OR owner IS NULL OR owner = @visible_to) ORDER BY created_order DESC LIMIT @limit`,
+    );
+    const rows = this.listStatement.all({ workspace: q.workspace, project: q.project, state: q.state ?? 'open', limit: q.limit ?? HANDOFF_LIST_DEFAULT, visible_to: q.visible_to ?? null }) as HandoffRow[];
     return rows.map(handoffFromRow);
   }
 
@@ -345,7 +347,7 @@ class SqliteStore implements Store {
   }
 
   private handoff(id: string): HandoffRecord | null {
-    const row = this.db.prepare('SELECT * FROM handoff_records WHERE id = ?').get(id) as HandoffRow | undefined;
+    const row = this.db.prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoff_records WHERE id = ?`).get(id) as HandoffRow | undefined;
     return row ? handoffFromRow(row) : null;
   }
 
@@ -364,10 +366,13 @@ class SqliteStore implements Store {
   }
 }
 
-type HandoffRow = Omit<HandoffRecord, 'open_questions' | 'next_steps'> & { open_questions: string; next_steps: string; created_order: number };
+/** A record's columns (not `created_order`, which only orders the list). */
+const HANDOFF_COLUMNS =
+  'id, workspace, project, job_id, summary, open_questions, next_steps, owner, state, created_by, created_at, accepted_by, accepted_at, cancelled_by, cancelled_at, closed_at, close_reason';
+type HandoffRow = Omit<HandoffRecord, 'open_questions' | 'next_steps'> & { open_questions: string; next_steps: string };
 type AuditRow = Omit<HandoffAuditRow, 'detail'> & { detail: string };
 
-function handoffFromRow({ created_order: _order, ...row }: HandoffRow): HandoffRecord {
+function handoffFromRow(row: HandoffRow): HandoffRecord {
   return { ...row, open_questions: JSON.parse(row.open_questions) as string[], next_steps: JSON.parse(row.next_steps) as string[] };
 }
 

@@ -61,6 +61,16 @@ describe('decisionOptions', () => {
 });
 
 describe('validateDecision', () => {
+  it('a decision through a handoff record is taken only through the record of the escalation the job waits on', () => {
+    const esc = { reasons: ['x'], blocked: 'draft', options: ['approve', 'reject'] as ('approve' | 'reject')[], since: '2026-12-01T00:00:00Z' };
+    const open = 'hr_0123456789abcdef0123456789abcdef';
+    expect(() => validateDecision({ action: 'approve', actor: 'ana', handoff_record: open }, esc, false, open)).not.toThrow();
+    expect(() => validateDecision({ action: 'approve', actor: 'ana', handoff_record: 'hr_ffffffffffffffffffffffffffffffff' }, esc, false, open)).toThrow(/is not the record of the escalation this job waits on/);
+    expect(() => validateDecision({ action: 'approve', actor: 'ana', handoff_record: open }, esc, false, undefined)).toThrow(/is not the record/);
+    // Without a record (the CLI, the Web UI) the decision is the operator's, as before.
+    expect(() => validateDecision({ action: 'approve', actor: 'ana' }, esc, false, open)).not.toThrow();
+  });
+
   const ok = escalation(['approve', 'reject', 'top_up']);
 
   it('accepts a well-formed decision the escalation offers', () => {

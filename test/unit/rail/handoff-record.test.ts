@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HandoffBeginInput, LIMITS } from '../../../contracts';
+import { HANDOFF_KEY_MAX, HandoffBeginInput, LIMITS } from '../../../contracts';
 import { escalationKeys, escalationRecord } from '../../../workflows/rail/handoff-record';
 
 const escalation = { reasons: ['wallet has $0.002; "draft" costs $0.01'], blocked: 'draft', options: ['approve', 'reject', 'top_up'] as const };
@@ -35,8 +35,12 @@ describe('escalationRecord: the record an escalation leaves for a human', () => 
     expect(HandoffBeginInput.safeParse(record).success).toBe(true);
   });
 
-  it('keys per escalation of a job, not per hop: a job escalating twice at one hop gets two records', () => {
-    expect(escalationKeys('job_1', 1)).toEqual({ begin: 'job_1:escalation:1', close: 'job_1:escalation:1:close' });
-    expect(escalationKeys('job_1', 2).begin).not.toBe(escalationKeys('job_1', 1).begin);
+  it('keys per escalation of a run, not per hop, marked with the run: a reset run or a reused job id begins records of its own', () => {
+    const run = '01a23286-2890-709a-bab4-2e4e2d4932de';
+    expect(escalationKeys('job_1', run, 1)).toEqual({ begin: 'job_1:escalation:bab42e4e2d4932de:1', close: 'job_1:escalation:bab42e4e2d4932de:1:close' });
+    expect(escalationKeys('job_1', run, 2).begin).not.toBe(escalationKeys('job_1', run, 1).begin);
+    expect(escalationKeys('job_1', '01a23286-2890-709a-bab4-ffffffffffff', 1).begin).not.toBe(escalationKeys('job_1', run, 1).begin);
+    // The longest job id still leaves room for the decider's accept key under the store's limit.
+    expect(`${escalationKeys('j'.repeat(LIMITS.id), run, 99).close}:accept`.length).toBeLessThanOrEqual(HANDOFF_KEY_MAX);
   });
 });

@@ -16,6 +16,7 @@ import {
   type StageResult,
 } from '../../../contracts';
 import { stageActivities, type StageWorkFn } from '../../../activities/stage';
+import { transcriptXml } from '../../../activities/handover';
 import { logMessages, readLog } from '../../../activities/transcript-log';
 import type { TurnPrompt } from '../../../activities/turn';
 import { openStore, type Store } from '../../../src/worker/store';
@@ -153,19 +154,27 @@ describe('hook results: a decided handoff record re-injected beside the package 
     const log = await readLog(store, result.package, result.package.job_id);
     expect(log.turns.map((t) => t.stage)).toEqual(['ask', 'answer']);
     expect(log.turns[1]!.messages.map((m) => [m.agent_id, m.message.role, m.origin?.kind ?? '-'])).toEqual([
-      ['answer', 'system', '-'],
       ['human', 'assistant', 'hook_result'],
+      ['answer', 'system', '-'],
       ['__user__', 'user', '-'],
       ['answer', 'assistant', '-'],
     ]);
   });
 
-  it('with a transcript handover it follows the log, and the next stage’s transcript shows it as the human’s, never as the user’s words', async () => {
+  it('with a transcript handover it comes right before the question that carries the log; transcripts show it as a hook result, neither the user’s nor an agent’s', async () => {
     const result = await answerWithHook([{ from: 'ask', to: 'answer', handover: 'transcript_prepend' }]);
     expect(prompts.answer!.history).toEqual([assistantMessage(hook.text)]);
-    const transcript = formatTranscript(logMessages(await readLog(store, result.package, result.package.job_id)));
-    expect(transcript).toContain('[human:assistant:text] Handoff record hr_1, taken by ana: decided approve by ana.');
+    expect(prompts.answer!.messages.map((m) => m.role)).toEqual(['system', 'assistant', 'user']);
+    expect(prompts.answer!.messages[2]!.content).toContain('[ask:assistant:text] ask says hello.');
+    const messages = logMessages(await readLog(store, result.package, result.package.job_id));
+    const transcript = formatTranscript(messages);
+    expect(transcript).toContain('[human:hook_result:text] Handoff record hr_1, taken by ana: decided approve by ana.');
     expect(transcript).not.toContain('[__user__] Handoff record');
+    // The XML of a trace or `handrail transcript --format xml`: a turn of its own, not folded
+    // into the previous agent's answer.
+    const xml = transcriptXml(messages);
+    expect(xml).toContain('<turn number="2">\n  <hook_result event="handoff.decided">\n    Handoff record hr_1, taken by ana: decided approve by ana.\n    Decision note: credit it\n  </hook_result>\n</turn>');
+    expect(xml.split('<assistant agent="ask">')[1]!.split('</assistant>')[0]).not.toContain('Handoff record');
   });
 
   it('hook results that are not the rail’s shape are refused before any work', async () => {
