@@ -115,9 +115,11 @@ export async function scheduledActivities(client: Client, workflowId: string): P
   return activitiesScheduled(await client.workflow.getHandle(workflowId).fetchHistory());
 }
 
-/** Stage work scheduled in a workflow's history: every activity but the duplicate lookup. */
+/** Stage work scheduled in a workflow's history: every activity but the rail's bookkeeping (the
+ * duplicate lookup, an escalation's handoff record). */
 export async function stageActivities(client: Client, workflowId: string): Promise<string[]> {
-  return (await scheduledActivities(client, workflowId)).filter((name) => name !== 'priorDelivery');
+  const bookkeeping = new Set(['priorDelivery', 'beginHandoffRecord', 'closeHandoffRecord']);
+  return (await scheduledActivities(client, workflowId)).filter((name) => !bookkeeping.has(name));
 }
 
 /** Polls the job's live status until it is `want` (a job waiting on a human, say). */

@@ -12,7 +12,7 @@ import { createActivities } from '../../activities';
 import type { StageWork } from '../../contracts';
 import { PROJECT_ROOT } from '../../src/config';
 import { decide, startJob } from '../../src/operator/client';
-import { jobRequest, scheduledActivities, startRail, waitForStatus, type Rail } from '../helpers/rail';
+import { jobRequest, scheduledActivities, stageActivities, startRail, waitForStatus, type Rail } from '../helpers/rail';
 import { BACKUP_QUEUE } from './fixtures/unreachable-retrieve';
 
 let rail: Rail;
@@ -76,7 +76,7 @@ describe('ACK timeout (seed 004) on the real dev server', () => {
     expect((await handle.query<{ stage: string; ack: string }[]>('acks')).map((a) => `${a.stage}:${a.ack}`)).toEqual(['intake:accepted', 'retrieve:accepted', 'retrieve:target_unavailable', 'human:accepted']);
     expect(waiting.escalation?.reasons.join(' ')).toMatch(/stage unavailable: no "retrieve-backup" worker picked the hop up within 1s/);
     expect(waiting.escalation?.options).toContain('approve');
-    expect(await scheduledActivities(rail.client, request.job_id)).toEqual(['intake', 'retrieve', 'retrieve', 'retrieve-backup']);
+    expect(await stageActivities(rail.client, request.job_id)).toEqual(['intake', 'retrieve', 'retrieve', 'retrieve-backup']);
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(0);
 
     // The backup comes up; the operator sends the blocked hop again, which runs the same chain.
@@ -88,7 +88,7 @@ describe('ACK timeout (seed 004) on the real dev server', () => {
     } finally {
       await backup.stop();
     }
-    expect(await scheduledActivities(rail.client, request.job_id)).toEqual([
+    expect(await stageActivities(rail.client, request.job_id)).toEqual([
       'intake', 'retrieve', 'retrieve', 'retrieve-backup',
       'retrieve', 'retrieve', 'retrieve-backup', 'draft', 'judge', 'writeback',
     ]);
