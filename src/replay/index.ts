@@ -15,6 +15,8 @@ import { WORKFLOW_RUNTIME } from '../worker/worker';
 import { explainReplayError, type ReplayFailure } from './explain';
 
 export { explainReplayError, eventTypeName, type ReplayFailure } from './explain';
+export { ackDifference, describeRoute, diffRecordedJob, recordedJob, routeDifference, stageDifferences, type Difference, type JobDiff, type RecordedJob, type RecordedStep, type StageRun, type StageRunner } from './diff';
+export { BUILT_IN_DIFF, DiffModuleError, diffHistories, diffHistoryFiles, loadDiffPipelines, openStageRunner, type DiffOptions, type DiffPipelines } from './diff-stages';
 
 /** A history to replay and what to call it in a report. */
 export interface ReplaySource {

@@ -39,7 +39,7 @@ export type Command =
   | { name: 'history'; jobId: string; out?: string; json: boolean }
   | { name: 'transcript'; jobId: string; stage?: string; format: TranscriptFormat; json: boolean }
   | HandoffsCommand
-  | { name: 'replay'; files: string[]; jobs: string[]; query?: string; workflows?: string; json: boolean };
+  | { name: 'replay'; files: string[]; jobs: string[]; query?: string; workflows?: string; diff: boolean; pipelines?: string; json: boolean };
 
 export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   start:
@@ -53,7 +53,7 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   transcript: 'handrail transcript <job> [--stage STAGE] [--format text|xml] [--json]',
   handoffs:
     'handrail handoffs list [--project PIPELINE] [--state open|accepted|cancelled|closed] [--limit N] [--json] | show|accept|cancel <record> [--json] | decide <record> approve|reject|revise|top-up [--note TEXT] [--usd N] [--revisions N] [--json]',
-  replay: "handrail replay [history.json]... [--job ID]... [--query 'VISIBILITY QUERY'] [--workflows PATH] [--json]",
+  replay: "handrail replay [history.json]... [--job ID]... [--query 'VISIBILITY QUERY'] [--workflows PATH | --diff [--pipelines PATH]] [--json]",
 };
 
 const HANDOFF_ACTIONS = ['list', 'show', 'accept', 'cancel', 'decide'] as const;
@@ -269,13 +269,17 @@ export function parseCommand(argv: string[]): Command {
       };
     }
     case 'replay': {
-      const p = parse('replay', rest, { ...json, job: { type: 'string', multiple: true }, query: { type: 'string' }, workflows: { type: 'string' } }, [], true);
+      const p = parse('replay', rest, { ...json, job: { type: 'string', multiple: true }, query: { type: 'string' }, workflows: { type: 'string' }, diff: { type: 'boolean' }, pipelines: { type: 'string' } }, [], true);
       if (p.help) return { name: 'help', topic: 'replay' };
       const jobs = (p.values.job as string[] | undefined) ?? [];
       const query = text(p.values.query);
       if (p.args.length === 0 && jobs.length === 0 && !query) throw new UsageError(`replay needs history files, --job or --query\nusage: ${USAGE.replay}`);
       if (query !== undefined && !query.trim()) throw new UsageError(`--query must not be empty\nusage: ${USAGE.replay}`);
-      return { name: 'replay', files: p.args, jobs, ...defined({ query, workflows: text(p.values.workflows) }), json: Boolean(p.values.json) };
+      const diff = Boolean(p.values.diff);
+      // --diff runs the pipelines' code, never the workflow module (and a replay never the stages').
+      if (diff && p.values.workflows !== undefined) throw new UsageError(`--diff runs the pipelines and their stages, not the workflow module: name them with --pipelines\nusage: ${USAGE.replay}`);
+      if (!diff && p.values.pipelines !== undefined) throw new UsageError(`--pipelines goes with --diff\nusage: ${USAGE.replay}`);
+      return { name: 'replay', files: p.args, jobs, ...defined({ query, workflows: text(p.values.workflows), pipelines: text(p.values.pipelines) }), diff, json: Boolean(p.values.json) };
     }
     default:
       throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(USAGE).join(', ')} (handrail --help)`);

@@ -3,7 +3,7 @@ import { splitSummary, type AckRecord, type HandoffRecord } from '../../../contr
 import type { JobSummary } from '../summary';
 import type { JobListing, JobView } from '../client';
 import type { DecisionReceipt, JobStatusView } from '../../../workflows/definitions';
-import type { ReplayOutcome } from '../../replay';
+import type { JobDiff, ReplayOutcome } from '../../replay';
 
 /** Money as people read it: floating-point dust (0.30000000000000004) trimmed. Anything but a
  * finite number prints as `-`: a non-finite figure reaches the CLI as JSON `null`. */
@@ -168,4 +168,21 @@ export function replayLine(outcome: ReplayOutcome): string {
 export function replaySummary(outcomes: readonly ReplayOutcome[]): string {
   const failed = outcomes.filter((o) => !o.ok).length;
   return `replayed ${outcomes.length} histor${outcomes.length === 1 ? 'y' : 'ies'}: ${outcomes.length - failed} passed, ${failed} failed`;
+}
+
+/** `replay --diff`: one job's first hop that differs (what, recorded → now), or `same`, and what was not compared. */
+export function diffLine(diff: JobDiff): string {
+  const name = diff.history === diff.workflowId ? diff.history : `${diff.history} (${diff.workflowId})`;
+  const notes = diff.notes.map((n) => `      note: ${n}`);
+  if (!diff.pipeline) return [`skip  ${name}`, ...notes].join('\n');
+  if (!diff.first) return [`same  ${name}: ${diff.hops} hop${diff.hops === 1 ? '' : 's'} as recorded`, ...notes].join('\n');
+  const { hop, stage, differences } = diff.first;
+  const rows = table(['', 'WHAT', 'RECORDED', 'NOW'], differences.map((d) => ['     ', d.what, d.recorded, d.now]));
+  return [`DIFF  ${name}: hop ${hop} (${stage})`, rows, ...notes].join('\n');
+}
+
+export function diffSummary(diffs: readonly JobDiff[]): string {
+  const differ = diffs.filter((d) => d.first).length;
+  const skipped = diffs.filter((d) => !d.pipeline).length;
+  return `diffed ${diffs.length} histor${diffs.length === 1 ? 'y' : 'ies'}: ${diffs.length - differ - skipped} as recorded, ${differ} differ${skipped ? `, ${skipped} skipped` : ''}`;
 }

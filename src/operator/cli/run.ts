@@ -26,14 +26,14 @@ import {
   watchJob,
   type JobView,
 } from '../client';
-import { HistoryFileError, bundleWorkflows, historyFileSource, jobSources, querySources, quietReplayRuntime, replayHistories, type ReplayOutcome, type ReplaySource } from '../../replay';
+import { DiffModuleError, HistoryFileError, bundleWorkflows, diffHistories, historyFileSource, loadDiffPipelines, jobSources, querySources, quietReplayRuntime, replayHistories, type ReplaySource } from '../../replay';
 import { HopNotFoundError, hopSnapshots, snapshotText, type HopSnapshot } from '../snapshot';
 import { jobSummary } from '../summary';
 import { StageNotInTranscriptError, TranscriptUnreadableError, jobTranscript, transcriptOutput, type JobTranscript } from '../transcript';
 import { BUILT_IN_PIPELINES } from '../../../contracts/pipelines';
 import { HandoffsApiRequestError, HandoffsApiUnavailableError, handoffsClient } from '../handoffs';
 import { USAGE, UsageError, parseCommand, type Command, type HandoffsCommand } from './args';
-import { handoffText, handoffsText, jobText, listText, liveLine, outcomeLine, progressLine, receiptText, replayLine, replaySummary, statusText, usd } from './format';
+import { diffLine, diffSummary, handoffText, handoffsText, jobText, listText, liveLine, outcomeLine, progressLine, receiptText, replayLine, replaySummary, statusText, usd } from './format';
 import { InvalidTicketFileError, jobRequestFromFile } from './ticket';
 
 /** Exit codes scripts can branch on (documented in docs/operate.md and `--help`). */
@@ -76,8 +76,10 @@ token in HANDRAIL_API_TOKEN, else the one \`npm run demo\` wrote to HANDRAIL_DAT
 replay reads history files (handrail history, temporal workflow show --output json, the Web UI's
 download) without a server; --job and --query fetch from the server (--query only matches runs on
 HANDRAIL_TASK_QUEUE). It bundles --workflows (default: handrail's workflows) once for all of them.
+replay --diff runs each job's recorded packages through the current pipelines instead (--pipelines:
+a module exporting pipelines and activities) and names the first hop whose ack, route, artifact or cost differs.
 
-Exit codes: 0 ok · 1 failed, a transcript that fails verification, or a history that fails replay · 2 usage, invalid ticket or unknown namespace ·
+Exit codes: 0 ok · 1 failed, a transcript that fails verification, a history that fails replay, or a job --diff finds different · 2 usage, invalid ticket or unknown namespace ·
 3 unknown job or record · 4 Temporal (or the API) unreachable · 5 refused (decision refused, job already ended,
 record taken or final) · 6 no worker answered ·
 10 --follow: waiting for a human · 11 --follow: ended other than completed`;
@@ -270,30 +272,49 @@ async function replay(command: Extract<Command, { name: 'replay' }>, connect: ()
     yield* jobSources(client, command.jobs);
     if (query) yield* querySources(client, query);
   }
+  const tty = !command.json && total >= MANY_HISTORIES && 'isTTY' in io.stdout && io.stdout.isTTY === true;
+  /** Prints each report as it comes, with a live count below on a terminal (cleared at the end). */
+  async function report<T>(items: AsyncIterable<T>, text: (item: T) => string, verb: string): Promise<T[]> {
+    const all: T[] = [];
+    for await (const item of items) {
+      all.push(item);
+      if (command.json) continue;
+      if (tty) io.stdout.write('\r\x1b[2K');
+      line(io.stdout, text(item));
+      if (tty) io.stdout.write(`… ${verb} ${all.length} of ${Math.max(total, all.length)}`);
+    }
+    if (tty) io.stdout.write('\r\x1b[2K');
+    return all;
+  }
+  if (command.diff) {
+    const pipelines = command.pipelines === undefined ? undefined : await diffPipelines(command.pipelines);
+    const diffs = await report(diffHistories(sources(), pipelines ? { pipelines } : {}), diffLine, 'diffed');
+    const differ = diffs.filter((d) => d.first).length;
+    if (command.json) printJson(io, { diffed: diffs.length, same: diffs.length - differ, differ, jobs: diffs });
+    else line(io.stdout, diffSummary(diffs));
+    return differ > 0 ? EXIT.failed : EXIT.ok;
+  }
   const workflowsPath = command.workflows && path.resolve(command.workflows);
   if (workflowsPath && !fs.existsSync(workflowsPath)) throw new UsageError(`--workflows ${command.workflows}: no such file (give the workflow module your worker runs)`);
   quietReplayRuntime();
-  const tty = !command.json && total >= MANY_HISTORIES && 'isTTY' in io.stdout && io.stdout.isTTY === true;
   if (tty) io.stdout.write(`… bundling the workflow code to replay ${total} histories`);
   const workflowBundle = await bundleWorkflows(workflowsPath);
-  const outcomes: ReplayOutcome[] = [];
-  for await (const outcome of replayHistories(sources(), { workflowBundle })) {
-    outcomes.push(outcome);
-    if (command.json) continue;
-    if (tty) io.stdout.write('\r\x1b[2K');
-    line(io.stdout, replayLine(outcome));
-    if (tty) io.stdout.write(`… replayed ${outcomes.length} of ${Math.max(total, outcomes.length)}`);
-  }
-  if (tty) io.stdout.write('\r\x1b[2K');
+  const outcomes = await report(replayHistories(sources(), { workflowBundle }), replayLine, 'replayed');
   const failed = outcomes.filter((o) => !o.ok);
   if (command.json) printJson(io, { replayed: outcomes.length, passed: outcomes.length - failed.length, failed: failed.length, histories: outcomes });
   else line(io.stdout, replaySummary(outcomes));
   return failed.length > 0 ? EXIT.failed : EXIT.ok;
 }
 
+/** `--pipelines PATH`: a missing or malformed module is a usage error, named. */
+async function diffPipelines(modulePath: string) {
+  if (!fs.existsSync(path.resolve(modulePath))) throw new UsageError(`--pipelines ${modulePath}: no such file (give a module exporting \`pipelines\` and \`activities\`)`);
+  return loadDiffPipelines(modulePath);
+}
+
 /** Errors an operator can act on get their message and a distinct code; anything else is a bug report. */
 function exitCodeFor(err: unknown): number {
-  if (err instanceof UsageError || err instanceof HistoryFileError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError || err instanceof StageNotInTranscriptError || err instanceof HopNotFoundError) return EXIT.usage;
+  if (err instanceof UsageError || err instanceof HistoryFileError || err instanceof DiffModuleError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError || err instanceof StageNotInTranscriptError || err instanceof HopNotFoundError) return EXIT.usage;
   // A wrong TEMPORAL_NAMESPACE is a setting to fix, not a server to start: not exit 4.
   if (err instanceof NamespaceNotFoundError) return EXIT.usage;
   if (err instanceof JobNotFoundError) return EXIT.notFound;

@@ -77,12 +77,19 @@ describe('handrail command lines', () => {
       jobs: ['j1', 'j2'],
       query: 'ExecutionStatus="Running"',
       workflows: 'w.ts',
+      diff: false,
       json: true,
     });
-    expect(parseCommand(['replay', '--job', 'j1'])).toEqual({ name: 'replay', files: [], jobs: ['j1'], json: false });
+    expect(parseCommand(['replay', '--job', 'j1'])).toEqual({ name: 'replay', files: [], jobs: ['j1'], diff: false, json: false });
     expect(() => parseCommand(['replay'])).toThrow(/replay needs history files, --job or --query/);
     expect(() => parseCommand(['replay', '--query', ' '])).toThrow(/--query must not be empty/);
     expect(parseCommand(['replay', '--help'])).toEqual({ name: 'help', topic: 'replay' });
+  });
+
+  it('replay --diff takes --pipelines; --pipelines needs --diff and --diff refuses --workflows', () => {
+    expect(parseCommand(['replay', 'a.json', '--diff', '--pipelines', 'p.ts'])).toEqual({ name: 'replay', files: ['a.json'], jobs: [], pipelines: 'p.ts', diff: true, json: false });
+    expect(() => parseCommand(['replay', 'a.json', '--pipelines', 'p.ts'])).toThrow(/--pipelines goes with --diff/);
+    expect(() => parseCommand(['replay', 'a.json', '--diff', '--workflows', 'w.ts'])).toThrow(/--diff runs the pipelines and their stages, not the workflow module/);
   });
 
   it('help: bare, --help, and per command', () => {
