@@ -51,7 +51,8 @@ export interface Difference {
   now: string;
 }
 
-/** A job's diff: the first hop that differs (`first`), or none. `notes`: what was not compared, and why. */
+/** A job's diff: the first hop that differs (`first`), or none. No `pipeline`: nothing was compared
+ * (another workflow's history, or a pipeline not given); `notes` say why, and what else was not compared. */
 export interface JobDiff {
   history: string;
   workflowId: string;
@@ -182,9 +183,8 @@ export interface DiffWalkOptions {
  */
 export async function diffRecordedJob(history: string, job: RecordedJob, pipelines: readonly Pipeline[], run: StageRunner | undefined, opts: DiffWalkOptions = {}): Promise<JobDiff> {
   const pipeline = findPipeline(pipelines, job.request.pipeline);
-  const base: JobDiff = { history, workflowId: job.workflowId, hops: 0, notes: [] };
-  if (!pipeline) return { ...base, notes: [`pipeline ${JSON.stringify(job.request.pipeline)} is not among ${pipelines.map((p) => p.name).join(', ')}: nothing compared`] };
-  const diff: JobDiff = { ...base, pipeline: pipeline.name };
+  if (!pipeline) return { history, workflowId: job.workflowId, hops: 0, notes: [`pipeline ${JSON.stringify(job.request.pipeline)} is not among ${pipelines.map((p) => p.name).join(', ')}: nothing compared`] };
+  const diff: JobDiff = { history, workflowId: job.workflowId, pipeline: pipeline.name, hops: 0, notes: [] };
   const stageHops = job.steps.filter((s): s is RecordedHop => s.kind === 'stage');
   const traceparent = job.request.traceparent ?? stageHops[0]?.work.package.trace.traceparent ?? '';
   const maxHops = job.request.max_hops ?? DEFAULT_MAX_HOPS;

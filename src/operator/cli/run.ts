@@ -290,7 +290,8 @@ async function replay(command: Extract<Command, { name: 'replay' }>, connect: ()
     const pipelines = command.pipelines === undefined ? undefined : await diffPipelines(command.pipelines);
     const diffs = await report(diffHistories(sources(), pipelines ? { pipelines } : {}), diffLine, 'diffed');
     const differ = diffs.filter((d) => d.first).length;
-    if (command.json) printJson(io, { diffed: diffs.length, same: diffs.length - differ, differ, jobs: diffs });
+    const skipped = diffs.filter((d) => !d.pipeline).length;
+    if (command.json) printJson(io, { diffed: diffs.length, same: diffs.length - differ - skipped, differ, skipped, jobs: diffs });
     else line(io.stdout, diffSummary(diffs));
     return differ > 0 ? EXIT.failed : EXIT.ok;
   }

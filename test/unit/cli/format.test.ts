@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AckRecord } from '../../../contracts';
-import { listText, outcomeLine, progressLine, statusText, table, usd } from '../../../src/operator/cli/format';
+import { diffLine, diffSummary, listText, outcomeLine, progressLine, statusText, table, usd } from '../../../src/operator/cli/format';
 import type { JobStatusView } from '../../../workflows/definitions';
 
 const ack: AckRecord = { ack: 'rejected_budget', stage: 'draft', hop: 2, reason: 'wallet has $0.002', delivery_key: 'j:draft:2', traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, at: '2026-01-01T00:00:00Z' };
@@ -44,5 +44,15 @@ describe('CLI output', () => {
 
   it('an empty list says so', () => {
     expect(listText([])).toBe('no jobs match');
+  });
+
+  it('replay --diff: a job as recorded, one that differs (what, recorded, now), one skipped, and the count', () => {
+    const same = { history: 'a.json', workflowId: 'j1', pipeline: 'ticket-triage', hops: 5, notes: [] };
+    const moved = { history: 'j2', workflowId: 'j2', pipeline: 'ticket-triage', hops: 4, notes: [], first: { hop: 3, stage: 'judge', differences: [{ what: 'route' as const, recorded: 'judge', now: 'complete (done)' }] } };
+    const skipped = { history: 'b.json', workflowId: 'j3', hops: 0, notes: ['not a handoffJob history: nothing to diff'] };
+    expect(diffLine(same)).toBe('same  a.json (j1): 5 hops as recorded');
+    expect(diffLine(moved).split('\n')).toEqual(['DIFF  j2: hop 3 (judge)', '       WHAT   RECORDED  NOW', '       route  judge     complete (done)']);
+    expect(diffLine(skipped)).toBe('skip  b.json (j3)\n      note: not a handoffJob history: nothing to diff');
+    expect(diffSummary([same, moved, skipped])).toBe('diffed 3 histories: 1 as recorded, 1 differ, 1 skipped');
   });
 });
