@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { resolveTemporalCli } from '../../src/devtools/devserver/temporal-cli';
 import { getJob, jobResult, onTaskQueue, startJob } from '../../src/operator/client';
-import type { ReplayOutcome } from '../../src/replay';
+import type { JobDiff, ReplayOutcome } from '../../src/replay';
 import { runHandrail } from '../helpers/cli';
 import { jobRequest, startRail, type Rail } from '../helpers/rail';
 
@@ -89,6 +89,26 @@ describe('handrail replay against the dev server', () => {
       [done, done, true],
       [waiting, waiting, true],
     ]);
+  });
+
+  it('--diff: real exports, --job and --query (an open job too) are as recorded on the current code; a changed drafter names the finished job\'s draft', async () => {
+    const same = await handrail(['replay', '--diff', exported.cli, exported.webUi, '--job', done, '--query', RUNNING, '--json']);
+    expect(same.stderr).toBe('');
+    expect(same.code).toBe(0);
+    const report = JSON.parse(same.stdout) as { diffed: number; same: number; differ: number; jobs: JobDiff[] };
+    expect(report).toMatchObject({ diffed: 4, same: 4, differ: 0 });
+    expect(report.jobs.map((j) => [j.history, j.workflowId, j.hops, j.first])).toEqual([
+      [exported.cli, done, 5, undefined],
+      [exported.webUi, done, 5, undefined],
+      [done, done, 5, undefined],
+      // Escalated before the draft: intake and retrieve ran.
+      [waiting, waiting, 2, undefined],
+    ]);
+    const changed = await handrail(['replay', '--diff', '--job', done, '--query', RUNNING, '--pipelines', 'test/replay/variants/diff-drafter-wording.ts']);
+    expect(changed.code).toBe(1);
+    expect(changed.stdout).toContain(`DIFF  ${done}: hop 2 (draft)\n`);
+    expect(changed.stdout).toContain(`same  ${waiting}: 2 hops as recorded\n`);
+    expect(changed.stdout.trimEnd().split('\n').at(-1)).toBe('diffed 2 histories: 1 as recorded, 1 differ');
   });
 
   it('--job and --query print a line per job and exit 0', async () => {
