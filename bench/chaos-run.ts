@@ -28,6 +28,8 @@ export interface ChaosOptions {
   /** A prebuilt handrail workflow bundle (the suite has one); built here otherwise. */
   bundlePath?: string;
   log?: (msg: string) => void;
+  /** Told how far the run is, as a line (the bench shows it live on a terminal). */
+  onProgress?: (text: string) => void;
 }
 
 export interface ChaosReport {
@@ -112,7 +114,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       })(),
     ]);
 
-    const open = await waitForEnd(lab, requests, windowOpened + opts.windowMs + opts.settleMs, ensureWorker);
+    const open = await waitForEnd(lab, requests, windowOpened + opts.windowMs + opts.settleMs, ensureWorker, (closed) => opts.onProgress?.(`… ${closed} of ${requests.length} jobs closed`));
     note(open.length === 0 ? 'every job closed' : `${open.length} jobs still open at the deadline`);
     return {
       seed: opts.seed,
@@ -166,9 +168,10 @@ async function startStaggered(client: Client, requests: JobRequest[], taskQueue:
 }
 
 /** Waits until every job's workflow closed or the deadline passed; returns the ones still open. */
-async function waitForEnd(lab: Lab, requests: JobRequest[], deadline: number, ensureWorker: () => Promise<void>): Promise<string[]> {
+async function waitForEnd(lab: Lab, requests: JobRequest[], deadline: number, ensureWorker: () => Promise<void>, closed: (n: number) => void): Promise<string[]> {
   let open = requests.map((r) => r.job_id);
   while (open.length > 0 && Date.now() < deadline) {
+    closed(requests.length - open.length);
     await ensureWorker();
     const running = await Promise.all(
       open.map((id) =>

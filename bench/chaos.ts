@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { isTty, liveLine } from '../src/operator/cli/terminal';
 import { runChaos } from './chaos-run';
 import { checksTable, fmt, markdownTable, runMain, writeResults } from './report';
 
@@ -20,6 +21,9 @@ const { values: args } = parseArgs({
   },
 });
 
+// The timeline and, on a terminal, a live count go to stderr: stdout is the report.
+const live = liveLine(process.stderr, isTty(process.stderr));
+
 async function main(): Promise<boolean> {
   const report = await runChaos({
     jobs: Number(args.jobs),
@@ -27,8 +31,10 @@ async function main(): Promise<boolean> {
     seed: Number(args.seed),
     windowMs: Number(args['window-ms']),
     settleMs: Number(args['settle-ms']),
-    log: (m) => console.error(`chaos: ${m}`),
+    log: (m) => live.print(`chaos: ${m}`),
+    onProgress: live.show,
   });
+  live.clear();
   console.log(`\n## Chaos: ${report.jobs} jobs, ${report.kills} worker SIGKILLs, ${report.server_restarts} dev server restart (seed ${report.seed})\n`);
   console.log(
     markdownTable(

@@ -27,6 +27,8 @@ export interface LoadShapeOptions {
   concurrency: number;
   /** Prefix for job and workflow ids, unique per run. */
   prefix: string;
+  /** Told how far the run is, as a line (the bench shows it live on a terminal). */
+  onProgress?: (text: string) => void;
 }
 
 export interface PropertyCheck {
@@ -78,12 +80,19 @@ export async function runLoadShape(opts: LoadShapeOptions): Promise<LoadShapeRep
   const agains = firsts.filter((_, i) => i % 20 === 0).map((d): Delivery => ({ ...d, kind: 'again', workflowId: `${d.workflowId}-again` }));
 
   const started = Date.now();
+  const total = firsts.length + agains.length;
+  let delivered = 0;
+  const answered = () => opts.onProgress?.(`… ${++delivered} of ${total} deliveries answered`);
   // A second delivery goes out once its first has answered: that is when `duplicate` is the
   // promised ack (two racing deliveries are both accepted and still write once).
   await inParallel(firsts, opts.concurrency, async (d) => {
     d.result = await deliver(opts, d);
+    answered();
     const again = agains.find((a) => a.jobId === d.jobId);
-    if (again) again.result = await deliver(opts, again);
+    if (again) {
+      again.result = await deliver(opts, again);
+      answered();
+    }
   });
   const seconds = (Date.now() - started) / 1000;
   const all = [...firsts, ...agains];
@@ -172,6 +181,7 @@ async function judgedPackages(opts: LoadShapeOptions): Promise<Map<string, Hando
     }
     if (pkg.evaluator.last_verdict !== 'pass') throw new Error(`template ${t}: the judge said ${pkg.evaluator.last_verdict}, writeback would refuse`);
     made.set(pkg.job_id, pkg);
+    opts.onProgress?.(`… ${made.size} of ${opts.packages} packages relayed to the judge`);
   });
   return made;
 }

@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { isTty, liveLine } from '../src/operator/cli/terminal';
 import { openStore } from '../src/worker/store';
 import { HANDRAIL_WORKFLOWS, runId, startLab, writeBundle } from './lab';
 import { runLoadShape } from './load-shape';
@@ -17,6 +18,9 @@ const { values: args } = parseArgs({
     templates: { type: 'string', default: '10' },
   },
 });
+
+// Progress on stderr, and only on a terminal: stdout is the report.
+const live = liveLine(process.stderr, isTty(process.stderr));
 
 async function main(): Promise<boolean> {
   const lab = await startLab('load');
@@ -34,7 +38,9 @@ async function main(): Promise<boolean> {
         templates: Number(args.templates),
         concurrency: Number(args.concurrency),
         prefix: taskQueue,
+        onProgress: live.show,
       });
+      live.clear();
       console.log(`\n## Load: ${report.packages} packages through stageHop → ${report.stage} (${report.invalid} invalid, ${report.duplicated} delivered twice)\n`);
       console.log(
         markdownTable(

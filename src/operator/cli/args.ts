@@ -49,7 +49,7 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   show: 'handrail show <job> [--hop N] [--json]',
   decide: 'handrail decide <job> approve|reject|revise|top-up --actor NAME [--note TEXT] [--usd N] [--revisions N] [--follow] [--json]',
   cancel: 'handrail cancel <job> [--json]',
-  history: 'handrail history <job> [--out file.json]',
+  history: 'handrail history <job> [--out file.json] [--json]',
   transcript: 'handrail transcript <job> [--stage STAGE] [--format text|xml] [--json]',
   handoffs:
     'handrail handoffs list [--project PIPELINE] [--state open|accepted|cancelled|closed] [--limit N] [--json] | show|accept|cancel <record> [--json] | decide <record> approve|reject|revise|top-up [--note TEXT] [--usd N] [--revisions N] [--json]',

@@ -1,27 +1,44 @@
-/** Human-readable output of the CLI: aligned tables and one-line progress. Pure functions. */
+/** Human-readable output of the CLI: aligned tables and one-line progress. Pure functions (colour
+ * comes in as a `Paint`, plain unless the CLI writes to a terminal). */
 import { splitSummary, type AckRecord, type HandoffRecord } from '../../../contracts';
 import type { JobSummary } from '../summary';
 import type { JobListing, JobView } from '../client';
 import type { DecisionReceipt, JobStatusView } from '../../../workflows/definitions';
 import type { JobDiff, ReplayOutcome } from '../../replay';
+import { plain, type Paint } from './terminal';
 
 /** Money as people read it: floating-point dust (0.30000000000000004) trimmed. Anything but a
  * finite number prints as `-`: a non-finite figure reaches the CLI as JSON `null`. */
 export const usd = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) ? `$${Number(n.toFixed(4))}` : '-');
 
-/** Columns padded to their widest cell; the last column is not padded. */
-export function table(columns: string[], rows: (string | number | undefined)[][]): string {
+/**
+ * Columns padded to their widest cell; the last column is not padded. `style` (colour) wraps a
+ * body cell's text, and the padding goes outside it, so escape codes never throw the columns off.
+ */
+export function table(columns: string[], rows: (string | number | undefined)[][], style?: (text: string, row: number, column: number) => string): string {
   const cells = [columns, ...rows.map((r) => r.map((c) => (c === undefined ? '' : String(c))))];
   const widths = columns.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return cells
+    .map((r, n) =>
+      r
+        .map((c, i) => {
+          const text = n > 0 && style ? style(c, n - 1, i) : c;
+          return i === r.length - 1 ? text : text + ' '.repeat(widths[i]! - c.length);
+        })
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 const ackLabel = (a: AckRecord) => `${a.ack}${a.invariant ? ` (${a.invariant})` : ''}`;
 
-export function acksTable(acks: readonly AckRecord[]): string {
+/** Every ack of a job, one row each; `paint` colours the ACK column (on a terminal). */
+export function acksTable(acks: readonly AckRecord[], paint: Paint = plain): string {
   return table(
     ['HOP', 'STAGE', 'ACK', 'ACTOR', 'WALLET', 'REASON'],
     acks.map((a) => [a.hop, a.stage, ackLabel(a), a.actor ?? '', reservationText(a), a.reason]),
+    (text, row, column) => (column === 2 ? paint(text, acks[row]!.ack) : text),
   );
 }
 
@@ -35,13 +52,15 @@ const revisions = (n: number) => `${Number.isSafeInteger(n) ? n : '-'} revision$
  * One hop as a plain line: what `--follow` prints for every ack. The verdict and wallet are
  * given with the ack the status describes (`status` undefined for older ones).
  */
-export function progressLine(ack: AckRecord, status?: JobStatusView): string {
-  const head = `hop ${ack.hop}  ${ack.stage.padEnd(9)}  ${ackLabel(ack)}${ack.actor ? ` by ${ack.actor}` : ''}`;
-  return status ? `${head.padEnd(40)}  verdict ${status.last_verdict}, ${usd(status.usd_remaining)} and ${revisions(status.revisions_remaining)} left` : head;
+export function progressLine(ack: AckRecord, status?: JobStatusView, paint: Paint = plain): string {
+  const [before, label, after] = [`hop ${ack.hop}  ${ack.stage.padEnd(9)}  `, ackLabel(ack), ack.actor ? ` by ${ack.actor}` : ''];
+  const head = `${before}${paint(label, ack.ack)}${after}`;
+  const width = before.length + label.length + after.length;
+  return status ? `${head}${' '.repeat(Math.max(0, 40 - width))}  verdict ${status.last_verdict}, ${usd(status.usd_remaining)} and ${revisions(status.revisions_remaining)} left` : head;
 }
 
 /** The transient line redrawn on a TTY while a job runs. */
-export function liveLine(status: JobStatusView, elapsedMs: number): string {
+export function followLine(status: JobStatusView, elapsedMs: number): string {
   return `… ${status.job_id}: ${status.status} at ${status.stage} · hop ${status.hops} · ${usd(status.usd_remaining)} left · ${(elapsedMs / 1000).toFixed(1)} s`;
 }
 
@@ -84,7 +103,7 @@ export function summaryText(summary: JobSummary): string {
 
 /** `show`: status, the package as it stands, its summary and every ack. `summary`: the segments
  * as read through the store; without it, the package's own. */
-export function jobText(view: JobView, url: string, summary: JobSummary = { segments: splitSummary(view.package.summary) }): string {
+export function jobText(view: JobView, url: string, summary: JobSummary = { segments: splitSummary(view.package.summary) }, paint: Paint = plain): string {
   const pkg = view.package;
   const sections = [
     statusText(view.status),
@@ -104,7 +123,7 @@ export function jobText(view: JobView, url: string, summary: JobSummary = { segm
     summaryText(summary),
     '',
     `Acks (${view.acks.length})`,
-    acksTable(view.acks),
+    acksTable(view.acks, paint),
     ...(view.result?.receipt ? ['', `CRM receipt  ${view.result.receipt.idempotency_key} → ${view.result.receipt.record_id} (${view.result.receipt.status})`] : []),
     '',
     `Web UI: ${url}`,
@@ -112,11 +131,12 @@ export function jobText(view: JobView, url: string, summary: JobSummary = { segm
   return sections.join('\n');
 }
 
-export function listText(jobs: readonly JobListing[]): string {
+export function listText(jobs: readonly JobListing[], paint: Paint = plain): string {
   if (jobs.length === 0) return 'no jobs match';
   return table(
     ['JOB', 'STATUS', 'STAGE', 'ACK', 'VERDICT', 'HOPS', 'WALLET', 'STARTED'],
     jobs.map((j) => [j.job_id, j.status, j.stage, j.ack, j.verdict, j.hops, usd(j.usd_remaining), j.started_at.replace(/\.\d+Z$/, 'Z')]),
+    (text, row, column) => (column === 3 ? paint(text, jobs[row]!.ack) : text),
   );
 }
 

@@ -33,7 +33,8 @@ import { StageNotInTranscriptError, TranscriptUnreadableError, jobTranscript, tr
 import { BUILT_IN_PIPELINES } from '../../../contracts/pipelines';
 import { HandoffsApiRequestError, HandoffsApiUnavailableError, handoffsClient } from '../handoffs';
 import { USAGE, UsageError, parseCommand, type Command, type HandoffsCommand } from './args';
-import { diffLine, diffSummary, handoffText, handoffsText, jobText, listText, liveLine, outcomeLine, progressLine, receiptText, replayLine, replaySummary, statusText, usd } from './format';
+import { diffLine, diffSummary, handoffText, handoffsText, jobText, listText, followLine, outcomeLine, progressLine, receiptText, replayLine, replaySummary, statusText, usd } from './format';
+import { isTty, liveLine, paintFor } from './terminal';
 import { InvalidTicketFileError, jobRequestFromFile } from './ticket';
 
 /** Exit codes scripts can branch on (documented in docs/operate.md and `--help`). */
@@ -105,9 +106,9 @@ const printJson = (io: CliIo, value: unknown) => line(io.stdout, JSON.stringify(
 
 /** `--follow`: one line per hop; on a TTY a live line below them; JSON lines with --json. */
 async function follow(client: Client, jobId: string, io: CliIo, json: boolean, seenAcks = 0): Promise<number> {
-  const tty = !json && 'isTTY' in io.stdout && io.stdout.isTTY === true;
+  const live = liveLine(io.stdout, !json && isTty(io.stdout));
+  const paint = paintFor(io.stdout, io.env);
   const started = Date.now();
-  const clearLive = () => tty && io.stdout.write('\r\x1b[2K');
   const progress = watchJob(client, jobId, { seenAcks });
   let final: JobView;
   for (;;) {
@@ -121,11 +122,10 @@ async function follow(client: Client, jobId: string, io: CliIo, json: boolean, s
       line(io.stdout, JSON.stringify({ status, acks }));
       continue;
     }
-    clearLive();
-    acks.forEach((ack, n) => line(io.stdout, progressLine(ack, n === acks.length - 1 ? status : undefined)));
-    if (tty) io.stdout.write(liveLine(status, Date.now() - started));
+    acks.forEach((ack, n) => live.print(progressLine(ack, n === acks.length - 1 ? status : undefined, paint)));
+    live.show(followLine(status, Date.now() - started));
   }
-  clearLive();
+  live.clear();
   if (!json) line(io.stdout, outcomeLine(final.status));
   if (final.status.status === 'completed') return EXIT.ok;
   return final.status.status === 'escalated' && final.run_status === 'RUNNING' ? EXIT.waitingForHuman : EXIT.notCompleted;
@@ -189,13 +189,13 @@ async function execute(command: Exclude<Command, { name: 'help' | 'handoffs' | '
       const view = await getJob(client, command.jobId);
       const summary = await jobSummary(view.package.summary, () => openStore(config));
       if (command.json) printJson(io, { ...view, summary_segments: summary.segments, ...(summary.unreadable ? { summary_unreadable: summary.unreadable } : {}) });
-      else line(io.stdout, jobText(view, jobUrl(config, command.jobId), summary));
+      else line(io.stdout, jobText(view, jobUrl(config, command.jobId), summary, paintFor(io.stdout, io.env)));
       return EXIT.ok;
     }
     case 'list': {
       const jobs = await listJobs(client, { ...command.filter, taskQueue: config.taskQueue });
       if (command.json) printJson(io, jobs);
-      else line(io.stdout, listText(jobs));
+      else line(io.stdout, listText(jobs, paintFor(io.stdout, io.env)));
       return EXIT.ok;
     }
     case 'decide': {
@@ -272,18 +272,17 @@ async function replay(command: Extract<Command, { name: 'replay' }>, connect: ()
     yield* jobSources(client, command.jobs);
     if (query) yield* querySources(client, query);
   }
-  const tty = !command.json && total >= MANY_HISTORIES && 'isTTY' in io.stdout && io.stdout.isTTY === true;
+  const live = liveLine(io.stdout, !command.json && total >= MANY_HISTORIES && isTty(io.stdout));
   /** Prints each report as it comes, with a live count below on a terminal (cleared at the end). */
   async function report<T>(items: AsyncIterable<T>, text: (item: T) => string, verb: string): Promise<T[]> {
     const all: T[] = [];
     for await (const item of items) {
       all.push(item);
       if (command.json) continue;
-      if (tty) io.stdout.write('\r\x1b[2K');
-      line(io.stdout, text(item));
-      if (tty) io.stdout.write(`… ${verb} ${all.length} of ${Math.max(total, all.length)}`);
+      live.print(text(item));
+      live.show(`… ${verb} ${all.length} of ${Math.max(total, all.length)}`);
     }
-    if (tty) io.stdout.write('\r\x1b[2K');
+    live.clear();
     return all;
   }
   if (command.diff) {
@@ -298,7 +297,7 @@ async function replay(command: Extract<Command, { name: 'replay' }>, connect: ()
   const workflowsPath = command.workflows && path.resolve(command.workflows);
   if (workflowsPath && !fs.existsSync(workflowsPath)) throw new UsageError(`--workflows ${command.workflows}: no such file (give the workflow module your worker runs)`);
   quietReplayRuntime();
-  if (tty) io.stdout.write(`… bundling the workflow code to replay ${total} histories`);
+  live.show(`… bundling the workflow code to replay ${total} histories`);
   const workflowBundle = await bundleWorkflows(workflowsPath);
   const outcomes = await report(replayHistories(sources(), { workflowBundle }), replayLine, 'replayed');
   const failed = outcomes.filter((o) => !o.ok);

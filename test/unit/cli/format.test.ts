@@ -1,7 +1,9 @@
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { AckRecord } from '../../../contracts';
-import { diffLine, diffSummary, listText, outcomeLine, progressLine, statusText, table, usd } from '../../../src/operator/cli/format';
+import { acksTable, diffLine, diffSummary, listText, outcomeLine, progressLine, statusText, table, usd } from '../../../src/operator/cli/format';
 import type { JobStatusView } from '../../../workflows/definitions';
+import { paintFor } from '../../../src/operator/cli/terminal';
 
 const ack: AckRecord = { ack: 'rejected_budget', stage: 'draft', hop: 2, reason: 'wallet has $0.002', delivery_key: 'j:draft:2', traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, at: '2026-01-01T00:00:00Z' };
 const escalated: JobStatusView = {
@@ -54,5 +56,14 @@ describe('CLI output', () => {
     expect(diffLine(moved).split('\n')).toEqual(['DIFF  j2: hop 3 (judge)', '       WHAT   RECORDED  NOW', '       route  judge     complete (done)']);
     expect(diffLine(skipped)).toBe('skip  b.json (j3)\n      note: not a handoffJob history: nothing to diff');
     expect(diffSummary([same, moved, skipped])).toBe('diffed 3 histories: 1 as recorded, 1 differ, 1 skipped');
+  });
+
+  it('colour goes inside the padding: a coloured acks table lines up like the plain one', () => {
+    const acks: AckRecord[] = [{ ...ack, ack: 'accepted', hop: 1, stage: 'retrieve' }, ack];
+    const tty = Object.assign(new PassThrough(), { isTTY: true });
+    const coloured = acksTable(acks, paintFor(tty, {}));
+    expect(coloured).toContain('\x1b[32maccepted\x1b[39m');
+    expect(coloured.replace(/\x1b\[\d+m/g, '')).toBe(acksTable(acks));
+    expect(acksTable(acks).split('\n').map((l) => l.indexOf('wallet has'))).toEqual([-1, 47, 47]);
   });
 });
