@@ -196,7 +196,6 @@ export async function diffRecordedJob(history: string, job: RecordedJob, pipelin
   let countAtLastHumanDecision = 0;
   /** Reservations of a fan-out's branches admitted so far (what a later branch's ack sees held). */
   let held = 0;
-  const asRecorded = new Set<string>();
   const hopRequest = (r: Pick<HopRequest, 'stage' | 'package' | 'reason' | 'from' | 'handoff'>): HopRequest => ({
     pipeline,
     ...r,
@@ -206,7 +205,9 @@ export async function diffRecordedJob(history: string, job: RecordedJob, pipelin
     fallbackJobId: job.workflowId,
     heldUsd: () => held,
   });
-  const stop = (hop: number, stage: string, differences: Difference[]): JobDiff => ({ ...diff, first: { hop, stage, differences } });
+  const asRecorded = new Set<string>();
+  const notes = () => (asRecorded.size > 0 ? [...diff.notes, `not run again, their recorded outputs stand: ${[...asRecorded].join(', ')}`] : diff.notes);
+  const stop = (hop: number, stage: string, differences: Difference[]): JobDiff => ({ ...diff, notes: notes(), first: { hop, stage, differences } });
   const lastAckAt = (key: string) => (acks ? acks.map((a) => a.delivery_key).lastIndexOf(key) : -1);
 
   // A first hop the recording refused before any work (a malformed ticket, say).
@@ -219,7 +220,7 @@ export async function diffRecordedJob(history: string, job: RecordedJob, pipelin
   for (const [i, recorded] of job.steps.entries()) {
     if (recorded.kind === 'merge') {
       // The rail's merge is not a stage: the route goes on from the merged package it recorded.
-      if (!recorded.result) return { ...diff, notes: [...diff.notes, 'the merge recorded no result: compared up to it'] };
+      if (!recorded.result) return { ...diff, notes: [...notes(), 'the merge recorded no result: compared up to it'] };
       const { artifact, body } = recorded.result;
       if (body && typeof body === 'object') bodies[artifact.type] = body as Record<string, unknown>;
       step = route(pipeline, { ...recorded.work.package, artifacts: [...recorded.work.package.artifacts, artifact] }, bodies);
@@ -287,12 +288,11 @@ export async function diffRecordedJob(history: string, job: RecordedJob, pipelin
       return stop(hop.count, stage, [{ what: 'route', recorded: 'escalate (a human sent the next hop)', now: describeRoute(step) }]);
     }
   }
-  if (asRecorded.size > 0) diff.notes.push(`not run again, their recorded outputs stand: ${[...asRecorded].join(', ')}`);
   if (job.result?.status === 'completed' && step?.kind !== 'complete') {
     const last = stageHops.at(-1);
     return stop(last?.work.package.hop?.count ?? 0, last?.work.stage ?? pipeline.entry, [{ what: 'route', recorded: 'complete', now: describeRoute(step) }]);
   }
-  return diff;
+  return { ...diff, notes: notes() };
 }
 
 /** A hop the recording refused at admission (`refused`): the current code must route there and refuse it the same way. */

@@ -9,7 +9,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runHandrail } from '../helpers/cli';
 import { historyFile } from '../../scripts/replay/histories';
-import { diffHistoryFiles, loadDiffPipelines, type JobDiff } from '../../src/replay';
+import { definePipeline } from '../../contracts';
+import { ticketTriage } from '../../contracts/pipelines';
+import { diffHistoryFiles, diffRecordedJob, historyFileSource, loadDiffPipelines, recordedJob, type JobDiff } from '../../src/replay';
 
 const variant = (name: string) => path.join(__dirname, 'variants', `${name}.ts`);
 const fixtures = ['happy-path', 'revise-then-pass', 'human-top-up', 'human-approve', 'hub-branch-top-up', 'revisions-exhausted', 'hop-cap', 'rejected-schema-at-intake', 'support-routing-handover'].map(historyFile);
@@ -27,6 +29,13 @@ describe('diffHistoryFiles', () => {
     expect(diff!.first).toEqual({ hop: 2, stage: 'draft', differences: [{ what: 'artifact', recorded: expect.stringMatching(/^summary_md handrail:\/\/artifacts\//), now: expect.stringMatching(/^summary_md handrail:\/\/artifacts\//) }] });
   }, 60_000);
 
+  it('the same drafter taken as recorded (a stage that calls a model): nothing compared for it, and the report says so', async () => {
+    const pipelines = { ...(await loadDiffPipelines(variant('diff-drafter-wording'))), asRecorded: ['draft'] };
+    const [diff] = await diffHistoryFiles([historyFile('revise-then-pass')], { pipelines });
+    expect(diff).toMatchObject({ hops: 7, notes: ['not run again, their recorded outputs stand: draft'] });
+    expect(diff!.first).toBeUndefined();
+  }, 60_000);
+
   it('a changed route: the hop whose stage the pipeline no longer routes to is named, with where it goes now', async () => {
     const diffs = await diffHistoryFiles([historyFile('happy-path'), historyFile('revise-then-pass')], { pipelines: await loadDiffPipelines(variant('diff-skip-judge')) });
     expect(diffs.map((d) => d.first)).toEqual([
@@ -34,6 +43,21 @@ describe('diffHistoryFiles', () => {
       { hop: 3, stage: 'judge', differences: [{ what: 'route', recorded: 'judge', now: 'complete (published without a judge)' }] },
     ]);
   }, 60_000);
+
+  it('a card that now costs more than the wallet holds: the hop is named with the ack it gets now', async () => {
+    const dearDraft = definePipeline({
+      name: ticketTriage.name,
+      stages: ticketTriage.cards.map((c) => (c.name === 'draft' ? { ...c, nominalCostUsd: 5 } : c)),
+      routes: ticketTriage.routes,
+      revisits: ticketTriage.revisits,
+      ...(ticketTriage.reviser ? { reviser: ticketTriage.reviser } : {}),
+    });
+    const { name, workflowId, history } = historyFileSource(historyFile('happy-path'));
+    const diff = await diffRecordedJob(name, recordedJob(workflowId, history)!, [dearDraft], undefined);
+    expect(diff.first).toEqual({ hop: 2, stage: 'draft', differences: [{ what: 'ack', recorded: 'accepted', now: 'rejected_budget' }] });
+    // No stage runner: nothing was run, and the report says so.
+    expect(diff.notes).toEqual(['not run again, their recorded outputs stand: intake, retrieve, draft']);
+  });
 
   it('a stageHop history is reported with nothing compared', async () => {
     const [diff] = await diffHistoryFiles([historyFile('duplicate-delivery')]);
