@@ -1,13 +1,12 @@
 /**
- * `npm run chaos [-- --jobs 16 --kills 3 --seed N --window-ms 20000 --settle-ms 180000]`: jobs
+ * `npm run chaos [-- --jobs 16 --kills 3 --seed N --window-ms 20000 --settle-ms 180000 --json]`: jobs
  * under worker SIGKILLs and one dev server restart (see bench/chaos-run.ts). Exits non-zero
  * when a property fails; `--seed` replays the same schedule of kills.
  */
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isTty, liveLine } from '../src/operator/cli/terminal';
 import { runChaos } from './chaos-run';
-import { checksTable, fmt, markdownTable, runMain, writeResults } from './report';
+import { checksTable, fmt, markdownTable, printReport, runMain } from './report';
 
 const { values: args } = parseArgs({
   options: {
@@ -18,6 +17,7 @@ const { values: args } = parseArgs({
     // A kill during an activity costs its 10 s heartbeat timeout before the retry, a kill during
     // a workflow task its 10 s task timeout; this is an upper bound, the run ends when all close.
     'settle-ms': { type: 'string', default: '180000' },
+    json: { type: 'boolean' },
   },
 });
 
@@ -35,15 +35,16 @@ async function main(): Promise<boolean> {
     onProgress: live.show,
   });
   live.clear();
-  console.log(`\n## Chaos: ${report.jobs} jobs, ${report.kills} worker SIGKILLs, ${report.server_restarts} dev server restart (seed ${report.seed})\n`);
-  console.log(
-    markdownTable(
-      ['seconds', ...Object.keys(report.endings), 'activity retries', 'of them after a heartbeat timeout', 'workflow task timeouts'],
-      [[fmt(report.seconds), ...Object.values(report.endings), report.activity_retries, report.heartbeat_timeouts, report.workflow_task_timeouts]],
-    ),
+  printReport('chaos', report, Boolean(args.json), () =>
+    [
+      `\n## Chaos: ${report.jobs} jobs, ${report.kills} worker SIGKILLs, ${report.server_restarts} dev server restart (seed ${report.seed})\n`,
+      markdownTable(
+        ['seconds', ...Object.keys(report.endings), 'activity retries', 'of them after a heartbeat timeout', 'workflow task timeouts'],
+        [[fmt(report.seconds), ...Object.values(report.endings), report.activity_retries, report.heartbeat_timeouts, report.workflow_task_timeouts]],
+      ),
+      `\n${checksTable(report.checks)}`,
+    ].join('\n'),
   );
-  console.log(`\n${checksTable(report.checks)}\n`);
-  console.log(`JSON: ${path.relative(process.cwd(), writeResults('chaos', report))}`);
   return report.checks.every((c) => c.ok);
 }
 

@@ -1,5 +1,5 @@
 /**
- * `npm run load [-- --packages 1000 --concurrency 16 --templates 10]`: seed 001's load shape on a
+ * `npm run load [-- --packages 1000 --concurrency 16 --templates 10 --json]`: seed 001's load shape on a
  * dev server of its own (see bench/load-shape.ts). Exits non-zero when a property fails.
  */
 import path from 'node:path';
@@ -8,7 +8,7 @@ import { isTty, liveLine } from '../src/operator/cli/terminal';
 import { openStore } from '../src/worker/store';
 import { HANDRAIL_WORKFLOWS, runId, startLab, writeBundle } from './lab';
 import { runLoadShape } from './load-shape';
-import { checksTable, fmt, markdownTable, runMain, writeResults } from './report';
+import { checksTable, fmt, markdownTable, printReport, runMain } from './report';
 import { startWorkerProcess } from './workers';
 
 const { values: args } = parseArgs({
@@ -16,6 +16,7 @@ const { values: args } = parseArgs({
     packages: { type: 'string', default: '1000' },
     concurrency: { type: 'string', default: '16' },
     templates: { type: 'string', default: '10' },
+    json: { type: 'boolean' },
   },
 });
 
@@ -41,15 +42,16 @@ async function main(): Promise<boolean> {
         onProgress: live.show,
       });
       live.clear();
-      console.log(`\n## Load: ${report.packages} packages through stageHop → ${report.stage} (${report.invalid} invalid, ${report.duplicated} delivered twice)\n`);
-      console.log(
-        markdownTable(
-          ['deliveries', 'seconds', 'deliveries/s', ...Object.keys(report.acks).map((a) => `acks ${a}`)],
-          [[report.deliveries, fmt(report.seconds), fmt(report.deliveries_per_second), ...Object.values(report.acks)]],
-        ),
+      printReport('load', { concurrency: Number(args.concurrency), templates: Number(args.templates), ...report }, Boolean(args.json), () =>
+        [
+          `\n## Load: ${report.packages} packages through stageHop → ${report.stage} (${report.invalid} invalid, ${report.duplicated} delivered twice)\n`,
+          markdownTable(
+            ['deliveries', 'seconds', 'deliveries/s', ...Object.keys(report.acks).map((a) => `acks ${a}`)],
+            [[report.deliveries, fmt(report.seconds), fmt(report.deliveries_per_second), ...Object.values(report.acks)]],
+          ),
+          `\n${checksTable(report.checks)}`,
+        ].join('\n'),
       );
-      console.log(`\n${checksTable(report.checks)}\n`);
-      console.log(`JSON: ${path.relative(process.cwd(), writeResults('load', { concurrency: Number(args.concurrency), templates: Number(args.templates), ...report }))}`);
       return report.checks.every((c) => c.ok);
     } finally {
       await store.close();

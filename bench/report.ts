@@ -1,5 +1,6 @@
 /**
- * Output shared by the bench commands: markdown tables on stdout, JSON under results/.
+ * Output shared by the bench commands: markdown tables on stdout (or, with `--json`, the JSON
+ * report itself), and the JSON under results/ either way.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,6 +41,16 @@ export function writeResults(name: string, body: object): string {
   const file = path.join(RESULTS_DIR, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   fs.writeFileSync(file, `${JSON.stringify({ taken_at: new Date().toISOString(), machine: machine(), ...body }, null, 2)}\n`);
   return file;
+}
+
+/**
+ * A bench's report: written to results/, then printed as `markdown` with the file's path, or with
+ * `json` as the JSON written (for scripts and CI: stdout is then nothing but that JSON).
+ */
+export function printReport(name: string, body: object, json: boolean, markdown: () => string): void {
+  const file = writeResults(name, body);
+  if (json) console.log(fs.readFileSync(file, 'utf8').trimEnd());
+  else console.log(`${markdown()}\n\nJSON: ${path.relative(process.cwd(), file)}`);
 }
 
 /** Runs a bench script's main and exits: 0 when it returns true or nothing, 1 when false or it throws. */

@@ -1,12 +1,12 @@
 /**
- * `npm run bench [-- --jobs 10 --rounds 3]`: what handrail costs over a bare Temporal chain of
+ * `npm run bench [-- --jobs 10 --rounds 3 --json]`: what handrail costs over a bare Temporal chain of
  * the same five stage activities, on one dev server. Batches of N jobs alternate between
  * `handoffJob` and the baseline (bench/baseline/workflow.ts), each served by its own worker
  * process so CPU and peak RSS are the worker's alone. Also: a rejected hop's cost, replay speed,
  * validations per second (bench/contracts.ts), history bytes per job with a 10 KB and a 1 MB
  * conversation (bench/conversation/), a hub job's latency against the serial relay of the
  * same stages (bench/hub/), and the handoff records API's list route against a bare Fastify
- * route (bench/api/). Markdown on stdout, JSON under results/.
+ * route (bench/api/). Markdown on stdout (with --json, the JSON report), JSON under results/.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,7 +27,7 @@ import { hubMarkdown, hubVsRelay } from './hub/measure';
 import { apiListMarkdown, apiListVsBareRoute } from './api/measure';
 import { activitiesScheduled, eventTypeCounts, fetchHistories, localActivitiesRecorded, meanEvents, stageActivitiesScheduled, type History } from './history';
 import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, newTraceparent, runId, startLab, writeBundle } from './lab';
-import { fmt, markdownTable, percentile, runMain, writeResults } from './report';
+import { fmt, markdownTable, percentile, printReport, runMain } from './report';
 import { startWorkerProcess, type WorkerProcess } from './workers';
 
 const { values: args } = parseArgs({
@@ -38,6 +38,7 @@ const { values: args } = parseArgs({
     'validation-ms': { type: 'string', default: '300' },
     'hub-jobs': { type: 'string', default: '5' },
     'api-seconds': { type: 'string', default: '3' },
+    json: { type: 'boolean' },
   },
 });
 const JOBS = Number(args.jobs);
@@ -215,30 +216,7 @@ async function main(): Promise<void> {
       .filter((e) => e.handrail !== e.baseline)
       .sort((x, y) => y.handrail - y.baseline - (x.handrail - x.baseline));
 
-    console.log(`\n## handrail vs a bare chain of the same five activities (${ROUNDS} × ${JOBS} jobs per side, alternating batches)\n`);
-    console.log(markdownTable(['metric', 'handrail / baseline', 'handrail', 'baseline'], metrics.map(([k, label]) => [label, `${fmt(ratios[k]!)}×`, fmt(h.figures[k]), fmt(b.figures[k])])));
-    console.log('\n### Where the extra history events come from (per job)\n');
-    console.log(markdownTable(['event type', 'handrail', 'baseline', 'extra'], eventTypes.map((e) => [e.type, fmt(e.handrail), fmt(e.baseline), fmt(e.handrail - e.baseline)])));
-    console.log(`\n### A hop through stageHop → intake (mean of ${args['rejected-hops']})\n`);
-    console.log(
-      markdownTable(
-        ['hop', 'ack', 'history events', 'stage activities run', 'rail activities run (duplicate lookup)', 'local activities run'],
-        (['rejected', 'accepted'] as const).map((k) => [
-          k === 'rejected' ? 'rejected (job_id missing)' : 'accepted',
-          hops[k].acks,
-          fmt(hops[k].history_events),
-          fmt(hops[k].stage_activities_run),
-          fmt(hops[k].rail_activities_run),
-          fmt(hops[k].local_activities_run),
-        ]),
-      ),
-    );
-    console.log(`\n### Validations per second (bench/contracts.ts, ${args['validation-ms']} ms per case)\n`);
-    console.log(markdownTable(['fixtures', 'ajv standalone / zod', 'ajv / s', 'zod / s', 'validateHandoff / s'], validations.map((v) => [v.fixtures, `${fmt(v.ajv_per_second / v.zod_per_second)}×`, fmt(v.ajv_per_second), fmt(v.zod_per_second), fmt(v.validate_handoff_per_second)])));
-    console.log(`\n${conversationMarkdown(conversation)}`);
-    console.log(`\n${hubMarkdown(hub)}`);
-    console.log(`\n${apiListMarkdown(api)}`);
-    const file = writeResults('bench', {
+    const body = {
       jobs_per_batch: JOBS,
       rounds: ROUNDS,
       ratios,
@@ -250,8 +228,32 @@ async function main(): Promise<void> {
       conversation_vs_history: conversation,
       hub_vs_relay: hub,
       api_list_vs_bare_route: api,
-    });
-    console.log(`\nJSON: ${path.relative(process.cwd(), file)}`);
+    };
+    printReport('bench', body, Boolean(args.json), () =>
+      [
+        `\n## handrail vs a bare chain of the same five activities (${ROUNDS} × ${JOBS} jobs per side, alternating batches)\n`,
+        markdownTable(['metric', 'handrail / baseline', 'handrail', 'baseline'], metrics.map(([k, label]) => [label, `${fmt(ratios[k]!)}×`, fmt(h.figures[k]), fmt(b.figures[k])])),
+        '\n### Where the extra history events come from (per job)\n',
+        markdownTable(['event type', 'handrail', 'baseline', 'extra'], eventTypes.map((e) => [e.type, fmt(e.handrail), fmt(e.baseline), fmt(e.handrail - e.baseline)])),
+        `\n### A hop through stageHop → intake (mean of ${args['rejected-hops']})\n`,
+        markdownTable(
+          ['hop', 'ack', 'history events', 'stage activities run', 'rail activities run (duplicate lookup)', 'local activities run'],
+          (['rejected', 'accepted'] as const).map((k) => [
+            k === 'rejected' ? 'rejected (job_id missing)' : 'accepted',
+            hops[k].acks,
+            fmt(hops[k].history_events),
+            fmt(hops[k].stage_activities_run),
+            fmt(hops[k].rail_activities_run),
+            fmt(hops[k].local_activities_run),
+          ]),
+        ),
+        `\n### Validations per second (bench/contracts.ts, ${args['validation-ms']} ms per case)\n`,
+        markdownTable(['fixtures', 'ajv standalone / zod', 'ajv / s', 'zod / s', 'validateHandoff / s'], validations.map((v) => [v.fixtures, `${fmt(v.ajv_per_second / v.zod_per_second)}×`, fmt(v.ajv_per_second), fmt(v.zod_per_second), fmt(v.validate_handoff_per_second)])),
+        `\n${conversationMarkdown(conversation)}`,
+        `\n${hubMarkdown(hub)}`,
+        `\n${apiListMarkdown(api)}`,
+      ].join('\n'),
+    );
   } finally {
     await Promise.all(sides.map((s) => s.worker.stop()));
     await lab.stop();
