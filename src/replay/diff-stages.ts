@@ -13,8 +13,7 @@ import { withTranscript } from '../../activities/transcript-log';
 import { loadHelpCenter } from '../worker/corpus';
 import { openStore, type Store } from '../worker/store';
 import { parseArtifactUri, sha256Hex } from '../worker/store/content';
-import { diffRecordedJob, recordedJob, transcriptOf, type JobDiff, type RecordedStep, type StageRun, type StageRunner } from './diff';
-import { historyFileSource, type ReplaySource } from './index';
+import { transcriptOf, type RecordedStep, type StageRun, type StageRunner } from './diff';
 
 /** The pipelines a diff runs on and their stage activities: what a worker gets in
  * `createHandrailWorkers({ pipelines, activities })`. */
@@ -94,39 +93,4 @@ export async function openStageRunner(set: DiffPipelines): Promise<{ run: StageR
     return answer;
   };
   return { run, close: () => store.close() };
-}
-
-export interface DiffOptions {
-  /** The pipelines and stage activities to diff on (default: the built-in ones). */
-  pipelines?: DiffPipelines;
-}
-
-/**
- * Diffs each history on the current pipelines, one report per history as soon as it is known
- * (sources may stream from the server). Each job runs in a store of its own. A history of
- * another workflow (a `stageHop`) is reported with a note and nothing compared.
- */
-export async function* diffHistories(sources: Iterable<ReplaySource> | AsyncIterable<ReplaySource>, opts: DiffOptions = {}): AsyncGenerator<JobDiff> {
-  const set = opts.pipelines ?? BUILT_IN_DIFF;
-  const asRecorded = new Set(set.asRecorded);
-  for await (const source of sources) {
-    const job = recordedJob(source.workflowId, source.history);
-    if (!job) {
-      yield { history: source.name, workflowId: source.workflowId, hops: 0, notes: ['not a handoffJob history: nothing to diff'] };
-      continue;
-    }
-    const runner = await openStageRunner(set);
-    try {
-      yield await diffRecordedJob(source.name, job, set.pipelines, runner.run, { asRecorded });
-    } finally {
-      await runner.close();
-    }
-  }
-}
-
-/** Diffs history files, for a test suite: `expect((await diffHistoryFiles(files)).filter((d) => d.first)).toEqual([])`. */
-export async function diffHistoryFiles(files: readonly string[], opts: DiffOptions = {}): Promise<JobDiff[]> {
-  const diffs: JobDiff[] = [];
-  for await (const diff of diffHistories(files.map(historyFileSource), opts)) diffs.push(diff);
-  return diffs;
 }

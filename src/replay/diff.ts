@@ -206,7 +206,7 @@ export async function diffRecordedJob(history: string, job: RecordedJob, pipelin
     heldUsd: () => held,
   });
   const asRecorded = new Set<string>();
-  const notes = () => (asRecorded.size > 0 ? [...diff.notes, `not run again, their recorded outputs stand: ${[...asRecorded].join(', ')}`] : diff.notes);
+  const notes = (): string[] => (asRecorded.size > 0 ? [`not run again, their recorded outputs stand: ${[...asRecorded].join(', ')}`] : []);
   const stop = (hop: number, stage: string, differences: Difference[]): JobDiff => ({ ...diff, notes: notes(), first: { hop, stage, differences } });
   const lastAckAt = (key: string) => (acks ? acks.map((a) => a.delivery_key).lastIndexOf(key) : -1);
 

@@ -2,6 +2,7 @@
  * Replaying histories against workflow code: recorded files, one job, or every job a visibility
  * query matches, through one replay worker with production's data converter and interceptors.
  * `handrail replay` and the replay suite both run on this; a user's own test suite can too.
+ * `--diff` (diff.ts, diff-stages.ts) runs recorded jobs through the current pipelines instead.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,10 +14,12 @@ import { PROJECT_ROOT } from '../config';
 import { fetchJobHistory } from '../operator/client';
 import { WORKFLOW_RUNTIME } from '../worker/worker';
 import { explainReplayError, type ReplayFailure } from './explain';
+import { diffRecordedJob, recordedJob, type JobDiff } from './diff';
+import { BUILT_IN_DIFF, openStageRunner, type DiffPipelines } from './diff-stages';
 
 export { explainReplayError, eventTypeName, type ReplayFailure } from './explain';
 export { ackDifference, describeRoute, diffRecordedJob, recordedJob, routeDifference, stageDifferences, type Difference, type JobDiff, type RecordedJob, type RecordedStep, type StageRun, type StageRunner } from './diff';
-export { BUILT_IN_DIFF, DiffModuleError, diffHistories, diffHistoryFiles, loadDiffPipelines, openStageRunner, type DiffOptions, type DiffPipelines } from './diff-stages';
+export { BUILT_IN_DIFF, DiffModuleError, loadDiffPipelines, openStageRunner, type DiffPipelines } from './diff-stages';
 
 /** A history to replay and what to call it in a report. */
 export interface ReplaySource {
@@ -174,4 +177,40 @@ export async function replayHistoryFiles(files: readonly string[], opts: ReplayO
 /** "happy-path.json: DeterminismViolationError: …": which history failed and why. */
 export function describeReplayFailure(outcome: ReplayOutcome): string | undefined {
   return outcome.ok ? undefined : `${path.basename(outcome.history)}: ${outcome.error}: ${outcome.message}`;
+}
+
+/** `handrail replay --diff`'s options. */
+export interface DiffOptions {
+  /** The pipelines and stage activities to diff on (default: the built-in ones). */
+  pipelines?: DiffPipelines;
+}
+
+/**
+ * Diffs each history on the current pipelines, one report per history as soon as it is known
+ * (sources may stream from the server). Each job runs in a store of its own. A history of
+ * another workflow (a `stageHop`) is reported with a note and nothing compared.
+ */
+export async function* diffHistories(sources: Iterable<ReplaySource> | AsyncIterable<ReplaySource>, opts: DiffOptions = {}): AsyncGenerator<JobDiff> {
+  const set = opts.pipelines ?? BUILT_IN_DIFF;
+  const asRecorded = new Set(set.asRecorded);
+  for await (const source of sources) {
+    const job = recordedJob(source.workflowId, source.history);
+    if (!job) {
+      yield { history: source.name, workflowId: source.workflowId, hops: 0, notes: ['not a handoffJob history: nothing to diff'] };
+      continue;
+    }
+    const runner = await openStageRunner(set);
+    try {
+      yield await diffRecordedJob(source.name, job, set.pipelines, runner.run, { asRecorded });
+    } finally {
+      await runner.close();
+    }
+  }
+}
+
+/** Diffs history files, for a test suite: `expect((await diffHistoryFiles(files)).filter((d) => d.first)).toEqual([])`. */
+export async function diffHistoryFiles(files: readonly string[], opts: DiffOptions = {}): Promise<JobDiff[]> {
+  const diffs: JobDiff[] = [];
+  for await (const diff of diffHistories(files.map(historyFileSource), opts)) diffs.push(diff);
+  return diffs;
 }
