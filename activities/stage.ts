@@ -7,7 +7,7 @@ import { canonicalJson, hopSegment, isFanOutRule, MERGE_STAGE, parseSnapshotUri,
 import { constraintBreaches } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
-import type { CrmPatch, DeliveryFacts, StageRecord, Store } from '../src/worker/store';
+import type { CrmPatch, CrmStore, DeliveryFacts, StageRecord, Store } from '../src/worker/store';
 import { asyncLocalStorage, log } from '@temporalio/activity';
 import type { ApplicationFailure } from '@temporalio/common';
 import { stageFailure } from './failures';
@@ -204,9 +204,9 @@ export function refuseBreaches(constraints: readonly string[], written: string, 
  * per key. A key that already holds another write (another chain got there first, e.g. direct
  * deliveries under this job id) is refused, never reported as this job's write.
  */
-export async function writeCrmNote(store: Store, key: string, patch: CrmPatch, constraints: readonly string[], stage: string): Promise<ReceiptV1> {
+export async function writeCrmNote(crm: CrmStore, key: string, patch: CrmPatch, constraints: readonly string[], stage: string): Promise<ReceiptV1> {
   refuseBreaches(constraints, patch.note, stage);
-  const receipt = await store.patchCrmOnce(key, patch);
+  const receipt = await crm.patchCrmOnce(key, patch);
   if (receipt.note_hash !== `sha256:${sha256Hex(patch.note)}` || receipt.ticket_id !== patch.ticket_id) {
     throw stageFailure('VerdictNotPassing', `${stage} refuses: write key ${key} already holds another write (to ${receipt.ticket_id}); nothing was written for this job`);
   }

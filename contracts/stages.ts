@@ -135,7 +135,8 @@ export interface StageCard {
    * (the hop is `rejected_budget` when it does not fit) and the most it settles; a stage that
    * reports more is charged this and the hop is flagged overspent. Unset: the nominal cost. */
   maxCostUsd?: number;
-  /** Own task queue, so only the worker holding this stage's credentials runs it. */
+  /** Own task queue, so only the worker holding this stage's credentials runs it. Unset: the
+   * job's task queue, or the writers' queue for a stage that writes (stageTaskQueue). */
   taskQueue?: string;
   /** Stage tried when this one's ACK times out twice (seed 004). */
   fallback?: string;
@@ -279,6 +280,20 @@ export interface StageRegistry {
 }
 
 /** What the rail reserves for a hop to this stage: its worst case, or its nominal cost. */
+/** The writers' queue next to a job's task queue (`handrail` → `handrail-writer`): derived, not
+ * fixed, so every worker deployment (and every test's own queue) gets writers of its own. */
+export const writerTaskQueue = (jobTaskQueue: string): string => `${jobTaskQueue}-writer`;
+
+/**
+ * Where a stage's activity runs for a job on `jobTaskQueue`: its card's own queue when it names
+ * one; else, for a stage that writes an external system, the writers' queue, which only a worker
+ * holding that system's credentials polls (the general worker never registers a writer);
+ * else the job's own queue.
+ */
+export function stageTaskQueue(card: Pick<StageCard, 'taskQueue' | 'writes'>, jobTaskQueue: string): string {
+  return card.taskQueue ?? (card.writes !== null ? writerTaskQueue(jobTaskQueue) : jobTaskQueue);
+}
+
 export const reservationUsd = (card: Pick<StageCard, 'nominalCostUsd' | 'maxCostUsd'>): number => card.maxCostUsd ?? card.nominalCostUsd;
 
 /** The newest artifact is what the next stage works on (older ones stay for reference). */

@@ -36,6 +36,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HandrailConfig
   };
 }
 
+/**
+ * Which side of the per-stage split a worker process runs (HANDRAIL_WORKER_ROLE): `all` (the
+ * default, for dev: one process polls the job queue and the writers' queue), `general` (the
+ * rail's workflows and every stage that writes nothing), `writer` (only the stages that write an
+ * external system, on the writers' queue, holding the CRM's credentials).
+ */
+export const WORKER_ROLES = ['all', 'general', 'writer'] as const;
+export type WorkerRole = (typeof WORKER_ROLES)[number];
+
+export const WORKER_ROLE_ENV = 'HANDRAIL_WORKER_ROLE';
+export const CRM_DATABASE_URL_ENV = 'HANDRAIL_CRM_DATABASE_URL';
+
+export function workerRole(env: NodeJS.ProcessEnv = process.env): WorkerRole {
+  const role = env[WORKER_ROLE_ENV] || 'all';
+  if (!(WORKER_ROLES as readonly string[]).includes(role)) throw new Error(`HANDRAIL_WORKER_ROLE must be one of ${WORKER_ROLES.join(', ')}, not ${JSON.stringify(role)}`);
+  return role as WorkerRole;
+}
+
+/** The CRM's own PostgreSQL URL (HANDRAIL_CRM_DATABASE_URL), which only a worker running writers
+ * reads; unset, writers write the store's own tables. Not in loadConfig on purpose: nothing but
+ * such a worker should ever look at it. */
+export const crmDatabaseUrl = (env: NodeJS.ProcessEnv = process.env): string | undefined => env[CRM_DATABASE_URL_ENV] || undefined;
+
 /** Link to one job in the Web UI (workflow id = job_id). */
 export function jobUrl(config: Pick<HandrailConfig, 'webUiUrl' | 'namespace'>, jobId: string): string {
   return `${config.webUiUrl}/namespaces/${encodeURIComponent(config.namespace)}/workflows/${encodeURIComponent(jobId)}`;

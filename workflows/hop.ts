@@ -13,10 +13,11 @@ import {
   proxyActivities,
   proxyLocalActivities,
   TimeoutFailure,
+  workflowInfo,
   type ActivityFunctionWithOptions,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import { edgeOptions, snapshotOf, type AckRecord, type HandoffV1, type Pipeline, type Snapshot, type StageCard, type StageResult, type StageWork } from '../contracts';
+import { edgeOptions, snapshotOf, type AckRecord, type HandoffV1, type Pipeline, type Snapshot, stageTaskQueue, type StageCard, type StageResult, type StageWork } from '../contracts';
 import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
 import { edgeSender } from './rail/hops';
 import { traceHop, type HopTrace } from './tracing';
@@ -69,7 +70,8 @@ const { priorDelivery } = proxyActivities<PriorDelivery>({
   summary: 'duplicate check',
 });
 
-/** The stage activities of a pipeline, proxied once per card when the rail is created. */
+/** The stage activities of a pipeline, proxied once per card when the rail is created (the
+ * workflow's info is set by then: writers go to the writers' queue next to the job's). */
 export type StageProxies = ReadonlyMap<string, ActivityFunctionWithOptions<StageActivity>>;
 
 export function proxyStages(pipeline: Pipeline): StageProxies {
@@ -78,7 +80,7 @@ export function proxyStages(pipeline: Pipeline): StageProxies {
   );
 }
 
-const activityOptions = (card: StageCard) => ({ ...card.activity, ...(card.taskQueue ? { taskQueue: card.taskQueue } : {}) });
+const activityOptions = (card: StageCard) => ({ ...card.activity, taskQueue: stageTaskQueue(card, workflowInfo().taskQueue) });
 
 export interface HopOptions {
   /** Ask the store whether this delivery already completed (deliveries from outside the rail). */

@@ -5,20 +5,21 @@
  */
 import { ReceiptV1, writeKey, type HandoffV1 } from '../../contracts';
 import { CLASSIFICATION, crmNoteStage, escalationStage } from '../../contracts/pipelines/support-routing';
-import type { Store } from '../../src/worker/store';
+import type { CrmStore, Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import { crmNoteSummary, writeCrmNote, type StageOutput } from '../stage';
 import { passedSummary } from '../verdict';
 import { Classification } from './classify';
 import { SpecialistNote } from './specialists';
 
-export async function runCrmNote(store: Store, pkg: HandoffV1): Promise<StageOutput> {
+/** Reads the evidence from `store`, writes the note to `crm`. */
+export async function runCrmNote(store: Store, crm: CrmStore, pkg: HandoffV1): Promise<StageOutput> {
   const noteRef = await passedSummary(store, pkg, crmNoteStage.name);
   const note = await readArtifactBody(store, noteRef, SpecialistNote);
   const classification = await readArtifactBody(store, requireArtifact(pkg, crmNoteStage.name, CLASSIFICATION), Classification);
   // An escalated ticket waits for the human agent the note asks for.
   const status = note.specialist === escalationStage.name ? 'needs_human' : 'triaged';
-  const receipt = await writeCrmNote(store, writeKey(pkg.job_id, crmNoteStage), {
+  const receipt = await writeCrmNote(crm, writeKey(pkg.job_id, crmNoteStage), {
     ticket_id: classification.ticket_id,
     customer_id: classification.customer_id,
     status,

@@ -1,7 +1,7 @@
 /** The reference pipeline's stage work (contracts/pipelines/ticket-triage.ts has its cards). */
 import type { Pipeline } from '../../contracts';
 import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
-import { turnOptions, type ActivityDeps } from '../deps';
+import { crmOf, turnOptions, type ActivityDeps } from '../deps';
 import { stageActivities } from '../stage';
 import { runDraft } from './draft';
 import { runIntake } from './intake';
@@ -18,6 +18,6 @@ export function ticketTriageActivities(deps: ActivityDeps, sharedWith: readonly 
     retrieve: (pkg, turn) => runRetrieve(store, pkg, turn),
     draft: (pkg, turn) => runDraft(store, model, pkg, turn),
     judge: (pkg, turn) => runJudge(store, model, pkg, turn),
-    writeback: (pkg, turn) => runWriteback(store, pkg, turn),
+    writeback: (pkg, turn) => runWriteback(store, crmOf(deps), pkg, turn),
   }, { ...turnOptions(deps), sharedWith });
 }

@@ -5,21 +5,22 @@
  */
 import { ReceiptV1, SummaryMd, toolCall, toolResult, writeKey, type HandoffV1 } from '../../contracts';
 import { writebackStage } from '../../contracts/pipelines/ticket-triage';
-import type { Store } from '../../src/worker/store';
+import type { CrmStore, Store } from '../../src/worker/store';
 import { latestArtifact, readArtifactBody, writeArtifact } from '../artifacts';
 import { crmNoteSummary, writeCrmNote, type StageOutput } from '../stage';
 import type { StageTurn } from '../turn';
 import { passedSummary } from '../verdict';
 import { readIntake } from './retrieval';
 
-export async function runWriteback(store: Store, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
+/** Reads the evidence from `store`, writes the note to `crm`. */
+export async function runWriteback(store: Store, crm: CrmStore, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
   const summaryRef = await passedSummary(store, pkg, writebackStage.name);
   const summary = await readArtifactBody(store, summaryRef, SummaryMd);
   const intake = await readIntake(store, pkg, writebackStage.name);
   const needsHuman = latestArtifact(pkg, 'chunks.v1', 'no_hit.v1')?.type === 'no_hit.v1' || intake.risk === 'high';
   const status = needsHuman ? 'needs_human' : 'triaged';
   await turn.prompt({ question: `Write the passing summary to CRM ticket ${intake.ticket_id}` });
-  const receipt = await writeCrmNote(store, writeKey(pkg.job_id, writebackStage), {
+  const receipt = await writeCrmNote(crm, writeKey(pkg.job_id, writebackStage), {
     ticket_id: intake.ticket_id,
     customer_id: intake.customer_id,
     status,

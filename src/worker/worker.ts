@@ -1,7 +1,8 @@
 /**
  * The handrail worker: runs the rail (workflows) and the stages (activities).
  * `npm run worker` — configuration from the environment (src/config.ts); SIGINT/SIGTERM drain
- * in-flight tasks and stop (the SDK's runtime installs those handlers).
+ * in-flight tasks and stop (the SDK's runtime installs those handlers). HANDRAIL_WORKER_ROLE
+ * picks one side of the per-stage split (general or writer); unset, it runs both.
  */
 import fs from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
@@ -10,14 +11,14 @@ import { Worker } from '@temporalio/worker';
 import { builtInActivities, railActivities, type ActivityDeps, type HandrailActivities } from '../../activities';
 import { workspaceProblem } from '../../activities/handover';
 import type { StageActivity } from '../../activities/stage';
-import { canonicalJson, type Pipeline, type StageCard, type StageNameOf } from '../../contracts';
+import { canonicalJson, stageTaskQueue, type Pipeline, type StageCard, type StageNameOf } from '../../contracts';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
-import { loadConfig, type HandrailConfig } from '../config';
+import { crmDatabaseUrl, loadConfig, workerRole, type HandrailConfig, type WorkerRole } from '../config';
 import { loadHelpCenter } from './corpus';
 import { createChatModel, modelConfigFromEnv } from './model';
 import { connectWorker } from '../connect';
-import { openStore, type Store } from './store';
+import { openStore, type CrmStore, type Store } from './store';
 import { railSinks, tracingFromEnv } from './tracing';
 
 /**
@@ -35,6 +36,11 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   connection: NativeConnection;
   config: Pick<HandrailConfig, 'namespace' | 'taskQueue'>;
   store: Store;
+  /** Which stages this process runs (default `all`): `general` never registers a writer, `writer`
+   * registers only the writers (and no workflows). */
+  role?: WorkerRole;
+  /** The CRM the writers write; unset, the store's own tables. */
+  crm?: CrmStore;
   /** The pipelines this worker runs, the same list its workflow module passes to createRail
    * (default: the built-in ones and workflows/index.ts). */
   pipelines?: P;
@@ -83,15 +89,34 @@ export async function missingSearchAttributes(connection: NativeConnection, name
   return Object.keys(SEARCH_ATTRIBUTES).filter((name) => !(name in (customAttributes ?? {})));
 }
 
+/** Which stages a process in `role` registers where: `job`, the stages on the job's task queue
+ * (whose worker also runs the workflows; null on the writer side, which runs none), and `own`,
+ * the activity-only queues with their stages. Writers belong to the writer side, the rest to the
+ * general one; `all` is both. */
+export function workerPlan(cards: readonly StageCard[], role: WorkerRole, jobQueue: string): { job: Set<string> | null; own: Map<string, string[]> } {
+  const mine = cards.filter((card) => (card.writes !== null ? role !== 'general' : role !== 'writer'));
+  const job = role === 'writer' ? null : new Set(mine.filter((c) => stageTaskQueue(c, jobQueue) === jobQueue).map((c) => c.name));
+  const own = new Map<string, string[]>();
+  for (const card of mine) {
+    const queue = stageTaskQueue(card, jobQueue);
+    if (!job?.has(card.name)) own.set(queue, [...(own.get(queue) ?? []), card.name]);
+  }
+  return { job, own };
+}
+
 /**
- * Workers for the rail and every stage. Stages whose card names its own task queue get a worker
- * of their own on that queue, so only a process holding that stage's credentials runs it.
- * A stage with no activity refuses to start (WorkerSetupError lists every problem).
+ * Workers for the rail and the stages of `role`. The job's task queue runs the workflows, the
+ * rail's activities and the stages on it; every other queue a stage runs on (its card's own, or
+ * the writers' queue: stageTaskQueue) gets an activity-only worker, so only a process holding
+ * that stage's credentials runs it. A stage with no activity refuses to start (WorkerSetupError
+ * lists every problem).
  */
 export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts: HandrailWorkerOptions<P>): Promise<Worker[]> {
   const pipelines: readonly Pipeline[] = opts.pipelines ?? BUILT_IN_PIPELINES;
+  const role = opts.role ?? 'all';
   // Idempotent: a fresh store gets the shipped help-center corpus, a current one is unchanged.
-  await loadHelpCenter(opts.store);
+  // Writers search nothing, so the writer side leaves it to the general one.
+  if (role !== 'writer') await loadHelpCenter(opts.store);
   const modelConfig = modelConfigFromEnv();
   const workspace = opts.workspace === undefined ? undefined : workspaceProblem(opts.workspace);
   if (workspace !== undefined) throw new WorkerSetupError([`handover workspace: ${workspace} (create it, or set HANDRAIL_WORKSPACE to a directory)`]);
@@ -99,6 +124,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
     store: opts.store,
     model: modelConfig ? createChatModel(modelConfig) : undefined,
     ...(opts.workspace === undefined ? {} : { workspace: opts.workspace }),
+    ...(opts.crm ? { crm: opts.crm } : {}),
   };
   const stages = (opts.activities ?? (builtInActivities as unknown as (d: ActivityDeps) => Record<string, StageActivity>))(deps) as Record<string, StageActivity>;
   const real = { ...stages, ...railActivities(opts.store) } as HandrailActivities & Record<string, StageActivity>;
@@ -106,13 +132,23 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
   const { cards, problems } = stageCards(pipelines);
   for (const card of cards) if (typeof activities[card.name] !== 'function') problems.push(`stage "${card.name}" has no activity (pass it in \`activities\`)`);
   if (problems.length > 0) throw new WorkerSetupError(problems);
-  const unregistered = await missingSearchAttributes(opts.connection, opts.config.namespace);
+  // Only workflow code upserts search attributes; the writer side runs none.
+  const unregistered = role === 'writer' ? [] : await missingSearchAttributes(opts.connection, opts.config.namespace);
   if (unregistered.length > 0) {
     throw new WorkerSetupError([
       `namespace "${opts.config.namespace}" has no search attribute ${unregistered.join(', ')}; every job's workflow task would fail on its first upsert. Register them (temporal operator search-attribute create --name … --type …; the dev server and docker-compose.yml do it)`,
     ]);
   }
-  const isolated = cards.filter((c) => c.taskQueue && c.taskQueue !== opts.config.taskQueue);
+  const plan = workerPlan(cards, role, opts.config.taskQueue);
+  const pick = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, activities[name]]));
+  const workers = await Promise.all(
+    [...plan.own].map(([taskQueue, names]) => Worker.create({ connection: opts.connection, namespace: opts.config.namespace, taskQueue, activities: pick(names) })),
+  );
+  if (plan.job === null) return workers;
+  // Besides the rail's own activities, the job's queue registers only its planned stages: a
+  // general worker holds no writer activity at all.
+  const job = plan.job;
+  const stageNames = new Set(cards.map((c) => c.name));
   const main = await Worker.create({
     connection: opts.connection,
     namespace: opts.config.namespace,
@@ -120,19 +156,9 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: opts.workflowsPath ?? require.resolve('../../workflows') }),
     ...WORKFLOW_RUNTIME,
     sinks: railSinks(opts.tracer),
-    activities,
+    activities: Object.fromEntries(Object.entries(activities).filter(([name]) => !stageNames.has(name) || job.has(name))),
   });
-  const own = await Promise.all(
-    isolated.map((card) =>
-      Worker.create({
-        connection: opts.connection,
-        namespace: opts.config.namespace,
-        taskQueue: card.taskQueue!,
-        activities: { [card.name]: activities[card.name] } as object,
-      }),
-    ),
-  );
-  return [main, ...own];
+  return [main, ...workers];
 }
 
 /** Runs workers until a shutdown signal; resolves once they drained. */
@@ -149,15 +175,22 @@ export function handoverWorkspace(config: Pick<HandrailConfig, 'workspace'>, env
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const role = workerRole();
+  // Only a process that runs writers reads the CRM's URL: the general side never looks at it.
+  const crmUrl = role === 'general' ? undefined : crmDatabaseUrl();
   const connection = await connectWorker(config);
   const store = await openStore(config);
+  const crm = crmUrl ? await openStore({ databaseUrl: crmUrl }) : undefined;
   const tracing = await tracingFromEnv();
   try {
-    const workers = await createHandrailWorkers({ connection, config, store, tracer: tracing.tracer, workspace: handoverWorkspace(config) });
-    console.log(`handrail worker polling "${config.taskQueue}" on ${config.temporalAddress} (namespace ${config.namespace}, store ${store.backend}). Ctrl-C stops it.`);
+    const workers = await createHandrailWorkers({ connection, config, store, role, ...(crm ? { crm } : {}), tracer: tracing.tracer, workspace: handoverWorkspace(config) });
+    const queues = workers.map((w) => `"${w.options.taskQueue}"`).join(', ');
+    const crmNote = role === 'general' ? 'no CRM' : crm ? 'CRM on its own database' : 'CRM in the store';
+    console.log(`handrail worker polling ${queues} on ${config.temporalAddress} (role ${role}, namespace ${config.namespace}, store ${store.backend}, ${crmNote}). Ctrl-C stops it.`);
     await runWorkers(workers);
   } finally {
     await tracing.shutdown();
+    await crm?.close();
     await store.close();
     await connection.close();
   }

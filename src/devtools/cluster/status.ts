@@ -30,7 +30,7 @@ export async function clusterStatus(s: ClusterSettings): Promise<PartStatus[]> {
     { part: 'postgresql', address: `${s.host}:${s.postgres.port}`, up: pg, pid: pg ? postmasterPid(s) : undefined },
     { part: 'temporal-server', address: frontendAddress(s), up: await temporalServerUp(s), pid: runningPid(s.server) },
     { part: 'ui-server', address: webUiUrl(s), up: await uiServerUp(s), pid: runningPid(s.ui) },
-    ...s.workers.map((w) => ({ part: w.name, address: `task queue ${s.taskQueue}`, up: workerUp(w), pid: runningPid(w) })),
+    ...s.workers.map((w) => ({ part: w.name, address: `task queue ${w.taskQueues.join(', ')}`, up: workerUp(w), pid: runningPid(w) })),
   ];
 }
 

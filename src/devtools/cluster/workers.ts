@@ -1,7 +1,7 @@
 /** The cluster's handrail worker processes (settings.workers), each `node --import tsx <script>`. */
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { PROJECT_ROOT } from '../../config';
+import { CRM_DATABASE_URL_ENV, PROJECT_ROOT } from '../../config';
 import { runningPid, startDaemon, waitFor } from './processes';
 import { clusterEnv, workerScript, type ClusterSettings } from './settings';
 
@@ -9,16 +9,23 @@ type Worker = ClusterSettings['workers'][number];
 
 const logSize = (file: string): number => (fs.existsSync(file) ? fs.statSync(file).size : 0);
 
+/** A worker's environment: the caller's, less any CRM URL it happens to hold (only the writer's
+ * own spec brings one), plus the cluster's and the worker's own. */
+export function workerEnv(s: ClusterSettings, worker: Worker, parent: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const { [CRM_DATABASE_URL_ENV]: _dropped, ...inherited } = parent;
+  return { ...inherited, ...clusterEnv(s), ...worker.env };
+}
+
 /** Starts one worker and waits for its ready line (the workflow bundle takes a few seconds). */
-export async function startWorker(s: ClusterSettings, worker: Worker): Promise<void> {
+export async function startWorker(s: ClusterSettings, worker: Worker): Promise<number> {
   const from = logSize(worker.logFile);
-  startDaemon({
+  const pid = startDaemon({
     ...worker,
     // One node process (no tsx CLI wrapper in between), so the recorded pid is the worker itself.
     exe: process.execPath,
     args: ['--import', pathToFileURL(require.resolve('tsx')).href, workerScript(worker)],
     cwd: PROJECT_ROOT,
-    env: { ...process.env, ...clusterEnv(s), ...worker.env },
+    env: workerEnv(s, worker),
   });
   const ready = async () => {
     const fd = fs.openSync(worker.logFile, 'r');
@@ -31,6 +38,7 @@ export async function startWorker(s: ClusterSettings, worker: Worker): Promise<v
     }
   };
   await waitFor(`worker "${worker.name}" did not start polling`, ready, { ...worker, timeoutMs: 120_000 });
+  return pid;
 }
 
 export const workerUp = (worker: Worker): boolean => runningPid(worker) !== undefined;

@@ -63,6 +63,11 @@ export interface CustomerTicket extends CrmTicket {
   updated_at: string;
 }
 
+/** What a writer needs of the CRM, and what tests and benches read back: the keyed write and its
+ * records. Its own database in a split deployment (HANDRAIL_CRM_DATABASE_URL, held by the writer
+ * worker only); the store's own tables otherwise. */
+export type CrmStore = Pick<Store, 'patchCrmOnce' | 'getCrmTicket' | 'listWrites'>;
+
 export interface Store {
   readonly backend: StoreBackend;
 
