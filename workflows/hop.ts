@@ -183,7 +183,8 @@ async function runStage(
     } catch (err) {
       if (isCancellation(err)) throw err;
       if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START) {
-        lastTimeout = `no "${target.name}" worker picked the hop up within ${String(target.activity.scheduleToStartTimeout)}`;
+        // The queue names which worker is missing (the writers' one, say).
+        lastTimeout = `no "${target.name}" worker picked the hop up within ${String(target.activity.scheduleToStartTimeout)} on task queue "${stageTaskQueue(target, workflowInfo().taskQueue)}"`;
         continue;
       }
       const type = stageFailureType(err);

@@ -6,11 +6,11 @@ import fs from 'node:fs';
 import { ensureClusterBinaries } from './binaries';
 import { ensureDatabases, ensurePostgres, stopClusterPostgres } from './postgres';
 import { stopDaemon } from './processes';
-import type { ClusterSettings } from './settings';
+import { clusterEnv, type ClusterSettings } from './settings';
 import { clusterStatus, statusTable, type PartStatus } from './status';
 import { TEMPORAL_DATABASES, applySchemas, prepareNamespace, startTemporalServer, temporalServerUp, writeServerConfig } from './temporal-server';
 import { startUiServer, uiServerUp } from './ui-server';
-import { startWorker, workerUp } from './workers';
+import { startWorker, workerEnv, workerUp } from './workers';
 
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 
@@ -43,7 +43,7 @@ export async function clusterUp(s: ClusterSettings, log: (msg: string) => void):
   for (const worker of s.workers) {
     if (workerUp(worker)) continue;
     log(`starting ${worker.name} (${worker.script}, role ${worker.role}, log ${worker.logFile}) ...`);
-    await startWorker(s, worker);
+    await startWorker(worker, workerEnv(clusterEnv(s), worker));
   }
   const after = await clusterStatus(s);
   log(`\nThe cluster is up (${seconds(started)}):\n\n${statusTable(after)}`);

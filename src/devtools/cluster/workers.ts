@@ -3,21 +3,22 @@ import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { CRM_DATABASE_URL_ENV, PROJECT_ROOT } from '../../config';
 import { runningPid, startDaemon, waitFor } from './processes';
-import { clusterEnv, workerScript, type ClusterSettings } from './settings';
+import { workerScript, type ClusterSettings } from './settings';
 
 type Worker = ClusterSettings['workers'][number];
 
 const logSize = (file: string): number => (fs.existsSync(file) ? fs.statSync(file).size : 0);
 
 /** A worker's environment: the caller's, less any CRM URL it happens to hold (only the writer's
- * own spec brings one), plus the cluster's and the worker's own. */
-export function workerEnv(s: ClusterSettings, worker: Worker, parent: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+ * own spec brings one), plus where to connect (`clusterEnv`, say) and the worker's own. */
+export function workerEnv(connect: Record<string, string>, worker: Pick<Worker, 'env'>, parent: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const { [CRM_DATABASE_URL_ENV]: _dropped, ...inherited } = parent;
-  return { ...inherited, ...clusterEnv(s), ...worker.env };
+  return { ...inherited, ...connect, ...worker.env };
 }
 
-/** Starts one worker and waits for its ready line (the workflow bundle takes a few seconds). */
-export async function startWorker(s: ClusterSettings, worker: Worker): Promise<number> {
+/** Starts one worker and waits for its ready line (the workflow bundle takes a few seconds);
+ * returns its pid. */
+export async function startWorker(worker: Worker, env: NodeJS.ProcessEnv): Promise<number> {
   const from = logSize(worker.logFile);
   const pid = startDaemon({
     ...worker,
@@ -25,7 +26,7 @@ export async function startWorker(s: ClusterSettings, worker: Worker): Promise<n
     exe: process.execPath,
     args: ['--import', pathToFileURL(require.resolve('tsx')).href, workerScript(worker)],
     cwd: PROJECT_ROOT,
-    env: workerEnv(s, worker),
+    env,
   });
   const ready = async () => {
     const fd = fs.openSync(worker.logFile, 'r');

@@ -32,8 +32,8 @@ describe('cluster settings', () => {
     ]);
     // A CRM URL in the shell that runs `cluster up` never reaches the general worker.
     const parent = { PATH: '/bin', HANDRAIL_CRM_DATABASE_URL: 'postgresql://elsewhere/crm' };
-    expect(workerEnv(s, s.workers[0]!, parent)).not.toHaveProperty('HANDRAIL_CRM_DATABASE_URL');
-    expect(workerEnv(s, s.workers[1]!, parent).HANDRAIL_CRM_DATABASE_URL).toBe('postgresql://temporal@127.0.0.1:5433/crm');
+    expect(workerEnv(clusterEnv(s), s.workers[0]!, parent)).not.toHaveProperty('HANDRAIL_CRM_DATABASE_URL');
+    expect(workerEnv(clusterEnv(s), s.workers[1]!, parent).HANDRAIL_CRM_DATABASE_URL).toBe('postgresql://temporal@127.0.0.1:5433/crm');
   });
 
   it('gives the env the CLI and the worker read (src/config.ts), which round-trips through loadConfig', () => {
