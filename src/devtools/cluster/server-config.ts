@@ -29,12 +29,21 @@ function edit(text: string, what: string, pattern: RegExp, replace: (...groups: 
 
 const shift = (port: string, offset: number): string => String(Number(port) + offset);
 
+/** Service gRPC/membership/HTTP ports (4 services) and pprof's `port:`. */
+const SERVICE_PORTS = /^(\s*(?:grpcPort|membershipPort|httpPort|port):\s*)(\d+)\s*$/gm;
+/** The metrics listener and the cluster's own frontend address ("localhost:7233" in the template). */
+const LISTEN_ADDRESSES = /^(\s*(?:listenAddress|rpcAddress):\s*)"(?:localhost|127\.0\.0\.1):(\d+)"/gm;
+
+/** Every port a server config listens on (the ones serverConfigYaml moves), once each. */
+export function listenPorts(config: string): number[] {
+  const ports = [...config.matchAll(SERVICE_PORTS), ...config.matchAll(LISTEN_ADDRESSES)].map((m) => Number(m[2]));
+  return [...new Set(ports)];
+}
+
 export function serverConfigYaml(template: string, opts: ServerConfigOptions): string {
   let out = template;
-  // Service gRPC/membership/HTTP ports (4 services) and pprof's `port:`.
-  out = edit(out, 'service ports', /^(\s*(?:grpcPort|membershipPort|httpPort|port):\s*)(\d+)\s*$/gm, (_, key, port) => `${key}${shift(port!, opts.portOffset)}`, 9);
-  // Metrics listener and the cluster's own frontend address ("localhost:7233" in the template).
-  out = edit(out, 'listen/rpc addresses', /^(\s*(?:listenAddress|rpcAddress):\s*)"(?:localhost|127\.0\.0\.1):(\d+)"/gm, (_, key, port) => `${key}"127.0.0.1:${shift(port!, opts.portOffset)}"`, 2);
+  out = edit(out, 'service ports', SERVICE_PORTS, (_, key, port) => `${key}${shift(port!, opts.portOffset)}`, 9);
+  out = edit(out, 'listen/rpc addresses', LISTEN_ADDRESSES, (_, key, port) => `${key}"127.0.0.1:${shift(port!, opts.portOffset)}"`, 2);
   out = edit(out, 'connectAddr', /^(\s*connectAddr:\s*)"[^"]*"/gm, (_, key) => `${key}"${opts.postgresAddress}"`, 2);
   out = edit(out, 'sql users', /^(\s*user:\s*)"[^"]*"/gm, (_, key) => `${key}"${opts.postgresUser}"`, 2);
   out = edit(out, 'dynamic config filepath', /^(\s*filepath:\s*)"[^"]*"/gm, (_, key) => `${key}"${opts.dynamicConfigFile}"`);

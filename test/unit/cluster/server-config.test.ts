@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dynamicConfigYaml, serverConfigYaml, uiServerConfigYaml } from '../../../src/devtools/cluster/server-config';
+import { dynamicConfigYaml, listenPorts, serverConfigYaml, uiServerConfigYaml } from '../../../src/devtools/cluster/server-config';
 
 // Copies of go.temporal.io/server@v1.29.1's config/development-postgres12.yaml and
 // config/dynamicconfig/development-sql.yaml, the templates `npm run cluster` edits.
@@ -26,6 +26,12 @@ describe('the cluster server config', () => {
     expect(after.sort((a, b) => a - b)).toEqual(before.map((p) => p + 100).sort((a, b) => a - b));
     expect(after).toEqual(expect.arrayContaining([7333, 7334, 7335, 7339, 7033, 7034, 7035, 7039, 7343, 8036, 8100]));
     expect(after.filter((p) => before.includes(p))).toEqual([]);
+  });
+
+  it('lists the ports a config listens on (what a second cluster must find free), moved with it', () => {
+    const listened = [6933, 6934, 6935, 6939, 7233, 7234, 7235, 7239, 7243, 7936, 8000];
+    expect(listenPorts(template).sort((a, b) => a - b)).toEqual(listened);
+    expect(listenPorts(config).sort((a, b) => a - b)).toEqual(listened.map((p) => p + 100));
   });
 
   it('points both datastores at the cluster PostgreSQL with its user', () => {
