@@ -1,18 +1,29 @@
 /**
  * Chaos: jobs run while their worker process is SIGKILLed at random moments (and restarted) and
- * the dev server is restarted once on its SQLite file. Then: every job ended (none lost, none
- * stuck), each completed job wrote the CRM exactly once, nothing else wrote. Used by
- * `npm run chaos` and, with few jobs, by the suite. Owns its dev server, since it restarts it.
+ * the Temporal server is restarted once. Then: every job ended (none lost, none stuck), each
+ * completed job wrote the CRM exactly once, nothing else wrote. Used by `npm run chaos` and, with
+ * few jobs, by the suite. Owns its server, since it restarts it: a dev server on its SQLite file
+ * with one worker process (the default), or, with `cluster`, a cluster of its own (its own data dir
+ * and ports: the PostgreSQL-backed server and the per-stage workers, general and writer, either
+ * of which a kill may hit).
  */
+import fs from 'node:fs';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { decodeTimeoutType } from '@temporalio/common';
 import type { JobRequest, JobResult } from '../contracts';
+import { loadConfig } from '../src/config';
+import { ensureClusterBinaries } from '../src/devtools/cluster/binaries';
+import { clusterDown, clusterUp, takenPort } from '../src/devtools/cluster/lifecycle';
+import { runningPid, stopDaemon } from '../src/devtools/cluster/processes';
+import { clusterEnv, clusterSettings, crmUrl, frontendAddress, storeUrl, type ClusterPorts } from '../src/devtools/cluster/settings';
+import { prepareNamespace, startTemporalServer } from '../src/devtools/cluster/temporal-server';
+import { startWorker, workerEnv, workerUp } from '../src/devtools/cluster/workers';
 import { startJob } from '../src/operator/client';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
-import { openStore, type Store } from '../src/worker/store';
+import { openStore, type CrmStore, type Store } from '../src/worker/store';
 import { eventTypeCounts, fetchHistories } from './history';
-import { HANDRAIL_WORKFLOWS, newTraceparent, runId, seededRandom, sleep, startLab, writeBundle, type Lab } from './lab';
+import { HANDRAIL_WORKFLOWS, newTraceparent, runId, seededRandom, sleep, startLab, writeBundle } from './lab';
 import type { PropertyCheck } from './load-shape';
 import { startWorkerProcess, type WorkerProcess } from './workers';
 
@@ -27,6 +38,8 @@ export interface ChaosOptions {
   settleMs: number;
   /** A prebuilt handrail workflow bundle (the suite has one); built here otherwise. */
   bundlePath?: string;
+  /** Run on a cluster of its own (`npm run chaos -- --cluster`) instead of a dev server. */
+  cluster?: boolean;
   log?: (msg: string) => void;
   /** Told how far the run is, as a line (the bench shows it live on a terminal). */
   onProgress?: (text: string) => void;
@@ -37,6 +50,8 @@ export interface ChaosReport {
   jobs: number;
   kills: number;
   server_restarts: number;
+  /** `dev server` or `cluster`. */
+  server: string;
   seconds: number;
   /** JobResult status per job, or the workflow's own status when it did not return one. */
   endings: Record<string, number>;
@@ -54,17 +69,24 @@ const ENDINGS = new Set(['completed', 'escalated', 'rejected']);
 
 type ChaosEvent = { at: number; kind: 'kill' | 'server-restart' };
 
-export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
-  const log = opts.log ?? (() => undefined);
-  const random = seededRandom(opts.seed);
+/** What chaos runs on: a server it may restart, worker processes it may kill, where writes land. */
+interface ChaosWorld {
+  server: string;
+  client: Client;
+  taskQueue: string;
+  /** Where the writers write (the CRM), to count writes per job. */
+  crm: CrmStore;
+  /** (Re)starts every worker that is not alive; one that died on its own is noted. */
+  ensureWorkers(): Promise<void>;
+  /** SIGKILLs one live worker (picked with `random` when there are several); names it. */
+  killWorker(random: () => number): Promise<string>;
+  restartServer(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A dev server on its SQLite file and one worker process (role all) with an SQLite store. */
+async function devServerWorld(opts: ChaosOptions, note: (msg: string) => void): Promise<ChaosWorld> {
   const lab = await startLab('chaos');
-  const started = Date.now();
-  const timeline: string[] = [];
-  const note = (msg: string) => {
-    const line = `${((Date.now() - started) / 1000).toFixed(1)}s ${msg}`;
-    timeline.push(line);
-    log(line);
-  };
   let worker: WorkerProcess | undefined;
   let store: Store | undefined;
   try {
@@ -77,58 +99,157 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       dataDir,
       bundlePath: opts.bundlePath ?? (await writeBundle(HANDRAIL_WORKFLOWS, path.join(lab.tmp, 'handrail-workflows.js'))),
     };
-    /** (Re)starts the worker unless one is alive; a worker that died on its own is noted. */
-    const ensureWorker = async () => {
+    const ensureWorkers = async () => {
       if (worker && worker.child.exitCode === null && worker.child.signalCode === null) return;
       if (worker) note(`worker ${worker.pid} had exited on its own (${await worker.exited}); restarting`);
       worker = await startWorkerProcess(workerOptions);
       note(`worker ${worker.pid} polling`);
     };
-    await ensureWorker();
-    store = await openStore({ dataDir });
+    await ensureWorkers();
+    const crm = (store = await openStore({ dataDir }));
+    return {
+      server: 'dev server',
+      client: lab.client,
+      taskQueue,
+      crm,
+      ensureWorkers,
+      async killWorker() {
+        await ensureWorkers();
+        const victim = worker!;
+        worker = undefined;
+        await victim.kill();
+        return `worker ${victim.pid}`;
+      },
+      restartServer: () => lab.restartServer(),
+      async stop() {
+        await crm.close();
+        await worker?.kill();
+        await lab.stop();
+      },
+    };
+  } catch (err) {
+    await store?.close();
+    await worker?.kill();
+    await lab.stop();
+    throw err;
+  }
+}
 
+/** Off the default cluster, the dev server and the cluster integration test (test/integration/cluster.test.ts). */
+const CHAOS_CLUSTER_PORTS: ClusterPorts = { postgres: 5633, frontend: 10333, ui: 10433 };
+
+/** A cluster of its own (temp data dir, CHAOS_CLUSTER_PORTS) with its general worker and writer. */
+async function clusterWorld(note: (msg: string) => void): Promise<ChaosWorld> {
+  const tmp = fs.mkdtempSync(path.join(process.env.TMPDIR || '/tmp', 'handrail-chaos-cluster-'));
+  // Run as root, PostgreSQL runs as `postgres`, who must reach its data dir below mkdtemp's 0700.
+  fs.chmodSync(tmp, 0o755);
+  const s = clusterSettings(loadConfig({ HANDRAIL_DATA_DIR: tmp }), CHAOS_CLUSTER_PORTS);
+  const bins = ensureClusterBinaries(process.env, note);
+  const taken = await takenPort(s, bins);
+  if (taken !== undefined) throw new Error(`port ${s.host}:${taken} is taken; chaos --cluster needs its own cluster's ports`);
+  const stores: Store[] = [];
+  let connection: Connection | undefined;
+  try {
+    await clusterUp(s, () => undefined);
+    note(`cluster up at ${frontendAddress(s)} (data ${s.root})`);
+    connection = await Connection.connect({ address: frontendAddress(s) });
+    const store = await openStore({ databaseUrl: storeUrl(s) });
+    stores.push(store);
+    const crm = await openStore({ databaseUrl: crmUrl(s) });
+    stores.push(crm);
+    const ensureWorkers = async () => {
+      for (const worker of s.workers) {
+        if (workerUp(worker)) continue;
+        note(`${worker.name} down; restarting`);
+        const pid = await startWorker(worker, workerEnv(clusterEnv(s), worker));
+        note(`${worker.name} ${pid} polling`);
+      }
+    };
+    return {
+      server: 'cluster',
+      client: new Client({ connection, namespace: s.namespace }),
+      taskQueue: s.taskQueue,
+      crm,
+      ensureWorkers,
+      async killWorker(random) {
+        await ensureWorkers();
+        const victim = s.workers[Math.floor(random() * s.workers.length)]!;
+        const pid = runningPid(victim)!;
+        process.kill(-pid, 'SIGKILL');
+        // Its pid file stays: stopDaemon waits until the group is gone and removes it.
+        await stopDaemon(victim);
+        return `${victim.name} ${pid}`;
+      },
+      async restartServer() {
+        await stopDaemon(s.server);
+        startTemporalServer(s, bins);
+        await prepareNamespace(s, () => undefined);
+      },
+      async stop() {
+        await connection?.close();
+        for (const store of stores) await store.close();
+        await clusterDown(s, () => undefined);
+        fs.rmSync(tmp, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await connection?.close();
+    for (const store of stores) await store.close();
+    await clusterDown(s, () => undefined);
+    throw err;
+  }
+}
+
+export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
+  const log = opts.log ?? (() => undefined);
+  const random = seededRandom(opts.seed);
+  const started = Date.now();
+  const timeline: string[] = [];
+  const note = (msg: string) => {
+    const line = `${((Date.now() - started) / 1000).toFixed(1)}s ${msg}`;
+    timeline.push(line);
+    log(line);
+  };
+  const world = opts.cluster ? await clusterWorld(note) : await devServerWorld(opts, note);
+  try {
+    const { client, taskQueue } = world;
     const requests = Array.from({ length: opts.jobs }, (_, i) => chaosRequest(`${taskQueue}-job${i}`, i));
     const events = chaosSchedule(opts, random);
     // The window opens once the worker polls: setup time is not chaos time.
     const windowOpened = Date.now();
     await Promise.all([
-      startStaggered(lab.client, requests, taskQueue, opts.windowMs, note),
+      startStaggered(client, requests, taskQueue, opts.windowMs, note),
       (async () => {
         for (const event of events) {
           await sleep(Math.max(0, windowOpened + event.at - Date.now()));
           if (event.kind === 'kill') {
-            await ensureWorker();
-            const victim = worker!;
-            worker = undefined;
-            await victim.kill();
-            note(`worker ${victim.pid} SIGKILLed`);
+            note(`${await world.killWorker(random)} SIGKILLed`);
             await sleep(200 + random() * 1_300);
-            await ensureWorker();
+            await world.ensureWorkers();
           } else {
-            note('dev server stopping');
-            await lab.restartServer();
-            note('dev server back on the same SQLite file');
-            await ensureWorker();
+            note(`${world.server} stopping`);
+            await world.restartServer();
+            note(`${world.server} back on the same data`);
+            await world.ensureWorkers();
           }
         }
       })(),
     ]);
 
-    const open = await waitForEnd(lab, requests, windowOpened + opts.windowMs + opts.settleMs, ensureWorker, (closed) => opts.onProgress?.(`… ${closed} of ${requests.length} jobs closed`));
+    const open = await waitForEnd(client, requests, windowOpened + opts.windowMs + opts.settleMs, () => world.ensureWorkers(), (closed) => opts.onProgress?.(`… ${closed} of ${requests.length} jobs closed`));
     note(open.length === 0 ? 'every job closed' : `${open.length} jobs still open at the deadline`);
     return {
       seed: opts.seed,
       jobs: opts.jobs,
       kills: events.filter((e) => e.kind === 'kill').length,
       server_restarts: events.filter((e) => e.kind === 'server-restart').length,
+      server: world.server,
       seconds: (Date.now() - started) / 1000,
-      ...(await outcome(lab.client, store, requests, open)),
+      ...(await outcome(client, world.crm, requests, open)),
       timeline,
     };
   } finally {
-    await store?.close();
-    await worker?.kill();
-    await lab.stop();
+    await world.stop();
   }
 }
 
@@ -168,14 +289,14 @@ async function startStaggered(client: Client, requests: JobRequest[], taskQueue:
 }
 
 /** Waits until every job's workflow closed or the deadline passed; returns the ones still open. */
-async function waitForEnd(lab: Lab, requests: JobRequest[], deadline: number, ensureWorker: () => Promise<void>, closed: (n: number) => void): Promise<string[]> {
+async function waitForEnd(client: Client, requests: JobRequest[], deadline: number, ensureWorkers: () => Promise<void>, closed: (n: number) => void): Promise<string[]> {
   let open = requests.map((r) => r.job_id);
   while (open.length > 0 && Date.now() < deadline) {
     closed(requests.length - open.length);
-    await ensureWorker();
+    await ensureWorkers();
     const running = await Promise.all(
       open.map((id) =>
-        lab.client.workflow
+        client.workflow
           .getHandle(id)
           .describe()
           .then((d) => d.status.name === 'RUNNING')
@@ -188,7 +309,7 @@ async function waitForEnd(lab: Lab, requests: JobRequest[], deadline: number, en
   return open;
 }
 
-async function outcome(client: Client, store: Store, requests: JobRequest[], open: string[]) {
+async function outcome(client: Client, crm: CrmStore, requests: JobRequest[], open: string[]) {
   const ids = requests.map((r) => r.job_id);
   const closed = ids.filter((id) => !open.includes(id));
   const endings: Record<string, number> = {};
@@ -207,7 +328,7 @@ async function outcome(client: Client, store: Store, requests: JobRequest[], ope
   if (open.length > 0) endings.stuck = open.length;
   const stuck = new Map(await Promise.all(open.map(async (id) => [id, await pendingWork(client, id)] as const)));
 
-  const writes = new Map(await Promise.all(ids.map(async (id) => [id, await store.listWrites(id)] as const)));
+  const writes = new Map(await Promise.all(ids.map(async (id) => [id, await crm.listWrites(id)] as const)));
   const completed = [...results.values()].filter((r) => r.status === 'completed');
   const histories = await fetchHistories(client, closed);
   const events = eventTypeCounts(histories);

@@ -1,7 +1,8 @@
 /**
- * `npm run chaos [-- --jobs 16 --kills 3 --seed N --window-ms 20000 --settle-ms 180000 --json]`: jobs
- * under worker SIGKILLs and one dev server restart (see bench/chaos-run.ts). Exits non-zero
- * when a property fails; `--seed` replays the same schedule of kills.
+ * `npm run chaos [-- --jobs 16 --kills 3 --seed N --window-ms 20000 --settle-ms 180000 --cluster --json]`:
+ * jobs under worker SIGKILLs and one server restart (see bench/chaos-run.ts), on a dev server, or
+ * with `--cluster` on a cluster of its own (per-stage workers; a kill hits the general worker or
+ * the writer). Exits non-zero when a property fails; `--seed` replays the same schedule of kills.
  */
 import { parseArgs } from 'node:util';
 import { isTty, liveLine } from '../src/operator/cli/terminal';
@@ -18,6 +19,7 @@ const { values: args } = parseArgs({
     // a workflow task its 10 s task timeout; this is an upper bound, the run ends when all close.
     'settle-ms': { type: 'string', default: '180000' },
     json: { type: 'boolean' },
+    cluster: { type: 'boolean', default: false },
   },
 });
 
@@ -31,13 +33,14 @@ async function main(): Promise<boolean> {
     seed: Number(args.seed),
     windowMs: Number(args['window-ms']),
     settleMs: Number(args['settle-ms']),
+    cluster: args.cluster,
     log: (m) => live.print(`chaos: ${m}`),
     onProgress: live.show,
   });
   live.clear();
   printReport('chaos', report, Boolean(args.json), () =>
     [
-      `\n## Chaos: ${report.jobs} jobs, ${report.kills} worker SIGKILLs, ${report.server_restarts} dev server restart (seed ${report.seed})\n`,
+      `\n## Chaos: ${report.jobs} jobs, ${report.kills} worker SIGKILLs, ${report.server_restarts} ${report.server} restart (seed ${report.seed})\n`,
       markdownTable(
         ['seconds', ...Object.keys(report.endings), 'activity retries', 'of them after a heartbeat timeout', 'workflow task timeouts'],
         [[fmt(report.seconds), ...Object.values(report.endings), report.activity_retries, report.heartbeat_timeouts, report.workflow_task_timeouts]],

@@ -12,14 +12,12 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writerTaskQueue } from '../../contracts';
 import { loadConfig } from '../../src/config';
-import { SERVER_MODULE_FILES, ensureClusterBinaries, type ClusterBinaries } from '../../src/devtools/cluster/binaries';
-import { clusterDown, clusterUp } from '../../src/devtools/cluster/lifecycle';
+import { ensureClusterBinaries, type ClusterBinaries } from '../../src/devtools/cluster/binaries';
+import { clusterDown, clusterUp, takenPort } from '../../src/devtools/cluster/lifecycle';
 import { stopDaemon } from '../../src/devtools/cluster/processes';
-import { listenPorts } from '../../src/devtools/cluster/server-config';
 import { clusterEnv, clusterSettings, crmUrl, frontendAddress, storeUrl, type ClusterPorts } from '../../src/devtools/cluster/settings';
 import { prepareNamespace, startTemporalServer } from '../../src/devtools/cluster/temporal-server';
 import { startWorker, workerEnv } from '../../src/devtools/cluster/workers';
-import { portOpen } from '../../src/devtools/devserver/server';
 import { onPath } from '../../src/devtools/tool-cache';
 import { startJob } from '../../src/operator/client';
 import { openStore, type Store } from '../../src/worker/store';
@@ -37,14 +35,6 @@ const [general, writer] = s.workers as [(typeof s.workers)[number], (typeof s.wo
 const log = (msg: string) => console.log(`[cluster-it] ${msg}`);
 const since = (t: number) => `${((Date.now() - t) / 1000).toFixed(1)} s`;
 
-/** Why this cluster cannot run here, or null: a taken port, or no cached binaries and no Go to build them. */
-async function unavailable(bins: ClusterBinaries): Promise<string | null> {
-  const template = fs.readFileSync(path.join(bins.serverModule, SERVER_MODULE_FILES.config), 'utf8');
-  const ports = [PORTS.postgres, PORTS.ui, ...listenPorts(template).map((p) => p + s.server.portOffset)];
-  for (const port of ports) if (await portOpen(s.host, port)) return `port ${s.host}:${port} is taken (this test's cluster needs ${ports.join(', ')})`;
-  return null;
-}
-
 let skip: string | null = null;
 let client: Client | undefined;
 let store: Store | undefined;
@@ -61,7 +51,9 @@ beforeAll(async () => {
     skip = (err as Error).message;
     return;
   }
-  skip = await unavailable(bins);
+  const taken = await takenPort(s, bins);
+  // Someone else's cluster (or anything) there: never touch it.
+  skip = taken === undefined ? null : `port ${s.host}:${taken} is taken; this test's cluster needs its ports`;
   if (skip) return;
   await clusterUp(s, log);
   timings.up = since(started);

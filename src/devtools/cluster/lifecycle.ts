@@ -3,16 +3,29 @@
  * settings (a test runs its own cluster on its own ports and data dir).
  */
 import fs from 'node:fs';
-import { ensureClusterBinaries } from './binaries';
+import path from 'node:path';
+import { portOpen } from '../devserver/server';
+import { SERVER_MODULE_FILES, ensureClusterBinaries, type ClusterBinaries } from './binaries';
 import { ensureDatabases, ensurePostgres, stopClusterPostgres } from './postgres';
 import { stopDaemon } from './processes';
 import { clusterEnv, type ClusterSettings } from './settings';
 import { clusterStatus, statusTable, type PartStatus } from './status';
+import { listenPorts } from './server-config';
 import { TEMPORAL_DATABASES, applySchemas, prepareNamespace, startTemporalServer, temporalServerUp, writeServerConfig } from './temporal-server';
 import { startUiServer, uiServerUp } from './ui-server';
 import { startWorker, workerEnv, workerUp } from './workers';
 
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+
+/** A port this cluster would listen on that something already holds, or undefined: a second
+ * cluster (a test's, chaos's) checks before `clusterUp` rather than meet another one's processes. */
+export async function takenPort(s: ClusterSettings, bins: ClusterBinaries): Promise<number | undefined> {
+  const template = fs.readFileSync(path.join(bins.serverModule, SERVER_MODULE_FILES.config), 'utf8');
+  for (const port of [s.postgres.port, s.ui.port, ...listenPorts(template).map((p) => p + s.server.portOffset)]) {
+    if (await portOpen(s.host, port)) return port;
+  }
+  return undefined;
+}
 
 /** Starts what is not running; returns the parts' status once all are up. */
 export async function clusterUp(s: ClusterSettings, log: (msg: string) => void): Promise<PartStatus[]> {
