@@ -279,7 +279,6 @@ export interface StageRegistry {
   get(name: string): StageCard | undefined;
 }
 
-/** What the rail reserves for a hop to this stage: its worst case, or its nominal cost. */
 /** The writers' queue next to a job's task queue (`handrail` → `handrail-writer`): derived, not
  * fixed, so every worker deployment (and every test's own queue) gets writers of its own. */
 export const writerTaskQueue = (jobTaskQueue: string): string => `${jobTaskQueue}-writer`;
@@ -294,6 +293,7 @@ export function stageTaskQueue(card: Pick<StageCard, 'taskQueue' | 'writes'>, jo
   return card.taskQueue ?? (card.writes !== null ? writerTaskQueue(jobTaskQueue) : jobTaskQueue);
 }
 
+/** What the rail reserves for a hop to this stage: its worst case, or its nominal cost. */
 export const reservationUsd = (card: Pick<StageCard, 'nominalCostUsd' | 'maxCostUsd'>): number => card.maxCostUsd ?? card.nominalCostUsd;
 
 /** The newest artifact is what the next stage works on (older ones stay for reference). */
