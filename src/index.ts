@@ -20,12 +20,14 @@ export { readSummarySegments, SummaryUnreadableError } from '../activities/summa
 export { applyHandover, fitHandover, materializeTrace, transcriptXml, turnDirFor, ContextBudgetExceeded, HandoverError, type HandoverResult } from '../activities/handover';
 export type { StageTurn, TurnPrompt } from '../activities/turn';
 export { builtInActivities, type ActivityDeps } from '../activities';
+// A writer of an author's own writes through the worker's CRM (its own connection when the worker has one).
+export { crmOf } from '../activities/deps';
 export { ticketTriageActivities } from '../activities/ticket-triage';
 export { supportRoutingActivities } from '../activities/support-routing';
 export { ticketHubActivities } from '../activities/ticket-hub';
 export { createHandrailWorkers, runWorkers, WorkerSetupError, type ActivitiesFor, type HandrailWorkerOptions } from './worker/worker';
-export { openStore, type Store } from './worker/store';
-export { loadConfig, type HandrailConfig } from './config';
+export { openStore, type CrmStore, type Store } from './worker/store';
+export { loadConfig, type HandrailConfig, type WorkerRole } from './config';
 export { connectWorker } from './connect';
 
 // Maintainer side: replay recorded or live histories against the workflow code (`handrail replay`).
