@@ -13,6 +13,7 @@ import { jobUrl, loadConfig } from '../config';
 import { connectHandrail, startJob } from '../operator/client';
 import { connectWorker } from '../connect';
 import { acksTable } from '../operator/cli/format';
+import { paintFor } from '../operator/cli/terminal';
 import { ensureApiServer } from './api-server';
 import { devServerSettings } from './devserver/settings';
 import { ensureDevServer } from './devserver/server';
@@ -56,7 +57,7 @@ async function main(): Promise<void> {
     const result = await handle.result();
     console.log(`\nJob ${result.job_id}: ${result.status}${result.reason ? ` (${String(result.reason)})` : ''}`);
     console.log(`hops ${result.hops} · spent $${result.spent_usd} · wallet left $${result.package.budget.usd_remaining}`);
-    console.log(`\n${acksTable(result.acks.map((a) => ({ ...a, reason: a.reason.slice(0, 70) })))}`);
+    console.log(`\n${acksTable(result.acks.map((a) => ({ ...a, reason: a.reason.slice(0, 70) })), paintFor(process.stdout, process.env))}`);
     if (result.receipt) console.log(`CRM receipt: ${result.receipt.idempotency_key} → ${result.receipt.record_id} (${result.receipt.status})`);
     console.log(`\nWeb UI: ${jobUrl(config, jobId)}`);
     if (api) {
