@@ -108,6 +108,12 @@ class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
 
   private listStatement?: Database.Statement;
+  private dataVersionStatement?: Database.Statement;
+  /** Lists served again while nothing wrote a record (an API polled by dashboards, bench/api):
+   * SQLite's `data_version` moves when another connection commits, `handoffWrites` when this one
+   * writes a record. */
+  private listings = { version: '', entries: new Map<string, readonly HandoffRecord[]>() };
+  private handoffWrites = 0;
 
   constructor(private readonly db: Database.Database) {}
 
@@ -252,6 +258,7 @@ class SqliteStore implements Store {
   async beginHandoff(input: HandoffBeginInput, key: string): Promise<HandoffRecord> {
     const parsed = HandoffBeginInput.parse(input);
     HandoffIdempotencyKey.parse(key);
+    this.handoffWrites++;
     return this.db.transaction((): HandoffRecord => {
       const id = handoffRecordId(key);
       const replay = this.replay(id, 'begin', key);
@@ -297,13 +304,22 @@ class SqliteStore implements Store {
 
   async listHandoffs(query: HandoffListQuery): Promise<HandoffRecord[]> {
     const q = HandoffListQuery.parse(query);
-    // Prepared once: the API lists on every request (bench/api).
+    this.dataVersionStatement ??= this.db.prepare('PRAGMA data_version').pluck();
+    const version = `${String(this.dataVersionStatement.get())}:${this.handoffWrites}`;
+    if (this.listings.version !== version) this.listings = { version, entries: new Map() };
+    const key = JSON.stringify([q.workspace, q.project, q.state ?? 'open', q.limit ?? HANDOFF_LIST_DEFAULT, q.visible_to ?? null]);
+    const listed = this.listings.entries.get(key);
+    if (listed) return [...listed];
+    // Prepared once: the API lists on every request.
     this.listStatement ??= this.db.prepare(
       `SELECT ${HANDOFF_COLUMNS} FROM handoff_records WHERE workspace = @workspace AND project = @project AND state = @state
        AND (@visible_to IS NULL OR owner IS NULL OR owner = @visible_to) ORDER BY created_order DESC LIMIT @limit`,
     );
     const rows = this.listStatement.all({ workspace: q.workspace, project: q.project, state: q.state ?? 'open', limit: q.limit ?? HANDOFF_LIST_DEFAULT, visible_to: q.visible_to ?? null }) as HandoffRow[];
-    return rows.map(handoffFromRow);
+    // Frozen: a caller changing a listed record must not change what the next caller is served.
+    const records = rows.map((row) => Object.freeze(handoffFromRow(row)));
+    if (this.listings.entries.size < MAX_LISTINGS) this.listings.entries.set(key, records);
+    return [...records];
   }
 
   async handoffAudit(id: string): Promise<HandoffAuditRow[]> {
@@ -313,6 +329,7 @@ class SqliteStore implements Store {
 
   private async transition(id: string, request: HandoffRequest, key: string): Promise<HandoffRecord> {
     HandoffIdempotencyKey.parse(key);
+    this.handoffWrites++;
     // One writer at a time (IMMEDIATE takes the write lock first): the read, the decision and the
     // conditional UPDATE see no interleaving, on this connection or another process's.
     return this.db.transaction((): HandoffRecord => {
@@ -365,6 +382,9 @@ class SqliteStore implements Store {
     this.db.close();
   }
 }
+
+/** Distinct list queries kept between writes (the API's are a few per project and user). */
+const MAX_LISTINGS = 64;
 
 /** A record's columns (not `created_order`, which only orders the list). */
 const HANDOFF_COLUMNS =

@@ -59,6 +59,34 @@ for (const backend of storeBackends()) {
       expect(await store.listHandoffs({ workspace: 'globex', project: 'support' })).toHaveLength(1);
     });
 
+    it('a list is never stale: a write on this connection or another one (another process) shows in the next list', async () => {
+      const config = await backend.freshConfig();
+      const [mine, other] = [await openStore(config), await openStore(config)];
+      try {
+        const list = () => mine.listHandoffs({ workspace: 'acme', project: 'support' });
+        const a = await mine.beginHandoff(input({ job_id: 'tkt_a' }), 'tkt_a:escalation:1');
+        expect((await list()).map((r) => r.id)).toEqual([a.id]);
+        const b = await other.beginHandoff(input({ job_id: 'tkt_b' }), 'tkt_b:escalation:1');
+        expect((await list()).map((r) => r.id)).toEqual([b.id, a.id]);
+        await other.acceptHandoff(a.id, 'ana', 'accept-a');
+        expect((await list()).map((r) => r.id)).toEqual([b.id]);
+        await mine.cancelHandoff(b.id, 'ana', 'cancel-b');
+        expect(await list()).toEqual([]);
+        // What a caller does to a listed record is not what the next caller is served.
+        await mine.beginHandoff(input({ job_id: 'tkt_c' }), 'tkt_c:escalation:1');
+        const [c] = await list();
+        try {
+          (c as { summary: string }).summary = 'changed';
+        } catch {
+          // A listing kept for the next caller is frozen.
+        }
+        expect((await list())[0]!.summary).toBe(input().summary);
+      } finally {
+        await mine.close();
+        await other.close();
+      }
+    });
+
     it('lists what one user may see: unowned records and their own, the limit applied after the filter', async () => {
       const mine = await store.beginHandoff(input({ job_id: 'tkt_m', owner: 'ana' }), 'tkt_m:escalation:1');
       for (let n = 0; n < 3; n++) await store.beginHandoff(input({ job_id: `tkt_o${n}`, owner: 'bob' }), `tkt_o${n}:escalation:1`);
