@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
+import { handrailDataConverter } from '../src/codec';
 import { PROJECT_ROOT } from '../src/config';
 import { ensureDevServer, freePort, type DevServer } from '../src/devtools/devserver/server';
 
@@ -43,7 +44,8 @@ export async function startLab(name: string): Promise<Lab> {
     fs.rmSync(tmp, { recursive: true, force: true });
     throw err;
   }
-  const client = new Client({ connection, namespace: NAMESPACE });
+  // The same codec keys as the workers it serves, which read them from this environment too.
+  const client = new Client({ connection, namespace: NAMESPACE, dataConverter: handrailDataConverter() });
   return {
     address: server.address,
     tmp,

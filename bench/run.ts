@@ -2,7 +2,9 @@
  * `npm run bench [-- --jobs 10 --rounds 3 --json]`: what handrail costs over a bare Temporal chain of
  * the same five stage activities, on one dev server. Batches of N jobs alternate between
  * `handoffJob` and the baseline (bench/baseline/workflow.ts), each served by its own worker
- * process so CPU and peak RSS are the worker's alone. Also: a rejected hop's cost, replay speed,
+ * process so CPU and peak RSS are the worker's alone; a third side runs handrail with the payload
+ * codec (AES-256-GCM on worker and client) in the same rounds, for the codec's cost against
+ * handrail plain. Also: a rejected hop's cost, replay speed,
  * validations per second (bench/contracts.ts), history bytes per job with a 10 KB and a 1 MB
  * conversation (bench/conversation/), a hub job's latency against the serial relay of the
  * same stages (bench/hub/), and the handoff records API's list route against a bare Fastify
@@ -13,11 +15,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import type { Client } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { JobResult } from '../contracts';
 import { startJob } from '../src/operator/client';
-import { WORKFLOW_RUNTIME } from '../src/worker/worker';
+import { handrailDataConverter, parseCodecKeys } from '../src/codec';
+import { workflowRuntime } from '../src/worker/worker';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
 import { firstPackage } from '../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
@@ -26,7 +31,7 @@ import { conversationMarkdown, conversationVsHistory } from './conversation/meas
 import { hubMarkdown, hubVsRelay } from './hub/measure';
 import { apiListMarkdown, apiListVsBareRoute } from './api/measure';
 import { activitiesScheduled, eventTypeCounts, fetchHistories, localActivitiesRecorded, meanEvents, stageActivitiesScheduled, type History } from './history';
-import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, newTraceparent, runId, startLab, writeBundle } from './lab';
+import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, NAMESPACE, newTraceparent, runId, startLab, writeBundle } from './lab';
 import { fmt, markdownTable, percentile, printReport, runMain } from './report';
 import { startWorkerProcess, type WorkerProcess } from './workers';
 
@@ -48,6 +53,11 @@ type Kind = 'handrail' | 'baseline';
 
 interface Side {
   kind: Kind;
+  /** `handrail`, `baseline`, or `codec` (handrail with payload encryption on worker and client). */
+  label: string;
+  client: Client;
+  /** Its worker's data converter (the baseline's worker runs the SDK default, which reads the same plain payloads). */
+  dataConverter: DataConverter;
   worker: WorkerProcess;
   taskQueue: string;
   bundleCode: string;
@@ -71,7 +81,8 @@ interface SideFigures {
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
 /** One batch: N jobs started at once, each timed from its start call to its result. */
-async function runBatch(client: Client, side: Side, tag: string, record: boolean): Promise<void> {
+async function runBatch(side: Side, tag: string, record: boolean): Promise<void> {
+  const { client } = side;
   const before = await side.worker.usage();
   const t0 = Date.now();
   const ids = Array.from({ length: JOBS }, (_, i) => `${side.taskQueue}-${tag}-${i}`);
@@ -98,11 +109,11 @@ async function runBatch(client: Client, side: Side, tag: string, record: boolean
 
 /** Histories replayed per second by one replay worker, after an untimed warm-up call (worker
  * setup is not replay); each history goes through several times so setup does not dominate. */
-async function replayPerSecond(kind: Kind, bundleCode: string, histories: { workflowId: string; history: History }[], repeat = 3): Promise<number> {
+async function replayPerSecond(side: Side, histories: { workflowId: string; history: History }[], repeat = 3): Promise<number> {
   const replay = async (batch: typeof histories) => {
     // handrail replays with the converter and interceptors its worker runs with.
-    const runtime = kind === 'handrail' ? WORKFLOW_RUNTIME : {};
-    for await (const result of Worker.runReplayHistories({ ...runtime, workflowBundle: { code: bundleCode } }, batch)) {
+    const runtime = side.kind === 'handrail' ? workflowRuntime(side.dataConverter) : {};
+    for await (const result of Worker.runReplayHistories({ ...runtime, workflowBundle: { code: side.bundleCode } }, batch)) {
       if (result.error) throw new Error(`replay of ${result.workflowId} failed: ${result.error.message}`);
     }
   };
@@ -128,8 +139,7 @@ async function figures(client: Client, side: Side): Promise<{ figures: SideFigur
       worker_cpu_ms_per_job: side.cpuMicros / 1000 / side.jobIds.length,
       worker_peak_rss_mb: (await side.worker.usage()).maxRssBytes / 2 ** 20,
       replay_histories_per_second: await replayPerSecond(
-        side.kind,
-        side.bundleCode,
+        side,
         histories.map((history, i) => ({ workflowId: side.jobIds[i]!, history })),
       ),
     },
@@ -179,23 +189,39 @@ async function main(): Promise<void> {
   const sides: Side[] = [];
   try {
     const id = runId();
-    for (const [kind, entry] of [['handrail', HANDRAIL_WORKFLOWS], ['baseline', BASELINE_WORKFLOWS]] as const) {
-      const bundlePath = await writeBundle(entry, path.join(lab.tmp, `${kind}-workflows.js`));
-      const taskQueue = `bench-${kind}-${id}`;
-      const worker = await startWorkerProcess({ kind, address: lab.address, taskQueue, dataDir: path.join(lab.tmp, `${kind}-store`), bundlePath });
-      sides.push({ kind, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), jobIds: [], latenciesMs: [], batchSeconds: 0, cpuMicros: 0 });
+    // The codec side runs handrail's bundle with a fresh key on its worker and its client; the
+    // other two run plain whatever keys this shell has. Each side has a client to match.
+    const codecKeys = JSON.stringify({ keys: [{ id: 'bench', key: randomBytes(32).toString('base64') }] });
+    const plain = handrailDataConverter(undefined);
+    const encrypted = handrailDataConverter(parseCodecKeys(codecKeys, 'the bench'));
+    const bundles = {
+      handrail: await writeBundle(HANDRAIL_WORKFLOWS, path.join(lab.tmp, 'handrail-workflows.js')),
+      baseline: await writeBundle(BASELINE_WORKFLOWS, path.join(lab.tmp, 'baseline-workflows.js')),
+    };
+    const plans = [
+      { label: 'handrail', kind: 'handrail', dataConverter: plain, codecKeys: '' },
+      { label: 'baseline', kind: 'baseline', dataConverter: plain, codecKeys: '' },
+      { label: 'codec', kind: 'handrail', dataConverter: encrypted, codecKeys },
+    ] as const;
+    for (const plan of plans) {
+      const taskQueue = `bench-${plan.label}-${id}`;
+      const bundlePath = bundles[plan.kind];
+      const worker = await startWorkerProcess({ kind: plan.kind, address: lab.address, taskQueue, dataDir: path.join(lab.tmp, `${plan.label}-store`), bundlePath, codecKeys: plan.codecKeys });
+      const client = new Client({ connection: lab.client.connection, namespace: NAMESPACE, dataConverter: plan.dataConverter });
+      sides.push({ kind: plan.kind, label: plan.label, dataConverter: plan.dataConverter, client, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), jobIds: [], latenciesMs: [], batchSeconds: 0, cpuMicros: 0 });
     }
-    const [handrail, baseline] = sides as [Side, Side];
-    console.error(`bench: warm-up, then ${ROUNDS} rounds of ${JOBS} jobs per side ...`);
-    for (const side of sides) await runBatch(lab.client, side, 'warmup', false);
+    const [handrail, baseline, codec] = sides as [Side, Side, Side];
+    console.error(`bench: warm-up, then ${ROUNDS} rounds of ${JOBS} jobs per side (handrail, baseline, handrail with the codec) ...`);
+    for (const side of sides) await runBatch(side, 'warmup', false);
     for (let round = 0; round < ROUNDS; round++) {
-      // Alternating who goes first spreads drift in the machine's load over both sides.
-      for (const side of round % 2 === 0 ? [handrail, baseline] : [baseline, handrail]) await runBatch(lab.client, side, `r${round}`, true);
+      // Rotating who goes first spreads drift in the machine's load over every side.
+      for (const side of [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]) await runBatch(side, `r${round}`, true);
     }
 
     const h = await figures(lab.client, handrail);
     const b = await figures(lab.client, baseline);
-    const hops = await hopCosts(lab.client, handrail.taskQueue, Number(args['rejected-hops']));
+    const c = await figures(lab.client, codec);
+    const hops = await hopCosts(handrail.client, handrail.taskQueue, Number(args['rejected-hops']));
     const validations = await validationsPerSecond(Number(args['validation-ms']));
     const conversation = await conversationVsHistory(lab);
     const hub = await hubVsRelay(lab, Number(args['hub-jobs']));
@@ -211,6 +237,7 @@ async function main(): Promise<void> {
       ['replay_histories_per_second', 'replay (histories / s)'],
     ];
     const ratios = Object.fromEntries(metrics.map(([k]) => [k, h.figures[k] / b.figures[k]]));
+    const codecRatios = Object.fromEntries(metrics.map(([k]) => [k, c.figures[k] / h.figures[k]]));
     const eventTypes = [...new Set([...Object.keys(h.events), ...Object.keys(b.events)])]
       .map((type) => ({ type, handrail: h.events[type] ?? 0, baseline: b.events[type] ?? 0 }))
       .filter((e) => e.handrail !== e.baseline)
@@ -222,6 +249,7 @@ async function main(): Promise<void> {
       ratios,
       handrail: h.figures,
       baseline: b.figures,
+      codec: { ratios: codecRatios, figures: c.figures },
       history_events_by_type: { handrail: h.events, baseline: b.events },
       hop_cost: hops,
       validations,
@@ -235,6 +263,8 @@ async function main(): Promise<void> {
         markdownTable(['metric', 'handrail / baseline', 'handrail', 'baseline'], metrics.map(([k, label]) => [label, `${fmt(ratios[k]!)}×`, fmt(h.figures[k]), fmt(b.figures[k])])),
         '\n### Where the extra history events come from (per job)\n',
         markdownTable(['event type', 'handrail', 'baseline', 'extra'], eventTypes.map((e) => [e.type, fmt(e.handrail), fmt(e.baseline), fmt(e.handrail - e.baseline)])),
+        `\n### The payload codec's cost: handrail with AES-256-GCM payloads against handrail plain (same rounds)\n`,
+        markdownTable(['metric', 'codec / plain', 'codec', 'plain'], metrics.map(([k, label]) => [label, `${fmt(codecRatios[k]!)}×`, fmt(c.figures[k]), fmt(h.figures[k])])),
         `\n### A hop through stageHop → intake (mean of ${args['rejected-hops']})\n`,
         markdownTable(
           ['hop', 'ack', 'history events', 'stage activities run', 'rail activities run (duplicate lookup)', 'local activities run'],

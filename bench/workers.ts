@@ -13,6 +13,8 @@ export interface WorkerProcessOptions {
   /** The store lives here (`handrail.sqlite`); a restarted worker reopens the same file. */
   dataDir: string;
   bundlePath: string;
+  /** Payload codec keys for this worker (HANDRAIL_CODEC_KEYS JSON, '' for none); unset, the parent's. */
+  codecKeys?: string;
   /** Extra environment, e.g. a model endpoint for this worker only. */
   env?: Record<string, string>;
 }
@@ -44,6 +46,7 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
       HANDRAIL_BENCH_WORKER: opts.kind,
       HANDRAIL_WORKFLOW_BUNDLE: opts.bundlePath,
       DATABASE_URL: '',
+      ...(opts.codecKeys === undefined ? {} : { HANDRAIL_CODEC_KEYS: opts.codecKeys, HANDRAIL_CODEC_KEYS_FILE: '' }),
       ...opts.env,
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

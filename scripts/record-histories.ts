@@ -15,7 +15,8 @@ import { PROJECT_ROOT } from '../src/config';
 import { ensureDevServer, freePort } from '../src/devtools/devserver/server';
 import { SCENARIOS, normalizeResult } from '../test/scenarios';
 import { openStore } from '../src/worker/store';
-import { WORKFLOW_RUNTIME, createHandrailWorkers, runWorkers } from '../src/worker/worker';
+import { handrailDataConverter } from '../src/codec';
+import { createHandrailWorkers, runWorkers, workflowRuntime } from '../src/worker/worker';
 import { RESULTS_DIR, historyFile, resultFile } from './replay/histories';
 
 const TASK_QUEUE = 'record-histories';
@@ -33,11 +34,13 @@ async function main(): Promise<void> {
   const store = await openStore({ dataDir: tmp });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection, namespace: 'default' });
+  // Fixtures are recorded as the worker writes them: encrypted when codec keys are configured.
+  const dataConverter = handrailDataConverter();
+  const client = new Client({ connection, namespace: 'default', dataConverter });
   try {
     // One bundle runs the scenarios and checks their histories replay on the code that made them.
     const workflowBundle = await bundleWorkflowCode({ workflowsPath: path.join(PROJECT_ROOT, 'workflows', 'index.ts'), logger: new DefaultLogger('WARN') });
-    const workers = await createHandrailWorkers({ connection: nativeConnection, config: { namespace: 'default', taskQueue: TASK_QUEUE }, store, workflowBundle });
+    const workers = await createHandrailWorkers({ connection: nativeConnection, config: { namespace: 'default', taskQueue: TASK_QUEUE }, store, workflowBundle, dataConverter });
     const running = runWorkers(workers);
     try {
       fs.mkdirSync(RESULTS_DIR, { recursive: true });
@@ -50,7 +53,7 @@ async function main(): Promise<void> {
         if (mismatch) throw new Error(`${scenario.name}: the run is not the scenario (${mismatch}); nothing written for it`);
         const history = await client.workflow.getHandle(workflowId).fetchHistory();
         try {
-          await Worker.runReplayHistory({ ...WORKFLOW_RUNTIME, workflowBundle }, history, workflowId);
+          await Worker.runReplayHistory({ ...workflowRuntime(dataConverter), workflowBundle }, history, workflowId);
         } catch (err) {
           throw new Error(`${scenario.name}: the history does not replay on the code that recorded it, so it is no fixture: ${(err as Error).message}`);
         }

@@ -5,13 +5,14 @@
  * (running or closed) never creates a second job — `startJob` attaches to the existing one.
  */
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
-import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/common';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type DataConverter } from '@temporalio/common';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { HumanDecision, JobRequest, issueLines, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
 import type { handoffJob } from '../../workflows';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../../workflows/definitions';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
 import { DEFAULT_MAX_HOPS } from '../../workflows/rail/hops';
+import { handrailDataConverter } from '../codec';
 import { loadConfig, type HandrailConfig } from '../config';
 import { connectClient } from '../connect';
 
@@ -30,10 +31,11 @@ export interface StartedJob {
   created: boolean;
 }
 
-/** Connects a client to the configured server (clear error within seconds when it is down). */
-export async function connectHandrail(config: HandrailConfig = loadConfig()): Promise<Client> {
+/** Connects a client to the configured server (clear error within seconds when it is down), with
+ * the payload codec keys from the environment (src/codec.ts). */
+export async function connectHandrail(config: HandrailConfig = loadConfig(), dataConverter: DataConverter = handrailDataConverter()): Promise<Client> {
   const connection = await connectClient(config);
-  return new Client({ connection, namespace: config.namespace });
+  return new Client({ connection, namespace: config.namespace, dataConverter });
 }
 
 /** Checks a request against the contract before anything is started. */

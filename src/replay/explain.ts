@@ -84,6 +84,9 @@ export function explainReplayError(err: Error, history: History): ReplayFailure 
   // The SDK wraps core's reason in a Rust Debug dump of the activation failure.
   const message = /Nondeterminism error: (.*?)", source: /s.exec(err.message)?.[1] ?? err.message;
   const base = { error: err.name, message };
+  // A payload the codec could not decrypt (src/codec.ts): the keys, not the code, are what to fix.
+  const codec = /message: "(.*?)", source: "TypeScriptSDK", stack_trace: "CodecKeyError: /s.exec(err.message);
+  if (codec) return { error: 'CodecKeyError', message: codec[1]!.replace(/\\"/g, '"'), hint: 'the history was recorded with payload encryption: replay with the key it names (HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE; docs/codec.md)' };
   const named = /HistoryEvent\(id: (\d+), (\w+)\)/.exec(message);
   const event = named ? { eventId: Number(named[1]), event: named[2]! } : {};
 

@@ -7,12 +7,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../config';
 import { fetchJobHistory } from '../operator/client';
-import { WORKFLOW_RUNTIME } from '../worker/worker';
+import { workflowRuntime } from '../worker/worker';
 import { explainReplayError, type ReplayFailure } from './explain';
 import { diffRecordedJob, recordedJob, type JobDiff } from './diff';
 import { BUILT_IN_DIFF, openStageRunner, type DiffPipelines } from './diff-stages';
@@ -130,6 +131,8 @@ export interface ReplayOptions {
   workflowBundle?: WorkflowBundle;
   /** The workflow module the worker runs (default: handrail's `workflows/index.ts`). */
   workflowsPath?: string;
+  /** The data converter (default: the worker's, codec keys from the environment). */
+  dataConverter?: DataConverter;
 }
 
 /** The worker's default workflow module (a path, not require.resolve: vitest resolves no .ts that way). */
@@ -143,7 +146,7 @@ export function bundleWorkflows(workflowsPath = DEFAULT_WORKFLOWS_PATH): Promise
 /**
  * Replays each history in order on one replay worker, yielding an outcome per history as soon as
  * it is known (sources may stream from the server). Runs with production's data converter and
- * workflow interceptors (WORKFLOW_RUNTIME): replay with another converter proves nothing.
+ * workflow interceptors (workflowRuntime): replay with another converter proves nothing.
  */
 export async function* replayHistories(sources: Iterable<ReplaySource> | AsyncIterable<ReplaySource>, opts: ReplayOptions = {}): AsyncGenerator<ReplayOutcome> {
   const workflowBundle = opts.workflowBundle ?? (await bundleWorkflows(opts.workflowsPath));
@@ -156,7 +159,7 @@ export async function* replayHistories(sources: Iterable<ReplaySource> | AsyncIt
       yield source;
     }
   }
-  for await (const result of Worker.runReplayHistories({ ...WORKFLOW_RUNTIME, workflowBundle, replayName: 'handrail-replay' }, tracked())) {
+  for await (const result of Worker.runReplayHistories({ ...workflowRuntime(opts.dataConverter), workflowBundle, replayName: 'handrail-replay' }, tracked())) {
     const { name, workflowId, history } = current!;
     yield result.error ? { history: name, workflowId, ok: false, ...explainReplayError(result.error, history) } : { history: name, workflowId, ok: true };
   }

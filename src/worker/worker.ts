@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
+import type { DataConverter } from '@temporalio/common';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import { builtInActivities, railActivities, type ActivityDeps, type HandrailActivities } from '../../activities';
@@ -14,6 +15,7 @@ import type { StageActivity } from '../../activities/stage';
 import { canonicalJson, stageTaskQueue, type Pipeline, type StageCard, type StageNameOf } from '../../contracts';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { handrailDataConverter } from '../codec';
 import { crmDatabaseUrl, loadConfig, workerRole, type HandrailConfig, type WorkerRole } from '../config';
 import { loadHelpCenter } from './corpus';
 import { createChatModel, modelConfigFromEnv } from './model';
@@ -22,12 +24,15 @@ import { openStore, type CrmStore, type Store } from './store';
 import { railSinks, tracingFromEnv } from './tracing';
 
 /**
- * How workflow code is run: data converter, workflow interceptors (today the SDK defaults) and
- * the rail's sinks (hop tracing). Replay (src/replay) uses the same object, so a
- * codec or interceptor added here is exercised by the replay suite too. A live worker swaps in
- * sinks bound to its own tracer.
+ * How workflow code is run: data converter (the payload codec, src/codec.ts), workflow
+ * interceptors (today the SDK defaults) and the rail's sinks (hop tracing). Replay (src/replay)
+ * uses the same, so a codec or interceptor added here is exercised by the replay suite too. A
+ * live worker swaps in sinks bound to its own tracer. The converter reads the codec keys from the
+ * environment unless one is given; malformed keys throw CodecConfigError.
  */
-export const WORKFLOW_RUNTIME: Pick<WorkerOptions, 'dataConverter' | 'interceptors' | 'sinks'> = { sinks: railSinks() };
+export function workflowRuntime(dataConverter: DataConverter = handrailDataConverter()): Pick<WorkerOptions, 'dataConverter' | 'interceptors' | 'sinks'> {
+  return { dataConverter, sinks: railSinks() };
+}
 
 /** One activity per stage of every pipeline, named after its card: a missing or misnamed one is a compile error. */
 export type ActivitiesFor<P extends readonly Pipeline[]> = { readonly [K in StageNameOf<P[number]>]: StageActivity };
@@ -55,6 +60,8 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   /** Root of the handover workspace (`transcript_materialize` trace files); it must exist.
    * Unset, each trace goes to a temp directory of its own. */
   workspace?: string;
+  /** The data converter of every worker here (default: workflowRuntime's, keys from the environment). */
+  dataConverter?: DataConverter;
   /** Swap some activities (tests of a misbehaving stage). */
   overrideActivities?: (real: HandrailActivities) => Partial<HandrailActivities> & Record<string, unknown>;
 }
@@ -139,10 +146,14 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
       `namespace "${opts.config.namespace}" has no search attribute ${unregistered.join(', ')}; every job's workflow task would fail on its first upsert. Register them (temporal operator search-attribute create --name … --type …; the dev server and docker-compose.yml do it)`,
     ]);
   }
+  const runtime = workflowRuntime(opts.dataConverter);
   const plan = workerPlan(cards, role, opts.config.taskQueue);
   const pick = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, activities[name]]));
   const workers = await Promise.all(
-    [...plan.own].map(([taskQueue, names]) => Worker.create({ connection: opts.connection, namespace: opts.config.namespace, taskQueue, activities: pick(names) })),
+    [...plan.own].map(([taskQueue, names]) =>
+      // Activity inputs and results are payloads too.
+      Worker.create({ connection: opts.connection, namespace: opts.config.namespace, taskQueue, dataConverter: runtime.dataConverter, activities: pick(names) }),
+    ),
   );
   if (plan.job === null) return workers;
   // Besides the rail's own activities, the job's queue registers only its planned stages: a
@@ -154,7 +165,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
     namespace: opts.config.namespace,
     taskQueue: opts.config.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: opts.workflowsPath ?? require.resolve('../../workflows') }),
-    ...WORKFLOW_RUNTIME,
+    ...runtime,
     sinks: railSinks(opts.tracer),
     activities: Object.fromEntries(Object.entries(activities).filter(([name]) => !stageNames.has(name) || job.has(name))),
   });

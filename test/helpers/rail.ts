@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { JobRequest, Pipeline } from '../../contracts';
@@ -15,6 +16,7 @@ import type { StageActivity } from '../../activities/stage';
 import type { JobHandle } from '../../src/operator/client';
 import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
 import { statusQuery, type JobStatusView } from '../../workflows/definitions';
+import { handrailDataConverter } from '../../src/codec';
 import { sampleJobRequest } from '../../src/devtools/samples/tickets';
 import { openStore, type Store } from '../../src/worker/store';
 import type { HandrailActivities } from '../../activities';
@@ -55,6 +57,8 @@ export interface RailOptions {
   stageActivities?: (deps: ActivityDeps) => Record<string, StageActivity>;
   /** The worker's handover workspace (trace files); unset, a temp directory per trace. */
   workspace?: string;
+  /** The data converter of the worker and the client (tests with codec keys); default: from the environment. */
+  dataConverter?: DataConverter;
 }
 
 export async function startRail(opts: RailOptions = {}): Promise<Rail> {
@@ -65,11 +69,13 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
   const store = opts.store ?? (await openStore({ databaseUrl: process.env.DATABASE_URL, dataDir }));
   const nativeConnection = await NativeConnection.connect({ address });
   const connection = await Connection.connect({ address });
-  const client = new Client({ connection, namespace });
+  const dataConverter = opts.dataConverter ?? handrailDataConverter();
+  const client = new Client({ connection, namespace, dataConverter });
   const workers = await createHandrailWorkers({
     connection: nativeConnection,
     config: { namespace, taskQueue },
     store,
+    dataConverter,
     workflowBundle: opts.workflowBundle ?? { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') },
     ...(opts.activities ? { overrideActivities: opts.activities } : {}),
     ...(opts.tracer ? { tracer: opts.tracer } : {}),

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { WORKFLOW_RUNTIME } from '../../src/worker/worker';
+import { workflowRuntime } from '../../src/worker/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { isTranscriptUri, TRANSCRIPT_SEPARATOR } from '../../contracts';
 import { listJobs, startJob } from '../../src/operator/client';
@@ -72,7 +72,7 @@ describe('handrail CLI against the real dev server', () => {
     expect(exported.stdout).toMatch(/^wrote \d+ events/);
     const history = historyFromJSON(JSON.parse(fs.readFileSync(out, 'utf8')));
     expect(history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name).toBe('handoffJob');
-    await Worker.runReplayHistory({ ...WORKFLOW_RUNTIME, workflowBundle: { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') } }, history, jobId);
+    await Worker.runReplayHistory({ ...workflowRuntime(), workflowBundle: { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') } }, history, jobId);
   });
 
   it("show --hop N prints the package exactly as delivered at that hop: a stage's from the store, a refused or human hop's from the job", async () => {

@@ -27,6 +27,18 @@ const violation = (reason: string) =>
   );
 
 describe('explainReplayError', () => {
+  it('a payload the codec cannot decrypt: the key it needs, not a determinism hint (the SDK 1.24 wrapping)', () => {
+    const why = 'payload encrypted with key \\"k2026-06\\", but no codec keys are configured: add key \\"k2026-06\\" to HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE (docs/codec.md)';
+    const err = new ReplayError(
+      `Replay failed due workflow task failure. Details: Workflow activation completion failed: Failure { failure: Some(Failure { message: "${why}", source: "TypeScriptSDK", stack_trace: "CodecKeyError: ${why}\\n    at AesGcmCodec.decode", encoded_attributes: None, cause: None, failure_info: None }), force_cause: Unspecified }`,
+    );
+    expect(explainReplayError(err, happyPath)).toEqual({
+      error: 'CodecKeyError',
+      message: 'payload encrypted with key "k2026-06", but no codec keys are configured: add key "k2026-06" to HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE (docs/codec.md)',
+      hint: expect.stringContaining('replay with the key it names'),
+    });
+  });
+
   it('a machine that meets another event: the command the code issued, the event id and type', () => {
     expect(explainReplayError(violation('Timer machine does not handle this event: HistoryEvent(id: 46, WorkflowExecutionCompleted)'), happyPath)).toEqual({
       error: 'DeterminismViolationError',
