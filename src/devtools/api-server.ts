@@ -5,13 +5,13 @@
  * holds only the token's hash, the token itself goes to `<dataDir>/api-token` (mode 600), where
  * `handrail handoffs` finds it.
  */
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT, type HandrailConfig } from '../config';
+import type { HandrailConfig } from '../config';
 import { apiTokenFile } from '../operator/handoffs';
 import { sha256Token } from '../servers/api-users';
+import { startDetached } from './detached';
 
 export function apiServerSettings(config: Pick<HandrailConfig, 'dataDir' | 'apiUrl'>) {
   const url = new URL(config.apiUrl);
@@ -52,21 +52,15 @@ export async function ensureApiServer(config: HandrailConfig): Promise<{ url: st
   const settings = apiServerSettings(config);
   ensureDemoUser(settings);
   if (await answers(settings.url)) return { url: settings.url, tokenFile: settings.tokenFile, startedHere: false };
-  const log = fs.openSync(settings.logFile, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'servers', 'api-main.ts')], {
-    detached: true,
-    cwd: PROJECT_ROOT,
-    stdio: ['ignore', log, log],
+  await startDetached({
+    what: 'the handoff records API',
+    url: settings.url,
+    script: path.join(__dirname, '..', 'servers', 'api-main.ts'),
     // The demo's data dir, resolved: the API must open the store the demo's worker writes.
     env: { ...process.env, HANDRAIL_DATA_DIR: config.dataDir, HANDRAIL_API_USERS: settings.usersFile, HANDRAIL_API_USERS_JSON: '', HANDRAIL_API_HOST: settings.host, HANDRAIL_API_PORT: String(settings.port) },
+    pidFile: settings.pidFile,
+    logFile: settings.logFile,
+    answers: () => answers(settings.url),
   });
-  fs.closeSync(log);
-  child.unref();
-  if (child.pid) fs.writeFileSync(settings.pidFile, String(child.pid));
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
-    if (await answers(settings.url)) return { url: settings.url, tokenFile: settings.tokenFile, startedHere: true };
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`the handoff records API did not come up at ${settings.url}; see ${settings.logFile}`);
+  return { url: settings.url, tokenFile: settings.tokenFile, startedHere: true };
 }

@@ -15,6 +15,7 @@ import { connectWorker } from '../connect';
 import { acksTable } from '../operator/cli/format';
 import { paintFor } from '../operator/cli/terminal';
 import { ensureApiServer } from './api-server';
+import { ensureCodecServer } from './codec-server';
 import { devServerSettings } from './devserver/settings';
 import { ensureDevServer } from './devserver/server';
 import { sampleJobRequest } from './samples/tickets';
@@ -35,7 +36,8 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const config = loadConfig();
   const settings = devServerSettings(config);
-  const server = await ensureDevServer({ ...settings, namespace: config.namespace, detached: true });
+  const codec = await ensureCodecServer(config);
+  const server = await ensureDevServer({ ...settings, namespace: config.namespace, detached: true, codecEndpoint: codec?.url });
   if (server.startedHere) console.log(`Started a Temporal dev server at ${server.address} (history in ${path.relative(process.cwd(), settings.dbFile)}).`);
 
   // The API is a convenience here: a port taken by something else costs the link, not the demo.
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
     console.log(`hops ${result.hops} · spent $${result.spent_usd} · wallet left $${result.package.budget.usd_remaining}`);
     console.log(`\n${acksTable(result.acks.map((a) => ({ ...a, reason: a.reason.slice(0, 70) })), paintFor(process.stdout, process.env))}`);
     if (result.receipt) console.log(`CRM receipt: ${result.receipt.idempotency_key} → ${result.receipt.record_id} (${result.receipt.status})`);
-    console.log(`\nWeb UI: ${jobUrl(config, jobId)}`);
+    console.log(`\nWeb UI: ${jobUrl(config, jobId)}${codec ? ` (payloads encrypted; the UI decodes them through the codec server at ${codec.url})` : ''}`);
     if (api) {
       console.log(`Handoff records API: ${api.url} (OpenAPI at ${api.url}/openapi.json; user "demo", token in ${path.relative(process.cwd(), api.tokenFile)}): try \`npx handrail handoffs list\``);
     }

@@ -24,6 +24,8 @@ export interface DevServerOptions {
   detached?: boolean;
   /** Where a detached server's pid goes, for `npm run server:stop`. */
   pidFile?: string;
+  /** A codec server the Web UI decodes payloads through (`--ui-codec-endpoint`, docs/codec.md). */
+  codecEndpoint?: string;
   log?: (msg: string) => void;
 }
 
@@ -105,6 +107,8 @@ export async function ensureDevServer(opts: DevServerOptions): Promise<DevServer
     const added = await registerSearchAttributes(connection, namespace);
     await connection.close();
     log(`handrail: reusing the Temporal server already running at ${address}${added.length ? ` (registered ${added.join(', ')})` : ''}`);
+    // Its Web UI keeps the codec endpoint it was started with, if any.
+    if (opts.codecEndpoint) log(`handrail: if its Web UI shows encrypted payloads, restart it (npm run server:stop) or set ${opts.codecEndpoint} in the UI's codec server setting (docs/codec.md)`);
     return { address, webUiUrl, startedHere: false, stop: async () => undefined };
   }
 
@@ -115,6 +119,7 @@ export async function ensureDevServer(opts: DevServerOptions): Promise<DevServer
     args.push('--db-filename', opts.dbFile);
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  if (opts.codecEndpoint) args.push('--ui-codec-endpoint', opts.codecEndpoint);
 
   let stdio: 'inherit' | ['ignore', number, number] = 'inherit';
   if (opts.logFile) {

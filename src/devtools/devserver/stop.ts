@@ -1,7 +1,8 @@
-/** `npm run server:stop`: stops the dev server and the handoff records API that `npm run demo` left running. */
+/** `npm run server:stop`: stops the dev server, the handoff records API and the codec server that `npm run demo` (or `npm run server`) left running. */
 import fs from 'node:fs';
 import { loadConfig } from '../../config';
 import { apiServerSettings } from '../api-server';
+import { codecServerSettings } from '../codec-server';
 import { devServerSettings } from './settings';
 
 function stop(what: string, pidFile: string): void {
@@ -21,4 +22,5 @@ function stop(what: string, pidFile: string): void {
 
 const config = loadConfig();
 stop('handoff records API', apiServerSettings(config).pidFile);
+stop('codec server', codecServerSettings(config).pidFile);
 stop('Temporal dev server', devServerSettings(config).pidFile);
