@@ -59,10 +59,12 @@ export interface RailOptions {
   workspace?: string;
   /** The data converter of the worker and the client (tests with codec keys); default: from the environment. */
   dataConverter?: DataConverter;
+  /** A Temporal server other than the suite's (a test that needs its own server flags). */
+  address?: string;
 }
 
 export async function startRail(opts: RailOptions = {}): Promise<Rail> {
-  const address = inject('temporalAddress');
+  const address = opts.address ?? inject('temporalAddress');
   const namespace = inject('namespace');
   const taskQueue = uniqueId('it');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-store-'));

@@ -1,6 +1,6 @@
 /**
- * Payload encryption end to end (docs/codec.md): a job run by a worker and client with the
- * suite's codec key leaves no ticket text in its exported history nor in its user metadata, and
+ * Payload encryption end to end (docs/codec.md): a job run by a worker and client with a codec
+ * key leaves no ticket text in its exported history nor in its user metadata, and
  * its history replays with the key (also after a rotation) and fails, naming the key, without it.
  */
 import { execFileSync } from 'node:child_process';
@@ -18,7 +18,8 @@ import { replayHistoryFiles } from '../../src/replay';
 import { runHandrail } from '../helpers/cli';
 import { jobRequest, startRail, type Rail } from '../helpers/rail';
 
-const keys = parseCodecKeys(inject('codecKeys'), 'the suite');
+const KEYS_JSON = JSON.stringify({ keys: [{ id: 'suite', key: crypto.randomBytes(32).toString('base64') }] });
+const keys = parseCodecKeys(KEYS_JSON, 'the test');
 const request = jobRequest();
 const { subject, body } = request.ticket;
 let rail: Rail;
@@ -77,7 +78,7 @@ describe('payload encryption', () => {
 
   it('the exported history replays with the key, and with the old key after a rotation', async () => {
     const workflowBundle = { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') };
-    const rotated = parseCodecKeys(JSON.stringify({ keys: [...JSON.parse(inject('codecKeys')).keys, { id: 'next', key: crypto.randomBytes(32).toString('base64') }] }), 'rotated');
+    const rotated = parseCodecKeys(JSON.stringify({ keys: [...(JSON.parse(KEYS_JSON) as { keys: object[] }).keys, { id: 'next', key: crypto.randomBytes(32).toString('base64') }] }), 'rotated');
     expect(rotated.current).toBe('next');
     const outcomes = [
       ...(await replayHistoryFiles([exported], { workflowBundle, dataConverter: handrailDataConverter(keys) })),
@@ -95,7 +96,7 @@ describe('payload encryption', () => {
     expect(none.stdout).toContain('CodecKeyError: payload encrypted with key "suite", but no codec keys are configured: add key "suite" to HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE');
     expect(none.stdout).toContain('hint: the history was recorded with payload encryption');
     const keysFile = path.join(dir, 'keys.json');
-    fs.writeFileSync(keysFile, inject('codecKeys'), { mode: 0o600 });
+    fs.writeFileSync(keysFile, KEYS_JSON, { mode: 0o600 });
     const keyed = await runHandrail(['replay', exported], { HANDRAIL_CODEC_KEYS: '', HANDRAIL_CODEC_KEYS_FILE: keysFile });
     expect(keyed.stdout).toContain('replayed 1 history: 1 passed, 0 failed');
     expect(keyed.code).toBe(0);

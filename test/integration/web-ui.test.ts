@@ -2,14 +2,20 @@
  * The operator's Web UI path, proven in a real browser: Debian's chromium driven by
  * playwright-core against the suite dev server's Web UI (2.42), with a live worker so current
  * details and queries answer. Set HANDRAIL_SCREENSHOT_DIR=docs/screenshots to refresh the
- * walk-through screenshots in docs/operate.md.
+ * walk-through screenshots in docs/operate.md. A second case runs a job with payload encryption
+ * on a dev server started with --ui-codec-endpoint and reads it decoded (docs/codec.md).
  */
 import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { handrailDataConverter, parseCodecKeys } from '../../src/codec';
+import { ensureDevServer, freePort, type DevServer } from '../../src/devtools/devserver/server';
 import { getJob, jobsQuery, jobResult, startJob } from '../../src/operator/client';
+import { buildCodecServer, codecOrigins } from '../../src/servers/codec-server';
 import { jobRequest, startRail, type Rail } from '../helpers/rail';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -145,5 +151,45 @@ describe('Temporal Web UI in a real browser', () => {
     expect(await page.locator('main').innerText()).toContain('Completed');
     await screenshot(page, '5-completed');
     await page.close();
+  });
+
+  it('with payload encryption, shows the summary and the package query decoded through the codec server', async (ctx) => {
+    if (unavailable || !browser) return ctx.skip(`chromium unavailable: ${unavailable}`);
+    // A dev server of its own: --ui-codec-endpoint makes the Web UI also *encode* what it sends
+    // (signals, updates) through the codec server, which the suite's plain workers cannot read.
+    const keys = parseCodecKeys(JSON.stringify({ keys: [{ id: 'web-ui', key: crypto.randomBytes(32).toString('base64') }] }), 'the test');
+    const [port, uiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
+    const codec = buildCodecServer({ keys, origins: codecOrigins({ webUiUrl: `http://localhost:${uiPort}` }, {}) });
+    const request = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-web-ui-codec-'));
+    let server: DevServer | undefined;
+    let encrypted: Rail | undefined;
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    try {
+      const logFile = path.join(tmp, 'temporal-server.log');
+      server = await ensureDevServer({ port, uiPort, logFile, codecEndpoint: await codec.listen({ host: '127.0.0.1', port: codecPort }), log: () => undefined });
+      const { client, taskQueue } = (encrypted = await startRail({ address: server.address, dataConverter: handrailDataConverter(keys) }));
+      await startJob(client, request, { taskQueue });
+      await waitFor('escalation', async () => ((await getJob(client, request.job_id)).status.status === 'escalated' ? true : undefined));
+      await page.goto(`${server.webUiUrl}/namespaces/${inject('namespace')}/workflows/${encodeURIComponent(request.job_id)}`);
+      // The input is the job request: the ticket's subject, decoded, on the page.
+      await expect.poll(() => page.locator('main').innerText(), { timeout: 30_000 }).toContain(request.ticket.subject);
+      await page.getByTestId('user-metadata-tab').click();
+      const frames = () => Promise.all(page.frames().filter((f) => f.url().includes('/render?')).map((f) => f.locator('body').innerText().catch(() => '')));
+      await expect.poll(async () => (await frames()).join('\n'), { timeout: 20_000 }).toContain(`${request.job_id}: ${request.goal}`);
+      await page.getByTestId('queries-tab').click();
+      await page.getByTestId('query-select-button').click();
+      await page.getByRole('option', { name: /^package/ }).click();
+      await page.getByRole('button', { name: 'Run Query' }).click();
+      await expect.poll(() => page.getByTestId('query-result').innerText(), { timeout: 20_000 }).toContain('"schema": "handoff.v1"');
+      expect(await page.getByTestId('query-result').innerText()).toContain(`"job_id": "${request.job_id}"`);
+    } finally {
+      await page.close();
+      await encrypted?.stop();
+      // Its history goes with it (in memory): no job is left waiting.
+      await server?.stop();
+      await codec.close();
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
