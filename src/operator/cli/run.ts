@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isGrpcServiceError, type Client } from '@temporalio/client';
+import { CodecConfigError, CodecKeyError } from '../../codec';
 import { jobUrl, loadConfig, type HandrailConfig } from '../../config';
 import { NamespaceNotFoundError, TemporalUnreachableError } from '../../connect';
 import { openStore } from '../../worker/store';
@@ -80,7 +81,7 @@ HANDRAIL_TASK_QUEUE). It bundles --workflows (default: handrail's workflows) onc
 replay --diff runs each job's recorded packages through the current pipelines instead (--pipelines:
 a module exporting pipelines and activities) and names the first hop whose ack, route, artifact or cost differs.
 
-Exit codes: 0 ok · 1 failed, a transcript that fails verification, a history that fails replay, or a job --diff finds different · 2 usage, invalid ticket or unknown namespace ·
+Exit codes: 0 ok · 1 failed, a transcript that fails verification, a history that fails replay, or a job --diff finds different · 2 usage, invalid ticket, unknown namespace or codec keys ·
 3 unknown job or record · 4 Temporal (or the API) unreachable · 5 refused (decision refused, job already ended,
 record taken or final) · 6 no worker answered ·
 10 --follow: waiting for a human · 11 --follow: ended other than completed`;
@@ -315,8 +316,8 @@ async function diffPipelines(modulePath: string) {
 /** Errors an operator can act on get their message and a distinct code; anything else is a bug report. */
 function exitCodeFor(err: unknown): number {
   if (err instanceof UsageError || err instanceof HistoryFileError || err instanceof DiffModuleError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError || err instanceof StageNotInTranscriptError || err instanceof HopNotFoundError) return EXIT.usage;
-  // A wrong TEMPORAL_NAMESPACE is a setting to fix, not a server to start: not exit 4.
-  if (err instanceof NamespaceNotFoundError) return EXIT.usage;
+  // A wrong TEMPORAL_NAMESPACE or codec key is a setting to fix, not a server to start: not exit 4.
+  if (err instanceof NamespaceNotFoundError || err instanceof CodecConfigError || err instanceof CodecKeyError) return EXIT.usage;
   if (err instanceof JobNotFoundError) return EXIT.notFound;
   if (err instanceof TemporalUnreachableError) return EXIT.unreachable;
   if (err instanceof DecisionRefusedError || err instanceof JobClosedError) return EXIT.refused;
