@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { PROJECT_ROOT } from '../config';
 
 export interface DetachedServer {
@@ -21,6 +22,7 @@ export interface DetachedServer {
 
 /** Starts it and waits until it answers (30 s), or throws pointing at its log. */
 export async function startDetached(server: DetachedServer): Promise<void> {
+  fs.mkdirSync(path.dirname(server.logFile), { recursive: true });
   const log = fs.openSync(server.logFile, 'a');
   const child = spawn(process.execPath, ['--import', 'tsx', server.script], { detached: true, cwd: PROJECT_ROOT, stdio: ['ignore', log, log], env: server.env });
   fs.closeSync(log);
