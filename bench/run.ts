@@ -53,8 +53,7 @@ type Kind = 'handrail' | 'baseline';
 
 interface Side {
   kind: Kind;
-  /** `handrail`, `baseline`, or `codec` (handrail with payload encryption on worker and client). */
-  label: string;
+  /** The side's own client, with its worker's codec keys (the codec side: a key of the run's own). */
   client: Client;
   /** Its worker's data converter (the baseline's worker runs the SDK default, which reads the same plain payloads). */
   dataConverter: DataConverter;
@@ -208,7 +207,7 @@ async function main(): Promise<void> {
       const bundlePath = bundles[plan.kind];
       const worker = await startWorkerProcess({ kind: plan.kind, address: lab.address, taskQueue, dataDir: path.join(lab.tmp, `${plan.label}-store`), bundlePath, codecKeys: plan.codecKeys });
       const client = new Client({ connection: lab.client.connection, namespace: NAMESPACE, dataConverter: plan.dataConverter });
-      sides.push({ kind: plan.kind, label: plan.label, dataConverter: plan.dataConverter, client, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), jobIds: [], latenciesMs: [], batchSeconds: 0, cpuMicros: 0 });
+      sides.push({ kind: plan.kind, dataConverter: plan.dataConverter, client, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), jobIds: [], latenciesMs: [], batchSeconds: 0, cpuMicros: 0 });
     }
     const [handrail, baseline, codec] = sides as [Side, Side, Side];
     console.error(`bench: warm-up, then ${ROUNDS} rounds of ${JOBS} jobs per side (handrail, baseline, handrail with the codec) ...`);
