@@ -66,6 +66,9 @@ export {
   type ReplaySource,
 } from './replay';
 
+// Payload encryption (docs/codec.md): the data converter for a client or replay of your own.
+export { handrailDataConverter, codecKeysFromEnv, parseCodecKeys, AesGcmCodec, CodecConfigError, CodecKeyError, type CodecKeys } from './codec';
+
 // Operator side: the client API (the CLI is a thin layer over it).
 export {
   cancelJob,
