@@ -49,6 +49,22 @@ async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`) });
 }
 
+const updateDialog = (page: Page) => page.getByRole('dialog', { name: 'Send an Update' });
+
+/** Sends an update from the job's page, through the UI's "Send an Update" dialog. */
+async function sendUpdate(page: Page, name: string, input: object): Promise<void> {
+  const dialog = updateDialog(page);
+  await page.getByRole('button', { name: 'More Actions' }).click();
+  await page.getByRole('menu').filter({ hasText: 'Send an Update' }).getByText('Send an Update').click();
+  await dialog.getByTestId('update-select-button').click();
+  await dialog.getByRole('option', { name: new RegExp(`^${name}`) }).click();
+  await dialog.getByRole('textbox').last().click();
+  await page.keyboard.insertText(JSON.stringify(input));
+  // The JSON editor commits its text on blur; a click that blurs it does not also submit.
+  await dialog.getByTestId('update-id').click();
+  await dialog.getByTestId('confirm-modal-button').click();
+}
+
 let unavailable: string | undefined;
 let browser: Browser | undefined;
 let rail: Rail;
@@ -123,18 +139,8 @@ describe('Temporal Web UI in a real browser', () => {
     await screenshot(page, '3-package-query');
 
     // 4. `decide` from the UI: the validator's refusal is shown, then a valid top-up is taken.
-    const dialog = page.getByRole('dialog', { name: 'Send an Update' });
-    const sendDecision = async (decision: object) => {
-      await page.getByRole('button', { name: 'More Actions' }).click();
-      await page.getByRole('menu').filter({ hasText: 'Send an Update' }).getByText('Send an Update').click();
-      await dialog.getByTestId('update-select-button').click();
-      await dialog.getByRole('option', { name: /^decide/ }).click();
-      await dialog.getByRole('textbox').last().click();
-      await page.keyboard.insertText(JSON.stringify(decision));
-      // The JSON editor commits its text on blur; a click that blurs it does not also submit.
-      await dialog.getByTestId('update-id').click();
-      await dialog.getByTestId('confirm-modal-button').click();
-    };
+    const dialog = updateDialog(page);
+    const sendDecision = (decision: object) => sendUpdate(page, 'decide', decision);
     await sendDecision({ action: 'top_up', actor: 'ops.lead' });
     await expect.poll(() => dialog.getByRole('alert').innerText(), { timeout: 20_000 }).toContain('top_up needs usd > 0 or revisions > 0');
     await screenshot(page, '4-decide-refused');
@@ -153,7 +159,7 @@ describe('Temporal Web UI in a real browser', () => {
     await page.close();
   });
 
-  it('with payload encryption, shows the summary and the package query decoded through the codec server', async (ctx) => {
+  it('with payload encryption, shows the input, summary and package query decoded through the codec server, and its decide reaches the worker', async (ctx) => {
     if (unavailable || !browser) return ctx.skip(`chromium unavailable: ${unavailable}`);
     // A dev server of its own: --ui-codec-endpoint makes the Web UI also *encode* what it sends
     // (signals, updates) through the codec server, which the suite's plain workers cannot read.
@@ -183,6 +189,11 @@ describe('Temporal Web UI in a real browser', () => {
       await page.getByRole('button', { name: 'Run Query' }).click();
       await expect.poll(() => page.getByTestId('query-result').innerText(), { timeout: 20_000 }).toContain('"schema": "handoff.v1"');
       expect(await page.getByTestId('query-result').innerText()).toContain(`"job_id": "${request.job_id}"`);
+      // What the UI sends goes through the codec server's /encode: the keyed worker reads the decision.
+      await sendUpdate(page, 'decide', { action: 'top_up', actor: 'ops.lead', usd: 1, note: 'sent encrypted' });
+      await expect.poll(() => updateDialog(page).isVisible(), { timeout: 20_000 }).toBe(false);
+      const result = await jobResult(client, request.job_id);
+      expect(result.acks.find((a) => a.stage === 'human' && a.actor === 'ops.lead')?.reason).toBe('decided top_up (+$1, +0 revisions) by ops.lead: sent encrypted');
     } finally {
       await page.close();
       await encrypted?.stop();
