@@ -11,6 +11,7 @@ import { connectHandrail } from '../operator/client';
 import { openStore } from '../worker/store';
 import { loadApiUsers, type ApiUsers } from './api-users';
 import { buildHandoffsApi } from './handoffs-api';
+import { runServerProcess } from './process';
 
 export const DEFAULT_API_PORT = 8787;
 
@@ -43,21 +44,11 @@ export async function serveHandoffsApi(config: HandrailConfig, users: ApiUsers, 
   }
 }
 
-async function main(): Promise<void> {
+async function main() {
   const config = loadConfig();
   const api = await serveHandoffsApi(config, loadApiUsers(), apiListenOptions());
   console.log(`handoff records API on ${api.address} (workspace ${config.namespace}; OpenAPI at ${api.address}/openapi.json)`);
-  const stop = async () => {
-    await api.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
+  return api;
 }
 
-if (require.main === module) {
-  main().catch((err: Error) => {
-    console.error(err.message);
-    process.exit(1);
-  });
-}
+if (require.main === module) runServerProcess(main);

@@ -13,6 +13,7 @@ import type { Payload } from '@temporalio/common';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { AesGcmCodec, CodecConfigError, CodecKeyError, codecKeysFromEnv, type CodecKeys } from '../codec';
 import { loadConfig, type HandrailConfig } from '../config';
+import { runServerProcess } from './process';
 
 export interface CodecServerOptions {
   keys: CodecKeys;
@@ -108,7 +109,7 @@ export function codecServerUrl(env: NodeJS.ProcessEnv = process.env): URL {
   return new URL(env.HANDRAIL_CODEC_URL || 'http://127.0.0.1:8888');
 }
 
-async function main(): Promise<void> {
+async function main() {
   const keys = codecKeysFromEnv();
   if (!keys) throw new CodecConfigError('no codec keys configured: set HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE (docs/codec.md)');
   const url = codecServerUrl();
@@ -116,17 +117,7 @@ async function main(): Promise<void> {
   const app = buildCodecServer({ keys, origins, token: process.env.HANDRAIL_CODEC_TOKEN || undefined });
   await app.listen({ host: url.hostname, port: Number(url.port || 80) });
   console.log(`codec server on ${url.origin} (keys ${[...keys.keys.keys()].join(', ')}; current ${keys.current}; CORS for ${origins.join(', ')})`);
-  const stop = async () => {
-    await app.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
+  return app;
 }
 
-if (require.main === module) {
-  main().catch((err: Error) => {
-    console.error(err.message);
-    process.exit(1);
-  });
-}
+if (require.main === module) runServerProcess(main);

@@ -294,6 +294,12 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
     return record;
   };
   const openapi = handoffsOpenApi();
+  /** A caller's accept or cancel of a record they may see. */
+  const transition = async (request: FastifyRequest, user: ApiUser, move: 'acceptHandoff' | 'cancelHandoff') => {
+    const key = idempotencyKey(request);
+    const { id } = await visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user);
+    return store[move](id, user.name, storeKey(user, key));
+  };
 
   const handlers: Record<string, Handler> = {
     listHandoffs: async (request, _reply, user) => {
@@ -325,16 +331,8 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
       return record;
     },
     getHandoff: async (request, _reply, user) => visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user!),
-    acceptHandoff: async (request, _reply, user) => {
-      const key = idempotencyKey(request);
-      const { id } = await visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user!);
-      return store.acceptHandoff(id, user!.name, storeKey(user!, key));
-    },
-    cancelHandoff: async (request, _reply, user) => {
-      const key = idempotencyKey(request);
-      const { id } = await visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user!);
-      return store.cancelHandoff(id, user!.name, storeKey(user!, key));
-    },
+    acceptHandoff: (request, _reply, user) => transition(request, user!, 'acceptHandoff'),
+    cancelHandoff: (request, _reply, user) => transition(request, user!, 'cancelHandoff'),
     decideHandoff: async (request, _reply, user) => {
       const key = idempotencyKey(request);
       const record = await visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user!);
