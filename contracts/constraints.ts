@@ -6,6 +6,7 @@
  *
  * Pure functions: imported by workflow code (the rail) and by the judge stage.
  */
+import { findPersonalData, maskPersonalData, obscurePersonalDatum } from './personal-data';
 
 export interface StageOutputView {
   /** The output artifact body as text (markdown, or JSON of a structured body). */
@@ -43,6 +44,15 @@ export function authoredLines(text: string): string {
     .join('\n');
 }
 
+// "redact personal data", "mask PII", "remove email addresses", "no personal data in notes".
+const REDACT_PERSONAL_DATA = new RegExp(
+  [
+    String.raw`\b(?:redact|mask|remove|strip|scrub|hide|anonymi[sz]e|obfuscate)\b.*\b(?:pii|personal(?:ly identifiable)?\s+(?:data|information|info|details)|contact details|e-?mail(?:\s+address)?(?:e?s)?|phone(?:\s+number)?s?|card(?:\s+number)?s?)\b`,
+    String.raw`\b(?:no|without|never (?:include|write|share|store)|do not (?:include|write|share|store))\b.*\b(?:pii|personal(?:ly identifiable)?\s+(?:data|information|info|details))\b`,
+  ].join('|'),
+  'i',
+);
+
 const CUSTOMER_SEND_TOOLS = /^(?:email|mail|sms|chat|customer)[._-]?(?:send|reply|message)/i;
 
 export const CONSTRAINT_POLICIES: readonly ConstraintPolicy[] = [
@@ -63,11 +73,28 @@ export const CONSTRAINT_POLICIES: readonly ConstraintPolicy[] = [
       return sent ? `used customer-facing tool ${sent}` : null;
     },
   },
+  {
+    id: 'redact_personal_data',
+    implements: (c) => REDACT_PERSONAL_DATA.test(c),
+    // Quotes count: the customer's email in a blockquote is still personal data in the note. The
+    // breach names the datum obscured, since breach messages end up in acks and history.
+    breach: ({ text }) => {
+      const [first, ...more] = findPersonalData(text);
+      if (!first) return null;
+      return `leaves personal data unmasked: ${obscurePersonalDatum(first)}${more.length > 0 ? ` (and ${more.length} more)` : ''}`;
+    },
+  },
 ];
 
 /** The policies that apply to a job's constraints (a constraint may match several). */
 export function policiesFor(constraints: readonly string[]): ConstraintPolicy[] {
   return CONSTRAINT_POLICIES.filter((p) => constraints.some((c) => p.implements(c)));
+}
+
+/** `text` as a stage writes it under the job's constraints: personal data masked when one of them
+ * asks for that (redact_personal_data), unchanged otherwise. */
+export function redactPersonalDataFor(constraints: readonly string[], text: string): string {
+  return policiesFor(constraints).some((p) => p.id === 'redact_personal_data') ? maskPersonalData(text) : text;
 }
 
 /** Every breach of the job's enforceable constraints by one stage output. */

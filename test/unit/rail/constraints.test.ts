@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CONSTRAINT_POLICIES, constraintBreaches, policiesFor } from '../../../contracts/constraints';
+import { CONSTRAINT_POLICIES, constraintBreaches, policiesFor, redactPersonalDataFor } from '../../../contracts/constraints';
 import { artifactBody, fixturePackage } from './helpers';
 
 const NO_REFUND = ['no refund promises'];
@@ -17,12 +18,26 @@ describe('policiesFor', () => {
     expect(policiesFor([c]).map((p) => p.id)).toEqual(['no_customer_send']);
   });
 
-  it.each(['cite help center or no_match', 'refunds are allowed within 30 days', 'be polite'])('recognises no policy in "%s"', (c) => {
+  it.each([
+    'redact personal data',
+    'Redact PII',
+    'mask personal information',
+    'no personal data in notes',
+    'No PII in the CRM note',
+    'remove email addresses and phone numbers',
+    'anonymise personally identifiable information',
+    'never include personal details',
+    'do not store personal data',
+  ])('recognises "%s" as redact_personal_data', (c) => {
+    expect(policiesFor([c]).map((p) => p.id)).toEqual(['redact_personal_data']);
+  });
+
+  it.each(['cite help center or no_match', 'refunds are allowed within 30 days', 'be polite', 'personal data requests go to the privacy team', 'mask nothing'])('recognises no policy in "%s"', (c) => {
     expect(policiesFor([c])).toEqual([]);
   });
 
   it('applies each policy once however many constraints name it, in table order', () => {
-    expect(policiesFor(['internal only', 'no refund promises', 'never promise refunds']).map((p) => p.id)).toEqual(
+    expect(policiesFor(['redact PII', 'internal only', 'no refund promises', 'never promise refunds']).map((p) => p.id)).toEqual(
       CONSTRAINT_POLICIES.map((p) => p.id),
     );
   });
@@ -118,5 +133,42 @@ describe('no_customer_send', () => {
   it('reports both policies when an output breaks both', () => {
     const breaches = constraintBreaches(['no refund promises', 'do not send to customer'], { text: 'We will refund you.', toolsUsed: ['email.send'] });
     expect(breaches.map((b) => b.policy)).toEqual(['no_refund_promises', 'no_customer_send']);
+  });
+});
+
+describe('redact_personal_data', () => {
+  const REDACT = ['redact personal data'];
+  const breaches = (text: string) => constraintBreaches(REDACT, { text, toolsUsed: [] });
+
+  it('reports the first unmasked datum obscured, and how many more there are', () => {
+    expect(breaches('Reach jane.doe@example.com or +1 415 555 0132 about card 4111 1111 1111 1111.')).toEqual([
+      { policy: 'redact_personal_data', breach: 'leaves personal data unmasked: email j***@e***.com (and 2 more)' },
+    ]);
+    expect(breaches('Card 4111 1111 1111 1111 was charged.')[0]!.breach).toBe('leaves personal data unmasked: card number ending 1111');
+    expect(breaches('Call (415) 555-0132.')[0]!.breach).toBe('leaves personal data unmasked: phone number ending 32');
+  });
+
+  it('never echoes the datum in the breach', () => {
+    const [b] = breaches('My number is 415-555-0132 and my card 4111 1111 1111 1111');
+    expect(b!.breach).not.toMatch(/555|4111 1111|0132/);
+  });
+
+  it('counts the customer\'s words in a blockquote: quoted personal data is still in the note', () => {
+    expect(breaches('**Question** (the customer\'s words):\n> mail me at jane.doe@example.com')).toHaveLength(1);
+  });
+
+  it('passes a masked note and a note with ids, dates and amounts', () => {
+    expect(breaches('Reach [email] or [phone]; card [card]. INV-2041 of 2026-03-14, $1,234.56, ticket T-1001.')).toEqual([]);
+  });
+
+  it('finds no breach in what redactPersonalDataFor wrote under the constraint', () => {
+    const piece = fc.constantFrom('jane.doe@example.com', '+1 415 555 0132', '4111 1111 1111 1111', '(415) 555-0132', ' ', '-', '.', 'INV-2041', '2026-03-14', '7', 'call me at ', '\n> ');
+    fc.assert(fc.property(fc.array(piece, { maxLength: 20 }), (parts) => breaches(redactPersonalDataFor(REDACT, parts.join(''))).length === 0), { numRuns: 2000 });
+  });
+
+  it('masks only under the constraint', () => {
+    const note = 'Reach jane.doe@example.com.';
+    expect(redactPersonalDataFor(['no refund promises'], note)).toBe(note);
+    expect(redactPersonalDataFor(['no refund promises', 'redact PII'], note)).toBe('Reach [email].');
   });
 });

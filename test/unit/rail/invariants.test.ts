@@ -266,6 +266,29 @@ describe('checkEmitted: constraints_enforced at every hop', () => {
     expect(names({ ...o, delivered: add(o.delivered), emitted: add(o.emitted) })).toEqual([]);
   });
 
+  describe('under "redact personal data"', () => {
+    const redacting = (o: EmittedOutput): EmittedOutput => {
+      const add = (p: HandoffV1) => ({ ...p, constraints: [...p.constraints, 'redact personal data'] });
+      return { ...o, delivered: add(o.delivered), emitted: add(o.emitted) };
+    };
+    const leaky = `${draftBody.markdown}\n\nCustomer: reach jane.doe@example.com or +1 415 555 0132.`;
+
+    it('a draft that leaves personal data unmasked breaks constraints_enforced, and the reason does not repeat it', () => {
+      const v = checkEmitted({ ...redacting(clean.draft()), body: withMarkdown(leaky) });
+      expect(v.map((x) => x.invariant)).toEqual(['constraints_enforced']);
+      expect(v[0]!.reason).toBe('redact_personal_data: leaves personal data unmasked: email j***@e***.com (and 1 more)');
+    });
+
+    it('the same draft masked passes', () => {
+      expect(names({ ...redacting(clean.draft()), body: withMarkdown(leaky.replace('jane.doe@example.com', '[email]').replace('+1 415 555 0132', '[phone]')) })).toEqual([]);
+    });
+
+    it('intake\'s structured output quoting the customer\'s email is not held to it', () => {
+      const o = redacting(clean.intake());
+      expect(names({ ...o, body: { ...(o.body as object), question: 'Write to jane.doe@example.com' } })).toEqual([]);
+    });
+  });
+
   it('reports every invariant broken, not only the first', () => {
     const v = names(draftWith((p) => ({ ...p, job_id: 'tkt_1', goal: 'other' }), { body: withMarkdown(promise) }));
     expect(v).toEqual(['job_id_unchanged', 'goal_unchanged', 'constraints_enforced']);
