@@ -4,7 +4,7 @@
  * writes only the work (`(pkg) => StageOutput`); `stageActivities` wraps each stage's.
  */
 import { canonicalJson, hopSegment, isFanOutRule, MERGE_STAGE, parseSnapshotUri, roleMismatch, snapshotContent, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
-import { constraintBreaches } from '../contracts/constraints';
+import { constraintBreaches, redactPersonalDataFor } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
 import type { CrmPatch, CrmStore, DeliveryFacts, StageRecord, Store } from '../src/worker/store';
@@ -201,7 +201,9 @@ export function refuseBreaches(constraints: readonly string[], written: string, 
 
 /**
  * The CRM write of a writer: the note held to the job's constraints, then written at most once
- * per key. A key that already holds another write (another chain got there first, e.g. direct
+ * per key. The note is written exactly as judged, never rewritten here (the receipt's note hash is
+ * the passing summary's): under redact_personal_data the stage that wrote it masked it, and a note
+ * still holding personal data is refused. A key that already holds another write (another chain got there first, e.g. direct
  * deliveries under this job id) is refused, never reported as this job's write.
  */
 export async function writeCrmNote(crm: CrmStore, key: string, patch: CrmPatch, constraints: readonly string[], stage: string): Promise<ReceiptV1> {
@@ -282,9 +284,11 @@ export function appendUnique<T>(list: readonly T[], extra: readonly T[] | undefi
 
 /** Input package + output artifact (+ questions, tools, memory refs, judge's evaluator), with
  * the job's log referenced at this turn and the stage's segment appended to the summary (the
- * oldest segments moved to the store once it is full: activities/summary.ts). */
+ * oldest segments moved to the store once it is full: activities/summary.ts). A segment is masked
+ * under redact_personal_data like the prose: intake's quotes the customer's question. */
 async function emit(store: Store, card: StageCard, pkg: HandoffV1, output: StageOutput, transcript: string): Promise<HandoffV1> {
-  const segment = hopSegment(pkg.hop?.count ?? 0, card.name, output.artifact.type, output.summary);
+  const said = output.summary === undefined ? undefined : redactPersonalDataFor(pkg.constraints, output.summary);
+  const segment = hopSegment(pkg.hop?.count ?? 0, card.name, output.artifact.type, said);
   const summary = await appendSegments(store, pkg.summary, [segment]);
   return {
     ...pkg,

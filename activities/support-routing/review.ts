@@ -4,7 +4,7 @@
  * breach none of the job's enforceable constraints.
  */
 import { SummaryMd, VerdictV1, type HandoffV1 } from '../../contracts';
-import { constraintBreaches } from '../../contracts/constraints';
+import { constraintBreaches, redactPersonalDataFor } from '../../contracts/constraints';
 import { CLASSIFICATION, reviewStage } from '../../contracts/pipelines/support-routing';
 import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
@@ -27,7 +27,8 @@ export function reviewNote(markdown: string, question: string, constraints: read
   for (const b of breaches) failures.push(`${FAILURE.constraintBreach}: ${b.policy}: ${b.breach}`);
   const policyOk = !promise && breaches.length === 0;
 
-  const restated = markdown.includes(question);
+  // Under redaction the note quotes the question masked, as the specialist wrote it.
+  const restated = markdown.includes(redactPersonalDataFor(constraints, question));
   if (!restated) failures.push(`${FAILURE.offTopic}: the note does not restate the customer question`);
 
   return {

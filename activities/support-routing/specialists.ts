@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { assistantMessage, SummaryMd, type HandoffV1, type StageCard } from '../../contracts';
+import { redactPersonalDataFor } from '../../contracts/constraints';
 import { CLASSIFICATION, classifyStage } from '../../contracts/pipelines/support-routing';
 import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
@@ -74,7 +75,8 @@ export function specialistNote(specialist: Specialist, c: Classification): strin
 export async function runSpecialist(store: Store, card: StageCard & { name: Specialist }, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
   const classification = await readArtifactBody(store, requireArtifact(pkg, card.name, CLASSIFICATION), Classification);
   await turn.prompt({ question: `Write the ${card.name} note for ticket ${classification.ticket_id}.` });
-  const body: SpecialistNote = { markdown: specialistNote(card.name, classification), cited_keys: [], specialist: card.name };
+  const markdown = redactPersonalDataFor(pkg.constraints, specialistNote(card.name, classification));
+  const body: SpecialistNote = { markdown, cited_keys: [], specialist: card.name };
   turn.reply(assistantMessage(body.markdown));
   const summary = `${TEMPLATES[card.name].title} note for ticket ${classification.ticket_id}, taken over from ${classifyStage.name} (intent ${classification.intent}, sentiment ${classification.sentiment.toFixed(2)}, complexity ${classification.complexity}/10, language ${classification.language})`;
   return { artifact: await writeArtifact(store, 'summary_md', SpecialistNote, body), body, cost_usd: card.nominalCostUsd, summary };

@@ -4,6 +4,7 @@
  * judge's rules apply to it all the same. `writeSummary` writes ticket-hub's brief too.
  */
 import { assistantMessage, LIMITS, SummaryMd, type HandoffV1, type StageCard } from '../../contracts';
+import { redactPersonalDataFor } from '../../contracts/constraints';
 import { draftStage } from '../../contracts/pipelines/ticket-triage';
 import type { ChatModel } from '../../src/worker/model';
 import type { Store } from '../../src/worker/store';
@@ -51,11 +52,11 @@ export async function writeSummary(
   let cost: number;
   if (model) {
     const reply = await askModel(model, messages, { maxTokens: 800 });
-    markdown = reply.text.trim().slice(0, LIMITS.markdown - 100) || '(the model returned an empty draft)';
+    markdown = redactPersonalDataFor(pkg.constraints, reply.text.trim().slice(0, LIMITS.markdown - 100)) || '(the model returned an empty draft)';
     if (rejected.includes(markdown)) markdown = `${markdown}\n\n_Revision ${rejected.length}._`;
     cost = reply.cost_usd;
   } else {
-    markdown = offlineDraft(input);
+    markdown = redactPersonalDataFor(pkg.constraints, offlineDraft(input));
     cost = card.nominalCostUsd;
   }
   turn.reply(assistantMessage(markdown));

@@ -4,7 +4,8 @@
  * summary answers the question may come from a model, otherwise from word overlap.
  */
 import type { IntakeV1, SummaryMd, VerdictV1 } from '../../contracts';
-import { constraintBreaches } from '../../contracts/constraints';
+import { constraintBreaches, redactPersonalDataFor } from '../../contracts/constraints';
+import { PERSONAL_DATA_TOKENS } from '../../contracts/personal-data';
 import { FAILURE, SUMMARY_MAX_CHARS, SUMMARY_MIN_CHARS, citedKeys, refundPromise, stems, type Retrieval } from './summary-policy';
 
 /** Share of the question's words the summary must address to count as answering it. */
@@ -55,16 +56,17 @@ export function judgeSummary(input: RubricInput): Pick<VerdictV1, 'verdict' | 's
   if (length < SUMMARY_MIN_CHARS) failures.push(`${FAILURE.tooShort}: ${length} characters, at least ${SUMMARY_MIN_CHARS}`);
   scores.length = length > SUMMARY_MAX_CHARS || length < SUMMARY_MIN_CHARS ? 0 : 1;
 
-  const grade = input.answerGrade ?? gradeByOverlap(input.intake.question, summary.markdown);
+  const grade = input.answerGrade ?? gradeByOverlap(redactPersonalDataFor(input.constraints, input.intake.question), summary.markdown);
   scores.answers_question = round(grade.score);
   if (grade.score < ANSWER_THRESHOLD) failures.push(`${FAILURE.offTopic}: ${grade.note ?? 'does not address the question'}`);
 
   return { verdict: failures.length === 0 ? 'pass' : 'fail', scores, failures };
 }
 
-/** Share of the question's words found in the summary, not counting the question quoted verbatim. */
+/** Share of the question's words found in the summary, not counting the question quoted verbatim
+ * (as the summary quotes it: masked, under redaction, and the mask tokens are not words asked). */
 function gradeByOverlap(question: string, markdown: string): AnswerGrade {
-  const asked = stems(question);
+  const asked = stems(Object.values(PERSONAL_DATA_TOKENS).reduce((q, token) => q.split(token).join(' '), question));
   if (asked.size === 0) return { score: 1 };
   const said = stems(markdown.split(question).join(' '));
   const missing = [...asked].filter((s) => !said.has(s));

@@ -158,8 +158,8 @@ describe('support-routing: the stages on a real store, routed by the table', () 
     activities[stage as keyof typeof activities]({ stage, package: pkg, delivery_key: `${pkg.job_id}:${stage}:${n}` });
 
   /** Plays the rail: route by the table, deliver, check the rail's invariants, record the body. */
-  async function drive(ticket: object, jobId: string) {
-    let pkg = firstPackage(ticketRef(ticket), { job_id: jobId });
+  async function drive(ticket: object, jobId: string, constraints?: string[]) {
+    let pkg = firstPackage(ticketRef(ticket), { job_id: jobId, ...(constraints ? { constraints } : {}) });
     const bodies: Record<string, Record<string, unknown>> = {};
     const stages: string[] = [];
     let step = route(supportRouting, pkg);
@@ -210,6 +210,18 @@ describe('support-routing: the stages on a real store, routed by the table', () 
     expect(segments[1]).toMatch(new RegExp(` note for ticket ${raw.id}, taken over from classify \\(intent \\w+, sentiment `));
     expect(segments[2]).toBe('hop 1 review → verdict.v1: verdict pass');
     expect(segments[3]).toBe(`hop 1 crm-note → receipt.v1: CRM note written to record crm_tickets/${raw.id} (created; ticket ${raw.id} ${status})`);
+  });
+
+  it('under "redact personal data" the note, the CRM note and the summary hold no email, phone or card number, and review passes it', async () => {
+    // No "?" in the body: the subject is the question the note quotes (intake splits sentences at dots).
+    const raw = ticket('tkt_pii', 'Invoice charged twice to card 4111 1111 1111 1111 (jane.doe@example.com, +1 415 555 0132)', 'I was charged twice on card 4111 1111 1111 1111 this month. Mail jane.doe@example.com or call +1 415 555 0132.');
+    const { stages, pkg, bodies } = await drive(raw, 'job_pii', ['no refund promises', 'redact personal data']);
+    expect(stages).toEqual(['classify', 'billing', 'review', 'crm-note']);
+    const note = bodies.summary_md!.markdown as string;
+    expect(note).toContain('> Invoice charged twice to card [card] ([email], [phone])');
+    const crm = await store.getCrmTicket(raw.id);
+    expect(crm?.note).toBe(note);
+    for (const text of [note, crm!.note, pkg.summary ?? '']) expect(text).not.toMatch(/4111|jane\.doe|555 0132/);
   });
 
   it('classify reports the routing facts it derived', async () => {

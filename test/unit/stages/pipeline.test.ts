@@ -5,6 +5,7 @@ import { ChunksV1, NoHitV1, ReceiptV1, SummaryMd, VerdictV1, failureCode, lastSe
 import type { StageResult } from '../../../contracts/stages';
 import { createActivities, type HandrailActivities } from '../../../activities';
 import { writeArtifact } from '../../../activities/artifacts';
+import { writeCrmNote } from '../../../activities/stage';
 import { judgeSummary } from '../../../activities/ticket-triage/rubric';
 import { citedKeys, refundPromise } from '../../../activities/ticket-triage/summary-policy';
 import type { Store } from '../../../src/worker/store';
@@ -215,6 +216,38 @@ describe('writeback', () => {
     // The newer draft was never recorded for the job, so the pass cannot cover it.
     const error = await nonRetryable(relay.run('writeback', pkg), 'ArtifactInvalid');
     expect(error.message).toMatch(/summary_md .* was not recorded for job job_1/);
+  });
+
+  it('under "redact personal data": the draft masks the ticket\'s email, phone and card number, the judge passes it and the CRM note is the masked summary', async () => {
+    // No "?" in the body: the subject is the question the summary quotes (intake splits sentences at dots).
+    const subject = 'Refund for annual plan, card 4111 1111 1111 1111 (jane.doe@example.com, (415) 555-0132)';
+    const body = 'I renewed the annual plan by mistake and want a refund to card 4111 1111 1111 1111. Reach me at jane.doe@example.com or (415) 555-0132. Invoice INV-2201.';
+    const pkg = firstPackage(ticketRef({ ...refundTicket, subject, body }), { constraints: ['no refund promises', 'redact personal data'] });
+    const intake = await relay.run('intake', pkg);
+    const retrieve = await relay.run('retrieve', intake.package);
+    const draft = await relay.run('draft', retrieve.package);
+    const judge = await relay.run('judge', draft.package);
+    const writeback = await relay.run('writeback', judge.package);
+    const summary = SummaryMd.parse(draft.body).markdown;
+    expect(summary).toContain('> Refund for annual plan, card [card] ([email], [phone])');
+    expect(VerdictV1.parse(judge.body)).toMatchObject({ verdict: 'pass', failures: [] });
+    expect(ReceiptV1.parse(writeback.body).status).toBe('created');
+    const note = (await store.getCrmTicket('tkt_18422'))?.note;
+    expect(note).toBe(summary);
+    for (const text of [summary, note ?? '', writeback.package.summary ?? '']) expect(text).not.toMatch(/4111|jane\.doe|555-0132/);
+  });
+
+  it('the judge fails, and the writer refuses, a note that still holds personal data under "redact personal data", naming it obscured', async () => {
+    const { judge, draft } = await throughJudge();
+    const leaky = `${SummaryMd.parse(draft.body).markdown}\n\nCustomer email: jane.doe@example.com`;
+    const failed = await judgeMarkdown(leaky, judge, ['redact personal data']);
+    expect(VerdictV1.parse(failed.body).failures).toEqual(['constraint_breach: redact_personal_data: leaves personal data unmasked: email j***@e***.com']);
+    const patch = { ticket_id: 'tkt_18422', customer_id: 'cus_9', status: 'triaged', note: leaky };
+    await expect(writeCrmNote(store, 'job_1:writeback:receipt.v1', patch, ['redact PII'], 'writeback')).rejects.toMatchObject({
+      type: 'VerdictNotPassing',
+      message: 'writeback refuses to write: redact_personal_data: leaves personal data unmasked: email j***@e***.com',
+    });
+    expect(await store.listWrites('job_1')).toEqual([]);
   });
 
   it('given the same delivery 5 times concurrently, writes one row and returns one receipt', async () => {
