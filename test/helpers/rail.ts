@@ -61,12 +61,14 @@ export interface RailOptions {
   dataConverter?: DataConverter;
   /** A Temporal server other than the suite's (a test that needs its own server flags). */
   address?: string;
+  /** A task queue shared with another rail (two worker builds polling one queue); default: one of its own. */
+  taskQueue?: string;
 }
 
 export async function startRail(opts: RailOptions = {}): Promise<Rail> {
   const address = opts.address ?? inject('temporalAddress');
   const namespace = inject('namespace');
-  const taskQueue = uniqueId('it');
+  const taskQueue = opts.taskQueue ?? uniqueId('it');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-store-'));
   const store = opts.store ?? (await openStore({ databaseUrl: process.env.DATABASE_URL, dataDir }));
   const nativeConnection = await NativeConnection.connect({ address });
