@@ -1,7 +1,10 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import standaloneCode from 'ajv/dist/standalone';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FIXTURE_DIR, GENERATED_DIR, SCHEMA_DIR, buildOutputs } from '../../../scripts/contracts/build';
+import { FIXTURE_DIR, GENERATED_DIR, SCHEMA_DIR, buildOutputs, createAjv, guardLengthChecks } from '../../../scripts/contracts/build';
 import { root } from './helpers';
 
 // Fails when a zod schema (or a fixture builder) changes without `npx tsx scripts/contracts/generate.ts`.
@@ -27,5 +30,29 @@ describe('generated contract files', () => {
       .map(([, content]) => JSON.parse(content) as { $schema: string; $id: string });
     expect(schemas.every((s) => s.$schema === 'https://json-schema.org/draft/2020-12/schema')).toBe(true);
     expect(new Set(schemas.map((s) => s.$id)).size).toBe(schemas.length);
+  });
+});
+
+describe('the length guard on generated validators', () => {
+  // A schema of ajv's length checks alone, compiled as generate.ts does, with and without the guard.
+  const compile = (guard: boolean) => {
+    const ajv = createAjv({ standalone: true });
+    ajv.addSchema({ $id: 'urn:test:lengths', type: 'object', properties: { short: { type: 'string', minLength: 1, maxLength: 3 }, wide: { type: 'string', minLength: 4, maxLength: 9 } } });
+    const code = standaloneCode(ajv, { lengths: 'urn:test:lengths' });
+    const module = { exports: {} as { lengths: (data: unknown) => boolean } };
+    new Function('require', 'exports', 'module', guard ? guardLengthChecks(code) : code)(createRequire(__filename), module.exports, module);
+    return module.exports.lengths;
+  };
+
+  it('decides every string as ajv does, surrogate pairs and lone surrogates included', () => {
+    const plain = compile(false);
+    const guarded = compile(true);
+    const text = fc.string({ unit: 'binary', maxLength: 20 });
+    fc.assert(
+      fc.property(text, text, (short, wide) => {
+        expect(guarded({ short, wide })).toBe(plain({ short, wide }));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
