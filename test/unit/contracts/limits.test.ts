@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { HANDOFF_V1, LIMITS, validateHandoff } from '../../../contracts';
 import { fixture } from './helpers';
@@ -79,5 +80,49 @@ describe('size and length caps', () => {
     cyclic.self = cyclic;
     expect(validateHandoff(cyclic, { accept })).toMatchObject({ ok: false, reason: 'schema' });
     expect(validateHandoff({ ...valid, big: 1n }, { accept })).toMatchObject({ ok: false, reason: 'schema' });
+  });
+
+  it('measures any value as the UTF-8 bytes of JSON.stringify, or refuses it as JSON.stringify does', () => {
+    // Oversize on purpose, so the refusal names the size validateHandoff measured.
+    const pad = 'x'.repeat(LIMITS.packageBytes);
+    const values = fc.anything({
+      stringUnit: 'binary',
+      withBoxedValues: true,
+      withNullPrototype: true,
+      withBigInt: true,
+      withDate: true,
+      withMap: true,
+      withSet: true,
+      withTypedArray: true,
+      withSparseArray: true,
+      withObjectString: true,
+    });
+    const strings = fc.string({ unit: 'binary', maxLength: 40 }).map((s) => s + String.fromCharCode(0xd800)); // ends on a lone surrogate
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), fc.oneof(values, strings), { maxKeys: 4 }), (extra) => {
+        const pkg = { ...valid, ...extra, x_pad: pad };
+        let expected: number | undefined;
+        try {
+          expected = Buffer.byteLength(JSON.stringify(pkg), 'utf8');
+        } catch {
+          expected = undefined;
+        }
+        const result = validateHandoff(pkg, { accept });
+        if (expected === undefined) expect(result).toEqual({ ok: false, reason: 'schema', errors: [{ path: '', message: 'must be JSON-serialisable' }] });
+        else expect(result).toMatchObject({ ok: false, reason: 'size', errors: [{ message: `package is ${expected} bytes; the limit is ${LIMITS.packageBytes}` }] });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('measures a throwing getter, a toJSON and deep nesting as JSON.stringify does', () => {
+    const throwing = { ...valid, get boom(): never { throw new Error('no'); } };
+    expect(validateHandoff(throwing, { accept })).toMatchObject({ ok: false, reason: 'schema' });
+    const withToJson = { ...valid, x: { toJSON: () => 'y'.repeat(LIMITS.packageBytes) } };
+    expect(validateHandoff(withToJson, { accept })).toMatchObject({ ok: false, reason: 'size', errors: [{ message: `package is ${size(withToJson)} bytes; the limit is ${LIMITS.packageBytes}` }] });
+    let deep: unknown = 'z'.repeat(LIMITS.packageBytes);
+    for (let i = 0; i < 200; i++) deep = [deep];
+    const nested = { ...valid, x: deep };
+    expect(validateHandoff(nested, { accept })).toMatchObject({ ok: false, reason: 'size', errors: [{ message: `package is ${size(nested)} bytes; the limit is ${LIMITS.packageBytes}` }] });
   });
 });
