@@ -94,10 +94,10 @@ function plainJsonBytes(value: unknown, exact: boolean, depth: number): number |
       return undefined;
   }
   if (value === null) return 4;
-  if (depth > MAX_PLAIN_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined;
+  if (depth > MAX_PLAIN_DEPTH) return undefined;
   const proto = Object.getPrototypeOf(value) as unknown;
   if (Array.isArray(value)) {
-    if (proto !== Array.prototype) return undefined;
+    if (proto !== Array.prototype || typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined;
     let bytes = 2 + Math.max(0, value.length - 1);
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
@@ -113,6 +113,8 @@ function plainJsonBytes(value: unknown, exact: boolean, depth: number): number |
   let members = 0;
   for (const key of Object.keys(value)) {
     const member: unknown = (value as Record<string, unknown>)[key];
+    // An own toJSON is seen here; an inherited one only on a prototype packageSize refuses.
+    if (key === 'toJSON' && typeof member === 'function') return undefined;
     // JSON leaves out a member it cannot carry.
     if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
     const memberBytes = plainJsonBytes(member, exact, depth + 1);
@@ -126,7 +128,7 @@ function plainJsonBytes(value: unknown, exact: boolean, depth: number): number |
 /** The package's compact JSON size in UTF-8 bytes (a bound when that is within the limit,
  * which is all the caller asks then), or why it has none. */
 function packageSize(pkg: unknown): number | HandoffValidation<never> {
-  if (pkg !== null && typeof pkg === 'object' && !Array.isArray(pkg)) {
+  if (pkg !== null && typeof pkg === 'object' && !Array.isArray(pkg) && !('toJSON' in Object.prototype)) {
     let bytes: number | undefined;
     try {
       bytes = plainJsonBytes(pkg, false, 0);
@@ -148,6 +150,11 @@ function packageSize(pkg: unknown): number | HandoffValidation<never> {
   return utf8Bytes(encoded);
 }
 
+/** A version as a refusal names it; only a refusal pays for quoting it. */
+function quoted(schema: string): string {
+  return JSON.stringify(clip(schema, 64));
+}
+
 /**
  * Size first (so hostile input is bounded before any regex runs), then version, then schema.
  * Never throws; never truncates; returns the package unchanged (unknown fields included) or,
@@ -165,17 +172,15 @@ export function validateHandoff<T = HandoffV1>(pkg: unknown, options: ValidateOp
   const schema = (pkg as PackageObject).schema;
   if (schema === undefined) return reject('schema', '/schema', 'is required');
   if (typeof schema !== 'string') return reject('schema', '/schema', 'must be string');
-  // Only a refusal names the version, so an accepted package never pays for quoting it.
-  const named = () => JSON.stringify(clip(schema, 64));
   const version = registry.get(schema);
-  if (!version) return reject('version', '/schema', `unknown version ${named()}`);
-  if (version.status === 'retired') return reject('version', '/schema', `retired version ${named()}`);
+  if (!version) return reject('version', '/schema', `unknown version ${quoted(schema)}`);
+  if (version.status === 'retired') return reject('version', '/schema', `retired version ${quoted(schema)}`);
 
   if (!version.validate(pkg)) return { ok: false, reason: 'schema', errors: toContractErrors(version.validate.errors) };
   if (options.accept.includes(schema)) return { ok: true, value: pkg as T };
 
   const upgrade = registry.upgradePath(schema, options.accept);
-  if (!upgrade) return reject('version', '/schema', `version ${named()} not accepted (accepts ${options.accept.join(', ')})`);
+  if (!upgrade) return reject('version', '/schema', `version ${quoted(schema)} not accepted (accepts ${options.accept.join(', ')})`);
   let upgraded = pkg as PackageObject;
   for (const step of upgrade.steps) {
     try {
