@@ -7,8 +7,9 @@
  * This script does what the SDK does (shared cache, then a per-run cache) outside a worker and
  * times `importWorkflows()`; it also counts zod schema constructions per run.
  *
- * `npx tsx bench/workflow-load.ts [--runs 200] [--bundle file.js]`; without `--bundle`, it
- * bundles workflows/index.ts first.
+ * `npx tsx bench/workflow-load.ts [--runs 200] [--bundle file.js | --workflows bench/baseline/workflow.ts]`;
+ * without `--bundle`, it bundles `--workflows` (workflows/index.ts) into a temp file first and
+ * names it, for bench/profile-summary.ts `--bundle`.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,7 +19,7 @@ import vm from 'node:vm';
 import { HANDRAIL_WORKFLOWS, writeBundle } from './lab';
 import { runMain } from './report';
 
-const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '200' }, bundle: { type: 'string' } } });
+const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '200' }, bundle: { type: 'string' }, workflows: { type: 'string', default: HANDRAIL_WORKFLOWS } } });
 
 // Counts zod schema instances (every z.object(), .optional(), .regex() … makes one).
 const ZOD_INIT = '_zodDesc.value = new Internals(def);';
@@ -67,7 +68,7 @@ export function measureWorkflowLoad(code: string, runs: number): LoadFigures {
 }
 
 async function main(): Promise<void> {
-  const bundle = args.bundle ?? (await writeBundle(HANDRAIL_WORKFLOWS, path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-load-')), 'workflows.js')));
+  const bundle = args.bundle ?? (await writeBundle(path.resolve(args.workflows), path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-load-')), 'workflows.js')));
   const f = measureWorkflowLoad(fs.readFileSync(bundle, 'utf8'), Number(args.runs));
   console.log(`workflow bundle ${bundle}: ${f.ms_per_run.toFixed(2)} ms per run to evaluate its modules (${f.modules_per_run} modules per run, ${f.shared_modules} shared), ${f.zod_schemas_per_run} zod schemas built per run, over ${f.runs} runs`);
 }
