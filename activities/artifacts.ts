@@ -1,10 +1,11 @@
 /**
  * Reading and writing artifacts for stages. Stored artifacts are content-addressed JSON in the
- * store (`handrail://artifacts/<sha256>`); the raw ticket may also arrive as a `data:` URI. Every
+ * store (`handrail://artifacts/<sha256>`); the raw ticket arrives as a `data:` URI and is then
+ * stored under its job (`handrail://entries/<job_id>/<sha256>`, contracts/entry.ts). Every
  * read is checked (address, hash, body schema) and fails closed with `ArtifactInvalid`.
  */
 import type { z } from 'zod';
-import { issueLines, type Artifact, type HandoffV1 } from '../contracts';
+import { issueLines, parseEntryUri, type Artifact, type HandoffV1 } from '../contracts';
 import { artifactUri, canonicalJson, parseArtifactUri, sha256Hex } from '../src/worker/store/content';
 import type { Store } from '../src/worker/store';
 import { stageFailure } from './failures';
@@ -30,7 +31,8 @@ export async function readArtifactText(store: Store, ref: Artifact): Promise<Art
     verifyDeclaredHash(ref, text);
     return { mediaType: mediaType || 'text/plain', text };
   }
-  const hex = parseArtifactUri(ref.uri);
+  const entry = parseEntryUri(ref.uri);
+  const hex = parseArtifactUri(ref.uri) ?? entry?.sha;
   if (!hex) throw stageFailure('ArtifactInvalid', `${ref.type}: unsupported artifact URI ${ref.uri.slice(0, 80)}`);
   if (ref.hash !== undefined && ref.hash !== `sha256:${hex}`) {
     throw stageFailure('ArtifactInvalid', `${ref.type}: declared hash ${ref.hash} does not match its address`);
@@ -38,7 +40,8 @@ export async function readArtifactText(store: Store, ref: Artifact): Promise<Art
   const text = await store.getContent(hex);
   if (text === null) throw stageFailure('ArtifactInvalid', `${ref.type}: ${ref.uri} is not in the store`);
   if (sha256Hex(text) !== hex) throw stageFailure('ArtifactInvalid', `${ref.type}: stored content does not match its address ${hex}`);
-  return { mediaType: 'application/json', text };
+  // A stored entry keeps the bytes, not the data: URI's media type: its reader tells by the text.
+  return { mediaType: entry ? 'application/octet-stream' : 'application/json', text };
 }
 
 function verifyDeclaredHash(ref: Artifact, text: string): void {

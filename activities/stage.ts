@@ -3,7 +3,7 @@
  * key, and build the emitted package without touching what the rail owns. A pipeline author
  * writes only the work (`(pkg) => StageOutput`); `stageActivities` wraps each stage's.
  */
-import { canonicalJson, hopSegment, isFanOutRule, MERGE_STAGE, parseSnapshotUri, roleMismatch, snapshotContent, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
+import { canonicalJson, hopSegment, inlineText, storedEntry, isFanOutRule, MERGE_STAGE, parseSnapshotUri, roleMismatch, snapshotContent, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
 import { constraintBreaches, redactPersonalDataFor } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
@@ -75,7 +75,7 @@ export async function runStageOnce(
     const recorded = await store.recordStageCompletion(
       key,
       {
-        package: await emit(store, card, pkg, output, transcript),
+        package: await emit(store, card, delivery.store_entry ? await withStoredEntry(store, pkg) : pkg, output, transcript),
         artifact: output.artifact,
         cost_usd: output.cost_usd,
         body: output.body,
@@ -280,6 +280,16 @@ export function ticketFieldsMissing(stage: string, pkg: HandoffV1, gaps: string[
 
 export function appendUnique<T>(list: readonly T[], extra: readonly T[] | undefined): T[] {
   return [...list, ...(extra ?? []).filter((item) => !list.includes(item))];
+}
+
+/** The package with its inline entry moved to the store (contracts/entry.ts), when it has one:
+ * the raw ticket stays job-scoped in the store, and the rail sees only its address and hash. */
+async function withStoredEntry(store: Store, pkg: HandoffV1): Promise<HandoffV1> {
+  const [entry, ...rest] = pkg.artifacts;
+  const text = inlineText(entry);
+  if (!entry || text === undefined) return pkg;
+  await store.putContent(text);
+  return { ...pkg, artifacts: [storedEntry(pkg.job_id, entry, text), ...rest] };
 }
 
 /** Input package + output artifact (+ questions, tools, memory refs, judge's evaluator), with

@@ -16,5 +16,6 @@ export * from './pipeline';
 export { canonicalJson } from './canonical-json';
 export * from './transcript';
 export * from './snapshot';
+export * from './entry';
 export * from './summary';
 export * from './handoff-record';

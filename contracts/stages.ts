@@ -30,6 +30,9 @@ export interface StageWork {
    * decided handoff record's delta). The stage's turn logs each as a message of origin
    * `hook_result` and hands it over as history, never as the user's words. */
   hook_results?: HookResult[];
+  /** The rail asks the stage to move the job's inline entry (the first package's raw ticket) to
+   * the store and emit its reference instead (contracts/entry.ts), so no later package carries it. */
+  store_entry?: true;
 }
 
 export interface HookResult {

@@ -20,11 +20,11 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { HANDOFF_DECIDED_EVENT, HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, MERGE_STAGE, findPipeline, handoffDelta, isTranscriptUri, issueLines, reservationUsd, snapshotOf, type AckRecord, type HandoffCloseReason, type HandoffRecord, type HandoffV1, type Hop, type HookResult, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1, type Snapshot, type StageResult } from '../contracts';
+import { HANDOFF_DECIDED_EVENT, HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, MERGE_STAGE, canonicalJson, findPipeline, handoffDelta, isTranscriptUri, issueLines, reservationUsd, snapshotOf, type AckRecord, type HandoffCloseReason, type HandoffRecord, type HandoffV1, type Hop, type HookResult, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1, type Snapshot, type StageResult } from '../contracts';
 import type { BeginRecordWork, CloseRecordWork, ClosedRecord } from '../activities/handoff-records';
 import type { MergeWork } from '../activities/merge';
 import { acksQuery, decideUpdate, packageQuery, snapshotQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
-import { describeFailure, runHop, type HopOutcome, type StageProxies } from './hop';
+import { LEAN_RAIL_PATCH, describeFailure, runHop, type HopOutcome, type StageProxies } from './hop';
 import { Reservations, addUsd, charge, topUp, type Reservation } from './rail/budget';
 import { decisionOptions, validateDecision } from './rail/decisions';
 import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from './rail/hops';
@@ -182,12 +182,17 @@ class Job {
   readonly maxHops: number;
   readonly decisionTimeout: string;
   readonly traceparent: string;
+  /** On the `lean-rail` branch: a change is published at the next step's start (same workflow task), and only what changed. */
+  private readonly leanRail: boolean;
+  /** The search attributes as last upserted, canonical JSON by key. */
+  private readonly published = new Map<string, string>();
 
   constructor(
     request: JobRequest,
     readonly pipeline: Pipeline,
     private readonly stages: StageProxies,
   ) {
+    this.leanRail = patched(LEAN_RAIL_PATCH);
     this.maxHops = request.max_hops ?? DEFAULT_MAX_HOPS;
     this.decisionTimeout = request.decision_timeout ?? DEFAULT_DECISION_TIMEOUT;
     this.traceparent = request.traceparent ?? newTraceparent();
@@ -212,7 +217,7 @@ class Job {
         validator: (decision) => validateDecision(decision, this.escalation, this.pendingDecision !== undefined, this.openRecord?.id),
       },
     );
-    this.publish();
+    this.changed();
   }
 
   /** Where the package goes next, by the pipeline's table. */
@@ -227,6 +232,7 @@ class Job {
   /** Runs one agent hop and records everything it acked. */
   async hop(step: HopStep): Promise<HopOutcome> {
     this.stage = step.to;
+    this.publishStep();
     const outcome = await this.deliver(step);
     // The stage appended its own summary segment (activities/summary.ts); a refused hop adds none.
     if (outcome.package) this.package = outcome.package;
@@ -243,6 +249,7 @@ class Job {
   async fanOut(step: FanOutStep): Promise<Route | Ended> {
     const pending = step.rule.fanOut.filter((stage) => !step.done.some((b) => b.stage === stage));
     this.stage = pending.join('+');
+    this.publishStep();
     const settled = await Promise.allSettled(
       pending.map(async (stage): Promise<Branch> => {
         const hop: HopStep = {
@@ -290,6 +297,7 @@ class Job {
   private async merge(step: FanOutStep, branches: readonly Branch[]): Promise<Route | Ended | undefined> {
     const startedAt = Date.now();
     this.stage = MERGE_STAGE;
+    this.publishStep();
     const hop = mergeHop(this.package, step.rule);
     // The merge is a step of the job's trace like a hop: a span from the branches' join to its record.
     const traceMerge = (acks: AckRecord[], failure?: string) =>
@@ -330,7 +338,7 @@ class Job {
     this.package = { ...pkg, ...(summary !== undefined ? { summary } : {}), memory_refs, artifacts: [...pkg.artifacts, result.artifact], ack: final };
     if (result.body && typeof result.body === 'object') this.bodies[step.rule.merge] = result.body as Record<string, unknown>;
     this.acks.push(final);
-    this.publish();
+    this.changed();
     traceMerge([final]);
     return undefined;
   }
@@ -388,7 +396,9 @@ class Job {
     const at = admitted ? this.acks.indexOf(admitted) : -1;
     if (at >= 0) this.acks.splice(at, 1, ...outcome.acks);
     else this.acks.push(...outcome.acks);
-    this.publish();
+    // A fan-out's branch ends in a workflow task of its own: no step starts in it to publish.
+    if (admitted) this.publish();
+    else this.changed();
   }
 
   /**
@@ -427,7 +437,10 @@ class Job {
       const next = this.apply(decision, step, hooks);
       // The job runs again: the Web UI must stop listing it under HandrailStatus="escalated" now,
       // not once the next hop is done. New command, hence the patch (docs/replay.md).
-      if (next !== 'rejected' && patched(PUBLISH_AFTER_DECISION_PATCH)) this.publish();
+      if (next !== 'rejected') {
+        if (this.leanRail) this.changed();
+        else if (patched(PUBLISH_AFTER_DECISION_PATCH)) this.publish();
+      }
       return next;
     } finally {
       // The human's hop is traced like any other, from the escalation to the decision (or the
@@ -566,10 +579,23 @@ class Job {
     };
   }
 
-  /** Keeps the Web UI current: search attributes for filtering, markdown details for reading. */
+  /** After a change: published at once, or on the `lean-rail` branch by the next step's start or
+   * the job's end — every change is followed by one in the same workflow task, so the Web UI sees
+   * it as soon — once per hop however many changes the hop made. */
+  private changed(): void {
+    if (!this.leanRail) this.publish();
+  }
+
+  /** A step (hop, fan-out, merge) starts: on the `lean-rail` branch, publish what changed since the last, the running stage included. */
+  private publishStep(): void {
+    if (this.leanRail) this.publish();
+  }
+
+  /** Keeps the Web UI current: search attributes for filtering (on the `lean-rail` branch only
+   * those that changed), markdown details for reading. */
   private publish(): void {
     const view = this.view();
-    upsertSearchAttributes([
+    const attributes = [
       { key: HandrailStatus, value: view.status },
       { key: HandrailStage, value: view.stage },
       { key: HandrailAck, value: view.last_ack?.ack ?? 'none' },
@@ -580,7 +606,10 @@ class Job {
       // carries (the pre-pipeline histories, test/histories/before-validate-request.*, replay).
       { key: HandrailPipeline, value: this.pipeline.name },
       { key: HandrailAcks, value: [...new Set(this.acks.map((a) => a.ack))] },
-    ]);
+    ];
+    const changed = this.leanRail ? attributes.filter((a) => this.published.get(a.key.name) !== canonicalJson(a.value)) : attributes;
+    if (changed.length > 0) upsertSearchAttributes(changed as Parameters<typeof upsertSearchAttributes>[0]);
+    if (this.leanRail) for (const a of changed) this.published.set(a.key.name, canonicalJson(a.value));
     setCurrentDetails(renderDetails(view, this.acks, this.handovers));
   }
 }

@@ -17,7 +17,7 @@ import {
   type ActivityFunctionWithOptions,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import { edgeOptions, snapshotOf, type AckRecord, type HandoffV1, type Pipeline, type Snapshot, stageTaskQueue, type StageCard, type StageResult, type StageWork } from '../contracts';
+import { edgeOptions, inlineText, snapshotOf, type AckRecord, type HandoffV1, type Pipeline, type Snapshot, stageTaskQueue, type StageCard, type StageResult, type StageWork } from '../contracts';
 import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
 import { edgeSender } from './rail/hops';
 import { traceHop, type HopTrace } from './tracing';
@@ -57,6 +57,17 @@ export const NO_PROGRESS_PATCH = 'no-progress';
  * histories carry the marker; older ones replay through the old branch.
  */
 export const SETTLE_AT_RESERVATION_PATCH = 'settle-at-reservation';
+
+/**
+ * Patch `lean-rail` (2026-12-01): two changes landed together, each leaving less in history, under
+ * one marker. (1) The first stage is asked to move the job's inline raw ticket to the store and
+ * pass its reference on (contracts/entry.ts), so no later package, activity input or result
+ * carries it; asked while the entry is inline, so a worker of an older build (whose rail would
+ * refuse the moved entry) fails the task on the marker instead of running the job. (2) `handoffJob`
+ * upserts only the search attributes that changed, once per hop (workflows/handoff-job.ts).
+ * Histories recorded before (test/histories/before-lean-rail.*) replay through the old branches.
+ */
+export const LEAN_RAIL_PATCH = 'lean-rail';
 
 const { priorDelivery: priorDeliveryLocal } = proxyLocalActivities<PriorDelivery>({
   startToCloseTimeout: '10s',
@@ -137,6 +148,7 @@ async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecor
     delivery_key: a.key,
     ...(edge ? { edge: edgeOptions(edge) } : {}),
     ...(r.hookResults?.length ? { hook_results: r.hookResults } : {}),
+    ...(inlineText(delivered.artifacts[0]) !== undefined && patched(LEAN_RAIL_PATCH) ? { store_entry: true as const } : {}),
   };
   const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
   // Asked only on the branch that differs, so every other history is as before the patches.

@@ -10,7 +10,6 @@ import { CLASSIFICATION, classifyStage } from '../../contracts/pipelines/support
 import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
 import { ticketFieldsMissing, type StageOutput } from '../stage';
-import { clip } from '../../contracts/errors';
 import type { StageTurn } from '../turn';
 import { askedIntent, detectLanguage, extractQuestion, scoreSentiment } from '../ticket-triage/ticket-rules';
 
@@ -97,7 +96,7 @@ export async function runClassify(store: Store, pkg: HandoffV1, turn: StageTurn)
     cost_usd: classifyStage.nominalCostUsd,
     tools_tried: [{ name: 'tickets.read', ok: true }],
     memory_refs: [`customer_id:${customerId}`, `ticket_id:${ticketId}`],
-    summary: `intent ${body.intent}, sentiment ${body.sentiment}, complexity ${body.complexity}/10, language ${body.language}; question: ${clip(question, 200)}`,
+    summary: `intent ${body.intent}, sentiment ${body.sentiment}, complexity ${body.complexity}/10, language ${body.language}`,
   };
 }
 

@@ -10,7 +10,6 @@ import { readArtifactText, requireArtifact, writeArtifact } from '../artifacts';
 import { ticketFieldsMissing, type StageOutput } from '../stage';
 import type { StageTurn } from '../turn';
 import { stageFailure } from '../failures';
-import { clip } from '../../contracts/errors';
 import { askedIntent, assessRisk, detectLanguage, extractQuestion, scoreSentiment } from './ticket-rules';
 
 /** The ticket as read, before anything is checked: ids may be absent or malformed. */
@@ -70,12 +69,10 @@ export async function runIntake(store: Store, pkg: HandoffV1, turn: StageTurn): 
     tools_tried: [{ name: 'tickets.read', ok: true }],
     open_questions: openQuestions,
     memory_refs: [`customer_id:${customerId}`, `ticket_id:${ticketId}`],
-    summary: `intent ${body.intent}, risk ${body.risk}, language ${body.language}${openQuestions.length > 0 ? `, open: ${openQuestions.join('; ')}` : ''}; question: ${clip(question, QUESTION_CHARS)}`,
+    // Not the question: the customer's words stay in the store (intake.v1), off every package.
+    summary: `intent ${body.intent}, risk ${body.risk}, language ${body.language}${openQuestions.length > 0 ? `, open: ${openQuestions.join('; ')}` : ''}`,
   };
 }
-
-/** The question as the summary quotes it: enough to recognise the ticket by. */
-const QUESTION_CHARS = 200;
 
 function missingFields(ticket: ReadTicket, question: string | null): string[] {
   const gaps: string[] = [];

@@ -48,7 +48,7 @@ for (const backend of storeBackends()) {
         'hop 3 judge → verdict.v1',
         'hop 4 writeback → receipt.v1',
       ]);
-      expect(segments[0]).toMatch(/^hop 0 intake → intake\.v1: intent \w+, risk \w+, language en(?:, open: [^;]+)?; question: .*How do refunds work for a duplicate charge\?$/);
+      expect(segments[0]).toMatch(/^hop 0 intake → intake\.v1: intent \w+, risk \w+, language en(?:, open: [^;]+)?$/);
       expect(segments[3]).toBe('hop 3 judge → verdict.v1: verdict pass');
       expect(segments[4]).toBe(`hop 4 writeback → receipt.v1: CRM note written to record crm_tickets/${request.ticket.id} (created; ticket ${request.ticket.id} triaged)`);
     });

@@ -2,7 +2,7 @@
  * Rail invariants, checked on every package a stage emits (SPEC "Rail invariants").
  * A violation fails closed: the hop is rejected with the invariant named and the job escalates.
  */
-import { parseReference, segmentCount, splitSummary, type Artifact, type HandoffV1, type Hop, type StageCard } from '../../contracts';
+import { isStoredEntryOf, parseReference, segmentCount, splitSummary, type Artifact, type HandoffV1, type Hop, type StageCard } from '../../contracts';
 import { canonicalJson } from '../../contracts/canonical-json';
 import { constraintBreaches, policiesFor } from '../../contracts/constraints';
 
@@ -113,7 +113,9 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   if (summary) add('summary_append_only', summary);
   const kept = after.artifacts.slice(0, before.artifacts.length);
   const added = after.artifacts.slice(before.artifacts.length);
-  if (!same(kept, before.artifacts)) add('artifacts_append_only', 'earlier artifacts were removed or rewritten');
+  // The one rewrite allowed: the inline entry moved to the store, under this job, hash for hash.
+  const entryMoved = isStoredEntryOf(before.job_id, before.artifacts[0], kept[0]);
+  if (!same(entryMoved ? kept.slice(1) : kept, entryMoved ? before.artifacts.slice(1) : before.artifacts)) add('artifacts_append_only', 'earlier artifacts were removed or rewritten');
   if (!card.outputs.includes(o.artifact.type)) add('output_declared', `"${card.name}" emitted ${o.artifact.type}; its card declares ${card.outputs.join(' | ')}`);
   if (added.length !== 1 || !same(added[0], o.artifact)) add('output_declared', 'the emitted package must append exactly the reported output artifact');
   const reused = before.artifacts.find((a) => a.uri === o.artifact.uri || (a.hash !== undefined && a.hash === o.artifact.hash));

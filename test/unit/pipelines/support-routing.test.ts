@@ -206,7 +206,7 @@ describe('support-routing: the stages on a real store, routed by the table', () 
       'hop 1 review → verdict.v1',
       'hop 1 crm-note → receipt.v1',
     ]);
-    expect(segments[0]).toMatch(/: intent \w+, sentiment [\d.]+, complexity \d+\/10, language \w+; question: /);
+    expect(segments[0]).toMatch(/: intent \w+, sentiment [\d.]+, complexity \d+\/10, language \w+$/);
     expect(segments[1]).toMatch(new RegExp(` note for ticket ${raw.id}, taken over from classify \\(intent \\w+, sentiment `));
     expect(segments[2]).toBe('hop 1 review → verdict.v1: verdict pass');
     expect(segments[3]).toBe(`hop 1 crm-note → receipt.v1: CRM note written to record crm_tickets/${raw.id} (created; ticket ${raw.id} ${status})`);

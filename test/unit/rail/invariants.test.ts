@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SUMMARY_SEPARATOR, joinSummary, referenceSegment, type Artifact, type HandoffV1 } from '../../../contracts';
+import { SUMMARY_SEPARATOR, joinSummary, referenceSegment, storedEntry, type Artifact, type HandoffV1 } from '../../../contracts';
 import { checkEmitted, outputText, type EmittedOutput } from '../../../workflows/rail/invariants';
 import {
   CHUNKS,
@@ -154,6 +154,39 @@ describe('checkEmitted: each invariant from one minimal mutation', () => {
 
   it('artifacts_append_only: an earlier artifact is rewritten', () => {
     expect(names(draftWith((p) => ({ ...p, artifacts: p.artifacts.map((a) => (a.type === 'intake.v1' ? { ...a, schema: 'intake.v2' } : a)) })))).toEqual(['artifacts_append_only']);
+  });
+
+  describe('the inline entry moved to the store (contracts/entry.ts)', () => {
+    const ticketJson = JSON.stringify({ id: 'tkt_1', customer_id: 'cus_1', subject: 'Refund?', body: 'Call me on +1 555 0100.' });
+    /** The clean intake emission, delivered the entry inline, emitting `entry` in its place. */
+    const intakeEmitting = (entry: (inline: Artifact, jobId: string) => Artifact): EmittedOutput => {
+      const o = clean.intake();
+      const inline: Artifact = { type: 'ticket.raw', uri: `data:application/json,${encodeURIComponent(ticketJson)}`, schema: 'ticket.raw' };
+      const before = { ...o.delivered, artifacts: [inline] };
+      return { ...o, delivered: before, emitted: { ...emit(before, INTAKE), artifacts: [entry(inline, before.job_id), INTAKE] } };
+    };
+
+    it('is the one rewrite allowed: same type and schema, the job\'s own address, the hash of the inline bytes', () => {
+      expect(names(intakeEmitting((inline, jobId) => storedEntry(jobId, inline, ticketJson)))).toEqual([]);
+    });
+
+    it.each([
+      ['under another job', (inline: Artifact) => storedEntry('another-job', inline, ticketJson)],
+      ['with the hash of other bytes', (inline: Artifact, jobId: string) => storedEntry(jobId, inline, ticketJson.replace('Refund', 'Refunded'))],
+      ['as another type', (inline: Artifact, jobId: string) => ({ ...storedEntry(jobId, inline, ticketJson), type: 'intake.v1' })],
+      ['without its hash', (inline: Artifact, jobId: string) => ({ ...storedEntry(jobId, inline, ticketJson), hash: undefined })],
+      ['with a field added', (inline: Artifact, jobId: string) => ({ ...storedEntry(jobId, inline, ticketJson), note: 'x' })],
+    ])('artifacts_append_only: the entry stored %s', (_, entry) => {
+      expect(names(intakeEmitting(entry))).toEqual(['artifacts_append_only']);
+    });
+
+    it('artifacts_append_only: an entry already by reference cannot move again', () => {
+      const o = clean.intake();
+      const moved = storedEntry(o.delivered.job_id, { type: 'ticket.raw', uri: 'data:,x' }, 'x');
+      const before = { ...o.delivered, artifacts: [moved] };
+      const again = storedEntry(before.job_id, moved, 'y');
+      expect(names({ ...o, delivered: before, emitted: { ...emit(before, INTAKE), artifacts: [again, INTAKE] } })).toEqual(['artifacts_append_only']);
+    });
   });
 
   it('output_declared: the stage emits a type its card does not declare', () => {

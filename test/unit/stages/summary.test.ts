@@ -140,7 +140,7 @@ describe('each stage contributes its own segment', () => {
       const writeback = await relay.run('writeback', judge.package);
       const segments = splitSummary(writeback.package.summary);
       expect(segments).toHaveLength(5);
-      expect(segments[0]).toBe('hop 1 intake → intake.v1: intent refund, risk low, language en; question: How do I get a refund for my annual plan?');
+      expect(segments[0]).toBe('hop 1 intake → intake.v1: intent refund, risk low, language en');
       expect(segments[1]).toMatch(/^hop 1 retrieve → chunks\.v1: \d chunks?: refund-policy\.\d/);
       expect(segments[2]).toMatch(/^hop 1 draft → summary_md: draft revision 0 \(offline, \d+ characters\) citing refund-policy\.\d/);
       expect(segments[3]).toBe('hop 1 judge → verdict.v1: verdict pass');

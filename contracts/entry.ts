@@ -1,0 +1,49 @@
+/**
+ * The job's entry by reference (seed 001: "redact; pass refs, not payloads"). A job's first package
+ * carries the raw ticket inline, as a `data:` URI, because the workflow cannot write to the store.
+ * The first stage to receive it moves the bytes to the store under the job,
+ * `handrail://entries/<job_id>/<sha256>`, and every later package carries only that address and
+ * hash. Pure, so the rail checks the move in workflow code: same type and schema, the job's own
+ * address, the hash of exactly the bytes that were inline.
+ */
+import { sha256 } from '@noble/hashes/sha2';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
+import { canonicalJson } from './canonical-json';
+import type { Artifact } from './handoff';
+
+const PREFIX = 'handrail://entries/';
+const URI = /^handrail:\/\/entries\/(.+)\/([0-9a-f]{64})$/;
+// Percent-encoded only: the workflow sandbox has no base64 decoder, and the rail's own first
+// package is percent-encoded. A base64 entry (a direct delivery's) stays inline.
+const INLINE = /^data:[^,;]*(?:;[^,;]*)*?,(.*)$/s;
+
+export const entryUri = (jobId: string, sha: string): string => `${PREFIX}${jobId}/${sha}`;
+
+export function parseEntryUri(uri: string): { jobId: string; sha: string } | undefined {
+  const m = URI.exec(uri);
+  return m ? { jobId: m[1]!, sha: m[2]! } : undefined;
+}
+
+/** The text an inline (percent-encoded `data:`) artifact carries, or undefined for any other. */
+export function inlineText(artifact: Pick<Artifact, 'uri'> | undefined): string | undefined {
+  const m = artifact && !artifact.uri.includes(';base64,') ? INLINE.exec(artifact.uri) : null;
+  if (!m) return undefined;
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The reference an inline entry becomes once its text is stored for `jobId`. */
+export function storedEntry(jobId: string, inline: Artifact, text: string): Artifact {
+  const sha = bytesToHex(sha256(utf8ToBytes(text)));
+  return { type: inline.type, uri: entryUri(jobId, sha), ...(inline.schema !== undefined ? { schema: inline.schema } : {}), hash: `sha256:${sha}` };
+}
+
+/** Is `after` the entry `before` moved to the store for `jobId` (and nothing else changed)? */
+export function isStoredEntryOf(jobId: string, before: Artifact | undefined, after: Artifact | undefined): boolean {
+  const text = inlineText(before);
+  if (text === undefined || !before || !after) return false;
+  return canonicalJson(after) === canonicalJson(storedEntry(jobId, before, text));
+}
