@@ -44,6 +44,9 @@ const UNIQUE_VIOLATION = '23505';
 
 export async function openPostgresStore(databaseUrl: string): Promise<Store> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+  // An idle connection the server cuts (a restart, a failover) is dropped by the pool, which then
+  // emits 'error': unheard, that kills the process, a worker's included. The next query connects anew.
+  pool.on('error', (error) => console.error(`handrail store: PostgreSQL closed an idle connection (${error.message}); the next query opens a new one`));
   try {
     await inTransaction(pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
