@@ -1,11 +1,12 @@
 /**
  * Chaos: jobs run while their worker process is SIGKILLed at random moments (and restarted) and
- * the Temporal server is restarted once. Then: every job ended (none lost, none stuck), each
+ * the Temporal server is restarted once (on a cluster, its PostgreSQL too). Then: every job ended (none lost, none stuck), each
  * completed job wrote the CRM exactly once, nothing else wrote. Used by `npm run chaos` and, with
  * few jobs, by the suite. Owns its server, since it restarts it: a dev server on its SQLite file
  * with one worker process (the default), or, with `cluster`, a cluster of its own (its own data dir
  * and ports: the PostgreSQL-backed server and the per-stage workers, general and writer, either
- * of which a kill may hit).
+ * of which a kill may hit; its PostgreSQL, which holds the server's persistence and visibility,
+ * the store and the CRM, is restarted once while jobs run).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +16,7 @@ import type { JobRequest, JobResult } from '../contracts';
 import { loadConfig } from '../src/config';
 import { ensureClusterBinaries } from '../src/devtools/cluster/binaries';
 import { clusterDown, clusterUp, takenPort } from '../src/devtools/cluster/lifecycle';
+import { ensurePostgres, stopClusterPostgres } from '../src/devtools/cluster/postgres';
 import { runningPid, stopDaemon } from '../src/devtools/cluster/processes';
 import { clusterEnv, clusterSettings, crmUrl, frontendAddress, storeUrl, type ClusterPorts } from '../src/devtools/cluster/settings';
 import { prepareNamespace, startTemporalServer } from '../src/devtools/cluster/temporal-server';
@@ -34,7 +36,8 @@ export interface ChaosOptions {
   seed: number;
   /** Job starts and chaos events are spread over this window. */
   windowMs: number;
-  /** How long every job gets to end after the window; past it, a running job counts as stuck. */
+  /** How long every job gets to end after the window (after the last chaos event, when events
+   * outlast it); past it, a running job counts as stuck. */
   settleMs: number;
   /** A prebuilt handrail workflow bundle (the suite has one); built here otherwise. */
   bundlePath?: string;
@@ -50,6 +53,8 @@ export interface ChaosReport {
   jobs: number;
   kills: number;
   server_restarts: number;
+  /** PostgreSQL restarts (the cluster's; a dev server has none). */
+  database_restarts: number;
   /** `dev server` or `cluster`. */
   server: string;
   seconds: number;
@@ -67,7 +72,7 @@ export interface ChaosReport {
 /** Endings a job may have; anything else (failed, timed out, still running) is lost or stuck. */
 const ENDINGS = new Set(['completed', 'escalated', 'rejected']);
 
-type ChaosEvent = { at: number; kind: 'kill' | 'server-restart' };
+type ChaosEvent = { at: number; kind: 'kill' | 'server-restart' | 'database-restart' };
 
 /** What chaos runs on: a server it may restart, worker processes it may kill, where writes land. */
 interface ChaosWorld {
@@ -81,6 +86,9 @@ interface ChaosWorld {
   /** SIGKILLs one live worker (picked with `random` when there are several); names it. */
   killWorker(random: () => number): Promise<string>;
   restartServer(): Promise<void>;
+  /** Stops the database everything keeps its state in and, after `downMs`, starts it on the same
+   * data; absent when there is none to restart (the dev server's SQLite files). */
+  restartDatabase?(downMs: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -185,6 +193,11 @@ async function clusterWorld(note: (msg: string) => void): Promise<ChaosWorld> {
         startTemporalServer(s, bins);
         await prepareNamespace(s, () => undefined);
       },
+      async restartDatabase(downMs) {
+        if (!stopClusterPostgres(s)) throw new Error(`the cluster's PostgreSQL (${s.host}:${s.postgres.port}) was not running`);
+        await sleep(downMs);
+        await ensurePostgres(s, note);
+      },
       async stop() {
         await connection?.close();
         for (const store of stores) await store.close();
@@ -214,7 +227,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   try {
     const { client, taskQueue } = world;
     const requests = Array.from({ length: opts.jobs }, (_, i) => chaosRequest(`${taskQueue}-job${i}`, i));
-    const events = chaosSchedule(opts, random);
+    const events = chaosSchedule(opts, random, world.restartDatabase !== undefined);
     // The window opens once the worker polls: setup time is not chaos time.
     const windowOpened = Date.now();
     await Promise.all([
@@ -226,23 +239,31 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
             note(`${await world.killWorker(random)} SIGKILLed`);
             await sleep(200 + random() * 1_300);
             await world.ensureWorkers();
-          } else {
+          } else if (event.kind === 'server-restart') {
             note(`${world.server} stopping`);
             await world.restartServer();
             note(`${world.server} back on the same data`);
+            await world.ensureWorkers();
+          } else {
+            note('PostgreSQL stopping');
+            await world.restartDatabase!(500 + random() * 2_500);
+            note('PostgreSQL back on the same data');
             await world.ensureWorkers();
           }
         }
       })(),
     ]);
 
-    const open = await waitForEnd(client, requests, windowOpened + opts.windowMs + opts.settleMs, () => world.ensureWorkers(), (closed) => opts.onProgress?.(`… ${closed} of ${requests.length} jobs closed`));
+    // Events that outlast the window (many kills, each waiting for its worker to poll again) push
+    // the settle time back: jobs get it after the last of them.
+    const open = await waitForEnd(client, requests, Math.max(windowOpened + opts.windowMs, Date.now()) + opts.settleMs, () => world.ensureWorkers(), (closed) => opts.onProgress?.(`… ${closed} of ${requests.length} jobs closed`));
     note(open.length === 0 ? 'every job closed' : `${open.length} jobs still open at the deadline`);
     return {
       seed: opts.seed,
       jobs: opts.jobs,
       kills: events.filter((e) => e.kind === 'kill').length,
       server_restarts: events.filter((e) => e.kind === 'server-restart').length,
+      database_restarts: events.filter((e) => e.kind === 'database-restart').length,
       server: world.server,
       seconds: (Date.now() - started) / 1000,
       ...(await outcome(client, world.crm, requests, open)),
@@ -260,10 +281,13 @@ function chaosRequest(jobId: string, i: number): JobRequest {
   return i % 4 === 3 ? { ...request, budget: { usd: 0.005, revisions: 1 } } : request;
 }
 
-/** Kills at random moments in the window, and one server restart between them, in time order. */
-function chaosSchedule(opts: ChaosOptions, random: () => number): ChaosEvent[] {
+/** Kills at random moments in the window, one server restart between them and, with `databaseRestart`,
+ * one database restart anywhere in the window, in time order. The database's draw comes last, so
+ * a seed gives the dev server the same kills and restart as before there was one. */
+export function chaosSchedule(opts: Pick<ChaosOptions, 'kills' | 'windowMs'>, random: () => number, databaseRestart: boolean): ChaosEvent[] {
   const events: ChaosEvent[] = Array.from({ length: opts.kills }, () => ({ at: opts.windowMs * (0.1 + 0.9 * random()), kind: 'kill' as const }));
   events.push({ at: opts.windowMs * (0.3 + 0.4 * random()), kind: 'server-restart' });
+  if (databaseRestart) events.push({ at: opts.windowMs * (0.1 + 0.9 * random()), kind: 'database-restart' });
   return events.sort((a, b) => a.at - b.at);
 }
 

@@ -2,7 +2,7 @@
  * `npm run chaos [-- --jobs 16 --kills 3 --seed N --window-ms 20000 --settle-ms 180000 --cluster --json]`:
  * jobs under worker SIGKILLs and one server restart (see bench/chaos-run.ts), on a dev server, or
  * with `--cluster` on a cluster of its own (per-stage workers; a kill hits the general worker or
- * the writer). Exits non-zero when a property fails; `--seed` replays the same schedule of kills.
+ * the writer; its PostgreSQL is restarted once too). Exits non-zero when a property fails; `--seed` replays the same schedule of kills.
  */
 import { parseArgs } from 'node:util';
 import { isTty, liveLine } from '../src/operator/cli/terminal';
@@ -40,7 +40,7 @@ async function main(): Promise<boolean> {
   live.clear();
   printReport('chaos', report, Boolean(args.json), () =>
     [
-      `\n## Chaos: ${report.jobs} jobs, ${report.kills} worker SIGKILLs, ${report.server_restarts} ${report.server} restart (seed ${report.seed})\n`,
+      `\n## Chaos: ${report.jobs} jobs, ${report.kills} worker SIGKILLs, ${report.server_restarts} ${report.server} restart, ${report.database_restarts} database restart (seed ${report.seed})\n`,
       markdownTable(
         ['seconds', ...Object.keys(report.endings), 'activity retries', 'of them after a heartbeat timeout', 'workflow task timeouts'],
         [[fmt(report.seconds), ...Object.values(report.endings), report.activity_retries, report.heartbeat_timeouts, report.workflow_task_timeouts]],
