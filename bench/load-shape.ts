@@ -48,10 +48,12 @@ export interface LoadShapeReport {
   deliveries_per_second: number;
   acks: Record<string, number>;
   checks: PropertyCheck[];
+  /** Workflow ids of the first deliveries acked `accepted`, to read what one cost. */
+  accepted_workflow_ids: string[];
 }
 
 const STAGE = 'writeback';
-const RELAY = ['intake', 'retrieve', 'draft', 'judge'] as const;
+export const RELAY = ['intake', 'retrieve', 'draft', 'judge'] as const;
 /** Required fields an invalid package lacks, in turn; the trace stays, so every ack can be checked against it. */
 const DROPPED_FIELDS = ['job_id', 'goal', 'budget', 'evaluator', 'tools_tried', 'memory_refs'] as const;
 
@@ -109,6 +111,7 @@ export async function runLoadShape(opts: LoadShapeOptions): Promise<LoadShapeRep
     deliveries_per_second: all.length / seconds,
     acks,
     checks: await checkProperties(opts, firsts, agains),
+    accepted_workflow_ids: firsts.filter((d) => d.result!.ack.ack === 'accepted').map((d) => d.workflowId),
   };
 }
 
@@ -168,8 +171,7 @@ async function judgedPackages(opts: LoadShapeOptions): Promise<Map<string, Hando
   const made = new Map<string, HandoffV1>();
   await inParallel([...Array(opts.packages).keys()], opts.concurrency, async (i) => {
     const t = i % opts.templates;
-    const request = sampleJobRequest(`${opts.prefix}-p${i}`);
-    let pkg = firstPackage({ ...request, ticket: { ...request.ticket, id: `tkt_load_${t}` } }, newTraceparent());
+    let pkg = loadShapeFirstPackage(opts, i);
     for (const stage of RELAY) {
       const res = await opts.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', {
         taskQueue: opts.taskQueue,
@@ -184,6 +186,12 @@ async function judgedPackages(opts: LoadShapeOptions): Promise<Map<string, Hando
     opts.onProgress?.(`… ${made.size} of ${opts.packages} packages relayed to the judge`);
   });
   return made;
+}
+
+/** Package `i` of a run as it enters intake: job `<prefix>-p<i>` on one of the sample tickets. */
+export function loadShapeFirstPackage(opts: Pick<LoadShapeOptions, 'prefix' | 'templates'>, i: number): HandoffV1 {
+  const request = sampleJobRequest(`${opts.prefix}-p${i}`);
+  return firstPackage({ ...request, ticket: { ...request.ticket, id: `tkt_load_${i % opts.templates}` } }, newTraceparent());
 }
 
 /** Runs `fn` over items with at most `limit` in flight; the first failure rejects. */
