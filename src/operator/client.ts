@@ -135,35 +135,50 @@ function endedAs(described: Awaited<ReturnType<typeof describeJob>>): string {
   return described.typedSearchAttributes.get(HandrailStatus) ?? described.status.name.toLowerCase();
 }
 
-/**
- * One job's status, package and acks. A job that returned is read from its result (no worker
- * needed); a running one is asked through the rail's queries.
- */
-export async function getJob(client: Client, jobId: string): Promise<JobView> {
-  const handle = client.workflow.getHandle<typeof handoffJob>(jobId);
-  const described = await describeJob(client, jobId);
-  const run = {
+type DescribedJob = Awaited<ReturnType<typeof describeJob>>;
+
+/** What Temporal says about the run, as a JobView carries it. */
+function runFacts(described: DescribedJob): Pick<JobView, 'run_status' | 'task_queue' | 'started_at' | 'closed_at'> {
+  return {
     run_status: described.status.name,
     task_queue: described.taskQueue,
     started_at: described.startTime.toISOString(),
     ...(described.closeTime ? { closed_at: described.closeTime.toISOString() } : {}),
   };
+}
+
+/** Queries a running job: NoWorkerAnsweredError when no worker answers within the deadline. */
+async function askWorker<T>(client: Client, jobId: string, taskQueue: string, ask: () => Promise<T>): Promise<T> {
+  try {
+    return await client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, ask);
+  } catch (err) {
+    if (isGrpcDeadlineError(err)) throw new NoWorkerAnsweredError(jobId, taskQueue);
+    throw err;
+  }
+}
+
+/**
+ * One job's status, package and acks. A job that returned is read from its result (no worker
+ * needed); a running one is asked through the rail's queries.
+ */
+export async function getJob(client: Client, jobId: string): Promise<JobView> {
+  return readJob(client, jobId, await describeJob(client, jobId));
+}
+
+async function readJob(client: Client, jobId: string, described: DescribedJob): Promise<JobView> {
+  const handle = client.workflow.getHandle<typeof handoffJob>(jobId);
+  const run = runFacts(described);
   if (described.status.name === 'COMPLETED') {
     const result = await handle.result();
     return { ...run, status: statusFromResult(result, described.typedSearchAttributes.get(HandrailStage)), package: result.package, acks: result.acks, result };
   }
-  try {
-    return await client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, async () => {
-      // Each query sees the job at its own moment: asking for the status first means the acks
-      // include at least every hop the status reflects (a follower never misses the last ones).
-      const status = await handle.query(statusQuery);
-      const [pkg, acks] = await Promise.all([handle.query(packageQuery), handle.query(acksQuery)]);
-      return { ...run, status, package: pkg, acks };
-    });
-  } catch (err) {
-    if (isGrpcDeadlineError(err)) throw new NoWorkerAnsweredError(jobId, described.taskQueue);
-    throw err;
-  }
+  return askWorker(client, jobId, described.taskQueue, async () => {
+    // Each query sees the job at its own moment: asking for the status first means the acks
+    // include at least every hop the status reflects (a follower never misses the last ones).
+    const status = await handle.query(statusQuery);
+    const [pkg, acks] = await Promise.all([handle.query(packageQuery), handle.query(acksQuery)]);
+    return { ...run, status, package: pkg, acks };
+  });
 }
 
 /** The status view of a job that returned, as its last `status` query would have answered. */
@@ -196,22 +211,49 @@ export interface JobProgress {
 
 /**
  * Follows a job hop by hop until it ends or waits for a human; yields whenever a new ack is
- * recorded or the status changes. Polls the rail's queries (cheap; no history is read).
+ * recorded or the status changes. Describes the job once (or not at all, following on from
+ * `after`), then polls the rail's `status` query; the acks are asked for only when the status
+ * moved, and the job is read in full once it stops (no history is read).
  */
-export async function* watchJob(client: Client, jobId: string, opts: { pollMs?: number; seenAcks?: number } = {}): AsyncGenerator<JobProgress, JobView> {
-  let seen = opts.seenAcks ?? 0;
+export async function* watchJob(client: Client, jobId: string, opts: { pollMs?: number; seenAcks?: number; after?: JobView } = {}): AsyncGenerator<JobProgress, JobView> {
+  const handle = client.workflow.getHandle<typeof handoffJob>(jobId);
+  let run: Pick<JobView, 'run_status' | 'task_queue' | 'started_at' | 'closed_at'>;
+  // A job that already returned is its result: nothing to poll.
+  let ended: JobView | undefined;
+  if (opts.after) {
+    const { status: _status, package: _pkg, acks: _acks, result: _result, ...facts } = opts.after;
+    run = facts;
+    if (opts.after.result) ended = opts.after;
+  } else {
+    const described = await describeJob(client, jobId);
+    run = runFacts(described);
+    if (described.status.name === 'COMPLETED') ended = await readJob(client, jobId, described);
+  }
+  const ask = <T>(query: () => Promise<T>) => askWorker(client, jobId, run.task_queue, query);
+  let seen = opts.seenAcks ?? opts.after?.acks.length ?? 0;
+  let acks: AckRecord[] = [];
   let lastStatus = '';
+  let lastView = '';
   for (;;) {
-    const view = await getJob(client, jobId);
-    // Acks newer than the status are held for the next poll, so each batch ends on the ack the
-    // status describes (stage, verdict and wallet belong to it).
-    const last = view.status.last_ack;
-    const fromEnd = last ? [...view.acks].reverse().findIndex((a) => a.delivery_key === last.delivery_key && a.at === last.at && a.ack === last.ack) : -1;
-    const fresh = view.acks.slice(seen, fromEnd >= 0 ? view.acks.length - fromEnd : view.acks.length);
-    seen += fresh.length;
-    if (fresh.length > 0 || view.status.status !== lastStatus) yield { status: view.status, acks: fresh };
-    lastStatus = view.status.status;
-    if (view.status.status !== 'running') return view;
+    const status = ended?.status ?? (await ask(() => handle.query(statusQuery)));
+    const view = JSON.stringify(status);
+    // An unchanged status means no new ack: the status names the newest one.
+    if (view !== lastView) {
+      acks = ended?.acks ?? (await ask(() => handle.query(acksQuery)));
+      // Acks newer than the status are held for the next poll, so each batch ends on the ack the
+      // status describes (stage, verdict and wallet belong to it).
+      const last = status.last_ack;
+      const fromEnd = last ? [...acks].reverse().findIndex((a) => a.delivery_key === last.delivery_key && a.at === last.at && a.ack === last.ack) : -1;
+      const fresh = acks.slice(seen, fromEnd >= 0 ? acks.length - fromEnd : acks.length);
+      seen += fresh.length;
+      if (fresh.length > 0 || status.status !== lastStatus) yield { status, acks: fresh };
+      lastStatus = status.status;
+      lastView = view;
+    }
+    if (ended) return ended;
+    // Waiting for a human, the job still runs as described; an ended one is read once, for its result.
+    if (status.status === 'escalated') return { ...run, status, package: await ask(() => handle.query(packageQuery)), acks };
+    if (status.status !== 'running') return getJob(client, jobId);
     await new Promise((r) => setTimeout(r, opts.pollMs ?? 300));
   }
 }

@@ -105,12 +105,13 @@ function readTicketFile(file: string): string {
 const line = (stream: NodeJS.WritableStream, text: string) => stream.write(`${text}\n`);
 const printJson = (io: CliIo, value: unknown) => line(io.stdout, JSON.stringify(value, null, 2));
 
-/** `--follow`: one line per hop; on a TTY a live line below them; JSON lines with --json. */
-async function follow(client: Client, jobId: string, io: CliIo, json: boolean, seenAcks = 0): Promise<number> {
+/** `--follow`: one line per hop; on a TTY a live line below them; JSON lines with --json.
+ * Following on from `after` (read before a decision) shows only what came after it. */
+async function follow(client: Client, jobId: string, io: CliIo, json: boolean, after?: JobView): Promise<number> {
   const live = liveLine(io.stdout, !json && isTty(io.stdout));
   const paint = paintFor(io.stdout, io.env);
   const started = Date.now();
-  const progress = watchJob(client, jobId, { seenAcks });
+  const progress = watchJob(client, jobId, after ? { after } : {});
   let final: JobView;
   for (;;) {
     const next = await progress.next();
@@ -201,11 +202,11 @@ async function execute(command: Exclude<Command, { name: 'help' | 'handoffs' | '
     }
     case 'decide': {
       // Following after a decision shows what the decision caused, not the hops before it.
-      const seenAcks = command.follow ? (await getJob(client, command.jobId)).acks.length : 0;
+      const before = command.follow ? await getJob(client, command.jobId) : undefined;
       const receipt = await decide(client, command.jobId, command.decision);
       if (command.json) line(io.stdout, JSON.stringify(receipt));
       else line(io.stdout, receiptText(command.jobId, receipt));
-      return command.follow ? follow(client, command.jobId, io, command.json, seenAcks) : EXIT.ok;
+      return before ? follow(client, command.jobId, io, command.json, before) : EXIT.ok;
     }
     case 'cancel': {
       await cancelJob(client, command.jobId);
