@@ -1,14 +1,13 @@
 /**
  * Integration suite setup: one real Temporal dev server for the whole run, on free ports (never
- * a user's 7233), handrail's search attributes registered, and the workflow bundle built once.
+ * a user's 7233), handrail's search attributes registered (the workflow bundle comes from
+ * test/workflow-bundle-setup.ts).
  * Teardown stops the server even when tests failed.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
-import { PROJECT_ROOT } from '../src/config';
 import { ensureDevServer, freePort } from '../src/devtools/devserver/server';
 
 declare module 'vitest' {
@@ -16,7 +15,6 @@ declare module 'vitest' {
     temporalAddress: string;
     namespace: string;
     webUiUrl: string;
-    workflowBundlePath: string;
   }
 }
 
@@ -33,21 +31,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   console.log(`[handrail] Temporal dev server ${server.address} (Web UI ${server.webUiUrl}) up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-  try {
-    const bundle = await bundleWorkflowCode({
-      workflowsPath: path.join(PROJECT_ROOT, 'workflows', 'index.ts'),
-      logger: new DefaultLogger('WARN'),
-    });
-    const workflowBundlePath = path.join(tmp, 'workflow-bundle.js');
-    fs.writeFileSync(workflowBundlePath, bundle.code);
-    project.provide('temporalAddress', server.address);
-    project.provide('namespace', 'default');
-    project.provide('webUiUrl', server.webUiUrl);
-    project.provide('workflowBundlePath', workflowBundlePath);
-  } catch (err) {
-    await server.stop();
-    throw err;
-  }
+  project.provide('temporalAddress', server.address);
+  project.provide('namespace', 'default');
+  project.provide('webUiUrl', server.webUiUrl);
 
   return async () => {
     await server.stop();

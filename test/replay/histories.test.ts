@@ -6,11 +6,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { WorkflowBundle } from '@temporalio/worker';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config';
 import { SCENARIOS } from '../scenarios';
 import { HISTORIES_DIR, historyFile, listHistoryFiles, resultFile } from '../../scripts/replay/histories';
-import { bundleWorkflows, describeReplayFailure, quietReplayRuntime, readHistoryFile, replayHistoryFiles, type ReplayOutcome } from '../../src/replay';
+import { describeReplayFailure, quietReplayRuntime, readHistoryFile, replayHistoryFiles, type ReplayOutcome } from '../../src/replay';
 
 quietReplayRuntime();
 
@@ -19,7 +19,7 @@ let workflowBundle: WorkflowBundle;
 let outcomes: Map<string, ReplayOutcome>;
 
 beforeAll(async () => {
-  workflowBundle = await bundleWorkflows();
+  workflowBundle = { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') };
   outcomes = new Map((await replayHistoryFiles(files, { workflowBundle })).map((o) => [o.history, o]));
 });
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import type { WorkflowBundle } from '@temporalio/worker';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config';
 import { runHandrail } from '../helpers/cli';
 import { historyFile, listHistoryFiles } from '../../scripts/replay/histories';
@@ -30,7 +30,8 @@ let patchedTimerLast: WorkflowBundle;
 let forms: Record<'cli' | 'webUi' | 'numeric', string>;
 
 beforeAll(async () => {
-  [current, timerLast, patchedTimerLast] = await Promise.all([bundleWorkflows(), bundleWorkflows(variant('timer-last')), bundleWorkflows(variant('patched-timer-last'))]);
+  current = { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') };
+  [timerLast, patchedTimerLast] = await Promise.all([bundleWorkflows(variant('timer-last')), bundleWorkflows(variant('patched-timer-last'))]);
   // The same history as each exporter writes it: `temporal workflow show --output json` (the
   // recorder's spelling), the Web UI's short enum names, and proto-JSON enum numbers.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-replay-'));
