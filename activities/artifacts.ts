@@ -5,7 +5,7 @@
  * read is checked (address, hash, body schema) and fails closed with `ArtifactInvalid`.
  */
 import type { z } from 'zod';
-import { issueLines, parseEntryUri, type Artifact, type HandoffV1 } from '../contracts';
+import { DATA_URI, issueLines, parseEntryUri, type Artifact, type HandoffV1 } from '../contracts';
 import { artifactUri, canonicalJson, parseArtifactUri, sha256Hex } from '../src/worker/store/content';
 import type { Store } from '../src/worker/store';
 import { stageFailure } from './failures';
@@ -15,7 +15,6 @@ export interface ArtifactText {
   text: string;
 }
 
-const DATA_URI = /^data:([^,;]*)((?:;[^,;]*)*?)(;base64)?,(.*)$/s;
 
 /** The bytes an artifact ref points at, verified against its address and declared hash. */
 export async function readArtifactText(store: Store, ref: Artifact): Promise<ArtifactText> {

@@ -3,7 +3,7 @@
  * key, and build the emitted package without touching what the rail owns. A pipeline author
  * writes only the work (`(pkg) => StageOutput`); `stageActivities` wraps each stage's.
  */
-import { canonicalJson, hopSegment, inlineText, storedEntry, isFanOutRule, MERGE_STAGE, parseSnapshotUri, roleMismatch, snapshotContent, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
+import { canonicalJson, hopSegment, inlineText, parseEntryUri, storedEntry, isFanOutRule, MERGE_STAGE, parseSnapshotUri, roleMismatch, snapshotContent, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
 import { constraintBreaches, redactPersonalDataFor } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
@@ -238,6 +238,9 @@ function checkDelivery(pipeline: Pick<Pipeline, 'versions'>, card: StageCard, de
   }
   const role = roleMismatch(card, checked.value);
   if (role) throw stageFailure('StageInputInvalid', role);
+  // The store is content-addressed across jobs: an entry address is honoured for its own job only.
+  const foreign = checked.value.artifacts.find((a) => { const at = parseEntryUri(a.uri); return at !== undefined && at.jobId !== checked.value.job_id; });
+  if (foreign) throw stageFailure('StageInputInvalid', `${card.name}: ${foreign.type} ${foreign.uri.slice(0, 120)} is another job's entry, not job ${checked.value.job_id}'s`);
   // The rail compares what we emit with what it delivered, so pass on the caller's object
   // (unknown fields byte-for-byte).
   return delivery.package as HandoffV1;

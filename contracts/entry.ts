@@ -13,9 +13,8 @@ import type { Artifact } from './handoff';
 
 const PREFIX = 'handrail://entries/';
 const URI = /^handrail:\/\/entries\/(.+)\/([0-9a-f]{64})$/;
-// Percent-encoded only: the workflow sandbox has no base64 decoder, and the rail's own first
-// package is percent-encoded. A base64 entry (a direct delivery's) stays inline.
-const INLINE = /^data:[^,;]*(?:;[^,;]*)*?,(.*)$/s;
+/** A `data:` URI: media type, parameters, `;base64` right before the first comma, payload. */
+export const DATA_URI = /^data:([^,;]*)((?:;[^,;]*)*?)(;base64)?,(.*)$/s;
 
 export const entryUri = (jobId: string, sha: string): string => `${PREFIX}${jobId}/${sha}`;
 
@@ -24,21 +23,24 @@ export function parseEntryUri(uri: string): { jobId: string; sha: string } | und
   return m ? { jobId: m[1]!, sha: m[2]! } : undefined;
 }
 
-/** The text an inline (percent-encoded `data:`) artifact carries, or undefined for any other. */
+/** The text an inline (percent-encoded `data:`) artifact carries, or undefined for any other.
+ * Percent-encoded only: the workflow sandbox has no base64 decoder, and the rail's own first
+ * package is percent-encoded. A base64 entry (a direct delivery's) stays inline. */
 export function inlineText(artifact: Pick<Artifact, 'uri'> | undefined): string | undefined {
-  const m = artifact && !artifact.uri.includes(';base64,') ? INLINE.exec(artifact.uri) : null;
-  if (!m) return undefined;
+  const m = artifact ? DATA_URI.exec(artifact.uri) : null;
+  if (!m || m[3] !== undefined) return undefined;
   try {
-    return decodeURIComponent(m[1]!);
+    return decodeURIComponent(m[4]!);
   } catch {
     return undefined;
   }
 }
 
-/** The reference an inline entry becomes once its text is stored for `jobId`. */
+/** The reference an inline entry becomes once its text is stored for `jobId`: the same artifact
+ * (type, schema, any other field) at the store address, with the text's hash. */
 export function storedEntry(jobId: string, inline: Artifact, text: string): Artifact {
   const sha = bytesToHex(sha256(utf8ToBytes(text)));
-  return { type: inline.type, uri: entryUri(jobId, sha), ...(inline.schema !== undefined ? { schema: inline.schema } : {}), hash: `sha256:${sha}` };
+  return { ...inline, uri: entryUri(jobId, sha), hash: `sha256:${sha}` };
 }
 
 /** Is `after` the entry `before` moved to the store for `jobId` (and nothing else changed)? */

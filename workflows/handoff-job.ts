@@ -249,7 +249,8 @@ class Job {
   async fanOut(step: FanOutStep): Promise<Route | Ended> {
     const pending = step.rule.fanOut.filter((stage) => !step.done.some((b) => b.stage === stage));
     this.stage = pending.join('+');
-    this.publishStep();
+    // A retried fan-out with every branch answered goes straight to its merge, which publishes.
+    if (pending.length > 0) this.publishStep();
     const settled = await Promise.allSettled(
       pending.map(async (stage): Promise<Branch> => {
         const hop: HopStep = {

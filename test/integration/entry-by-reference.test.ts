@@ -10,6 +10,8 @@ import { parseEntryUri, type HandoffV1, type StageResult, type StageWork } from 
 import { jobResult, startJob } from '../../src/operator/client';
 import { sha256Hex } from '../../src/worker/store/content';
 import { LEAN_RAIL_PATCH } from '../../workflows/hop';
+import type { JobStatusView } from '../../workflows/definitions';
+import { HandrailAck, HandrailAcks, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
 import { jobRequest, startRail, type Rail } from '../helpers/rail';
 
 const request = jobRequest();
@@ -55,6 +57,29 @@ describe('the ticket by reference', () => {
     expect(patches.filter((id) => id === LEAN_RAIL_PATCH)).toHaveLength(1);
     const pkg = await rail.client.workflow.getHandle(request.job_id).query<HandoffV1>('package');
     expect(JSON.stringify(pkg)).not.toContain(body);
+  });
+
+  it('the same patch publishes only changed search attributes, once per step, ending as the status query says', async () => {
+    const handle = rail.client.workflow.getHandle(request.job_id);
+    const upserts = events.flatMap((e) => {
+      const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+      return fields && !('TemporalChangeVersion' in fields) ? [Object.keys(fields)] : [];
+    });
+    // One at each of the five hops' start (the first with every attribute), one at the job's end.
+    expect(upserts).toHaveLength(6);
+    expect(upserts[0]).toHaveLength(8);
+    expect(upserts.slice(1).every((keys) => keys.length > 0 && keys.length < 8)).toBe(true);
+    const view = await handle.query<JobStatusView>('status');
+    const attrs = (await handle.describe()).typedSearchAttributes;
+    expect([attrs.get(HandrailStatus), attrs.get(HandrailStage), attrs.get(HandrailHops), attrs.get(HandrailVerdict), attrs.get(HandrailAck), attrs.get(HandrailUsdRemaining)]).toEqual([
+      'completed',
+      view.stage,
+      view.hops,
+      view.last_verdict,
+      view.last_ack?.ack,
+      view.usd_remaining,
+    ]);
+    expect([...(attrs.get(HandrailAcks) ?? [])].sort()).toEqual([...new Set((await handle.query<{ ack: string }[]>('acks')).map((a) => a.ack))].sort());
   });
 
   it('the store holds the ticket, byte for byte, under the address the packages carry', async () => {

@@ -118,7 +118,8 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   if (!same(entryMoved ? kept.slice(1) : kept, entryMoved ? before.artifacts.slice(1) : before.artifacts)) add('artifacts_append_only', 'earlier artifacts were removed or rewritten');
   if (!card.outputs.includes(o.artifact.type)) add('output_declared', `"${card.name}" emitted ${o.artifact.type}; its card declares ${card.outputs.join(' | ')}`);
   if (added.length !== 1 || !same(added[0], o.artifact)) add('output_declared', 'the emitted package must append exactly the reported output artifact');
-  const reused = before.artifacts.find((a) => a.uri === o.artifact.uri || (a.hash !== undefined && a.hash === o.artifact.hash));
+  const earlier = entryMoved ? [kept[0]!, ...before.artifacts.slice(1)] : before.artifacts;
+  const reused = earlier.find((a) => a.uri === o.artifact.uri || (a.hash !== undefined && a.hash === o.artifact.hash));
   if (reused) add('no_artifact_reuse', `the output repeats an earlier ${reused.type} (${reused.uri}); a revision must differ from every rejected draft`);
 
   // The critic quotes what it judges, so only producers' text is held to content policies.

@@ -12,6 +12,11 @@ describe('the entry by reference', () => {
     expect(inlineText({ uri: 'data:,plain%20text' })).toBe('plain text');
   });
 
+  it('keeps the inline entry\'s other fields; takes `;base64` only right before the payload, as the reader does', () => {
+    expect(storedEntry('j', { ...inline, note: 'x' }, text)).toMatchObject({ note: 'x', type: 'ticket.raw' });
+    expect(inlineText({ uri: 'data:,a;base64,b' })).toBe('a;base64,b');
+  });
+
   it('reads no text from references, base64 payloads or undecodable ones (they stay as they are)', () => {
     expect(inlineText({ uri: 'handrail://artifacts/' + 'a'.repeat(64) })).toBeUndefined();
     expect(inlineText({ uri: `data:text/plain;base64,${Buffer.from('hi').toString('base64')}` })).toBeUndefined();

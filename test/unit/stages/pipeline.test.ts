@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChunksV1, NoHitV1, ReceiptV1, SummaryMd, VerdictV1, failureCode, lastSegment, type HandoffV1 } from '../../../contracts';
+import { ChunksV1, NoHitV1, ReceiptV1, SummaryMd, VerdictV1, failureCode, lastSegment, parseEntryUri, storedEntry, type HandoffV1 } from '../../../contracts';
 import type { StageResult } from '../../../contracts/stages';
 import { createActivities, type HandrailActivities } from '../../../activities';
 import { writeArtifact } from '../../../activities/artifacts';
@@ -304,6 +304,30 @@ describe('delivery once', () => {
     expect(await by('wf-a').run(activities.intake, work)).toEqual(first);
     // Another workflow delivering identical bytes (even to the millisecond) is another delivery.
     expect(await by('wf-b').run(activities.intake, work)).toEqual({ ...first, recorded_by_other: 'same' });
+  });
+
+  describe('the entry by reference (contracts/entry.ts)', () => {
+    const text = JSON.stringify(refundTicket);
+    const inline = { type: 'ticket.raw', uri: `data:application/json,${encodeURIComponent(text)}`, schema: 'ticket.raw', note: 'kept' };
+
+    it('asked, the first stage stores the inline ticket and emits its job-scoped reference; not asked, it stays inline', async () => {
+      const asked = (await activities.intake({ stage: 'intake', package: firstPackage(inline), delivery_key: 'job_1:intake:0', store_entry: true })) as StageResult;
+      const entry = asked.package.artifacts[0]!;
+      expect(entry).toEqual(storedEntry('job_1', inline, text));
+      expect(await store.getContent(parseEntryUri(entry.uri)!.sha)).toBe(text);
+      const notAsked = (await activities.intake({ stage: 'intake', package: firstPackage(inline), delivery_key: 'job_1:intake:1' })) as StageResult;
+      expect(notAsked.package.artifacts[0]).toEqual(inline);
+      // A base64 entry cannot be checked by the rail, so it is not moved.
+      const base64 = (await activities.intake({ stage: 'intake', package: firstPackage(ticketRef(refundTicket)), delivery_key: 'job_1:intake:2', store_entry: true })) as StageResult;
+      expect(base64.package.artifacts[0]!.uri).toMatch(/^data:application\/json;base64,/);
+    });
+
+    it("refuses a package carrying another job's entry address, before reading it", async () => {
+      const asked = (await activities.intake({ stage: 'intake', package: firstPackage(inline), delivery_key: 'job_1:intake:3', store_entry: true })) as StageResult;
+      const theirs = { ...asked.package, job_id: 'job_2' };
+      const error = await nonRetryable(activities.retrieve({ stage: 'retrieve', package: theirs, delivery_key: 'job_2:retrieve:1' }), 'StageInputInvalid');
+      expect(error.message).toMatch(/is another job's entry, not job job_2's/);
+    });
   });
 
   it('refuses a package whose newest artifact the stage does not take', async () => {
