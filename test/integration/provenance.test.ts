@@ -130,10 +130,16 @@ describe('provenance: a writer acts only on evidence the rail recorded for this 
     const ticketA = (await rail.store.listWrites(a.job_id)).length;
     const jobB = uniqueId('job-b');
 
+    // A's package carries A's stored ticket: refused before its evidence is read.
     const res = await hop({ stage: 'writeback', package: { ...a, job_id: jobB } });
-
     expect(res.artifact).toBeUndefined();
-    expect(res.failure).toMatch(/not recorded for job/);
+    expect(res.failure).toMatch(/is another job's entry, not job .*'s/);
+    // With a ticket of its own, A's evidence is still not B's.
+    const ticket = jobRequest().ticket;
+    const own = { type: 'ticket.raw', uri: `data:application/json,${encodeURIComponent(JSON.stringify(ticket))}`, schema: 'ticket.raw' };
+    const again = await hop({ stage: 'writeback', package: { ...a, job_id: jobB, artifacts: [own, ...a.artifacts.slice(1)] } });
+    expect(again.artifact).toBeUndefined();
+    expect(again.failure).toMatch(/not recorded for job/);
     expect(await rail.store.listWrites(jobB)).toEqual([]);
     expect(await rail.store.listWrites(a.job_id)).toHaveLength(ticketA);
   });
