@@ -49,6 +49,16 @@ async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`) });
 }
 
+/** Runs the `package` query from the workflow page's Queries tab and checks it answers with the job's package. */
+async function expectPackageQuery(page: Page, jobId: string): Promise<void> {
+  await page.getByTestId('queries-tab').click();
+  await page.getByTestId('query-select-button').click();
+  await page.getByRole('option', { name: /^package/ }).click();
+  await page.getByRole('button', { name: 'Run Query' }).click();
+  await expect.poll(() => page.getByTestId('query-result').innerText(), { timeout: 20_000 }).toContain('"schema": "handoff.v1"');
+  expect(await page.getByTestId('query-result').innerText()).toContain(`"job_id": "${jobId}"`);
+}
+
 const updateDialog = (page: Page) => page.getByRole('dialog', { name: 'Send an Update' });
 
 /** Sends an update from the job's page, through the UI's "Send an Update" dialog. */
@@ -130,12 +140,7 @@ describe('Temporal Web UI in a real browser', () => {
     await screenshot(page, '2-summary-and-details');
 
     // 3. The `package` query, run from the UI.
-    await page.getByTestId('queries-tab').click();
-    await page.getByTestId('query-select-button').click();
-    await page.getByRole('option', { name: /^package/ }).click();
-    await page.getByRole('button', { name: 'Run Query' }).click();
-    await expect.poll(() => page.getByTestId('query-result').innerText(), { timeout: 20_000 }).toContain('"schema": "handoff.v1"');
-    expect(await page.getByTestId('query-result').innerText()).toContain(`"job_id": "${request.job_id}"`);
+    await expectPackageQuery(page, request.job_id);
     await screenshot(page, '3-package-query');
 
     // 4. `decide` from the UI: the validator's refusal is shown, then a valid top-up is taken.
@@ -183,12 +188,7 @@ describe('Temporal Web UI in a real browser', () => {
       await page.getByTestId('user-metadata-tab').click();
       const frames = () => Promise.all(page.frames().filter((f) => f.url().includes('/render?')).map((f) => f.locator('body').innerText().catch(() => '')));
       await expect.poll(async () => (await frames()).join('\n'), { timeout: 20_000 }).toContain(`${request.job_id}: ${request.goal}`);
-      await page.getByTestId('queries-tab').click();
-      await page.getByTestId('query-select-button').click();
-      await page.getByRole('option', { name: /^package/ }).click();
-      await page.getByRole('button', { name: 'Run Query' }).click();
-      await expect.poll(() => page.getByTestId('query-result').innerText(), { timeout: 20_000 }).toContain('"schema": "handoff.v1"');
-      expect(await page.getByTestId('query-result').innerText()).toContain(`"job_id": "${request.job_id}"`);
+      await expectPackageQuery(page, request.job_id);
       // What the UI sends goes through the codec server's /encode: the keyed worker reads the decision.
       await sendUpdate(page, 'decide', { action: 'top_up', actor: 'ops.lead', usd: 1, note: 'sent encrypted' });
       await expect.poll(() => updateDialog(page).isVisible(), { timeout: 20_000 }).toBe(false);
