@@ -239,8 +239,9 @@ function checkDelivery(pipeline: Pick<Pipeline, 'versions'>, card: StageCard, de
   const role = roleMismatch(card, checked.value);
   if (role) throw stageFailure('StageInputInvalid', role);
   // The store is content-addressed across jobs: an entry address is honoured for its own job only.
-  const foreign = checked.value.artifacts.find((a) => { const at = parseEntryUri(a.uri); return at !== undefined && at.jobId !== checked.value.job_id; });
-  if (foreign) throw stageFailure('StageInputInvalid', `${card.name}: ${foreign.type} ${foreign.uri.slice(0, 120)} is another job's entry, not job ${checked.value.job_id}'s`);
+  const jobId = checked.value.job_id;
+  const foreign = checked.value.artifacts.find((a) => (parseEntryUri(a.uri)?.jobId ?? jobId) !== jobId);
+  if (foreign) throw stageFailure('StageInputInvalid', `${card.name}: ${foreign.type} ${foreign.uri.slice(0, 120)} is another job's entry, not job ${jobId}'s`);
   // The rail compares what we emit with what it delivered, so pass on the caller's object
   // (unknown fields byte-for-byte).
   return delivery.package as HandoffV1;
@@ -298,7 +299,7 @@ async function withStoredEntry(store: Store, pkg: HandoffV1): Promise<HandoffV1>
 /** Input package + output artifact (+ questions, tools, memory refs, judge's evaluator), with
  * the job's log referenced at this turn and the stage's segment appended to the summary (the
  * oldest segments moved to the store once it is full: activities/summary.ts). A segment is masked
- * under redact_personal_data like the prose: intake's quotes the customer's question. */
+ * under redact_personal_data like the prose, whatever the stage put in it. */
 async function emit(store: Store, card: StageCard, pkg: HandoffV1, output: StageOutput, transcript: string): Promise<HandoffV1> {
   const said = output.summary === undefined ? undefined : redactPersonalDataFor(pkg.constraints, output.summary);
   const segment = hopSegment(pkg.hop?.count ?? 0, card.name, output.artifact.type, said);
