@@ -8,10 +8,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import { handrailDataConverter } from '../src/codec';
 import { PROJECT_ROOT } from '../src/config';
 import { ensureDevServer, freePort, type DevServer } from '../src/devtools/devserver/server';
+import { bundleRail } from '../src/worker/bundle';
 
 export const NAMESPACE = 'default';
 
@@ -66,7 +66,7 @@ export async function startLab(name: string): Promise<Lab> {
 /** Bundles a workflows entry once and writes it where worker processes can load it. */
 export async function writeBundle(workflowsPath: string, outFile: string): Promise<string> {
   // webpack's bundle stats would bury the tables; warnings still show.
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+  const { code } = await bundleRail(workflowsPath);
   fs.writeFileSync(outFile, code);
   return outFile;
 }

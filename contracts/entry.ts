@@ -6,10 +6,9 @@
  * hash. Pure, so the rail checks the move in workflow code: same type and schema, the job's own
  * address, the hash of exactly the bytes that were inline.
  */
-import { sha256 } from '@noble/hashes/sha2';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import { canonicalJson } from './canonical-json';
 import type { Artifact } from './handoff';
+import { sha256Hex } from './sha256';
 
 const PREFIX = 'handrail://entries/';
 const URI = /^handrail:\/\/entries\/(.+)\/([0-9a-f]{64})$/;
@@ -39,7 +38,7 @@ export function inlineText(artifact: Pick<Artifact, 'uri'> | undefined): string 
 /** The reference an inline entry becomes once its text is stored for `jobId`: the same artifact
  * (type, schema, any other field) at the store address, with the text's hash. */
 export function storedEntry(jobId: string, inline: Artifact, text: string): Artifact {
-  const sha = bytesToHex(sha256(utf8ToBytes(text)));
+  const sha = sha256Hex(text);
   return { ...inline, uri: entryUri(jobId, sha), hash: `sha256:${sha}` };
 }
 

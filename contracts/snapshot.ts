@@ -6,9 +6,8 @@
  * `context_ref` (an address cannot be part of what it addresses). Pure, so the rail computes
  * addresses in workflow code and a stage's worker stores the same bytes under the same address.
  */
-import { sha256 } from '@noble/hashes/sha2';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 import { canonicalJson } from './canonical-json';
+import { sha256Hex } from './sha256';
 
 const PREFIX = 'handrail://snapshots/';
 const URI = /^handrail:\/\/snapshots\/(.+)\/([0-9a-f]{64})$/;
@@ -39,5 +38,5 @@ export function snapshotContent(delivered: unknown): string {
 
 export function snapshotOf(jobId: string, delivered: unknown): Snapshot {
   const content = snapshotContent(delivered);
-  return { uri: snapshotUri(jobId, bytesToHex(sha256(utf8ToBytes(content)))), content };
+  return { uri: snapshotUri(jobId, sha256Hex(content)), content };
 }

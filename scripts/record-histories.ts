@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../src/config';
 import { ensureDevServer, freePort } from '../src/devtools/devserver/server';
 import { SCENARIOS, normalizeResult } from '../test/scenarios';
@@ -18,6 +18,7 @@ import { openStore } from '../src/worker/store';
 import { handrailDataConverter } from '../src/codec';
 import { createHandrailWorkers, runWorkers, workflowRuntime } from '../src/worker/worker';
 import { RESULTS_DIR, historyFile, resultFile } from './replay/histories';
+import { bundleRail } from '../src/worker/bundle';
 
 const TASK_QUEUE = 'record-histories';
 
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
   const client = new Client({ connection, namespace: 'default', dataConverter });
   try {
     // One bundle runs the scenarios and checks their histories replay on the code that made them.
-    const workflowBundle = await bundleWorkflowCode({ workflowsPath: path.join(PROJECT_ROOT, 'workflows', 'index.ts'), logger: new DefaultLogger('WARN') });
+    const workflowBundle = await bundleRail(path.join(PROJECT_ROOT, 'workflows', 'index.ts'));
     const workers = await createHandrailWorkers({ connection: nativeConnection, config: { namespace: 'default', taskQueue: TASK_QUEUE }, store, workflowBundle, dataConverter });
     const running = runWorkers(workers);
     try {

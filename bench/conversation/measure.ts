@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { isTranscriptUri, messageText, USER_AGENT_ID } from '../../contracts';
 import { logMessages, readLog } from '../../activities/transcript-log';
@@ -20,6 +20,7 @@ import { NAMESPACE, newTraceparent, runId, type Lab } from '../lab';
 import { markdownTable } from '../report';
 import { conversationActivities, sizeLine } from './activities';
 import { conversationBench } from './pipeline';
+import { bundleRail } from '../../src/worker/bundle';
 
 export const CONVERSATION_SIZES = [10 * 1024, 1024 * 1024] as const;
 
@@ -58,7 +59,7 @@ export async function conversationVsHistory(lab: Pick<Lab, 'address' | 'tmp' | '
   const dir = fs.mkdtempSync(path.join(lab.tmp, 'conversation-'));
   const workspace = path.join(dir, 'workspace');
   fs.mkdirSync(workspace);
-  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(__dirname, 'workflows.ts'), logger: new DefaultLogger('WARN') });
+  const { code } = await bundleRail(path.join(__dirname, 'workflows.ts'));
   const connection = await NativeConnection.connect({ address: lab.address });
   const store = await openStore({ dataDir: dir, databaseUrl: undefined });
   const taskQueue = `bench-conversation-${runId()}`;

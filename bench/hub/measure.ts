@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { MERGE_STAGE, type AckRecord, type JobResult } from '../../contracts';
 import { startJob } from '../../src/operator/client';
 import { sampleJobRequest } from '../../src/devtools/samples/tickets';
@@ -21,6 +21,7 @@ import { NAMESPACE, newTraceparent, runId, type Lab } from '../lab';
 import { fmt, markdownTable, percentile } from '../report';
 import { hubActivities, shapeLine, SPECIALIST_MS } from './activities';
 import { hubBench, WORST_CASE_USD, type Shape } from './pipeline';
+import { bundleRail } from '../../src/worker/bundle';
 
 export interface HubJob {
   job_id: string;
@@ -68,7 +69,7 @@ const EXPECTED_ACKS: Record<Shape, string[]> = {
 
 /** Runs `jobs` jobs of each shape (default 5) and reads their histories. */
 export async function hubVsRelay(lab: Pick<Lab, 'address' | 'tmp' | 'client'>, jobs = 5): Promise<HubFigures> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(__dirname, 'workflows.ts'), logger: new DefaultLogger('WARN') });
+  const { code } = await bundleRail(path.join(__dirname, 'workflows.ts'));
   const connection = await NativeConnection.connect({ address: lab.address });
   const store = await openStore({ dataDir: fs.mkdtempSync(path.join(lab.tmp, 'hub-')), databaseUrl: undefined });
   const taskQueue = `bench-hub-${runId()}`;

@@ -10,13 +10,14 @@ import type { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
-import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../config';
 import { fetchJobHistory } from '../operator/client';
 import { workflowRuntime } from '../worker/worker';
 import { explainReplayError, type ReplayFailure } from './explain';
 import { diffRecordedJob, recordedJob, type JobDiff } from './diff';
 import { BUILT_IN_DIFF, openStageRunner, type DiffPipelines } from './diff-stages';
+import { bundleRail } from '../worker/bundle';
 
 export { explainReplayError, eventTypeName, type ReplayFailure } from './explain';
 export { ackDifference, describeRoute, diffRecordedJob, recordedJob, routeDifference, stageDifferences, type Difference, type JobDiff, type RecordedJob, type RecordedStep, type StageRun, type StageRunner } from './diff';
@@ -140,7 +141,7 @@ const DEFAULT_WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
 
 /** The workflow code bundled once, for every history of a run. */
 export function bundleWorkflows(workflowsPath = DEFAULT_WORKFLOWS_PATH): Promise<WorkflowBundle> {
-  return bundleWorkflowCode({ workflowsPath, logger: replayLogger });
+  return bundleRail(workflowsPath, replayLogger);
 }
 
 /**

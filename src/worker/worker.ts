@@ -22,6 +22,7 @@ import { createChatModel, modelConfigFromEnv } from './model';
 import { connectWorker } from '../connect';
 import { openStore, type CrmStore, type Store } from './store';
 import { railSinks, tracingFromEnv } from './tracing';
+import { RAIL_BUNDLER_OPTIONS } from './bundle';
 
 /**
  * How workflow code is run: data converter (the payload codec, src/codec.ts), workflow
@@ -164,7 +165,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
     connection: opts.connection,
     namespace: opts.config.namespace,
     taskQueue: opts.config.taskQueue,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: opts.workflowsPath ?? require.resolve('../../workflows') }),
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: opts.workflowsPath ?? require.resolve('../../workflows'), bundlerOptions: RAIL_BUNDLER_OPTIONS }),
     ...runtime,
     sinks: railSinks(opts.tracer),
     activities: Object.fromEntries(Object.entries(activities).filter(([name]) => !stageNames.has(name) || job.has(name))),

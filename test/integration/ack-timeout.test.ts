@@ -6,7 +6,7 @@
  * fallback on a queue of its own.
  */
 import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../../activities';
 import type { StageWork } from '../../contracts';
@@ -14,15 +14,13 @@ import { PROJECT_ROOT } from '../../src/config';
 import { decide, startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, stageActivities, startRail, waitForStatus, type Rail } from '../helpers/rail';
 import { BACKUP_QUEUE } from './fixtures/unreachable-retrieve';
+import { bundleRail } from '../../src/worker/bundle';
 
 let rail: Rail;
 let connection: NativeConnection;
 
 beforeAll(async () => {
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'unreachable-retrieve-workflows.ts'),
-    logger: new DefaultLogger('WARN'),
-  });
+  const bundle = await bundleRail(path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'unreachable-retrieve-workflows.ts'));
   // The worker holds the reference stages on the main queue only: nobody serves `retrieve`'s
   // queue, and `retrieve-backup` is served (or not) by startBackupWorker.
   rail = await startRail({ workflowBundle: bundle });

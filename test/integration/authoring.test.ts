@@ -3,21 +3,18 @@
  * authoring/) reaches the rail with no edit to the rail, the reference pipeline or the worker.
  */
 import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config';
 import { startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, startRail, type Rail } from '../helpers/rail';
 import { notifyActivities } from './fixtures/authoring/notify-activities';
 import { triageWithNotify } from './fixtures/authoring/notify-pipeline';
+import { bundleRail } from '../../src/worker/bundle';
 
 let rail: Rail;
 
 beforeAll(async () => {
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'authoring', 'notify-workflows.ts'),
-    logger: new DefaultLogger('WARN'),
-  });
+  const bundle = await bundleRail(path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'authoring', 'notify-workflows.ts'));
   rail = await startRail({ workflowBundle: bundle, pipelines: [triageWithNotify], stageActivities: notifyActivities });
 });
 afterAll(async () => {

@@ -8,7 +8,6 @@ import type http from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { formatTranscript, TRANSCRIPT_SEPARATOR, USER_AGENT_ID } from '../../contracts';
 import { readLog, type TurnRecord } from '../../activities/transcript-log';
@@ -19,6 +18,7 @@ import { cancelJob, startJob } from '../../src/operator/client';
 import { jobRequest, startRail, type Rail } from '../helpers/rail';
 import { triageActivitiesFor } from './fixtures/handover/activities';
 import { HANDOVER_PIPELINES, triageHandovers } from './fixtures/handover/pipelines';
+import { bundleRail } from '../../src/worker/bundle';
 
 let rail: Rail;
 let endpoint: http.Server;
@@ -51,7 +51,7 @@ beforeAll(async () => {
     HANDRAIL_MODEL_USD_PER_MTOK_IN: '1',
     HANDRAIL_MODEL_USD_PER_MTOK_OUT: '1',
   });
-  const bundle = await bundleWorkflowCode({ workflowsPath: path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'handover', 'workflows.ts'), logger: new DefaultLogger('WARN') });
+  const bundle = await bundleRail(path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'handover', 'workflows.ts'));
   rail = await startRail({ workflowBundle: bundle, pipelines: HANDOVER_PIPELINES, stageActivities: (deps) => triageActivitiesFor(triageHandovers, deps) });
 });
 afterAll(async () => {

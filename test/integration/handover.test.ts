@@ -8,7 +8,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTranscript, isTranscriptUri, TRANSCRIPT_SEPARATOR, USER_AGENT_ID, type HandoffV1, type JobResult, type TaggedMessage } from '../../contracts';
 import { readLog, type TurnRecord } from '../../activities/transcript-log';
@@ -19,15 +18,13 @@ import { decideUpdate } from '../../workflows/definitions';
 import { jobRequest, startRail, stageActivities as scheduledStages, waitForStatus, type Rail } from '../helpers/rail';
 import { triageActivitiesFor } from './fixtures/handover/activities';
 import { HANDOVER_PIPELINES, keepLastAnswer, triageHandovers } from './fixtures/handover/pipelines';
+import { bundleRail } from '../../src/worker/bundle';
 
 let rail: Rail;
 const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-workspace-'));
 
 beforeAll(async () => {
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'handover', 'workflows.ts'),
-    logger: new DefaultLogger('WARN'),
-  });
+  const bundle = await bundleRail(path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'handover', 'workflows.ts'));
   rail = await startRail({ workflowBundle: bundle, pipelines: HANDOVER_PIPELINES, stageActivities: (deps) => triageActivitiesFor(triageHandovers, deps), workspace });
 });
 afterAll(async () => {

@@ -4,20 +4,17 @@
  * reroutes it to `retrieve-lite`; the job completes with one write.
  */
 import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { StageWork } from '../../contracts';
 import { PROJECT_ROOT } from '../../src/config';
 import { startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, startRail, type Rail } from '../helpers/rail';
+import { bundleRail } from '../../src/worker/bundle';
 
 let rail: Rail;
 
 beforeAll(async () => {
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'return-to-sender-workflows.ts'),
-    logger: new DefaultLogger('WARN'),
-  });
+  const bundle = await bundleRail(path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'return-to-sender-workflows.ts'));
   // The worker holds the reference stages on the main queue (nobody serves retrieve's queue),
   // plus retrieve-lite: the reference retrieval under another name.
   rail = await startRail({
