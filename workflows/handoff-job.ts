@@ -11,7 +11,6 @@ import {
   condition,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -24,7 +23,7 @@ import { HANDOFF_DECIDED_EVENT, HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchem
 import type { BeginRecordWork, CloseRecordWork, ClosedRecord } from '../activities/handoff-records';
 import type { MergeWork } from '../activities/merge';
 import { acksQuery, decideUpdate, packageQuery, snapshotQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
-import { LEAN_RAIL_PATCH, describeFailure, runHop, type HopOutcome, type StageProxies } from './hop';
+import { describeFailure, runHop, type HopOutcome, type StageProxies } from './hop';
 import { Reservations, addUsd, charge, topUp, type Reservation } from './rail/budget';
 import { decisionOptions, validateDecision } from './rail/decisions';
 import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from './rail/hops';
@@ -36,22 +35,8 @@ import { returnToSender, route, type Branch, type FanOutStep, type HopStep, type
 import { renderDetails, type HandoverLine } from './rail/details';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
 import { traceHop } from './tracing';
+import { HANDOFF_RECORDS_PATCH, LEAN_RAIL_PATCH, PUBLISH_AFTER_DECISION_PATCH, VALIDATE_REQUEST_PATCH, railPatched } from './patches';
 
-/** Patch `publish-after-decision` (2026-11-30): a decided escalation publishes the job's status
- * at once. Histories recorded before it (test/histories/before-publish-after-decision.*) replay
- * through the branch without the upsert. */
-export const PUBLISH_AFTER_DECISION_PATCH = 'publish-after-decision';
-
-/** Patch `validate-request` (2026-12-01): the workflow checks its own input (never assume the
- * caller used our client) and that it runs under its own job id. Before it, a request started
- * around the client ran as given (test/histories/before-validate-request.*, recorded before the
- * pipelines too). */
-export const VALIDATE_REQUEST_PATCH = 'validate-request';
-
-/** Patch `handoff-records` (2026-12-01): an escalation begins a handoff record and the job's end
- * (or its decision) closes it. Histories recorded before it (test/histories/before-handoff-records.*)
- * replay without the two activities. */
-export const HANDOFF_RECORDS_PATCH = 'handoff-records';
 
 // The merge of a fan-out: one write of a content-addressed artifact and one keyed record.
 const { mergeBranches } = proxyActivities<{ mergeBranches(work: MergeWork): Promise<StageResult> }>({
@@ -94,7 +79,7 @@ export function pipelineFor(rail: RailPipelines, name: string | undefined, failu
 /** The `handoffJob` workflow for these pipelines: a job names one in `pipeline` (the first by default). */
 export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => Promise<JobResult> {
   return async function handoffJob(input: JobRequest): Promise<JobResult> {
-    const request = patched(VALIDATE_REQUEST_PATCH) ? checkedRequest(input) : input;
+    const request = railPatched(VALIDATE_REQUEST_PATCH) ? checkedRequest(input) : input;
     const pipeline = pipelineFor(rail, request.pipeline, 'InvalidJobRequest');
     return await runJob(new Job(request, pipeline, rail.stages.get(pipeline.name)!));
   };
@@ -192,7 +177,7 @@ class Job {
     readonly pipeline: Pipeline,
     private readonly stages: StageProxies,
   ) {
-    this.leanRail = patched(LEAN_RAIL_PATCH);
+    this.leanRail = railPatched(LEAN_RAIL_PATCH);
     this.maxHops = request.max_hops ?? DEFAULT_MAX_HOPS;
     this.decisionTimeout = request.decision_timeout ?? DEFAULT_DECISION_TIMEOUT;
     this.traceparent = request.traceparent ?? newTraceparent();
@@ -422,7 +407,7 @@ class Job {
     const acksBefore = this.acks.length;
     this.acks.push(this.humanAck(hop, `escalated: ${step.reason}`));
     this.publish();
-    if (patched(HANDOFF_RECORDS_PATCH)) await this.beginRecord();
+    if (railPatched(HANDOFF_RECORDS_PATCH)) await this.beginRecord();
 
     try {
       const decided = await condition(() => this.pendingDecision !== undefined, this.decisionTimeout as Duration);
@@ -440,7 +425,7 @@ class Job {
       // not once the next hop is done. New command, hence the patch (docs/replay.md).
       if (next !== 'rejected') {
         if (this.leanRail) this.changed();
-        else if (patched(PUBLISH_AFTER_DECISION_PATCH)) this.publish();
+        else if (railPatched(PUBLISH_AFTER_DECISION_PATCH)) this.publish();
       }
       return next;
     } finally {

@@ -9,7 +9,6 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   TimeoutFailure,
@@ -21,6 +20,7 @@ import { edgeOptions, inlineText, snapshotOf, type AckRecord, type HandoffV1, ty
 import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
 import { edgeSender } from './rail/hops';
 import { traceHop, type HopTrace } from './tracing';
+import { LEAN_RAIL_PATCH, NO_PROGRESS_PATCH, PRIOR_DELIVERY_PATCH, SETTLE_AT_RESERVATION_PATCH, railPatched } from './patches';
 
 export type { HopOutcome, HopRequest };
 
@@ -28,46 +28,6 @@ type StageActivity = (work: StageWork) => Promise<StageResult>;
 
 type PriorDelivery = { priorDelivery(input: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null> };
 
-/**
- * Patch `prior-delivery-activity` (2026-11-29). The duplicate lookup used to be a local activity
- * on every hop. A query arriving while it ran could close a workflow task on the local-activity
- * marker alone, and SDK 1.24 then failed to replay that history on the very code that wrote it
- * (test/histories/known-problems). Now `handoffJob` skips the lookup — its delivery keys are
- * unique by construction, and a retried stage activity returns its recorded result anyway — and
- * `stageHop`, whose deliveries come from outside, looks up with an ordinary activity.
- * Histories recorded before the patch replay through the old branch; see docs/replay.md for when
- * it can go (deprecatePatch, then removal).
- */
-export const PRIOR_DELIVERY_PATCH = 'prior-delivery-activity';
-
-/**
- * Patch `no-progress` (2026-12-01). A hop whose output repeats an earlier artifact, or whose
- * critic fails the work for the same reasons twice in a row, is acked `no_progress` and the job
- * escalates — before, a repeated artifact was `rejected_invariant` and a repeated verdict sent
- * the work round again until the wallet's revisions or the hop cap ran out. Checked only when the
- * hop made no progress, so the marker appears in those histories alone; older histories replay
- * through the old branch.
- */
-export const NO_PROGRESS_PATCH = 'no-progress';
-
-/**
- * Patch `settle-at-reservation` (2026-12-01). A stage that reports more than its hop reserved is
- * charged the reservation and the rest is its overspend — before, the whole report was charged,
- * down to an empty wallet. Asked only when a report exceeds its reservation, so only those
- * histories carry the marker; older ones replay through the old branch.
- */
-export const SETTLE_AT_RESERVATION_PATCH = 'settle-at-reservation';
-
-/**
- * Patch `lean-rail` (2026-12-01): two changes landed together, each leaving less in history, under
- * one marker. (1) The first stage is asked to move the job's inline raw ticket to the store and
- * pass its reference on (contracts/entry.ts), so no later package, activity input or result
- * carries it; asked while the entry is inline, so a worker of an older build (whose rail would
- * refuse the moved entry) fails the task on the marker instead of running the job. (2) `handoffJob`
- * upserts only the search attributes that changed, once per hop (workflows/handoff-job.ts).
- * Histories recorded before (test/histories/before-lean-rail.*) replay through the old branches.
- */
-export const LEAN_RAIL_PATCH = 'lean-rail';
 
 const { priorDelivery: priorDeliveryLocal } = proxyLocalActivities<PriorDelivery>({
   startToCloseTimeout: '10s',
@@ -130,7 +90,7 @@ async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecor
   const a = admitHop(r);
   let prior: StageResult | null = null;
   if (a.deliverable) {
-    if (!patched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: a.key });
+    if (!railPatched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: a.key });
     else if (options.checkPriorDelivery) prior = await priorDelivery({ delivery_key: a.key, package: a.arrived });
   }
   const ack = stampAck(a, r, decideHop(a, r, prior), new Date());
@@ -148,13 +108,13 @@ async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecor
     delivery_key: a.key,
     ...(edge ? { edge: edgeOptions(edge) } : {}),
     ...(r.hookResults?.length ? { hook_results: r.hookResults } : {}),
-    ...(inlineText(delivered.artifacts[0]) !== undefined && patched(LEAN_RAIL_PATCH) ? { store_entry: true as const } : {}),
+    ...(inlineText(delivered.artifacts[0]) !== undefined && railPatched(LEAN_RAIL_PATCH) ? { store_entry: true as const } : {}),
   };
   const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
   // Asked only on the branch that differs, so every other history is as before the patches.
   const outcome = concludeHop(a, r, ack, new Date(), prior, answer, {
-    mayFlagNoProgress: () => patched(NO_PROGRESS_PATCH),
-    maySettleAtReservation: () => patched(SETTLE_AT_RESERVATION_PATCH),
+    mayFlagNoProgress: () => railPatched(NO_PROGRESS_PATCH),
+    maySettleAtReservation: () => railPatched(SETTLE_AT_RESERVATION_PATCH),
   });
   // A hop nobody picked up reached no worker, so none stored its snapshot.
   return withSnapshot(outcome, snapshot, !('failure' in answer && answer.failureType === TARGET_UNAVAILABLE));

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEntryUri, type HandoffV1, type StageResult, type StageWork } from '../../contracts';
 import { jobResult, startJob } from '../../src/operator/client';
 import { sha256Hex } from '../../src/worker/store/content';
-import { LEAN_RAIL_PATCH } from '../../workflows/hop';
+import { RAIL_2026_12_PATCH } from '../../workflows/patches';
 import type { JobStatusView } from '../../workflows/definitions';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
 import { jobRequest, startRail, type Rail } from '../helpers/rail';
@@ -52,9 +52,9 @@ describe('the ticket by reference', () => {
     expect(later.every((w) => w.store_entry === undefined)).toBe(true);
   });
 
-  it('the history marks the patch once, and the package query shows the reference', async () => {
+  it('the history marks one patch, the consolidated one that includes lean-rail, and the package query shows the reference', async () => {
     const patches = events.flatMap((e) => (e.markerRecordedEventAttributes?.markerName === 'core_patch' ? [decoded<{ id: string }>(e.markerRecordedEventAttributes.details!['patch-data']).id] : []));
-    expect(patches.filter((id) => id === LEAN_RAIL_PATCH)).toHaveLength(1);
+    expect(patches).toEqual([RAIL_2026_12_PATCH]);
     const pkg = await rail.client.workflow.getHandle(request.job_id).query<HandoffV1>('package');
     expect(JSON.stringify(pkg)).not.toContain(body);
   });

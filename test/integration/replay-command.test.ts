@@ -122,7 +122,7 @@ describe('handrail replay against the dev server', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(`FAIL  ${done}: event 5 (MarkerRecorded) has no matching command\n`);
     expect(run.stdout).toContain(`FAIL  ${waiting}: event 5 (MarkerRecorded) has no matching command\n`);
-    expect(run.stdout).toContain("hint: the history took patched('validate-request') here");
+    expect(run.stdout).toContain("hint: the history took patched('rail-2026-12') here");
     expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('replayed 2 histories: 0 passed, 2 failed');
   });
 

@@ -1,0 +1,91 @@
+/**
+ * Every patch the rail has taken (docs/replay.md), oldest first, and how the rail asks for one.
+ *
+ * Patch `rail-2026-12` (2026-12-02) consolidates the ones before it: a run started on this code
+ * records that one marker and takes every branch listed in CONSOLIDATED, instead of a marker for
+ * each — and sdk-core adds a `TemporalChangeVersion` upsert to every marker, so each patch asked
+ * cost two history events. A five-hop job asked three (`validate-request`,
+ * `prior-delivery-activity`, `lean-rail`): 4 events fewer. It is asked before any of them in a
+ * run, so a history recorded before it (without its marker) asks each patch as it did
+ * (test/histories/before-rail-2026-12.*). A patch added later is asked on its own.
+ */
+import { patched } from '@temporalio/workflow';
+
+/** Patch `publish-after-decision` (2026-11-30): a decided escalation publishes the job's status
+ * at once. Histories recorded before it (test/histories/before-publish-after-decision.*) replay
+ * through the branch without the upsert. */
+export const PUBLISH_AFTER_DECISION_PATCH = 'publish-after-decision';
+
+/** Patch `validate-request` (2026-12-01): the workflow checks its own input (never assume the
+ * caller used our client) and that it runs under its own job id. Before it, a request started
+ * around the client ran as given (test/histories/before-validate-request.*, recorded before the
+ * pipelines too). */
+export const VALIDATE_REQUEST_PATCH = 'validate-request';
+
+/** Patch `handoff-records` (2026-12-01): an escalation begins a handoff record and the job's end
+ * (or its decision) closes it. Histories recorded before it (test/histories/before-handoff-records.*)
+ * replay without the two activities. */
+export const HANDOFF_RECORDS_PATCH = 'handoff-records';
+
+/**
+ * Patch `prior-delivery-activity` (2026-11-29). The duplicate lookup used to be a local activity
+ * on every hop. A query arriving while it ran could close a workflow task on the local-activity
+ * marker alone, and SDK 1.24 then failed to replay that history on the very code that wrote it
+ * (test/histories/known-problems). Now `handoffJob` skips the lookup — its delivery keys are
+ * unique by construction, and a retried stage activity returns its recorded result anyway — and
+ * `stageHop`, whose deliveries come from outside, looks up with an ordinary activity.
+ * Histories recorded before the patch replay through the old branch; see docs/replay.md for when
+ * it can go (deprecatePatch, then removal).
+ */
+export const PRIOR_DELIVERY_PATCH = 'prior-delivery-activity';
+
+/**
+ * Patch `no-progress` (2026-12-01). A hop whose output repeats an earlier artifact, or whose
+ * critic fails the work for the same reasons twice in a row, is acked `no_progress` and the job
+ * escalates — before, a repeated artifact was `rejected_invariant` and a repeated verdict sent
+ * the work round again until the wallet's revisions or the hop cap ran out. Checked only when the
+ * hop made no progress, so the marker appears in those histories alone; older histories replay
+ * through the old branch.
+ */
+export const NO_PROGRESS_PATCH = 'no-progress';
+
+/**
+ * Patch `settle-at-reservation` (2026-12-01). A stage that reports more than its hop reserved is
+ * charged the reservation and the rest is its overspend — before, the whole report was charged,
+ * down to an empty wallet. Asked only when a report exceeds its reservation, so only those
+ * histories carry the marker; older ones replay through the old branch.
+ */
+export const SETTLE_AT_RESERVATION_PATCH = 'settle-at-reservation';
+
+/**
+ * Patch `lean-rail` (2026-12-01): two changes landed together, each leaving less in history, under
+ * one marker. (1) The first stage is asked to move the job's inline raw ticket to the store and
+ * pass its reference on (contracts/entry.ts), so no later package, activity input or result
+ * carries it; asked while the entry is inline, so a worker of an older build (whose rail would
+ * refuse the moved entry) fails the task on the marker instead of running the job. (2) `handoffJob`
+ * upserts only the search attributes that changed, once per hop (workflows/handoff-job.ts).
+ * Histories recorded before (test/histories/before-lean-rail.*) replay through the old branches.
+ */
+export const LEAN_RAIL_PATCH = 'lean-rail';
+
+export const RAIL_2026_12_PATCH = 'rail-2026-12';
+
+const CONSOLIDATED: ReadonlySet<string> = new Set([
+  PUBLISH_AFTER_DECISION_PATCH,
+  VALIDATE_REQUEST_PATCH,
+  HANDOFF_RECORDS_PATCH,
+  PRIOR_DELIVERY_PATCH,
+  NO_PROGRESS_PATCH,
+  SETTLE_AT_RESERVATION_PATCH,
+  LEAN_RAIL_PATCH,
+]);
+
+// Module state is the run's own: the SDK evaluates this module for every workflow run (it is not
+// among the bundle's shared modules, src/worker/bundle.ts).
+let consolidated: boolean | undefined;
+
+/** `patched(patch)`, through the consolidation: asks `rail-2026-12` at the run's first patch. */
+export function railPatched(patch: string): boolean {
+  consolidated ??= patched(RAIL_2026_12_PATCH);
+  return (consolidated && CONSOLIDATED.has(patch)) || patched(patch);
+}
