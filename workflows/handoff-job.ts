@@ -577,6 +577,13 @@ class Job {
     if (this.leanRail) this.publish();
   }
 
+  /** Records `json` as the key's published value; false when it already was. */
+  private publishedChange(key: string, json: string): boolean {
+    if (this.published.get(key) === json) return false;
+    this.published.set(key, json);
+    return true;
+  }
+
   /** Keeps the Web UI current: search attributes for filtering (on the `lean-rail` branch only
    * those that changed), markdown details for reading. */
   private publish(): void {
@@ -593,9 +600,8 @@ class Job {
       { key: HandrailPipeline, value: this.pipeline.name },
       { key: HandrailAcks, value: [...new Set(this.acks.map((a) => a.ack))] },
     ];
-    const changed = this.leanRail ? attributes.filter((a) => this.published.get(a.key.name) !== canonicalJson(a.value)) : attributes;
+    const changed = this.leanRail ? attributes.filter((a) => this.publishedChange(a.key.name, canonicalJson(a.value))) : attributes;
     if (changed.length > 0) upsertSearchAttributes(changed as Parameters<typeof upsertSearchAttributes>[0]);
-    if (this.leanRail) for (const a of changed) this.published.set(a.key.name, canonicalJson(a.value));
     setCurrentDetails(renderDetails(view, this.acks, this.handovers));
   }
 }
