@@ -17,6 +17,8 @@ export function issueLines(error: ZodError, root = '/', max = Infinity): string[
 function messageOf(e: ErrorObject): string {
   const p = e.params as Record<string, unknown>;
   const isTraceparent = e.instancePath.endsWith('/traceparent');
+  // The one `not` on an amount: a top-up below the wallet's unit (contracts/job.ts HumanDecision).
+  const isUsd = e.instancePath.endsWith('/usd');
   switch (e.keyword) {
     case 'required':
       return 'is required';
@@ -46,7 +48,8 @@ function messageOf(e: ErrorObject): string {
     case 'pattern':
       return isTraceparent ? 'must be a W3C traceparent (version-traceid-parentid-flags, lowercase hex)' : 'has an invalid format';
     case 'not':
-      return isTraceparent ? 'trace id and parent id must not be all zeros' : 'has a forbidden value';
+      if (isTraceparent) return 'trace id and parent id must not be all zeros';
+      return isUsd ? 'must be 0 or at least one micro-dollar (0.000001)' : 'has a forbidden value';
     default:
       return `fails ${e.keyword}`;
   }
@@ -56,6 +59,14 @@ function pathOf(e: ErrorObject): string {
   if (e.keyword === 'required') return `${e.instancePath}/${String((e.params as { missingProperty: unknown }).missingProperty)}`;
   if (e.keyword === 'propertyNames') return `${e.instancePath}/${String((e.params as { propertyName: unknown }).propertyName)}`;
   return e.instancePath;
+}
+
+/** A refused value's errors as `path: message` lines (at most `max`), the path dotted
+ * (`ticket.subject`) and `root` naming the value itself: how a workflow refuses its own input. */
+export function refusalLines(errors: readonly ErrorObject[] | null | undefined, root: string, max: number = LIMITS.ackErrors): string[] {
+  return toContractErrors(errors)
+    .slice(0, max)
+    .map((e) => `${e.path.slice(1).replaceAll('/', '.') || root}: ${e.message}`);
 }
 
 /** Deduplicated, in ajv's order (which follows the schema), capped at LIMITS.ackErrors. */

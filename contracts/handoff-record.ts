@@ -18,6 +18,8 @@ import { LIMITS } from './limits';
 import { HumanDecision } from './job';
 import { handoffRecordId, id, isoTime, list, nonBlankText, inputText, visibleName } from './primitives';
 
+export { HANDOFF_DECIDED_EVENT, handoffDelta } from './handoff-delta';
+
 export const HANDOFF_RECORD_STATES = ['open', 'accepted', 'cancelled', 'closed'] as const;
 export const HandoffRecordState = z.enum(HANDOFF_RECORD_STATES);
 export type HandoffRecordState = z.infer<typeof HandoffRecordState>;
@@ -201,22 +203,3 @@ export const HandoffApiError = z.strictObject({
   issues: z.array(z.strictObject({ path: z.string(), message: z.string() })).optional(),
 });
 export type HandoffApiError = z.infer<typeof HandoffApiError>;
-
-/** The event of the message a decided record re-injects into the job's log (seed 003's hook). */
-export const HANDOFF_DECIDED_EVENT = 'handoff.decided';
-
-/**
- * A decided record's delta, as the one message the next stage gets (seed 003's re-injection):
- * the record's summary, open questions and next steps, who took it, and the decision with its
- * note. Plain text, so every handover strategy and model reads it the same way.
- */
-export function handoffDelta(record: Pick<HandoffRecord, 'id' | 'summary' | 'open_questions' | 'next_steps' | 'accepted_by'>, decision: Pick<HumanDecision, 'action' | 'actor' | 'note'>): string {
-  const bullets = (title: string, items: readonly string[]) => (items.length ? [`${title}:`, ...items.map((i) => `- ${i}`)] : []);
-  return [
-    `Handoff record ${record.id}${record.accepted_by ? `, taken by ${record.accepted_by}` : ''}: decided ${decision.action} by ${decision.actor}.`,
-    ...(decision.note ? [`Decision note: ${decision.note}`] : []),
-    `Summary: ${record.summary}`,
-    ...bullets('Open questions', record.open_questions),
-    ...bullets('Next steps', record.next_steps),
-  ].join('\n');
-}

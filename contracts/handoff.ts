@@ -1,7 +1,10 @@
 /** The package that crosses every hop (seed 001 `handoff.v1`, plus seed 004's hop block/summary). */
 import { z } from 'zod';
 import { LIMITS } from './limits';
+import { HANDOFF_REASONS, HANDOFF_V1, HANDOFF_V2 } from './names';
 import { count, id, isoTime, list, nonEmptyText, revisions, sha256, slug, text, traceparent, uri, usd, visibleName } from './primitives';
+
+export { HANDOFF_V1, HANDOFF_V2, failureCode } from './names';
 
 // Objects are loose everywhere: a v1 reader must pass unknown (newer, optional) fields through.
 
@@ -75,8 +78,6 @@ export const Evaluator = z.looseObject({
 });
 export type Evaluator = z.infer<typeof Evaluator>;
 
-/** A failure's code: what comes before its first `:` (`off_topic: …` → `off_topic`). */
-export const failureCode = (failure: string): string => failure.split(':', 1)[0]?.trim() ?? '';
 
 /** Never negative: the rail clamps at zero and reports overspend in JobResult.spent_usd. */
 export const Budget = z.looseObject({
@@ -95,7 +96,7 @@ export type Trace = z.infer<typeof Trace>;
  * (`capability_boundary`), a specialist does it better (`specialization`), the risk calls for a
  * human or a senior (`escalation`), or another agent takes it because this one is unavailable or
  * busy (`load_balancing`). */
-export const HandoffReason = z.enum(['capability_boundary', 'specialization', 'escalation', 'load_balancing']);
+export const HandoffReason = z.enum(HANDOFF_REASONS);
 export type HandoffReason = z.infer<typeof HandoffReason>;
 
 /** Seed 004: who handed to whom, why, and the chain so far (for hop caps and cycle detection).
@@ -111,8 +112,6 @@ export const Hop = z.looseObject({
   handoff_reason: HandoffReason.optional(),
 });
 export type Hop = z.infer<typeof Hop>;
-
-export const HANDOFF_V1 = 'handoff.v1';
 
 export const handoffV1 = z.looseObject({
   schema: z.literal(HANDOFF_V1),
@@ -154,8 +153,6 @@ export function nextVersion<S extends z.core.$ZodLooseShape, const V extends str
   if (reused.length > 0) throw new Error(`${schema} re-declares ${reused.join(', ')}: a new version may only add fields (seed 001)`);
   return base.extend({ ...fields, schema: z.literal(schema) });
 }
-
-export const HANDOFF_V2 = 'handoff.v2';
 
 /** What handoff.v2 adds to v1; every other field is v1's, unchanged. Required, hence a new version. */
 export const handoffV2Fields = {

@@ -44,6 +44,27 @@ export const JobResult = z.looseObject({
 });
 export type JobResult = z.infer<typeof JobResult>;
 
+/** `stageHop`'s input: one package delivered to one stage from outside the rail. This is the
+ * envelope; the package itself is checked by the hop and acked. */
+export const StageHopRequest = z.looseObject({
+  stage: z.string().max(200),
+  package: z.unknown().refine((p) => p !== undefined, 'is required'),
+  /** The pipeline whose stage this is; the worker's first pipeline when absent. */
+  pipeline: z.string().max(64).optional(),
+  /** Caller's id for this delivery (also a good workflow id); recorded, never trusted as the key.
+   * It becomes part of the hop's reason, so it must be text a package can carry. */
+  delivery_id: inputText(LIMITS.id).optional(),
+  max_hops: z.int().min(1).max(LIMITS.chain).optional(),
+});
+/** Spelled out: zod reads a required unknown as `{} | null`, and a caller may hand in any value. */
+export interface StageHopRequest {
+  stage: string;
+  package: unknown;
+  pipeline?: string;
+  delivery_id?: string;
+  max_hops?: number;
+}
+
 /** A human's answer to an escalation: another typed hop. Which fields an action needs
  * (e.g. `usd`/`revisions` for `top_up`) is the `decide` update validator's call. */
 export const HumanDecision = z.looseObject({

@@ -8,8 +8,7 @@
  */
 import type { HandoffReason, HandoffV1, LastVerdict } from './handoff';
 import type { Message, TaggedMessage } from './transcript';
-import { HANDOFF_V1, HandoffReason as HandoffReasons } from './handoff';
-import { isSlug } from './primitives';
+import { HANDOFF_REASONS, HANDOFF_V1, isSlug } from './names';
 import { checkStageRegistry, type StageCard, type StageRegistry } from './stages';
 import { createHandoffRegistry, type HandoffVersion, type Upgrader, type VersionRegistry } from './versions';
 
@@ -219,8 +218,8 @@ export function checkPipeline(spec: PipelineSpec): string[] {
     const at = describeRule(rule, i);
     if (!produced.has(rule.after)) problems.push(`${at}: no stage produces ${rule.after} and it is not the entry type`);
     if (isCompleteRule(rule)) return;
-    if (rule.handoff !== undefined && !HandoffReasons.safeParse(rule.handoff).success) {
-      problems.push(`${at} has handoff ${JSON.stringify(rule.handoff)}; use one of ${HandoffReasons.options.join(', ')}`);
+    if (rule.handoff !== undefined && !(HANDOFF_REASONS as readonly unknown[]).includes(rule.handoff)) {
+      problems.push(`${at} has handoff ${JSON.stringify(rule.handoff)}; use one of ${HANDOFF_REASONS.join(', ')}`);
     }
     if (isFanOutRule(rule)) return;
     const to = byName.get(rule.to);

@@ -1,7 +1,10 @@
 /** Field schemas shared by the package, the artifacts and the job API. */
 import { z } from 'zod';
 import { LIMITS } from './limits';
+import { ID_PATTERN, SLUG_PATTERN } from './names';
 import { TRACEPARENT_PATTERN, TRACEPARENT_ZERO_ID_PATTERN } from './traceparent';
+
+export { isSlug } from './names';
 
 // Character classes as pattern text (`\\uXXXX` escapes), so the generated JSON Schema spells them too.
 const NUL = '\\u0000';
@@ -35,16 +38,9 @@ export const visibleName = (max: number) =>
 
 export const list = <T extends z.ZodType>(item: T, max: number = LIMITS.listItems) => z.array(item).max(max);
 
-/** No `:` so `job_id:stage:...` keys stay parseable; no whitespace so ids survive logs and URLs. */
-export const id = z.string().min(1).max(LIMITS.id).regex(/^[A-Za-z0-9][A-Za-z0-9_.\-]*$/);
+export const id = z.string().min(1).max(LIMITS.id).regex(ID_PATTERN);
 
-/** Stage names, artifact types, tool names: lowercase slugs, open-ended so pipeline authors can
- * add stages and artifact types without a contract change. */
-export const slug = z.string().min(1).max(LIMITS.name).regex(/^[a-z][a-z0-9_.\-]*$/);
-
-export function isSlug(value: string): boolean {
-  return slug.safeParse(value).success;
-}
+export const slug = z.string().min(1).max(LIMITS.name).regex(SLUG_PATTERN);
 
 /** Any absolute URI (s3://, handrail://, data:). Kept to scheme + no whitespace: a full RFC 3986
  * regex is slow on 48 kB data: URIs and adds nothing the reader of the URI won't check. */

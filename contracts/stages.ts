@@ -8,13 +8,12 @@
 import type { Duration, RetryPolicy } from '@temporalio/common';
 import type { Artifact, HandoffV1 } from './handoff';
 import type { EdgeOptions } from './pipeline';
-import { HANDOFF_V1 } from './handoff';
 import { LIMITS } from './limits';
-import { id, isSlug } from './primitives';
+import { HANDOFF_V1, isId, isSlug } from './names';
 
 /** An agent identity: an id (one token in a transcript label, `[agent:role:type]`; never the user's
  * `__user__`, which no id can spell) of at most a stage name's length. */
-export const isAgentId = (agent: string) => agent.length <= LIMITS.name && id.safeParse(agent).success;
+export const isAgentId = (agent: string) => agent.length <= LIMITS.name && isId(agent);
 
 /** What one stage activity receives (DESIGN "Stage activity contract"). */
 export interface StageWork {

@@ -3,8 +3,7 @@
  * for a consumer that only accepts a newer one (compatibility rules: contracts/README.md).
  */
 import { handoffV1 as validateV1, handoffV2 as validateV2, type StandaloneValidator } from './generated/validators';
-import { HANDOFF_V1, HANDOFF_V2 } from './handoff';
-import { isSlug } from './primitives';
+import { HANDOFF_V1, HANDOFF_V2, isSlug } from './names';
 
 export type PackageObject = Record<string, unknown>;
 

@@ -7,7 +7,7 @@
  * A job or a direct delivery names its pipeline (`pipeline` in the request); the first one is
  * the default. Stage activities are proxied once here, not per hop.
  */
-import type { Pipeline } from '../contracts';
+import type { Pipeline } from '../contracts/rail';
 import { createHandoffJob, type RailPipelines } from './handoff-job';
 import { proxyStages } from './hop';
 import { createStageHop } from './stage-hop';

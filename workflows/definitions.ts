@@ -3,7 +3,7 @@
  * client. Shared by workflow and client code so both spell them the same way.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { AckRecord, HandoffV1, HumanDecision, JobStatus } from '../contracts';
+import type { AckRecord, HandoffV1, HumanDecision, JobStatus } from '../contracts/rail';
 
 /** Live status: `running` while stages work, `escalated` while a human decides, then final. */
 export type RailStatus = 'running' | JobStatus;

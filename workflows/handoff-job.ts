@@ -19,7 +19,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { HANDOFF_DECIDED_EVENT, HUMAN_NOTE_PREFIX, JobRequest as JobRequestSchema, LIMITS, MERGE_STAGE, canonicalJson, findPipeline, handoffDelta, isTranscriptUri, issueLines, reservationUsd, snapshotOf, type AckRecord, type HandoffCloseReason, type HandoffRecord, type HandoffV1, type Hop, type HookResult, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1, type Snapshot, type StageResult } from '../contracts';
+import { HANDOFF_DECIDED_EVENT, HUMAN_NOTE_PREFIX, LIMITS, MERGE_STAGE, canonicalJson, findPipeline, handoffDelta, isTranscriptUri, refusalLines, reservationUsd, snapshotOf, validators, type AckRecord, type HandoffCloseReason, type HandoffRecord, type HandoffV1, type Hop, type HookResult, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1, type Snapshot, type StageResult } from '../contracts/rail';
 import type { BeginRecordWork, CloseRecordWork, ClosedRecord } from '../activities/handoff-records';
 import type { MergeWork } from '../activities/merge';
 import { acksQuery, decideUpdate, packageQuery, snapshotQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
@@ -88,9 +88,8 @@ export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => 
 /** The request as the contract defines it, run under its own id; otherwise the job fails at
  * once (non-retryable, naming what is wrong) instead of a workflow task retried forever. */
 function checkedRequest(input: unknown): JobRequest {
-  const parsed = JobRequestSchema.safeParse(input);
-  if (!parsed.success) throw ApplicationFailure.nonRetryable(`invalid job request: ${issueLines(parsed.error, 'request', 5).join('; ')}`, 'InvalidJobRequest');
-  const request = input as JobRequest;
+  if (!validators.jobRequest(input)) throw ApplicationFailure.nonRetryable(`invalid job request: ${refusalLines(validators.jobRequest.errors, 'request', 5).join('; ')}`, 'InvalidJobRequest');
+  const request = input;
   const own = workflowInfo().workflowId;
   if (request.job_id !== own) {
     throw ApplicationFailure.nonRetryable(`job_id ${request.job_id} is not this workflow's id (${own}): a job runs under its own id`, 'InvalidJobRequest');

@@ -16,7 +16,7 @@ import {
   type ActivityFunctionWithOptions,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import { edgeOptions, inlineText, snapshotOf, type AckRecord, type HandoffV1, type Pipeline, type Snapshot, stageTaskQueue, type StageCard, type StageResult, type StageWork } from '../contracts';
+import { edgeOptions, inlineText, snapshotOf, type AckRecord, type HandoffV1, type Pipeline, type Snapshot, stageTaskQueue, type StageCard, type StageResult, type StageWork } from '../contracts/rail';
 import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
 import { edgeSender } from './rail/hops';
 import { traceHop, type HopTrace } from './tracing';

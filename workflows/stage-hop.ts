@@ -4,24 +4,14 @@
  * a second delivery of the same package answers `duplicate` with the first artifact.
  */
 import { ApplicationFailure, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { z } from 'zod';
-import { LIMITS, issueLines, type AckRecord, type Artifact, type HandoffV1 } from '../contracts';
-import { inputText } from '../contracts/primitives';
+import { refusalLines, validators, type AckRecord, type Artifact, type HandoffV1, type StageHopRequest } from '../contracts/rail';
 import { snapshotQuery } from './definitions';
 import { pipelineFor, type RailPipelines } from './handoff-job';
 import { runHop } from './hop';
 import { DEFAULT_MAX_HOPS } from './rail/hops';
 import { HandrailAck, HandrailStage, HandrailStatus } from './search-attributes';
 
-export interface StageHopRequest {
-  stage: string;
-  package: unknown;
-  /** The pipeline whose stage this is; the worker's first pipeline when absent. */
-  pipeline?: string;
-  /** Caller's id for this delivery (also a good workflow id); recorded, never trusted as the key. */
-  delivery_id?: string;
-  max_hops?: number;
-}
+export type { StageHopRequest };
 
 export interface StageHopResult {
   /** The hop's final ack: `rejected_invariant` when the stage's output broke one. */
@@ -34,14 +24,6 @@ export interface StageHopResult {
   failure?: string;
 }
 
-const StageHopRequestSchema = z.looseObject({
-  stage: z.string().max(200),
-  package: z.unknown().refine((p) => p !== undefined, 'is required'),
-  pipeline: z.string().max(64).optional(),
-  // It becomes part of the hop's reason, so it must be text a package can carry.
-  delivery_id: inputText(LIMITS.id).optional(),
-  max_hops: z.int().min(1).max(LIMITS.chain).optional(),
-});
 
 // A traceparent for acks of packages too broken to carry one: all-zero ids are invalid by the
 // W3C spec, so this uses fixed non-zero ids that say "no trace".
@@ -50,8 +32,7 @@ const NO_TRACE = '00-0000000000000000000000000000dead-000000000000dead-00';
 export function createStageHop(rail: RailPipelines): (request: StageHopRequest) => Promise<StageHopResult> {
   return async function stageHop(input: StageHopRequest): Promise<StageHopResult> {
     // The package itself is validated by the hop (and acked); the envelope must be well-formed.
-    const parsed = StageHopRequestSchema.safeParse(input);
-    if (!parsed.success) throw ApplicationFailure.nonRetryable(`invalid stageHop request: ${issueLines(parsed.error, 'request', 5).join('; ')}`, 'InvalidStageHopRequest');
+    if (!validators.stageHopRequest(input)) throw ApplicationFailure.nonRetryable(`invalid stageHop request: ${refusalLines(validators.stageHopRequest.errors, 'request', 5).join('; ')}`, 'InvalidStageHopRequest');
     const request = input;
     const pipeline = pipelineFor(rail, request.pipeline, 'InvalidStageHopRequest');
     const outcome = await runHop(

@@ -5,7 +5,7 @@
  * not part of the history: tracing adds no event and replays unchanged.
  */
 import { proxySinks, type Sinks } from '@temporalio/workflow';
-import type { AckRecord } from '../contracts';
+import type { AckRecord } from '../contracts/rail';
 
 export interface HopTrace {
   job_id: string;

@@ -5,7 +5,7 @@
  * through the public contracts, like any author's pipeline; the stage work lives in
  * activities/support-routing/.
  */
-import { defineStage, definePipeline, type RouteFacts, type RouteRule } from '../index';
+import { defineStage, definePipeline, type RouteFacts, type RouteRule } from '../rail';
 
 /** The classify stage's output: ticket ids, question, intent, sentiment 0..1, complexity 0..10, language. */
 export const CLASSIFICATION = 'classification.v1';

@@ -5,7 +5,7 @@
  * ticket-triage's judge and writeback judge and write. Its stage work lives in
  * activities/ticket-hub/ (intake, judge and writeback are ticket-triage's cards, so its activities).
  */
-import { defineStage, definePipeline } from '../index';
+import { defineStage, definePipeline } from '../rail';
 import { intakeStage, judgeStage, judgedWriteback, writebackStage } from './ticket-triage';
 
 /** The rail's merge of the specialists' artifacts (a `MergedBranches` body). */

@@ -4,7 +4,7 @@
  * lives in activities/ticket-triage/. Defined only through the public contracts, like any
  * author's pipeline.
  */
-import { defineStage, definePipeline, type PipelineSpec } from '../index';
+import { defineStage, definePipeline, type PipelineSpec } from '../rail';
 
 export const intakeStage = defineStage({
   name: 'intake',

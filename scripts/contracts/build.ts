@@ -46,6 +46,7 @@ export const SCHEMAS: readonly SchemaEntry[] = [
   { name: 'job_request', exportName: 'jobRequest', typeName: 'JobRequest', schema: c.JobRequest },
   { name: 'job_result', exportName: 'jobResult', typeName: 'JobResult', schema: c.JobResult },
   { name: 'human_decision', exportName: 'humanDecision', typeName: 'HumanDecision', schema: c.HumanDecision },
+  { name: 'stage_hop_request', exportName: 'stageHopRequest', typeName: 'StageHopRequest', schema: c.StageHopRequest },
   { name: 'handoff_record', exportName: 'handoffRecord', typeName: 'HandoffRecord', schema: c.HandoffRecord },
   { name: 'handoff_begin', exportName: 'handoffBegin', typeName: 'HandoffBeginInput', schema: c.HandoffBeginInput },
   { name: 'handoff_audit_row', exportName: 'handoffAuditRow', typeName: 'HandoffAuditRow', schema: c.HandoffAuditRow },

@@ -17,7 +17,7 @@
  * After the stage ran, concludeHop (rail/hop.ts) may add a second ack: `no_progress`,
  * `rejected_invariant`, or `rejected_budget` for a handover over its edge's token cap.
  */
-import { LIMITS, newestArtifact, reservationUsd, type AckRecord, type AckState, type ContractError, type HandoffValidation, type Hop, type RevisitEdge, type StageCard } from '../../contracts';
+import { LIMITS, newestArtifact, reservationUsd, type AckRecord, type AckState, type ContractError, type HandoffValidation, type Hop, type RevisitEdge, type StageCard } from '../../contracts/rail';
 import { fits } from './budget';
 import { exceedsHopCap, isCycle } from './hops';
 

@@ -3,7 +3,7 @@
  * Amounts are kept in whole micro-dollars when compared or subtracted so 0.1 + 0.2 style
  * drift can never let a hop through that the wallet cannot pay.
  */
-import { LIMITS, MICROS_PER_USD, type Budget } from '../../contracts';
+import { LIMITS, MICROS_PER_USD, type Budget } from '../../contracts/rail';
 
 const MAX_MICROS = LIMITS.usd * MICROS_PER_USD;
 /** Whole micro-dollars saturated to [0, LIMITS.usd], so no figure the rail keeps (wallet, spent,

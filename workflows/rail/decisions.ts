@@ -3,7 +3,7 @@
  * The validator is synchronous (the SDK does not await it) and throws to refuse; a refused
  * decision never reaches history, and the Web UI shows the message.
  */
-import { HumanDecision, issueLines, newestArtifact, type AckRecord, type HandoffV1, type Pipeline } from '../../contracts';
+import { newestArtifact, refusalLines, validators, type HumanDecision, type AckRecord, type HandoffV1, type Pipeline } from '../../contracts/rail';
 import type { Escalation } from '../definitions';
 import { CONTEXT_BUDGET_REASON } from './hop';
 
@@ -33,11 +33,10 @@ export function decisionOptions(pkg: HandoffV1, lastAck: AckRecord | undefined, 
 export function validateDecision(decision: unknown, escalation: Escalation | undefined, alreadyDecided: boolean, openRecord?: string): void {
   if (!escalation) throw new Error('the job is not waiting for a human decision');
   if (alreadyDecided) throw new Error('a decision for this escalation is already being applied');
-  const parsed = HumanDecision.safeParse(decision);
-  if (!parsed.success) {
-    throw new Error(`invalid decision: ${issueLines(parsed.error, 'decision').join('; ')}`);
+  if (!validators.humanDecision(decision)) {
+    throw new Error(`invalid decision: ${refusalLines(validators.humanDecision.errors, 'decision').join('; ')}`);
   }
-  const d = parsed.data;
+  const d = decision;
   // A decision taken through a record decides only the escalation that record stands for: not
   // an older one's, and not one an API caller began for a job they were never handed.
   if (d.handoff_record !== undefined && d.handoff_record !== openRecord) {

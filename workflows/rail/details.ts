@@ -1,5 +1,5 @@
 /** The markdown an operator reads in the Web UI's "current details" of a job. */
-import type { AckRecord } from '../../contracts';
+import type { AckRecord } from '../../contracts/rail';
 import type { JobStatusView } from '../definitions';
 
 // The Web UI's markdown reads `$…$` as maths: amounts inside free text are escaped.

@@ -1,4 +1,4 @@
-import { DEFAULT_ENTRY, type HandoffV1, type JobRequest } from '../../contracts';
+import { DEFAULT_ENTRY, type HandoffV1, type JobRequest } from '../../contracts/rail';
 
 /** The package a job starts with, its one artifact of the pipeline's entry type; the raw ticket rides as a data: URI so intake reads it without
  * the workflow doing I/O. Nothing here is trusted: the first hop validates it like any other. */

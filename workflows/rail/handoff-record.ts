@@ -3,7 +3,7 @@
  * reads before deciding. Pure: the rail builds it from the package and the escalation, an
  * activity writes it.
  */
-import { LIMITS, clip, type HandoffBeginInput, type HandoffV1 } from '../../contracts';
+import { LIMITS, clip, type HandoffBeginInput, type HandoffV1 } from '../../contracts/rail';
 import type { Escalation } from '../definitions';
 
 /** Who begins the records of escalations: the rail, never a human. */

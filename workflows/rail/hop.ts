@@ -22,7 +22,7 @@ import {
   type Pipeline,
   type StageCard,
   type StageResult,
-} from '../../contracts';
+} from '../../contracts/rail';
 import { ackRecord, decideAck, type AckDecision } from './ack';
 import { charge, reportedUsd, settle } from './budget';
 import { deliveryKey, nextHop } from './hops';

@@ -6,7 +6,7 @@
  * transfers between stages: the first delivery (from the client) is hop 0, so the planned relay
  * intake → retrieve → draft → judge → writeback takes 4 and each revision 2 more (SPEC).
  */
-import { HUMAN, newestArtifact, type HandoffReason, type HandoffV1, type Hop, type Pipeline, type RevisitEdge } from '../../contracts';
+import { HUMAN, newestArtifact, type HandoffReason, type HandoffV1, type Hop, type Pipeline, type RevisitEdge } from '../../contracts/rail';
 
 export { HUMAN };
 

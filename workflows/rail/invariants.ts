@@ -2,7 +2,7 @@
  * Rail invariants, checked on every package a stage emits (SPEC "Rail invariants").
  * A violation fails closed: the hop is rejected with the invariant named and the job escalates.
  */
-import { isStoredEntryOf, parseReference, segmentCount, splitSummary, type Artifact, type HandoffV1, type Hop, type StageCard } from '../../contracts';
+import { isStoredEntryOf, parseReference, segmentCount, splitSummary, type Artifact, type HandoffV1, type Hop, type StageCard } from '../../contracts/rail';
 import { canonicalJson } from '../../contracts/canonical-json';
 import { constraintBreaches, policiesFor } from '../../contracts/constraints';
 

@@ -4,7 +4,7 @@
  * partition, so nothing collides), their tools and questions, and the merged artifact last; the
  * merge is one rail step (`merge` in the chain) after the branches' transfers.
  */
-import { LIMITS, MERGE_STAGE, SUMMARY_SEPARATOR, isTranscriptUri, lastSegment, splitSummary, type AckRecord, type Artifact, type FanOutRule, type HandoffV1, type Hop, type MergedBranches } from '../../contracts';
+import { LIMITS, MERGE_STAGE, SUMMARY_SEPARATOR, isTranscriptUri, lastSegment, splitSummary, type AckRecord, type Artifact, type FanOutRule, type HandoffV1, type Hop, type MergedBranches } from '../../contracts/rail';
 import type { Branch } from './routing';
 
 /** The record key of a fan-out's merge: `job_id:merge:<artifact_type>` (one per job and type). */

@@ -3,7 +3,7 @@
  * table"). The sequence is known when the pipeline is defined, so a table decides, not a model
  * (seed 001).
  */
-import { LIMITS, isCompleteRule, isFanOutRule, matchRoute, newestArtifact, type AckRecord, type FanOutRule, type HandoffReason, type HandoffV1, type HookResult, type Pipeline, type RouteFacts } from '../../contracts';
+import { LIMITS, isCompleteRule, isFanOutRule, matchRoute, newestArtifact, type AckRecord, type FanOutRule, type HandoffReason, type HandoffV1, type HookResult, type Pipeline, type RouteFacts } from '../../contracts/rail';
 import type { HopOutcome } from './hop';
 import { spendRevision } from './budget';
 

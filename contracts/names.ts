@@ -1,0 +1,24 @@
+/**
+ * Names and name patterns the zod schemas share with the rail's own checks. No zod here: workflow
+ * code imports this, and the workflow bundle builds no zod schema (src/worker/bundle.ts).
+ */
+import { LIMITS } from './limits';
+
+export const HANDOFF_V1 = 'handoff.v1';
+export const HANDOFF_V2 = 'handoff.v2';
+
+/** Seed 004's reasons for a handover. */
+export const HANDOFF_REASONS = ['capability_boundary', 'specialization', 'escalation', 'load_balancing'] as const;
+
+/** No `:` so `job_id:stage:...` keys stay parseable; no whitespace so ids survive logs and URLs. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.\-]*$/;
+
+/** Stage names, artifact types, tool names: lowercase slugs, open-ended so pipeline authors can
+ * add stages and artifact types without a contract change. */
+export const SLUG_PATTERN = /^[a-z][a-z0-9_.\-]*$/;
+
+export const isId = (value: string): boolean => value.length >= 1 && value.length <= LIMITS.id && ID_PATTERN.test(value);
+export const isSlug = (value: string): boolean => value.length >= 1 && value.length <= LIMITS.name && SLUG_PATTERN.test(value);
+
+/** A failure's code: what comes before its first `:` (`off_topic: …` → `off_topic`). */
+export const failureCode = (failure: string): string => failure.split(':', 1)[0]?.trim() ?? '';

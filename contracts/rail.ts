@@ -1,0 +1,26 @@
+// What workflow code imports from the contracts: constants, pure helpers, the generated validators
+// and the types. No module here builds a zod schema, because the SDK evaluates a workflow bundle's
+// modules again for every workflow run: importing the full barrel (./index) built 655 schemas per
+// run. The zod schemas' types come along as types only. A test keeps zod out of the bundle
+// (test/replay/workflow-bundle.test.ts).
+export * from './limits';
+export * from './traceparent';
+export * from './names';
+export * from './stages';
+export * from './versions';
+export * from './validate';
+export { clip, refusalLines, toContractErrors } from './errors';
+export * as validators from './generated/validators';
+export type { StandaloneValidator } from './generated/validators';
+export * from './pipeline';
+export { canonicalJson } from './canonical-json';
+export * from './snapshot';
+export * from './entry';
+export * from './summary';
+export * from './handoff-delta';
+export * from './transcript-uri';
+export type * from './handoff';
+export type * from './artifacts';
+export type * from './job';
+export type * from './handoff-record';
+export type * from './transcript';
