@@ -107,8 +107,10 @@ function migrate(db: Database.Database): void {
 class SqliteStore implements Store {
   readonly backend = 'sqlite' as const;
 
-  private listStatement?: Database.Statement;
-  private dataVersionStatement?: Database.Statement;
+  /** Every statement prepared once per connection: preparing compiles the SQL, and a hop runs
+   * several (better-sqlite3 `prepare` was 2–3 % of a worker's main thread in the bench). A text is
+   * always run in one mode (`pluck` or not), which a cached statement keeps. */
+  private readonly statements = new Map<string, Database.Statement>();
   /** Lists served again while nothing wrote a record (an API polled by dashboards, bench/api):
    * SQLite's `data_version` moves when another connection commits, `handoffWrites` when this one
    * writes a record. */
@@ -117,23 +119,27 @@ class SqliteStore implements Store {
 
   constructor(private readonly db: Database.Database) {}
 
+  private sql(text: string): Database.Statement {
+    let statement = this.statements.get(text);
+    if (!statement) this.statements.set(text, (statement = this.db.prepare(text)));
+    return statement;
+  }
+
   async putContent(content: string): Promise<string> {
     const hex = sha256Hex(content);
-    this.db
-      .prepare('INSERT INTO artifacts (sha256, content, created_at) VALUES (?, ?, ?) ON CONFLICT (sha256) DO NOTHING')
+    this.sql('INSERT INTO artifacts (sha256, content, created_at) VALUES (?, ?, ?) ON CONFLICT (sha256) DO NOTHING')
       .run(hex, content, new Date().toISOString());
     return hex;
   }
 
   async getContent(hex: string): Promise<string | null> {
-    const row = this.db.prepare('SELECT content FROM artifacts WHERE sha256 = ?').pluck().get(hex) as string | undefined;
+    const row = this.sql('SELECT content FROM artifacts WHERE sha256 = ?').pluck().get(hex) as string | undefined;
     return row ?? null;
   }
 
   async recordStageCompletion(deliveryKey: string, result: StageResult, delivery?: DeliveryFacts): Promise<StageRecord> {
     return this.db.transaction(() => {
-      this.db
-        .prepare(
+      this.sql(
           `INSERT INTO stage_completions (delivery_key, result, recorded_at, job_id, stage, artifact_uri, delivery_sha, package_sha)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_key) DO NOTHING`,
         )
@@ -151,7 +157,7 @@ class SqliteStore implements Store {
   }
 
   async findRecordedArtifacts(jobId: string, uri: string): Promise<{ stage: string; result: StageResult }[]> {
-    const rows = this.db.prepare('SELECT stage, result FROM stage_completions WHERE job_id = ? AND artifact_uri = ? ORDER BY recorded_at').all(jobId, uri) as {
+    const rows = this.sql('SELECT stage, result FROM stage_completions WHERE job_id = ? AND artifact_uri = ? ORDER BY recorded_at').all(jobId, uri) as {
       stage: string;
       result: string;
     }[];
@@ -159,7 +165,7 @@ class SqliteStore implements Store {
   }
 
   private record(deliveryKey: string): StageRecord | null {
-    const row = this.db.prepare('SELECT result, delivery_sha, package_sha FROM stage_completions WHERE delivery_key = ?').get(deliveryKey) as
+    const row = this.sql('SELECT result, delivery_sha, package_sha FROM stage_completions WHERE delivery_key = ?').get(deliveryKey) as
       | { result: string; delivery_sha: string | null; package_sha: string | null }
       | undefined;
     return row === undefined ? null : { result: JSON.parse(row.result) as StageResult, delivery_sha: row.delivery_sha, package_sha: row.package_sha };
@@ -168,19 +174,18 @@ class SqliteStore implements Store {
   async patchCrmOnce(idempotencyKey: string, patch: CrmPatch): Promise<ReceiptV1> {
     const jobId = jobIdOfKey(idempotencyKey);
     return this.db.transaction((): ReceiptV1 => {
-      const prior = this.db.prepare('SELECT receipt FROM writes WHERE idempotency_key = ?').pluck().get(idempotencyKey) as
+      const prior = this.sql('SELECT receipt FROM writes WHERE idempotency_key = ?').pluck().get(idempotencyKey) as
         | string
         | undefined;
       if (prior !== undefined) return JSON.parse(prior) as ReceiptV1;
 
-      const before = this.db.prepare('SELECT status, note, revision FROM crm_tickets WHERE ticket_id = ?').get(patch.ticket_id) as
+      const before = this.sql('SELECT status, note, revision FROM crm_tickets WHERE ticket_id = ?').get(patch.ticket_id) as
         | { status: string; note: string; revision: number }
         | undefined;
       const now = new Date();
       const receipt = crmReceipt(idempotencyKey, patch, before ?? null, sha256Hex(patch.note), now);
       if (receipt.status !== 'unchanged') {
-        this.db
-          .prepare(
+        this.sql(
             `INSERT INTO crm_tickets (ticket_id, customer_id, status, note, revision, updated_by, updated_at)
              VALUES (@ticket_id, @customer_id, @status, @note, 1, @key, @at)
              ON CONFLICT (ticket_id) DO UPDATE SET customer_id = excluded.customer_id, status = excluded.status,
@@ -189,23 +194,20 @@ class SqliteStore implements Store {
           )
           .run({ ...patch, key: idempotencyKey, at: now.toISOString() });
       }
-      this.db
-        .prepare('INSERT INTO writes (idempotency_key, job_id, receipt, written_at) VALUES (?, ?, ?, ?)')
+      this.sql('INSERT INTO writes (idempotency_key, job_id, receipt, written_at) VALUES (?, ?, ?, ?)')
         .run(idempotencyKey, jobId, JSON.stringify(receipt), now.toISOString());
       return receipt;
     }).immediate();
   }
 
   async getCrmTicket(ticketId: string): Promise<CrmTicket | null> {
-    const row = this.db
-      .prepare('SELECT ticket_id, customer_id, status, note, revision, updated_by FROM crm_tickets WHERE ticket_id = ?')
+    const row = this.sql('SELECT ticket_id, customer_id, status, note, revision, updated_by FROM crm_tickets WHERE ticket_id = ?')
       .get(ticketId) as CrmTicket | undefined;
     return row ?? null;
   }
 
   async listCustomerTickets(customerId: string, limit: number, except?: string): Promise<CustomerTicket[]> {
-    return this.db
-      .prepare(
+    return this.sql(
         `SELECT ticket_id, customer_id, status, note, revision, updated_by, updated_at FROM crm_tickets
          WHERE customer_id = ? AND ticket_id IS NOT ? ORDER BY updated_at DESC, ticket_id LIMIT ?`,
       )
@@ -213,18 +215,18 @@ class SqliteStore implements Store {
   }
 
   async listWrites(jobId: string): Promise<ReceiptV1[]> {
-    const rows = this.db.prepare('SELECT receipt FROM writes WHERE job_id = ? ORDER BY written_at, idempotency_key').pluck().all(jobId) as string[];
+    const rows = this.sql('SELECT receipt FROM writes WHERE job_id = ? ORDER BY written_at, idempotency_key').pluck().all(jobId) as string[];
     return rows.map((r) => JSON.parse(r) as ReceiptV1);
   }
 
   async syncHelpCenter(chunks: readonly HelpChunk[]): Promise<CorpusSyncReport> {
     return this.db.transaction((): CorpusSyncReport => {
       const stored = new Map(
-        (this.db.prepare('SELECT chunk_key, content_sha256 FROM help_chunks').all() as { chunk_key: string; content_sha256: string }[]).map(
+        (this.sql('SELECT chunk_key, content_sha256 FROM help_chunks').all() as { chunk_key: string; content_sha256: string }[]).map(
           (r) => [r.chunk_key, r.content_sha256],
         ),
       );
-      const upsert = this.db.prepare(
+      const upsert = this.sql(
         `INSERT INTO help_chunks (chunk_key, article_slug, title, tags, position, text, content_sha256)
          VALUES (@key, @article_slug, @title, @tags, @position, @text, @sha)
          ON CONFLICT (chunk_key) DO UPDATE SET article_slug = excluded.article_slug, title = excluded.title,
@@ -232,7 +234,7 @@ class SqliteStore implements Store {
       );
       const { upserts, stale, report } = planCorpusSync(stored, chunks);
       for (const chunk of upserts) upsert.run(chunk);
-      const remove = this.db.prepare('DELETE FROM help_chunks WHERE chunk_key = ?');
+      const remove = this.sql('DELETE FROM help_chunks WHERE chunk_key = ?');
       for (const staleKey of stale) remove.run(staleKey);
       return report;
     }).immediate();
@@ -243,8 +245,7 @@ class SqliteStore implements Store {
     if (words.length === 0) return [];
     // Each word quoted: FTS5 reads it as a plain token, never as query syntax (NEAR, column filters).
     const match = words.map((w) => `"${w}"`).join(' OR ');
-    const rows = this.db
-      .prepare(
+    const rows = this.sql(
         `SELECT c.chunk_key AS key, c.title, c.text, -bm25(help_chunks_fts, ${BM25_WEIGHTS}) AS score
          FROM help_chunks_fts JOIN help_chunks c ON c.id = help_chunks_fts.rowid
          WHERE help_chunks_fts MATCH ?
@@ -265,8 +266,7 @@ class SqliteStore implements Store {
       if (replay) return replay;
       const at = new Date();
       const record = newHandoffRecord(parsed, key, at);
-      this.db
-        .prepare(
+      this.sql(
           `INSERT INTO handoff_records (id, created_order, workspace, project, job_id, summary, open_questions, next_steps, owner, state,
              created_by, created_at)
            VALUES (@id, (SELECT coalesce(max(created_order), 0) + 1 FROM handoff_records), @workspace, @project, @job_id, @summary,
@@ -304,18 +304,15 @@ class SqliteStore implements Store {
 
   async listHandoffs(query: HandoffListQuery): Promise<HandoffRecord[]> {
     const q = HandoffListQuery.parse(query);
-    this.dataVersionStatement ??= this.db.prepare('PRAGMA data_version').pluck();
-    const version = `${String(this.dataVersionStatement.get())}:${this.handoffWrites}`;
+    const version = `${String(this.sql('PRAGMA data_version').pluck().get())}:${this.handoffWrites}`;
     if (this.listings.version !== version) this.listings = { version, entries: new Map() };
     const key = JSON.stringify([q.workspace, q.project, q.state ?? 'open', q.limit ?? HANDOFF_LIST_DEFAULT, q.visible_to ?? null]);
     const listed = this.listings.entries.get(key);
     if (listed) return [...listed];
-    // Prepared once: the API lists on every request.
-    this.listStatement ??= this.db.prepare(
+    const rows = this.sql(
       `SELECT ${HANDOFF_COLUMNS} FROM handoff_records WHERE workspace = @workspace AND project = @project AND state = @state
        AND (@visible_to IS NULL OR owner IS NULL OR owner = @visible_to) ORDER BY created_order DESC LIMIT @limit`,
-    );
-    const rows = this.listStatement.all({ workspace: q.workspace, project: q.project, state: q.state ?? 'open', limit: q.limit ?? HANDOFF_LIST_DEFAULT, visible_to: q.visible_to ?? null }) as HandoffRow[];
+    ).all({ workspace: q.workspace, project: q.project, state: q.state ?? 'open', limit: q.limit ?? HANDOFF_LIST_DEFAULT, visible_to: q.visible_to ?? null }) as HandoffRow[];
     // Frozen: a caller changing a listed record must not change what the next caller is served.
     const records = rows.map((row) => Object.freeze(handoffFromRow(row)));
     if (this.listings.entries.size < MAX_LISTINGS) this.listings.entries.set(key, records);
@@ -323,7 +320,7 @@ class SqliteStore implements Store {
   }
 
   async handoffAudit(id: string): Promise<HandoffAuditRow[]> {
-    const rows = this.db.prepare('SELECT * FROM handoff_audit WHERE record_id = ? ORDER BY seq').all(id) as AuditRow[];
+    const rows = this.sql('SELECT * FROM handoff_audit WHERE record_id = ? ORDER BY seq').all(id) as AuditRow[];
     return rows.map(auditFromRow);
   }
 
@@ -337,11 +334,10 @@ class SqliteStore implements Store {
         if (replay) return replay;
         const record = this.handoff(id);
         if (!record) throw handoffNotFound(id);
-        const lastSeq = this.db.prepare('SELECT max(seq) FROM handoff_audit WHERE record_id = ?').pluck().get(id) as number;
+        const lastSeq = this.sql('SELECT max(seq) FROM handoff_audit WHERE record_id = ?').pluck().get(id) as number;
         const { next, audit } = planHandoffTransition(record, request, key, lastSeq, new Date());
         if (!audit) return next;
-        const changed = this.db
-          .prepare(
+        const changed = this.sql(
             `UPDATE handoff_records SET state = @state, accepted_by = @accepted_by, accepted_at = @accepted_at,
                cancelled_by = @cancelled_by, cancelled_at = @cancelled_at, closed_at = @closed_at, close_reason = @close_reason
              WHERE id = @id AND state = @from`,
@@ -355,27 +351,26 @@ class SqliteStore implements Store {
 
   /** The outcome a spent key produced, or null when the key is new. */
   private replay(id: string, transition: HandoffAuditRow['transition'], key: string): HandoffRecord | null {
-    const prior = this.db.prepare('SELECT record_id, transition, seq FROM handoff_audit WHERE idempotency_key = ?').get(key) as
+    const prior = this.sql('SELECT record_id, transition, seq FROM handoff_audit WHERE idempotency_key = ?').get(key) as
       | Pick<HandoffAuditRow, 'record_id' | 'transition' | 'seq'>
       | undefined;
     if (!prior) return null;
     const seq = replayHandoffKey(prior, id, transition, key);
-    return handoffRecordAt(this.handoff(id)!, this.db.prepare('SELECT * FROM handoff_audit WHERE record_id = ? ORDER BY seq').all(id).map((r) => auditFromRow(r as AuditRow)), seq);
+    return handoffRecordAt(this.handoff(id)!, this.sql('SELECT * FROM handoff_audit WHERE record_id = ? ORDER BY seq').all(id).map((r) => auditFromRow(r as AuditRow)), seq);
   }
 
   private handoff(id: string): HandoffRecord | null {
-    const row = this.db.prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoff_records WHERE id = ?`).get(id) as HandoffRow | undefined;
+    const row = this.sql(`SELECT ${HANDOFF_COLUMNS} FROM handoff_records WHERE id = ?`).get(id) as HandoffRow | undefined;
     return row ? handoffFromRow(row) : null;
   }
 
   private insertAudit(row: HandoffAuditRow): void {
-    this.db
-      .prepare('INSERT INTO handoff_audit (record_id, seq, transition, actor, at, idempotency_key, detail) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    this.sql('INSERT INTO handoff_audit (record_id, seq, transition, actor, at, idempotency_key, detail) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(row.record_id, row.seq, row.transition, row.actor, row.at, row.idempotency_key, JSON.stringify(row.detail));
   }
 
   async schemaVersion(): Promise<number> {
-    return (this.db.prepare('SELECT coalesce(max(version), 0) FROM handrail_migrations').pluck().get() as number) ?? 0;
+    return (this.sql('SELECT coalesce(max(version), 0) FROM handrail_migrations').pluck().get() as number) ?? 0;
   }
 
   async close(): Promise<void> {
