@@ -78,7 +78,6 @@ export const Evaluator = z.looseObject({
 });
 export type Evaluator = z.infer<typeof Evaluator>;
 
-
 /** Never negative: the rail clamps at zero and reports overspend in JobResult.spent_usd. */
 export const Budget = z.looseObject({
   usd_remaining: usd,

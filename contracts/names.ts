@@ -17,8 +17,9 @@ export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.\-]*$/;
  * add stages and artifact types without a contract change. */
 export const SLUG_PATTERN = /^[a-z][a-z0-9_.\-]*$/;
 
-export const isId = (value: string): boolean => value.length >= 1 && value.length <= LIMITS.id && ID_PATTERN.test(value);
-export const isSlug = (value: string): boolean => value.length >= 1 && value.length <= LIMITS.name && SLUG_PATTERN.test(value);
+// Any value: a pipeline written in plain JS may hand in a missing name, which is a problem to list, not a crash.
+export const isId = (value: unknown): value is string => typeof value === 'string' && value.length >= 1 && value.length <= LIMITS.id && ID_PATTERN.test(value);
+export const isSlug = (value: unknown): value is string => typeof value === 'string' && value.length >= 1 && value.length <= LIMITS.name && SLUG_PATTERN.test(value);
 
 /** A failure's code: what comes before its first `:` (`off_topic: …` → `off_topic`). */
 export const failureCode = (failure: string): string => failure.split(':', 1)[0]?.trim() ?? '';

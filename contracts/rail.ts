@@ -1,5 +1,5 @@
-// What workflow code imports from the contracts: constants, pure helpers, the generated validators
-// and the types. No module here builds a zod schema, because the SDK evaluates a workflow bundle's
+// What workflow code imports from the contracts: their constants, pure helpers, generated
+// validators and types. No module here builds a zod schema, because the SDK evaluates a workflow bundle's
 // modules again for every workflow run: importing the full barrel (./index) built 655 schemas per
 // run. The zod schemas' types come along as types only. A test keeps zod out of the bundle
 // (test/replay/workflow-bundle.test.ts).

@@ -34,8 +34,8 @@ export const HANDOFF_RECORDS_PATCH = 'handoff-records';
  * (test/histories/known-problems). Now `handoffJob` skips the lookup — its delivery keys are
  * unique by construction, and a retried stage activity returns its recorded result anyway — and
  * `stageHop`, whose deliveries come from outside, looks up with an ordinary activity.
- * Histories recorded before the patch replay through the old branch; see docs/replay.md for when
- * it can go (deprecatePatch, then removal).
+ * Histories recorded before the patch replay through the old branch; it goes with the others
+ * consolidated under `rail-2026-12` (docs/replay.md, the eighth patch).
  */
 export const PRIOR_DELIVERY_PATCH = 'prior-delivery-activity';
 

@@ -24,7 +24,6 @@ export interface StageHopResult {
   failure?: string;
 }
 
-
 // A traceparent for acks of packages too broken to carry one: all-zero ids are invalid by the
 // W3C spec, so this uses fixed non-zero ids that say "no trace".
 const NO_TRACE = '00-0000000000000000000000000000dead-000000000000dead-00';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AckRecord, HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, TicketRaw, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
+import { AckRecord, HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, StageHopRequest, TicketRaw, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
 import { sampleJobRequest } from '../../../src/devtools/samples/tickets';
 import { fixture } from './helpers';
 
@@ -133,5 +133,26 @@ describe('actors are visible single-line names; goals are not blank', () => {
 
   it.each([' ', '\n\t ', '\u3000'])('a job request whose goal is blank (%j) is refused', (goal) => {
     expect(refusals(JobRequest, validators.jobRequest, { ...request, goal })).toEqual(both('/goal'));
+  });
+});
+
+// stageHop checks its envelope with the generated validator (workflow code builds no zod schema).
+describe('a stageHop envelope', () => {
+  const hop = { stage: 'intake', package: pkg };
+  it.each([
+    ['no package', { stage: 'intake' }, '/package'],
+    ['a stage name past 200 characters', { ...hop, stage: 's'.repeat(201) }, '/stage'],
+    ['a delivery id with a lone surrogate', { ...hop, delivery_id: 'd\uD800' }, '/delivery_id'],
+    ['max_hops 0', { ...hop, max_hops: 0 }, '/max_hops'],
+    ['max_hops past the chain cap', { ...hop, max_hops: LIMITS.chain + 1 }, '/max_hops'],
+    ['max_hops 1.5', { ...hop, max_hops: 1.5 }, '/max_hops'],
+  ])('with %s is refused by both', (_name, value, path) => {
+    expect(refusals(StageHopRequest, validators.stageHopRequest, value)).toEqual(both(path));
+  });
+
+  it('with any package value, null included, is accepted by both (the hop acks the package)', () => {
+    for (const value of [hop, { ...hop, package: null }, { ...hop, package: 'x', pipeline: 'ticket-triage', delivery_id: 'd-1', max_hops: LIMITS.chain }]) {
+      expect(refusals(StageHopRequest, validators.stageHopRequest, value)).toEqual({ zod: [], ajv: [] });
+    }
   });
 });

@@ -35,6 +35,12 @@ describe('definePipeline', () => {
     expect(problems({ stages: [...triage.stages, orphan] })).toContain('stage "translate" is reached by no route from ticket.raw');
   });
 
+  it('lists a missing pipeline name and a missing output type (plain JS) as problems, not a crash', () => {
+    const unnamedOutput = { ...writebackStage, outputs: [undefined as unknown as string] };
+    const found = problems({ name: undefined as unknown as string, stages: triage.stages.map((c) => (c.name === 'writeback' ? unnamedOutput : c)) });
+    expect(found).toEqual(expect.arrayContaining(['pipeline name undefined is not a lowercase slug', expect.stringMatching(/^stage "writeback" must name its output artifact type\(s\) as slugs/)]));
+  });
+
   it('refuses a pipeline with no route to completion', () => {
     expect(problems({ routes: triage.routes.filter((r) => !('complete' in r)) })).toContain('no route from ticket.raw leads to completion (add a rule with `complete`)');
   });
