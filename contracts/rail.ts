@@ -1,8 +1,7 @@
 // What workflow code imports from the contracts: their constants, pure helpers, generated
-// validators and types. No module here builds a zod schema, because the SDK evaluates a workflow bundle's
-// modules again for every workflow run: importing the full barrel (./index) built 655 schemas per
-// run. The zod schemas' types come along as types only. A test keeps zod out of the bundle
-// (test/replay/workflow-bundle.test.ts).
+// validators and types. No module here builds a zod schema: the SDK evaluates a workflow bundle's
+// modules again for every workflow run, and the zod schemas (./index adds them) were 655 a run.
+// Their types come along as types only. test/replay/workflow-bundle.test.ts keeps zod out.
 export * from './limits';
 export * from './traceparent';
 export * from './names';
