@@ -37,7 +37,6 @@ import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStag
 import { traceHop } from './tracing';
 import { HANDOFF_RECORDS_PATCH, LEAN_RAIL_PATCH, PUBLISH_AFTER_DECISION_PATCH, VALIDATE_REQUEST_PATCH, railPatched } from './patches';
 
-
 // The merge of a fan-out: one write of a content-addressed artifact and one keyed record.
 const { mergeBranches } = proxyActivities<{ mergeBranches(work: MergeWork): Promise<StageResult> }>({
   startToCloseTimeout: '30s',

@@ -28,7 +28,6 @@ type StageActivity = (work: StageWork) => Promise<StageResult>;
 
 type PriorDelivery = { priorDelivery(input: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null> };
 
-
 const { priorDelivery: priorDeliveryLocal } = proxyLocalActivities<PriorDelivery>({
   startToCloseTimeout: '10s',
   retry: { maximumAttempts: 6, maximumInterval: '10s' },

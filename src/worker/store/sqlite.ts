@@ -140,10 +140,9 @@ class SqliteStore implements Store {
   async recordStageCompletion(deliveryKey: string, result: StageResult, delivery?: DeliveryFacts): Promise<StageRecord> {
     return this.db.transaction(() => {
       this.sql(
-          `INSERT INTO stage_completions (delivery_key, result, recorded_at, job_id, stage, artifact_uri, delivery_sha, package_sha)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_key) DO NOTHING`,
-        )
-        .run(deliveryKey, JSON.stringify(result), new Date().toISOString(), delivery?.job_id ?? null, delivery?.stage ?? null, result.artifact.uri, delivery?.delivery_sha ?? null, delivery?.package_sha ?? null);
+        `INSERT INTO stage_completions (delivery_key, result, recorded_at, job_id, stage, artifact_uri, delivery_sha, package_sha)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_key) DO NOTHING`,
+      ).run(deliveryKey, JSON.stringify(result), new Date().toISOString(), delivery?.job_id ?? null, delivery?.stage ?? null, result.artifact.uri, delivery?.delivery_sha ?? null, delivery?.package_sha ?? null);
       return this.record(deliveryKey)!;
     }).immediate();
   }
@@ -186,13 +185,12 @@ class SqliteStore implements Store {
       const receipt = crmReceipt(idempotencyKey, patch, before ?? null, sha256Hex(patch.note), now);
       if (receipt.status !== 'unchanged') {
         this.sql(
-            `INSERT INTO crm_tickets (ticket_id, customer_id, status, note, revision, updated_by, updated_at)
-             VALUES (@ticket_id, @customer_id, @status, @note, 1, @key, @at)
-             ON CONFLICT (ticket_id) DO UPDATE SET customer_id = excluded.customer_id, status = excluded.status,
-               note = excluded.note, revision = crm_tickets.revision + 1, updated_by = excluded.updated_by,
-               updated_at = excluded.updated_at`,
-          )
-          .run({ ...patch, key: idempotencyKey, at: now.toISOString() });
+          `INSERT INTO crm_tickets (ticket_id, customer_id, status, note, revision, updated_by, updated_at)
+           VALUES (@ticket_id, @customer_id, @status, @note, 1, @key, @at)
+           ON CONFLICT (ticket_id) DO UPDATE SET customer_id = excluded.customer_id, status = excluded.status,
+             note = excluded.note, revision = crm_tickets.revision + 1, updated_by = excluded.updated_by,
+             updated_at = excluded.updated_at`,
+        ).run({ ...patch, key: idempotencyKey, at: now.toISOString() });
       }
       this.sql('INSERT INTO writes (idempotency_key, job_id, receipt, written_at) VALUES (?, ?, ?, ?)')
         .run(idempotencyKey, jobId, JSON.stringify(receipt), now.toISOString());
@@ -208,10 +206,9 @@ class SqliteStore implements Store {
 
   async listCustomerTickets(customerId: string, limit: number, except?: string): Promise<CustomerTicket[]> {
     return this.sql(
-        `SELECT ticket_id, customer_id, status, note, revision, updated_by, updated_at FROM crm_tickets
-         WHERE customer_id = ? AND ticket_id IS NOT ? ORDER BY updated_at DESC, ticket_id LIMIT ?`,
-      )
-      .all(customerId, except ?? null, limit) as CustomerTicket[];
+      `SELECT ticket_id, customer_id, status, note, revision, updated_by, updated_at FROM crm_tickets
+       WHERE customer_id = ? AND ticket_id IS NOT ? ORDER BY updated_at DESC, ticket_id LIMIT ?`,
+    ).all(customerId, except ?? null, limit) as CustomerTicket[];
   }
 
   async listWrites(jobId: string): Promise<ReceiptV1[]> {
@@ -246,13 +243,12 @@ class SqliteStore implements Store {
     // Each word quoted: FTS5 reads it as a plain token, never as query syntax (NEAR, column filters).
     const match = words.map((w) => `"${w}"`).join(' OR ');
     const rows = this.sql(
-        `SELECT c.chunk_key AS key, c.title, c.text, -bm25(help_chunks_fts, ${BM25_WEIGHTS}) AS score
-         FROM help_chunks_fts JOIN help_chunks c ON c.id = help_chunks_fts.rowid
-         WHERE help_chunks_fts MATCH ?
-         ORDER BY score DESC, c.chunk_key
-         LIMIT ?`,
-      )
-      .all(match, limit) as HelpHit[];
+      `SELECT c.chunk_key AS key, c.title, c.text, -bm25(help_chunks_fts, ${BM25_WEIGHTS}) AS score
+       FROM help_chunks_fts JOIN help_chunks c ON c.id = help_chunks_fts.rowid
+       WHERE help_chunks_fts MATCH ?
+       ORDER BY score DESC, c.chunk_key
+       LIMIT ?`,
+    ).all(match, limit) as HelpHit[];
     return rows;
   }
 
@@ -267,12 +263,11 @@ class SqliteStore implements Store {
       const at = new Date();
       const record = newHandoffRecord(parsed, key, at);
       this.sql(
-          `INSERT INTO handoff_records (id, created_order, workspace, project, job_id, summary, open_questions, next_steps, owner, state,
-             created_by, created_at)
-           VALUES (@id, (SELECT coalesce(max(created_order), 0) + 1 FROM handoff_records), @workspace, @project, @job_id, @summary,
-             @open_questions, @next_steps, @owner, @state, @created_by, @created_at)`,
-        )
-        .run({ ...record, open_questions: JSON.stringify(record.open_questions), next_steps: JSON.stringify(record.next_steps) });
+        `INSERT INTO handoff_records (id, created_order, workspace, project, job_id, summary, open_questions, next_steps, owner, state,
+           created_by, created_at)
+         VALUES (@id, (SELECT coalesce(max(created_order), 0) + 1 FROM handoff_records), @workspace, @project, @job_id, @summary,
+           @open_questions, @next_steps, @owner, @state, @created_by, @created_at)`,
+      ).run({ ...record, open_questions: JSON.stringify(record.open_questions), next_steps: JSON.stringify(record.next_steps) });
       this.insertAudit({
         record_id: id,
         seq: 1,
@@ -338,11 +333,10 @@ class SqliteStore implements Store {
         const { next, audit } = planHandoffTransition(record, request, key, lastSeq, new Date());
         if (!audit) return next;
         const changed = this.sql(
-            `UPDATE handoff_records SET state = @state, accepted_by = @accepted_by, accepted_at = @accepted_at,
-               cancelled_by = @cancelled_by, cancelled_at = @cancelled_at, closed_at = @closed_at, close_reason = @close_reason
-             WHERE id = @id AND state = @from`,
-          )
-          .run({ ...next, from: record.state }).changes;
+          `UPDATE handoff_records SET state = @state, accepted_by = @accepted_by, accepted_at = @accepted_at,
+             cancelled_by = @cancelled_by, cancelled_at = @cancelled_at, closed_at = @closed_at, close_reason = @close_reason
+           WHERE id = @id AND state = @from`,
+        ).run({ ...next, from: record.state }).changes;
         if (changed !== 1) throw handoffRaced(id, request);
         this.insertAudit(audit);
         return next;
