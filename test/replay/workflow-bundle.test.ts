@@ -14,6 +14,11 @@ describe('the product workflow bundle', () => {
     expect(modules).toEqual(expect.arrayContaining(['./workflows/index.ts', './contracts/rail.ts', './contracts/generated/validators.js']));
   });
 
+  it('is compiled to ES2022: no object-spread or class-field helper (src/worker/bundle.ts)', () => {
+    expect(code).toContain('./workflows/handoff-job.ts');
+    expect(code).not.toMatch(/function _object_spread\b|function _define_property\b/);
+  });
+
   it('holds no zod module and no contracts module that builds zod schemas', () => {
     expect(modules.filter((m) => m.includes('/node_modules/zod/'))).toEqual([]);
     expect(modules).not.toContain('./contracts/index.ts');

@@ -6,6 +6,8 @@ const HEX64 = /^[0-9a-f]{64}$/;
 
 export { canonicalJson } from '../../../contracts/canonical-json';
 
+/** Native, for the worker's hot paths; contracts/sha256.ts is its pure twin for workflow code (the
+ * same hex for the same text: an entry's address is computed by one and stored under by the other). */
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
