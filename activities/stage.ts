@@ -292,8 +292,8 @@ async function withStoredEntry(store: Store, pkg: HandoffV1): Promise<HandoffV1>
   const [entry, ...rest] = pkg.artifacts;
   const text = inlineText(entry);
   if (!entry || text === undefined) return pkg;
-  await store.putContent(text);
-  return { ...pkg, artifacts: [storedEntry(pkg.job_id, entry, text), ...rest] };
+  const sha = await store.putContent(text);
+  return { ...pkg, artifacts: [storedEntry(pkg.job_id, entry, text, sha), ...rest] };
 }
 
 /** Input package + output artifact (+ questions, tools, memory refs, judge's evaluator), with

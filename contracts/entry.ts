@@ -36,9 +36,9 @@ export function inlineText(artifact: Pick<Artifact, 'uri'> | undefined): string 
 }
 
 /** The reference an inline entry becomes once its text is stored for `jobId`: the same artifact
- * (type, schema, any other field) at the store address, with the text's hash. */
-export function storedEntry(jobId: string, inline: Artifact, text: string): Artifact {
-  const sha = sha256Hex(text);
+ * (type, schema, any other field) at the store address, with the text's hash (`sha`: the one the
+ * store already took, so the worker hashes once). */
+export function storedEntry(jobId: string, inline: Artifact, text: string, sha: string = sha256Hex(text)): Artifact {
   return { ...inline, uri: entryUri(jobId, sha), hash: `sha256:${sha}` };
 }
 
