@@ -93,11 +93,20 @@ export function guardLengthChecks(code: string): string {
   return out;
 }
 
+/**
+ * ajv's validators report through a property of their own (`validate.errors = …`), which throws
+ * once the object is frozen — and the SDK freezes a workflow bundle's shared modules
+ * (src/worker/bundle.ts). An accessor still sets on a frozen function, so each exported validator
+ * keeps its last errors in a closure instead. A run reads them right after its own call, in the
+ * same synchronous step, so no run sees another's.
+ */
+const FREEZE_SAFE_ERRORS = `;for(const v of Object.values(exports)){let last=null;Object.defineProperty(v,"errors",{get(){return last;},set(e){last=e;},enumerable:false});}\n`;
+
 function validatorsModule(schemas: Record<string, unknown>[]): { js: string; dts: string } {
   const ajv = createAjv({ standalone: true });
   for (const schema of schemas) ajv.addSchema(schema);
   const refs = Object.fromEntries(SCHEMAS.map((e) => [e.exportName, schemaId(e.name)]));
-  const js = HEADER + guardLengthChecks(standaloneCode(ajv, refs)) + '\n';
+  const js = HEADER + guardLengthChecks(standaloneCode(ajv, refs)) + FREEZE_SAFE_ERRORS;
   const dts = [
     HEADER.trimEnd(),
     "import type { ErrorObject } from 'ajv';",

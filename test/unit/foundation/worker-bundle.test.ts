@@ -1,19 +1,74 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import * as validators from '../../../contracts/generated/validators';
+import { PROJECT_ROOT } from '../../../src/config';
 import { SHARED_WORKFLOW_MODULES } from '../../../src/worker/bundle';
 
-// A preloaded module is shared by every workflow run and frozen by the SDK: it must hold no state
-// and build nothing that mutates itself later (zod schemas do). Its imports are kept to the hash
-// library and the other shared modules, so nothing else is shared by accident.
-describe('modules the workflow bundle shares across runs', () => {
-  const shared = new Set(SHARED_WORKFLOW_MODULES);
-  it.each(SHARED_WORKFLOW_MODULES.map((file) => [path.basename(file), file]))('%s imports only @noble/hashes and other shared modules', (_name, file) => {
-    const source = fs.readFileSync(file, 'utf8');
-    const imports = [...source.matchAll(/^import\s[^;]*?from\s+'([^']+)'/gms)].map((m) => m[1]!);
-    for (const spec of imports) {
-      if (spec.startsWith('.')) expect(shared, `${spec} in ${file}`).toContain(path.resolve(path.dirname(file), `${spec}.ts`));
-      else expect(spec).toMatch(/^@noble\/hashes\//);
+/** The modules a file pulls in at run time (type-only imports are erased), resolved to files. */
+function runtimeImports(file: string): { local: string[]; external: string[] } {
+  const source = fs.readFileSync(file, 'utf8');
+  const specs = [...source.matchAll(/^(?:import|export)\s(?!type\b)[^;]*?from\s+'([^']+)'/gms)].map((m) => m[1]!);
+  const local: string[] = [];
+  const external: string[] = [];
+  for (const spec of specs) {
+    if (!spec.startsWith('.')) {
+      external.push(spec);
+      continue;
     }
+    const base = path.resolve(path.dirname(file), spec);
+    const found = [`${base}.ts`, `${base}.js`, path.join(base, 'index.ts')].find((candidate) => fs.existsSync(candidate));
+    expect(found, `${spec} in ${file}`).toBeDefined();
+    local.push(found!);
+  }
+  return { local, external };
+}
+
+/** Every module the shared ones load, themselves included. */
+function sharedClosure(): string[] {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    runtimeImports(file).local.forEach(visit);
+  };
+  SHARED_WORKFLOW_MODULES.forEach(visit);
+  return [...seen];
+}
+
+// A preloaded module, and everything it imports, is shared by every workflow run and frozen by the
+// SDK: it must hold no state of its own and build nothing that mutates itself later (zod schemas
+// do). So the shared set stays inside contracts/ (pure by rule), needs no package but the hash
+// library, and declares no module-level variable.
+describe('modules the workflow bundle shares across runs', () => {
+  const closure = sharedClosure();
+  const relative = (file: string) => path.relative(PROJECT_ROOT, file);
+
+  it('shares the contracts the rail runs on every hop, and the built-in pipelines', () => {
+    expect(closure.map(relative)).toEqual(expect.arrayContaining(['contracts/validate.ts', 'contracts/generated/validators.js', 'contracts/pipelines/ticket-triage.ts']));
+  });
+
+  it.each(closure.map((file) => [relative(file), file]))('%s is a contract module importing no package but @noble/hashes', (_name, file) => {
+    expect(relative(file)).toMatch(/^contracts\//);
+    for (const spec of runtimeImports(file).external) expect(spec).toMatch(/^@noble\/hashes\//);
+  });
+
+  it.each(closure.filter((file) => file.endsWith('.ts')).map((file) => [relative(file), file]))('%s declares no module-level variable', (_name, file) => {
+    expect(fs.readFileSync(file, 'utf8')).not.toMatch(/^(export\s+)?(let|var)\s/m);
+  });
+});
+
+// The SDK deep-freezes the shared modules' exports. ajv's validators report through a property of
+// their own, which a frozen function could not take; the generated module keeps it behind an
+// accessor (scripts/contracts/build.ts), so a frozen validator still says what is wrong.
+describe('generated validators once frozen as the SDK freezes shared modules', () => {
+  // The SDK's deepFreeze freezes an exported function itself, not what it holds.
+  for (const validate of Object.values(validators)) Object.freeze(validate);
+
+  it('still reports each call’s own errors', () => {
+    expect(validators.humanDecision({ action: 'approve' })).toBe(false);
+    expect(validators.humanDecision.errors?.map((e) => e.params)).toContainEqual({ missingProperty: 'actor' });
+    expect(validators.humanDecision({ action: 'approve', actor: 'ops@example.com' })).toBe(true);
+    expect(validators.humanDecision.errors ?? null).toBeNull();
   });
 });
