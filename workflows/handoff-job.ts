@@ -328,40 +328,40 @@ class Job {
   }
 
   /** Runs a hop under a reservation of its stage's worst case, made the moment the hop is
-   * accepted and released however the hop ends. `onAdmitted`: told of the hop's first ack. */
-  private async deliver(step: HopStep, onAdmitted?: (ack: AckRecord) => void): Promise<HopOutcome> {
+   * accepted and released however the hop ends. `onAdmitted`: told of the hop's first ack.
+   * Not async itself: every workflow promise costs a stack trace (runHop). */
+  private deliver(step: HopStep, onAdmitted?: (ack: AckRecord) => void): Promise<HopOutcome> {
     let reservation: Reservation | undefined;
     const card = this.pipeline.get(step.to);
-    try {
-      return await runHop(
-        {
-          pipeline: this.pipeline,
-          stage: step.to,
-          package: step.package,
-          reason: step.reason,
-          from: step.from,
-          actor: step.actor,
-          ...(step.handoff ? { handoff: step.handoff } : {}),
-          ...(step.hooks ? { hookResults: step.hooks } : {}),
-          maxHops: this.maxHops,
-          countAtLastHumanDecision: this.countAtLastHumanDecision,
-          fallbackTraceparent: this.traceparent,
-          fallbackJobId: this.jobId,
-          heldUsd: () => this.reservations.heldUsd,
+    return runHop(
+      {
+        pipeline: this.pipeline,
+        stage: step.to,
+        package: step.package,
+        reason: step.reason,
+        from: step.from,
+        actor: step.actor,
+        ...(step.handoff ? { handoff: step.handoff } : {}),
+        ...(step.hooks ? { hookResults: step.hooks } : {}),
+        maxHops: this.maxHops,
+        countAtLastHumanDecision: this.countAtLastHumanDecision,
+        fallbackTraceparent: this.traceparent,
+        fallbackJobId: this.jobId,
+        heldUsd: () => this.reservations.heldUsd,
+      },
+      {
+        // The rail made every earlier delivery of this job itself: each key is new.
+        checkPriorDelivery: false,
+        stages: this.stages,
+        onAck: (ack) => {
+          if (ack.ack === 'accepted' && card) reservation = this.reservations.reserve(card.name, ack.hop, reservationUsd(card));
+          onAdmitted?.(ack);
         },
-        {
-          // The rail made every earlier delivery of this job itself: each key is new.
-          checkPriorDelivery: false,
-          stages: this.stages,
-          onAck: (ack) => {
-            if (ack.ack === 'accepted' && card) reservation = this.reservations.reserve(card.name, ack.hop, reservationUsd(card));
-            onAdmitted?.(ack);
-          },
+        onEnd: () => {
+          if (reservation) this.reservations.release(reservation);
         },
-      );
-    } finally {
-      if (reservation) this.reservations.release(reservation);
-    }
+      },
+    );
   }
 
   /** Records what a hop spent, produced and acked (in place of its admission ack, when that was

@@ -59,64 +59,68 @@ export interface HopOptions {
   /** Told of the hop's first ack as soon as it is decided, before any work (the job reserves the
    * wallet for an accepted hop here, so branches admitted next see the reservation). */
   onAck?: (ack: AckRecord) => void;
+  /** Told when the hop ends, however it ends (the job releases the hop's reservation here). */
+  onEnd?: () => void;
 }
 
-/** Runs one hop and traces it: a span under the package's traceparent, a child per ack.
- * A hop cut short after its ack (the job was cancelled mid-stage) is traced as failed. */
-export async function runHop(request: HopRequest, options: HopOptions): Promise<HopOutcome> {
+/**
+ * Runs one hop and traces it: a span under the package's traceparent, a child per ack. A hop cut
+ * short after its ack (the job was cancelled mid-stage) is traced as failed. One async function
+ * from admission to settlement: SDK 1.24 records a source-mapped stack trace for every promise a
+ * workflow makes, so each async layer on the hop path costs on every hop (docs/benchmarks.md).
+ */
+export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOutcome> {
   const startedAt = Date.now();
-  let acked: { ack: AckRecord; from: string; jobId: string } | undefined;
-  const trace = (hop: Pick<HopTrace, 'job_id' | 'acks' | 'from' | 'cost_usd' | 'ran' | 'failure'>) =>
-    traceHop({ ...hop, stage: hop.acks[0]!.stage, reason: request.reason, traceparent: hop.acks[0]!.traceparent, started_at: startedAt, ended_at: Date.now() });
+  const a = admitHop(r);
+  let ack: AckRecord | undefined;
+  const trace = (acks: AckRecord[], hop: Pick<HopTrace, 'cost_usd' | 'ran' | 'failure'>) =>
+    traceHop({ ...hop, job_id: a.jobId, acks, from: a.hop.from, stage: acks[0]!.stage, reason: r.reason, traceparent: acks[0]!.traceparent, started_at: startedAt, ended_at: Date.now() });
   try {
-    const outcome = await hopOnce(request, options, (ack, from, jobId) => (acked = { ack, from, jobId }));
-    trace({
-      job_id: acked!.jobId,
-      acks: outcome.acks,
-      from: acked!.from,
+    let prior: StageResult | null = null;
+    if (a.deliverable) {
+      if (!railPatched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: a.key });
+      else if (options.checkPriorDelivery) prior = await priorDelivery({ delivery_key: a.key, package: a.arrived });
+    }
+    ack = stampAck(a, r, decideHop(a, r, prior), new Date());
+    options.onAck?.(ack);
+    // The package as delivered at this hop, refused or not (what arrived, when it is no package).
+    const snapshot = snapshotOf(a.jobId, a.arrived ? { ...a.arrived, hop: a.hop, ack } : r.package);
+    let outcome: HopOutcome;
+    if (ack.ack !== 'accepted' || !a.arrived || !a.card) {
+      outcome = withSnapshot(concludeHop(a, r, ack, new Date(), prior), snapshot, false);
+    } else {
+      const edge = r.pipeline.edge(edgeSender(r.pipeline, a.hop, a.arrived), a.stage);
+      // The stage's worker stores the snapshot (the same bytes, the same address) before its work.
+      const delivered = { ...deliveredPackage({ ...a, arrived: a.arrived }, ack), context_ref: snapshot.uri };
+      const work: StageWork = {
+        stage: a.stage,
+        package: delivered,
+        delivery_key: a.key,
+        ...(edge ? { edge: edgeOptions(edge) } : {}),
+        ...(r.hookResults?.length ? { hook_results: r.hookResults } : {}),
+        ...(inlineText(delivered.artifacts[0]) !== undefined && railPatched(LEAN_RAIL_PATCH) ? { store_entry: true as const } : {}),
+      };
+      const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
+      // Asked only on the branch that differs, so every other history is as before the patches.
+      const concluded = concludeHop(a, r, ack, new Date(), prior, answer, {
+        mayFlagNoProgress: () => railPatched(NO_PROGRESS_PATCH),
+        maySettleAtReservation: () => railPatched(SETTLE_AT_RESERVATION_PATCH),
+      });
+      // A hop nobody picked up reached no worker, so none stored its snapshot.
+      outcome = withSnapshot(concluded, snapshot, !('failure' in answer && answer.failureType === TARGET_UNAVAILABLE));
+    }
+    trace(outcome.acks, {
       cost_usd: outcome.costUsd,
       ...(outcome.stage !== outcome.acks[0]!.stage ? { ran: outcome.stage } : {}),
       ...(outcome.failure ? { failure: outcome.failure } : {}),
     });
     return outcome;
   } catch (err) {
-    if (acked) trace({ job_id: acked.jobId, acks: [acked.ack], from: acked.from, cost_usd: 0, failure: isCancellation(err) ? 'cancelled' : describeFailure(err) });
+    if (ack) trace([ack], { cost_usd: 0, failure: isCancellation(err) ? 'cancelled' : describeFailure(err) });
     throw err;
+  } finally {
+    options.onEnd?.();
   }
-}
-
-async function hopOnce(r: HopRequest, options: HopOptions, onAck: (ack: AckRecord, from: string, jobId: string) => void): Promise<HopOutcome> {
-  const a = admitHop(r);
-  let prior: StageResult | null = null;
-  if (a.deliverable) {
-    if (!railPatched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: a.key });
-    else if (options.checkPriorDelivery) prior = await priorDelivery({ delivery_key: a.key, package: a.arrived });
-  }
-  const ack = stampAck(a, r, decideHop(a, r, prior), new Date());
-  onAck(ack, a.hop.from, a.jobId);
-  options.onAck?.(ack);
-  // The package as delivered at this hop, refused or not (what arrived, when it is no package).
-  const snapshot = snapshotOf(a.jobId, a.arrived ? { ...a.arrived, hop: a.hop, ack } : r.package);
-  if (ack.ack !== 'accepted' || !a.arrived || !a.card) return withSnapshot(concludeHop(a, r, ack, new Date(), prior), snapshot, false);
-  const edge = r.pipeline.edge(edgeSender(r.pipeline, a.hop, a.arrived), a.stage);
-  // The stage's worker stores the snapshot (the same bytes, the same address) before its work.
-  const delivered = { ...deliveredPackage({ ...a, arrived: a.arrived }, ack), context_ref: snapshot.uri };
-  const work: StageWork = {
-    stage: a.stage,
-    package: delivered,
-    delivery_key: a.key,
-    ...(edge ? { edge: edgeOptions(edge) } : {}),
-    ...(r.hookResults?.length ? { hook_results: r.hookResults } : {}),
-    ...(inlineText(delivered.artifacts[0]) !== undefined && railPatched(LEAN_RAIL_PATCH) ? { store_entry: true as const } : {}),
-  };
-  const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
-  // Asked only on the branch that differs, so every other history is as before the patches.
-  const outcome = concludeHop(a, r, ack, new Date(), prior, answer, {
-    mayFlagNoProgress: () => railPatched(NO_PROGRESS_PATCH),
-    maySettleAtReservation: () => railPatched(SETTLE_AT_RESERVATION_PATCH),
-  });
-  // A hop nobody picked up reached no worker, so none stored its snapshot.
-  return withSnapshot(outcome, snapshot, !('failure' in answer && answer.failureType === TARGET_UNAVAILABLE));
 }
 
 /** The hop's first ack names its snapshot. One no stage stored (the hop was refused, or answered
