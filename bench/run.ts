@@ -64,7 +64,11 @@ interface Side {
   latenciesMs: number[];
   batchSeconds: number;
   cpuMicros: number;
+  /** Each recorded batch on its own, in round order: how much a figure moves between rounds. */
+  batches: BatchFigures[];
 }
+
+type BatchFigures = Pick<SideFigures, 'jobs_per_second' | 'p50_latency_ms' | 'worker_cpu_ms_per_job'>;
 
 interface SideFigures {
   jobs_per_second: number;
@@ -100,10 +104,13 @@ async function runBatch(side: Side, tag: string, record: boolean): Promise<void>
     }),
   );
   if (!record) return;
-  side.batchSeconds += (Date.now() - t0) / 1000;
-  side.cpuMicros += (await side.worker.usage()).cpuMicros - before.cpuMicros;
+  const seconds = (Date.now() - t0) / 1000;
+  const cpuMicros = (await side.worker.usage()).cpuMicros - before.cpuMicros;
+  side.batchSeconds += seconds;
+  side.cpuMicros += cpuMicros;
   side.latenciesMs.push(...latencies);
   side.jobIds.push(...ids);
+  side.batches.push({ jobs_per_second: ids.length / seconds, p50_latency_ms: percentile(latencies, 50), worker_cpu_ms_per_job: cpuMicros / 1000 / ids.length });
 }
 
 /** Histories replayed per second by one replay worker, after an untimed warm-up call (worker
@@ -207,7 +214,7 @@ async function main(): Promise<void> {
       const bundlePath = bundles[plan.kind];
       const worker = await startWorkerProcess({ kind: plan.kind, address: lab.address, taskQueue, dataDir: path.join(lab.tmp, `${plan.label}-store`), bundlePath, codecKeys: plan.codecKeys });
       const client = new Client({ connection: lab.client.connection, namespace: NAMESPACE, dataConverter: plan.dataConverter });
-      sides.push({ kind: plan.kind, dataConverter: plan.dataConverter, client, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), jobIds: [], latenciesMs: [], batchSeconds: 0, cpuMicros: 0 });
+      sides.push({ kind: plan.kind, dataConverter: plan.dataConverter, client, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), jobIds: [], latenciesMs: [], batchSeconds: 0, cpuMicros: 0, batches: [] });
     }
     const [handrail, baseline, codec] = sides as [Side, Side, Side];
     console.error(`bench: warm-up, then ${ROUNDS} rounds of ${JOBS} jobs per side (handrail, baseline, handrail with the codec) ...`);
@@ -236,6 +243,9 @@ async function main(): Promise<void> {
       ['replay_histories_per_second', 'replay (histories / s)'],
     ];
     const ratios = Object.fromEntries(metrics.map(([k]) => [k, h.figures[k] / b.figures[k]]));
+    // The same ratios batch by batch: the spread is this run's noise, against which a target is read.
+    const roundMetrics = metrics.filter((m): m is [keyof BatchFigures, string] => m[0] in handrail.batches[0]!);
+    const roundRatios = handrail.batches.map((hb, i) => Object.fromEntries(roundMetrics.map(([k]) => [k, hb[k] / baseline.batches[i]![k]])) as BatchFigures);
     const codecRatios = Object.fromEntries(metrics.map(([k]) => [k, c.figures[k] / h.figures[k]]));
     const eventTypes = [...new Set([...Object.keys(h.events), ...Object.keys(b.events)])]
       .map((type) => ({ type, handrail: h.events[type] ?? 0, baseline: b.events[type] ?? 0 }))
@@ -248,6 +258,7 @@ async function main(): Promise<void> {
       ratios,
       handrail: h.figures,
       baseline: b.figures,
+      ratios_by_round: roundRatios,
       codec: { ratios: codecRatios, figures: c.figures },
       history_events_by_type: { handrail: h.events, baseline: b.events },
       hop_cost: hops,
@@ -260,6 +271,8 @@ async function main(): Promise<void> {
       [
         `\n## handrail vs a bare chain of the same five activities (${ROUNDS} × ${JOBS} jobs per side, alternating batches)\n`,
         markdownTable(['metric', 'handrail / baseline', 'handrail', 'baseline'], metrics.map(([k, label]) => [label, `${fmt(ratios[k]!)}×`, fmt(h.figures[k]), fmt(b.figures[k])])),
+        '\n### handrail / baseline round by round (each round one batch per side)\n',
+        markdownTable(['metric', ...roundRatios.map((_, i) => `round ${i + 1}`)], roundMetrics.map(([k, label]) => [label, ...roundRatios.map((r) => `${fmt(r[k])}×`)])),
         '\n### Where the extra history events come from (per job)\n',
         markdownTable(['event type', 'handrail', 'baseline', 'extra'], eventTypes.map((e) => [e.type, fmt(e.handrail), fmt(e.baseline), fmt(e.handrail - e.baseline)])),
         `\n### The payload codec's cost: handrail with AES-256-GCM payloads against handrail plain (same rounds)\n`,
