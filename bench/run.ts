@@ -244,7 +244,7 @@ async function main(): Promise<void> {
     ];
     const ratios = Object.fromEntries(metrics.map(([k]) => [k, h.figures[k] / b.figures[k]]));
     // The same ratios batch by batch: the spread is this run's noise, against which a target is read.
-    const roundMetrics = metrics.filter((m): m is [keyof BatchFigures, string] => m[0] in handrail.batches[0]!);
+    const roundMetrics = metrics.filter((m): m is [keyof BatchFigures, string] => m[0] in (handrail.batches[0] ?? {}));
     const roundRatios = handrail.batches.map((hb, i) => Object.fromEntries(roundMetrics.map(([k]) => [k, hb[k] / baseline.batches[i]![k]])) as BatchFigures);
     const codecRatios = Object.fromEntries(metrics.map(([k]) => [k, c.figures[k] / h.figures[k]]));
     const eventTypes = [...new Set([...Object.keys(h.events), ...Object.keys(b.events)])]

@@ -14,6 +14,8 @@ const PREFIX = 'handrail://entries/';
 const URI = /^handrail:\/\/entries\/(.+)\/([0-9a-f]{64})$/;
 /** A `data:` URI: media type, parameters, `;base64` right before the first comma, payload. */
 export const DATA_URI = /^data:([^,;]*)((?:;[^,;]*)*?)(;base64)?,(.*)$/s;
+// The rail tests a private copy: exported RegExps are frozen in the workflow bundle (contracts/names.ts).
+const DATA = new RegExp(DATA_URI);
 
 export const entryUri = (jobId: string, sha: string): string => `${PREFIX}${jobId}/${sha}`;
 
@@ -26,7 +28,7 @@ export function parseEntryUri(uri: string): { jobId: string; sha: string } | und
  * Percent-encoded only: the workflow sandbox has no base64 decoder, and the rail's own first
  * package is percent-encoded. A base64 entry (a direct delivery's) stays inline. */
 export function inlineText(artifact: Pick<Artifact, 'uri'> | undefined): string | undefined {
-  const m = artifact ? DATA_URI.exec(artifact.uri) : null;
+  const m = artifact ? DATA.exec(artifact.uri) : null;
   if (!m || m[3] !== undefined) return undefined;
   try {
     return decodeURIComponent(m[4]!);

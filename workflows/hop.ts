@@ -59,7 +59,7 @@ export interface HopOptions {
   /** Told of the hop's first ack as soon as it is decided, before any work (the job reserves the
    * wallet for an accepted hop here, so branches admitted next see the reservation). */
   onAck?: (ack: AckRecord) => void;
-  /** Told when the hop ends, however it ends (the job releases the hop's reservation here). */
+  /** Told when the hop ends, settled or thrown (the job releases the hop's reservation here). */
   onEnd?: () => void;
 }
 
