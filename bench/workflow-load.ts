@@ -2,8 +2,9 @@
  * What a workflow run pays to load the workflow bundle's own modules. With the SDK's default
  * reusable V8 context (1.24, `reuseV8Context: true`), the bundle runs once per context, but every
  * workflow run gets a fresh webpack module cache: only modules required before the first run
- * (the SDK's own, and the bundle's `preloadModules`) are shared, frozen; the workflows module and
- * everything it imports (contracts, zod, the generated validators) are evaluated again per run.
+ * (the SDK's own, and the bundle's `preloadModules`: the rail's contracts and the built-in
+ * pipelines, src/worker/bundle.ts) are shared, frozen; the workflows module and everything else it
+ * imports are evaluated again per run.
  * This script does what the SDK does (shared cache, then a per-run cache) outside a worker and
  * times `importWorkflows()`; it also counts zod schema constructions per run.
  *
