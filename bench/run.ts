@@ -60,15 +60,32 @@ interface Side {
   worker: WorkerProcess;
   taskQueue: string;
   bundleCode: string;
-  jobIds: string[];
-  latenciesMs: number[];
-  batchSeconds: number;
-  cpuMicros: number;
-  /** Each recorded batch on its own, in round order: how much a figure moves between rounds. */
-  batches: BatchFigures[];
+  /** The recorded batches, in round order: the side's figures are over all of them, and each
+   * round's alone shows how much a figure moves between rounds. */
+  batches: Batch[];
 }
 
-type BatchFigures = Pick<SideFigures, 'jobs_per_second' | 'p50_latency_ms' | 'worker_cpu_ms_per_job'>;
+interface Batch {
+  jobIds: string[];
+  latenciesMs: number[];
+  seconds: number;
+  cpuMicros: number;
+}
+
+const BATCH_METRICS = ['jobs_per_second', 'p50_latency_ms', 'p95_latency_ms', 'worker_cpu_ms_per_job'] as const;
+type BatchFigures = Pick<SideFigures, (typeof BATCH_METRICS)[number]>;
+
+/** Throughput, latency and CPU over some batches (N jobs started at once, each timed alone). */
+function batchFigures(batches: readonly Batch[]): BatchFigures {
+  const jobs = batches.reduce((n, b) => n + b.jobIds.length, 0);
+  const latencies = batches.flatMap((b) => b.latenciesMs);
+  return {
+    jobs_per_second: jobs / batches.reduce((t, b) => t + b.seconds, 0),
+    p50_latency_ms: percentile(latencies, 50),
+    p95_latency_ms: percentile(latencies, 95),
+    worker_cpu_ms_per_job: batches.reduce((t, b) => t + b.cpuMicros, 0) / 1000 / jobs,
+  };
+}
 
 interface SideFigures {
   jobs_per_second: number;
@@ -104,13 +121,7 @@ async function runBatch(side: Side, tag: string, record: boolean): Promise<void>
     }),
   );
   if (!record) return;
-  const seconds = (Date.now() - t0) / 1000;
-  const cpuMicros = (await side.worker.usage()).cpuMicros - before.cpuMicros;
-  side.batchSeconds += seconds;
-  side.cpuMicros += cpuMicros;
-  side.latenciesMs.push(...latencies);
-  side.jobIds.push(...ids);
-  side.batches.push({ jobs_per_second: ids.length / seconds, p50_latency_ms: percentile(latencies, 50), worker_cpu_ms_per_job: cpuMicros / 1000 / ids.length });
+  side.batches.push({ jobIds: ids, latenciesMs: latencies, seconds: (Date.now() - t0) / 1000, cpuMicros: (await side.worker.usage()).cpuMicros - before.cpuMicros });
 }
 
 /** Histories replayed per second by one replay worker, after an untimed warm-up call (worker
@@ -132,21 +143,19 @@ async function replayPerSecond(side: Side, histories: { workflowId: string; hist
 }
 
 async function figures(client: Client, side: Side): Promise<{ figures: SideFigures; events: Record<string, number> }> {
-  const histories = await fetchHistories(client, side.jobIds);
+  const jobIds = side.batches.flatMap((b) => b.jobIds);
+  const histories = await fetchHistories(client, jobIds);
   const events = eventTypeCounts(histories);
   for (const type of Object.keys(events)) events[type]! /= histories.length;
   return {
     events,
     figures: {
-      jobs_per_second: side.jobIds.length / side.batchSeconds,
-      p50_latency_ms: percentile(side.latenciesMs, 50),
-      p95_latency_ms: percentile(side.latenciesMs, 95),
+      ...batchFigures(side.batches),
       history_events_per_job: meanEvents(histories),
-      worker_cpu_ms_per_job: side.cpuMicros / 1000 / side.jobIds.length,
       worker_peak_rss_mb: (await side.worker.usage()).maxRssBytes / 2 ** 20,
       replay_histories_per_second: await replayPerSecond(
         side,
-        histories.map((history, i) => ({ workflowId: side.jobIds[i]!, history })),
+        histories.map((history, i) => ({ workflowId: jobIds[i]!, history })),
       ),
     },
   };
@@ -214,7 +223,7 @@ async function main(): Promise<void> {
       const bundlePath = bundles[plan.kind];
       const worker = await startWorkerProcess({ kind: plan.kind, address: lab.address, taskQueue, dataDir: path.join(lab.tmp, `${plan.label}-store`), bundlePath, codecKeys: plan.codecKeys });
       const client = new Client({ connection: lab.client.connection, namespace: NAMESPACE, dataConverter: plan.dataConverter });
-      sides.push({ kind: plan.kind, dataConverter: plan.dataConverter, client, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), jobIds: [], latenciesMs: [], batchSeconds: 0, cpuMicros: 0, batches: [] });
+      sides.push({ kind: plan.kind, dataConverter: plan.dataConverter, client, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), batches: [] });
     }
     const [handrail, baseline, codec] = sides as [Side, Side, Side];
     console.error(`bench: warm-up, then ${ROUNDS} rounds of ${JOBS} jobs per side (handrail, baseline, handrail with the codec) ...`);
@@ -244,8 +253,11 @@ async function main(): Promise<void> {
     ];
     const ratios = Object.fromEntries(metrics.map(([k]) => [k, h.figures[k] / b.figures[k]]));
     // The same ratios batch by batch: the spread is this run's noise, against which a target is read.
-    const roundMetrics = metrics.filter((m): m is [keyof BatchFigures, string] => m[0] in (handrail.batches[0] ?? {}));
-    const roundRatios = handrail.batches.map((hb, i) => Object.fromEntries(roundMetrics.map(([k]) => [k, hb[k] / baseline.batches[i]![k]])) as BatchFigures);
+    const roundMetrics = metrics.filter((m): m is [keyof BatchFigures, string] => (BATCH_METRICS as readonly string[]).includes(m[0]));
+    const roundRatios = handrail.batches.map((hb, i) => {
+      const [hf, bf] = [batchFigures([hb]), batchFigures([baseline.batches[i]!])];
+      return Object.fromEntries(roundMetrics.map(([k]) => [k, hf[k] / bf[k]])) as BatchFigures;
+    });
     const codecRatios = Object.fromEntries(metrics.map(([k]) => [k, c.figures[k] / h.figures[k]]));
     const eventTypes = [...new Set([...Object.keys(h.events), ...Object.keys(b.events)])]
       .map((type) => ({ type, handrail: h.events[type] ?? 0, baseline: b.events[type] ?? 0 }))
