@@ -18,8 +18,6 @@ import { LIMITS } from './limits';
 import { HumanDecision } from './job';
 import { handoffRecordId, id, isoTime, list, nonBlankText, inputText, visibleName } from './primitives';
 
-export { HANDOFF_DECIDED_EVENT, handoffDelta } from './handoff-delta';
-
 export const HANDOFF_RECORD_STATES = ['open', 'accepted', 'cancelled', 'closed'] as const;
 export const HandoffRecordState = z.enum(HANDOFF_RECORD_STATES);
 export type HandoffRecordState = z.infer<typeof HandoffRecordState>;

@@ -4,8 +4,6 @@ import { LIMITS } from './limits';
 import { HANDOFF_REASONS, HANDOFF_V1, HANDOFF_V2 } from './names';
 import { count, id, isoTime, list, nonEmptyText, revisions, sha256, slug, text, traceparent, uri, usd, visibleName } from './primitives';
 
-export { HANDOFF_V1, HANDOFF_V2, failureCode } from './names';
-
 // Objects are loose everywhere: a v1 reader must pass unknown (newer, optional) fields through.
 
 export const AckState = z.enum([

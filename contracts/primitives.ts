@@ -4,8 +4,6 @@ import { LIMITS } from './limits';
 import { ID_PATTERN, SLUG_PATTERN } from './names';
 import { TRACEPARENT_PATTERN, TRACEPARENT_ZERO_ID_PATTERN } from './traceparent';
 
-export { isSlug } from './names';
-
 // Character classes as pattern text (`\\uXXXX` escapes), so the generated JSON Schema spells them too.
 const NUL = '\\u0000';
 /** With the `u` flag a surrogate pair is one code point outside this range: only unpaired

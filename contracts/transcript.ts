@@ -11,8 +11,6 @@ export const USER_AGENT_ID = '__user__';
 /** Fences a rendered transcript inside a question prompt (seed 000). */
 export const TRANSCRIPT_SEPARATOR = '\n\n---\n\n';
 
-export { isTranscriptUri, transcriptHead, transcriptUri } from './transcript-uri';
-
 export const Role = z.enum(['system', 'user', 'assistant', 'tool']);
 export type Role = z.infer<typeof Role>;
 
