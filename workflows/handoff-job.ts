@@ -212,15 +212,16 @@ class Job {
     return workflowInfo().workflowId;
   }
 
-  /** Runs one agent hop and records everything it acked. */
-  async hop(step: HopStep): Promise<HopOutcome> {
+  /** Runs one agent hop and records everything it acked. Not async itself (deliver). */
+  hop(step: HopStep): Promise<HopOutcome> {
     this.stage = step.to;
     this.publishStep();
-    const outcome = await this.deliver(step);
-    // The stage appended its own summary segment (activities/summary.ts); a refused hop adds none.
-    if (outcome.package) this.package = outcome.package;
-    this.record(outcome);
-    return outcome;
+    return this.deliver(step).then((outcome) => {
+      // The stage appended its own summary segment (activities/summary.ts); a refused hop adds none.
+      if (outcome.package) this.package = outcome.package;
+      this.record(outcome);
+      return outcome;
+    });
   }
 
   /**
@@ -526,11 +527,12 @@ class Job {
     // can be acknowledged while the record closes and then be dropped.
     this.escalation = undefined;
     // Only a job waiting on a human holds an open record: it timed out or was cancelled.
-    await this.closeRecord(status === 'cancelled' ? 'job_cancelled' : 'timed_out');
+    // Each awaited only when there is something to wait for: a workflow promise costs a stack trace (runHop).
+    if (this.openRecord) await this.closeRecord(status === 'cancelled' ? 'job_cancelled' : 'timed_out');
     this.status = status;
     this.reason = reason;
     this.publish();
-    await condition(allHandlersFinished);
+    if (!allHandlersFinished()) await condition(allHandlersFinished);
     return {
       job_id: this.jobId,
       status,
