@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import standaloneCode from 'ajv/dist/standalone';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FIXTURE_DIR, GENERATED_DIR, SCHEMA_DIR, buildOutputs, createAjv, guardLengthChecks } from '../../../scripts/contracts/build';
+import { FIXTURE_DIR, GENERATED_DIR, ISO_TIME_PATTERN, SCHEMA_DIR, assertPatternedDateTimes, buildOutputs, createAjv, guardLengthChecks } from '../../../scripts/contracts/build';
 import { root } from './helpers';
 
 // Fails when a zod schema (or a fixture builder) changes without `npx tsx scripts/contracts/generate.ts`.
@@ -54,5 +54,29 @@ describe('the length guard on generated validators', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('date-time, decided by its pattern', () => {
+  const { fullFormats } = createRequire(__filename)('ajv-formats/dist/formats') as { fullFormats: Record<string, { validate: (s: string) => boolean }> };
+  const formatAccepts = fullFormats['date-time']!.validate;
+
+  it('accepts nothing that ajv-formats would refuse: what matches isoTime\'s pattern is a valid date-time', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(new RegExp(ISO_TIME_PATTERN)), (s) => {
+        expect(formatAccepts(s)).toBe(true);
+      }),
+      { numRuns: 5000 },
+    );
+    // The calendar and offsets are the pattern's own: these fail it (and ajv-formats).
+    for (const s of ['2026-02-29T00:00:00Z', '2026-04-31T00:00:00Z', '2026-01-01T24:00:00Z', '2026-01-01T00:00:00+24:00', '2026-01-01T00:00:00']) {
+      expect(new RegExp(ISO_TIME_PATTERN).test(s), s).toBe(false);
+      expect(formatAccepts(s), s).toBe(false);
+    }
+  });
+
+  it('refuses to build a schema whose date-time lacks that pattern', () => {
+    expect(() => assertPatternedDateTimes({ properties: { at: { type: 'string', format: 'date-time', pattern: ISO_TIME_PATTERN } } })).not.toThrow();
+    expect(() => assertPatternedDateTimes({ properties: { at: { type: 'string', format: 'date-time' } } }, 'x')).toThrow('x/properties/at: a date-time without');
   });
 });

@@ -46,7 +46,7 @@ function sharedClosure(): string[] {
 // library and ajv's two runtime helpers the generated validators call (pure functions and format
 // tables), and declares no module-level `let`, `var` or collection. What it builds at load in a
 // `const` (the default version registry, the pipelines) is only read afterwards.
-const SHARED_PACKAGES = [/^@noble\/hashes\//, /^ajv\/dist\/runtime\/ucs2length$/, /^ajv-formats\/dist\/formats$/];
+const SHARED_PACKAGES = [/^@noble\/hashes\//, /^ajv\/dist\/runtime\/ucs2length$/];
 describe('modules the workflow bundle shares across runs', () => {
   const closure = sharedClosure();
   const relative = (file: string) => path.relative(PROJECT_ROOT, file);
