@@ -125,4 +125,17 @@ describe('size and length caps', () => {
     const nested = { ...valid, x: deep };
     expect(validateHandoff(nested, { accept })).toMatchObject({ ok: false, reason: 'size', errors: [{ message: `package is ${size(nested)} bytes; the limit is ${LIMITS.packageBytes}` }] });
   });
+
+  it('measures as JSON.stringify does when Object.prototype has an enumerable key (which JSON leaves out)', () => {
+    const exact = paddedTo(LIMITS.packageBytes, 'x');
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.polluted = 'p'.repeat(64);
+    try {
+      expect(validateHandoff(exact, { accept })).toMatchObject({ ok: true });
+      const over = { ...exact, y: 1 };
+      expect(validateHandoff(over, { accept })).toMatchObject({ ok: false, reason: 'size', errors: [{ message: `package is ${size(over)} bytes; the limit is ${LIMITS.packageBytes}` }] });
+    } finally {
+      delete proto.polluted;
+    }
+  });
 });
