@@ -30,6 +30,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/workflow-bundle-setup.ts', 'test/global-setup.ts'],
+          setupFiles: ['test/exit-with-runner.ts'],
           testTimeout: 120_000,
           hookTimeout: 300_000,
           // 2 cores: one worker process per file is plenty, and the dev server needs CPU too.

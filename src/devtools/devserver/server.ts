@@ -93,6 +93,30 @@ async function waitHealthy(address: string, namespace: string, child: ChildProce
   throw new Error(`temporal server at ${address} did not become healthy within ${timeoutMs / 1000}s: ${String(lastError)}`);
 }
 
+/**
+ * A server that is not detached ends with the process that started it, however that one ends: a
+ * killed `npm test` or bench must not leave its server running. Node cannot ask Linux to signal a
+ * child when its parent dies, so a small Node process stands between them. It reads a pipe from
+ * the parent, which closes when the parent exits (SIGKILL included), and then stops the server;
+ * SIGTERM and SIGINT it passes on; a server still up 5 s after that is killed.
+ */
+const TETHER = `
+const { spawn } = require('node:child_process');
+const [command, ...args] = process.argv.slice(1);
+const server = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+let kill;
+const stop = (signal) => {
+  if (server.exitCode !== null || server.signalCode !== null) return;
+  server.kill(signal);
+  kill ??= setTimeout(() => server.kill('SIGKILL'), 5000);
+};
+process.stdin.on('end', () => stop('SIGTERM')).on('error', () => stop('SIGTERM')).resume();
+process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGINT', () => stop('SIGINT'));
+server.on('error', (err) => { console.error(err.message); process.exit(1); });
+server.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+`;
+
 /** Starts a dev server, or reuses a healthy one already listening on the port. */
 export async function ensureDevServer(opts: DevServerOptions): Promise<DevServer> {
   const host = opts.host ?? '127.0.0.1';
@@ -121,16 +145,20 @@ export async function ensureDevServer(opts: DevServerOptions): Promise<DevServer
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
   if (opts.codecEndpoint) args.push('--ui-codec-endpoint', opts.codecEndpoint);
 
-  let stdio: 'inherit' | ['ignore', number, number] = 'inherit';
+  let out: 'inherit' | number = 'inherit';
   if (opts.logFile) {
     fs.mkdirSync(path.dirname(opts.logFile), { recursive: true });
-    const fd = fs.openSync(opts.logFile, 'a');
-    stdio = ['ignore', fd, fd];
+    out = fs.openSync(opts.logFile, 'a');
   }
-  const child = spawn(cli.path, args, { stdio, detached: opts.detached ?? false });
+  let child: ChildProcess;
   if (opts.detached) {
+    child = spawn(cli.path, args, { stdio: ['ignore', out, out], detached: true });
     child.unref();
     if (opts.pidFile && child.pid) fs.writeFileSync(opts.pidFile, String(child.pid));
+  } else {
+    // The pipe is the tether: it stays open for as long as this process lives.
+    child = spawn(process.execPath, ['-e', TETHER, cli.path, ...args], { stdio: ['pipe', out, out], env: { ...process.env, NODE_OPTIONS: '' } });
+    child.stdin?.on('error', () => undefined);
   }
 
   try {
