@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { patched } from '@temporalio/workflow';
 import { describe, expect, it } from 'vitest';
 import { runHandrail } from '../helpers/cli';
 import { historyFile } from '../../scripts/replay/histories';
@@ -57,6 +58,22 @@ describe('diffHistoryFiles', () => {
     expect(diff.first).toEqual({ hop: 2, stage: 'draft', differences: [{ what: 'ack', recorded: 'accepted', now: 'rejected_budget' }] });
     // No stage runner: nothing was run, and the report says so.
     expect(diff.notes).toEqual(['not run again, their recorded outputs stand: intake, retrieve, draft']);
+  });
+
+  it('a route that asks patched() (only a workflow can answer): compared up to it, with a note, not a crash', async () => {
+    // As docs/cluster.md rolls out a new stage: the route predicate asks the patch.
+    const gated = definePipeline({
+      name: ticketTriage.name,
+      stages: [...ticketTriage.cards],
+      routes: [{ after: 'chunks.v1', when: (f) => f.package.hop?.to === 'retrieve' && patched('rerank-chunks'), to: 'draft', reason: 'rerank the chunks' }, ...ticketTriage.routes],
+      revisits: ticketTriage.revisits,
+      ...(ticketTriage.reviser ? { reviser: ticketTriage.reviser } : {}),
+    });
+    const { name, workflowId, history } = historyFileSource(historyFile('happy-path'));
+    const diff = await diffRecordedJob(name, recordedJob(workflowId, history)!, [gated], undefined);
+    expect(diff.first).toBeUndefined();
+    expect(diff.hops).toBe(2);
+    expect(diff.notes).toEqual(['not run again, their recorded outputs stand: intake, retrieve', expect.stringMatching(/^2 hop\(s\) compared, then a route asks a workflow API here \(.*\), which only a workflow can answer: nothing compared after it/)]);
   });
 
   it('a stageHop history is reported with nothing compared', async () => {
