@@ -527,12 +527,13 @@ class Job {
     // can be acknowledged while the record closes and then be dropped.
     this.escalation = undefined;
     // Only a job waiting on a human holds an open record: it timed out or was cancelled.
-    // Each awaited only when there is something to wait for: a workflow promise costs a stack trace (runHop).
+    // Awaited only when there is a record to close: a workflow promise costs a stack trace (runHop).
     if (this.openRecord) await this.closeRecord(status === 'cancelled' ? 'job_cancelled' : 'timed_out');
     this.status = status;
     this.reason = reason;
     this.publish();
-    if (!allHandlersFinished()) await condition(allHandlersFinished);
+    // Always awaited, even when already true: in a cancelled scope it throws, which ends the job cancelled.
+    await condition(allHandlersFinished);
     return {
       job_id: this.jobId,
       status,

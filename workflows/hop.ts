@@ -135,41 +135,38 @@ function withSnapshot(outcome: HopOutcome, snapshot: Snapshot, stored: boolean):
  * Runs the stage activity. A stage whose workers do not pick the hop up in time (the card's
  * scheduleToStartTimeout is the ACK timeout) is tried once more, then its declared fallback,
  * else the hop fails and the job escalates (seed 004). Business failures are not retried here:
- * the card's retry policy already marks them non-retryable. Attempts chain with one `then` each
- * rather than an async loop: each async layer is two more workflow promises, with a stack trace
- * each (runHop).
+ * the card's retry policy already marks them non-retryable.
  */
-function runStage(pipeline: Pipeline, proxies: StageProxies, card: StageCard, work: StageWork, reason: string): Promise<StageAnswer> {
+async function runStage(
+  pipeline: Pipeline,
+  proxies: StageProxies,
+  card: StageCard,
+  work: StageWork,
+  reason: string,
+): Promise<StageAnswer> {
   const fallback = card.fallback ? pipeline.get(card.fallback) : undefined;
   const attempts = [card, card, ...(fallback ? [fallback] : [])];
-  const attempt = (n: number, lastTimeout: string): Promise<StageAnswer> => {
-    const target = attempts[n];
-    if (!target) return Promise.resolve({ failure: `stage unavailable: ${lastTimeout}`, failureType: TARGET_UNAVAILABLE });
+  let lastTimeout = '';
+  for (const target of attempts) {
     const activity = proxies.get(target.name)!;
     // Once the rail decided to write, the write and its receipt finish even if the job is
     // cancelled meanwhile: no half-done write (the write itself is idempotent).
     const run = () => activity.executeWithOptions({ ...activityOptions(target), summary: `${target.name}: ${reason}`.slice(0, 200) }, [{ ...work, stage: target.name }]);
-    let started: Promise<StageResult>;
     try {
-      started = target.writes !== null ? CancellationScope.nonCancellable(run) : run();
+      const result = target.writes !== null ? await CancellationScope.nonCancellable(run) : await run();
+      return { result, card: target };
     } catch (err) {
-      // Scheduling that throws (the SDK checks options synchronously) is answered like a failed attempt.
-      started = Promise.reject(err);
+      if (isCancellation(err)) throw err;
+      if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START) {
+        // The queue names which worker is missing (the writers' one, say).
+        lastTimeout = `no "${target.name}" worker picked the hop up within ${String(target.activity.scheduleToStartTimeout)} on task queue "${stageTaskQueue(target, workflowInfo().taskQueue)}"`;
+        continue;
+      }
+      const type = stageFailureType(err);
+      return { failure: `${target.name} failed: ${describeFailure(err)}`, ...(type ? { failureType: type } : {}) };
     }
-    return started.then(
-      (result): StageAnswer => ({ result, card: target }),
-      (err: unknown) => {
-        if (isCancellation(err)) throw err;
-        if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START) {
-          // The queue names which worker is missing (the writers' one, say).
-          return attempt(n + 1, `no "${target.name}" worker picked the hop up within ${String(target.activity.scheduleToStartTimeout)} on task queue "${stageTaskQueue(target, workflowInfo().taskQueue)}"`);
-        }
-        const type = stageFailureType(err);
-        return { failure: `${target.name} failed: ${describeFailure(err)}`, ...(type ? { failureType: type } : {}) };
-      },
-    );
-  };
-  return attempt(0, '');
+  }
+  return { failure: `stage unavailable: ${lastTimeout}`, failureType: TARGET_UNAVAILABLE };
 }
 
 /** What an activity failure says happened: the stage's own failure under Temporal's wrapper. */
