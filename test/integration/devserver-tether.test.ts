@@ -1,4 +1,4 @@
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,43 +7,56 @@ import { freePort, portOpen } from '../../src/devtools/devserver/server';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'start-dev-server.ts');
 
-async function closedWithin(port: number, ms: number): Promise<boolean> {
+async function within(ms: number, done: () => Promise<boolean>): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    if (!(await portOpen('127.0.0.1', port))) return true;
+    if (await done()) return true;
     await new Promise((r) => setTimeout(r, 250));
   }
   return false;
 }
 
+/** Pids of the Temporal dev servers on this port, read from /proc (whoever their parent is; the
+ * tether, a node process, is not one). */
+function serversOn(port: number): number[] {
+  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
+    try {
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      return path.basename(argv[0] ?? '') === 'temporal' && argv.includes('start-dev') && argv[argv.indexOf('--port') + 1] === String(port) ? [Number(pid)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
 // A killed `npm test` (or bench) must not leave its Temporal server running.
 describe('a dev server this process starts', () => {
-  let serverPid: number | undefined;
+  let starter: ChildProcess | undefined;
+  let port: number | undefined;
   let tmp: string | undefined;
   afterEach(() => {
-    // Should the server outlive the test, it is not left behind either.
-    if (serverPid) {
-      try {
-        process.kill(serverPid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
+    // Should the test fail, neither the starter nor its server is left behind.
+    starter?.kill('SIGKILL');
+    for (const pid of port ? serversOn(port) : []) process.kill(pid, 'SIGKILL');
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
   it('stops when the process that started it is killed with SIGKILL', async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-tether-'));
-    const [port, uiPort] = [await freePort(), await freePort()];
-    const starter = fork(FIXTURE, [String(port), String(uiPort), path.join(tmp, 'server.log')], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    const started = await new Promise<{ pid?: number }>((resolve, reject) => {
-      starter.once('message', (m) => resolve(m as { pid?: number }));
-      starter.once('exit', (code) => reject(new Error(`the starter exited with ${code} before its server was up`)));
+    port = await freePort();
+    const uiPort = await freePort();
+    const child = fork(FIXTURE, [String(port), String(uiPort), path.join(tmp, 'server.log')], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    starter = child;
+    await new Promise<void>((resolve, reject) => {
+      child.once('message', () => resolve());
+      child.once('exit', (code) => reject(new Error(`the starter exited with ${code} before its server was up`)));
     });
-    serverPid = started.pid;
+    expect(serversOn(port)).toHaveLength(1);
     expect(await portOpen('127.0.0.1', port)).toBe(true);
 
-    starter.kill('SIGKILL');
-    expect(await closedWithin(port, 20_000), `the server on ${port} outlived the process that started it`).toBe(true);
+    child.kill('SIGKILL');
+    const on = port;
+    const gone = await within(20_000, async () => serversOn(on).length === 0 && !(await portOpen('127.0.0.1', on)));
+    expect(gone, `the server on ${port} outlived the process that started it`).toBe(true);
   }, 120_000);
 });

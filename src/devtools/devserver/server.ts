@@ -93,28 +93,37 @@ async function waitHealthy(address: string, namespace: string, child: ChildProce
   throw new Error(`temporal server at ${address} did not become healthy within ${timeoutMs / 1000}s: ${String(lastError)}`);
 }
 
+/** How long the tether waits for a stopping server before it kills it. */
+const TETHER_KILL_MS = 10_000;
+
 /**
  * A server that is not detached ends with the process that started it, however that one ends: a
  * killed `npm test` or bench must not leave its server running. Node cannot ask Linux to signal a
  * child when its parent dies, so a small Node process stands between them. It reads a pipe from
- * the parent, which closes when the parent exits (SIGKILL included), and then stops the server;
- * SIGTERM and SIGINT it passes on; a server still up 5 s after that is killed.
+ * the parent, which closes when the parent exits (SIGKILL included), and then stops the server.
+ * SIGTERM it passes on; SIGINT it ignores, since Ctrl-C reaches the server from the terminal
+ * already. A server still up 10 s after that is killed (what `stop()` allowed it before), and the
+ * tether ends as the server did, its signal included.
  */
 const TETHER = `
 const { spawn } = require('node:child_process');
 const [command, ...args] = process.argv.slice(1);
 const server = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'] });
 let kill;
-const stop = (signal) => {
+const stop = () => {
   if (server.exitCode !== null || server.signalCode !== null) return;
-  server.kill(signal);
-  kill ??= setTimeout(() => server.kill('SIGKILL'), 5000);
+  server.kill('SIGTERM');
+  kill ??= setTimeout(() => server.kill('SIGKILL'), ${TETHER_KILL_MS});
 };
-process.stdin.on('end', () => stop('SIGTERM')).on('error', () => stop('SIGTERM')).resume();
-process.on('SIGTERM', () => stop('SIGTERM'));
-process.on('SIGINT', () => stop('SIGINT'));
+process.stdin.on('end', stop).on('error', stop).resume();
+process.on('SIGTERM', stop);
+process.on('SIGINT', () => undefined);
 server.on('error', (err) => { console.error(err.message); process.exit(1); });
-server.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+server.on('exit', (code, signal) => {
+  if (signal === null) process.exit(code ?? 1);
+  process.removeAllListeners(signal);
+  process.kill(process.pid, signal);
+});
 `;
 
 /** Starts a dev server, or reuses a healthy one already listening on the port. */
@@ -177,7 +186,8 @@ export async function ensureDevServer(opts: DevServerOptions): Promise<DevServer
     webUiUrl,
     startedHere: true,
     process: child,
-    stop: () => stopProcess(child),
+    // The tether kills a server that outstays TETHER_KILL_MS itself; this waits a little longer for it.
+    stop: () => stopProcess(child, opts.detached ? undefined : TETHER_KILL_MS + 5_000),
   };
 }
 
