@@ -194,7 +194,7 @@ export async function diffRecordedJob(history: string, job: RecordedJob, pipelin
   const notes = (): string[] => (asRecorded.size > 0 ? [`not run again, their recorded outputs stand: ${[...asRecorded].join(', ')}`] : []);
   try {
     const bodies: Record<string, Record<string, unknown>> = {};
-    let step: Route | undefined = route(pipeline, firstPackage(job.request, traceparent, pipeline.entry));
+    let step: Route | undefined = routeOf(pipeline, firstPackage(job.request, traceparent, pipeline.entry));
     let previous: Hop | undefined;
     let countAtLastHumanDecision = 0;
     /** Reservations of a fan-out's branches admitted so far (what a later branch's ack sees held). */
@@ -224,7 +224,7 @@ export async function diffRecordedJob(history: string, job: RecordedJob, pipelin
         if (!recorded.result) return { ...diff, notes: [...notes(), 'the merge recorded no result: compared up to it'] };
         const { artifact, body } = recorded.result;
         if (body && typeof body === 'object') bodies[artifact.type] = body as Record<string, unknown>;
-        step = route(pipeline, { ...recorded.work.package, artifacts: [...recorded.work.package.artifacts, artifact] }, bodies);
+        step = routeOf(pipeline, { ...recorded.work.package, artifacts: [...recorded.work.package.artifacts, artifact] }, bodies);
         previous = recorded.work.package.hop;
         held = 0;
         continue;
@@ -272,7 +272,7 @@ export async function diffRecordedJob(history: string, job: RecordedJob, pipelin
         // A branch: the others go on from the hub's package, and the merge routes next.
         if (outcome.acks[0]?.ack === 'accepted') held += reservationUsd(pipeline.get(stage) ?? card);
       } else {
-        step = outcome.ok ? route(pipeline, outcome.package!, bodies) : undefined;
+        step = outcome.ok ? routeOf(pipeline, outcome.package!, bodies) : undefined;
         previous = hop;
       }
 
@@ -295,9 +295,22 @@ export async function diffRecordedJob(history: string, job: RecordedJob, pipelin
     }
     return { ...diff, notes: notes() };
   } catch (err) {
-    // A route predicate that asks Temporal (patched(), say) can only be evaluated in a workflow.
-    if (!(err instanceof IllegalStateError)) throw err;
+    if (!(err instanceof RouteNeedsWorkflow)) throw err;
     return { ...diff, notes: [...notes(), `${diff.hops} hop(s) compared, then a route asks a workflow API here (${err.message}), which only a workflow can answer: nothing compared after it (\`handrail replay\` without --diff checks the whole job)`] };
+  }
+}
+
+/** A route predicate asked Temporal (patched(), say), which only a workflow can answer. */
+class RouteNeedsWorkflow extends Error {}
+
+/** The route from a package, as the rail's `route`; a predicate's call into the workflow API is
+ * told apart from every other failure (a stage runner's, say), which still throws as itself. */
+function routeOf(...args: Parameters<typeof route>): Route {
+  try {
+    return route(...args);
+  } catch (err) {
+    if (err instanceof IllegalStateError) throw new RouteNeedsWorkflow(err.message);
+    throw err;
   }
 }
 

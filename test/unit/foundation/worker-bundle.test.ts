@@ -43,8 +43,8 @@ function sharedClosure(): string[] {
 // A preloaded module, and everything it imports, is shared by every workflow run and frozen by the
 // SDK: it must hold no state of its own and build nothing that mutates itself later (zod schemas
 // do). So the shared set stays inside contracts/ (pure by rule), needs no package but the hash
-// library and ajv's two runtime helpers the generated validators call (pure functions and format
-// tables), and declares no module-level `let`, `var` or collection. What it builds at load in a
+// library and the one ajv runtime helper the generated validators call (a pure function), and
+// declares no module-level `let`, `var` or collection. What it builds at load in a
 // `const` (the default version registry, the pipelines) is only read afterwards.
 const SHARED_PACKAGES = [/^@noble\/hashes\//, /^ajv\/dist\/runtime\/ucs2length$/];
 describe('modules the workflow bundle shares across runs', () => {
