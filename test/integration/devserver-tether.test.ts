@@ -2,19 +2,10 @@ import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { freePort, portOpen } from '../../src/devtools/devserver/server';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'start-dev-server.ts');
-
-async function within(ms: number, done: () => Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await done()) return true;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return false;
-}
 
 /** Pids of the Temporal dev servers on this port, read from /proc (whoever their parent is; the
  * tether, a node process, is not one). */
@@ -56,7 +47,12 @@ describe('a dev server this process starts', () => {
 
     child.kill('SIGKILL');
     const on = port;
-    const gone = await within(20_000, async () => serversOn(on).length === 0 && !(await portOpen('127.0.0.1', on)));
-    expect(gone, `the server on ${port} outlived the process that started it`).toBe(true);
+    await vi.waitFor(
+      async () => {
+        expect(serversOn(on), `the server on ${on} outlived the process that started it`).toEqual([]);
+        expect(await portOpen('127.0.0.1', on)).toBe(false);
+      },
+      { timeout: 20_000, interval: 250 },
+    );
   }, 120_000);
 });

@@ -82,7 +82,7 @@ async function waitHealthy(address: string, namespace: string, child: ChildProce
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (child && child.exitCode !== null) throw new Error(`temporal server exited early with code ${child.exitCode}`);
+    if (child && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`temporal server exited early (${child.signalCode ?? `code ${child.exitCode}`})`);
     try {
       return await connectClient({ temporalAddress: address, namespace }, 2_000);
     } catch (err) {

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import standaloneCode from 'ajv/dist/standalone';
+import { fullFormats } from 'ajv-formats/dist/formats';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FIXTURE_DIR, GENERATED_DIR, ISO_TIME_PATTERN, SCHEMA_DIR, assertPatternedDateTimes, buildOutputs, createAjv, guardLengthChecks } from '../../../scripts/contracts/build';
@@ -58,8 +59,7 @@ describe('the length guard on generated validators', () => {
 });
 
 describe('date-time, decided by its pattern', () => {
-  const { fullFormats } = createRequire(__filename)('ajv-formats/dist/formats') as { fullFormats: Record<string, { validate: (s: string) => boolean }> };
-  const formatAccepts = fullFormats['date-time']!.validate;
+  const formatAccepts = (fullFormats['date-time'] as { validate: (s: string) => boolean }).validate;
 
   it('accepts nothing that ajv-formats would refuse: what matches isoTime\'s pattern is a valid date-time', () => {
     fc.assert(
