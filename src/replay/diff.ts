@@ -185,119 +185,127 @@ export async function diffRecordedJob(history: string, job: RecordedJob, pipelin
   const pipeline = findPipeline(pipelines, job.request.pipeline);
   if (!pipeline) return { history, workflowId: job.workflowId, hops: 0, notes: [`pipeline ${JSON.stringify(job.request.pipeline)} is not among ${pipelines.map((p) => p.name).join(', ')}: nothing compared`] };
   const diff: JobDiff = { history, workflowId: job.workflowId, pipeline: pipeline.name, hops: 0, notes: [] };
+  const asRecorded = new Set<string>();
+  try {
+    return await walkJob(job, pipeline, run, opts, diff, asRecorded);
+  } catch (err) {
+    if (!(err instanceof RouteNeedsWorkflow)) throw err;
+    return { ...diff, notes: [...recordedNotes(asRecorded), `${diff.hops} hop(s) compared, then a route asks a workflow API here (${err.message}), which only a workflow can answer: nothing compared after it (\`handrail replay\` without --diff checks the whole job)`] };
+  }
+}
+
+/** Which stages were not run again: their recorded outputs stand. */
+const recordedNotes = (asRecorded: ReadonlySet<string>): string[] => (asRecorded.size > 0 ? [`not run again, their recorded outputs stand: ${[...asRecorded].join(', ')}`] : []);
+
+/** diffRecordedJob's walk: counts compared hops on `diff` and the stages not run again in `asRecorded` as it goes. */
+async function walkJob(job: RecordedJob, pipeline: Pipeline, run: StageRunner | undefined, opts: DiffWalkOptions, diff: JobDiff, asRecorded: Set<string>): Promise<JobDiff> {
   const stageHops = job.steps.filter((s): s is RecordedHop => s.kind === 'stage');
   const traceparent = job.request.traceparent ?? stageHops[0]?.work.package.trace.traceparent ?? '';
   const maxHops = job.request.max_hops ?? DEFAULT_MAX_HOPS;
   const acks = job.result?.acks;
   const keys = new Set(stageHops.map((s) => s.work.delivery_key));
-  const asRecorded = new Set<string>();
-  const notes = (): string[] => (asRecorded.size > 0 ? [`not run again, their recorded outputs stand: ${[...asRecorded].join(', ')}`] : []);
-  try {
-    const bodies: Record<string, Record<string, unknown>> = {};
-    let step: Route | undefined = routeOf(pipeline, firstPackage(job.request, traceparent, pipeline.entry));
-    let previous: Hop | undefined;
-    let countAtLastHumanDecision = 0;
-    /** Reservations of a fan-out's branches admitted so far (what a later branch's ack sees held). */
-    let held = 0;
-    const hopRequest = (r: Pick<HopRequest, 'stage' | 'package' | 'reason' | 'from' | 'handoff'>): HopRequest => ({
-      pipeline,
-      ...r,
-      maxHops,
-      countAtLastHumanDecision,
-      fallbackTraceparent: traceparent,
-      fallbackJobId: job.workflowId,
-      heldUsd: () => held,
-    });
-    const stop = (hop: number, stage: string, differences: Difference[]): JobDiff => ({ ...diff, notes: notes(), first: { hop, stage, differences } });
-    const lastAckAt = (key: string) => (acks ? acks.map((a) => a.delivery_key).lastIndexOf(key) : -1);
+  const notes = () => recordedNotes(asRecorded);
+  const bodies: Record<string, Record<string, unknown>> = {};
+  let step: Route | undefined = routeOf(pipeline, firstPackage(job.request, traceparent, pipeline.entry));
+  let previous: Hop | undefined;
+  let countAtLastHumanDecision = 0;
+  /** Reservations of a fan-out's branches admitted so far (what a later branch's ack sees held). */
+  let held = 0;
+  const hopRequest = (r: Pick<HopRequest, 'stage' | 'package' | 'reason' | 'from' | 'handoff'>): HopRequest => ({
+    pipeline,
+    ...r,
+    maxHops,
+    countAtLastHumanDecision,
+    fallbackTraceparent: traceparent,
+    fallbackJobId: job.workflowId,
+    heldUsd: () => held,
+  });
+  const stop = (hop: number, stage: string, differences: Difference[]): JobDiff => ({ ...diff, notes: notes(), first: { hop, stage, differences } });
+  const lastAckAt = (key: string) => (acks ? acks.map((a) => a.delivery_key).lastIndexOf(key) : -1);
 
-    // A first hop the recording refused before any work (a malformed ticket, say).
-    const opening = acks?.[0];
-    if (opening && opening.stage !== HUMAN && !keys.has(opening.delivery_key)) {
-      const refusal = refusedHop(step, opening, hopRequest);
-      if (refusal) return stop(opening.hop, opening.stage, [refusal]);
+  // A first hop the recording refused before any work (a malformed ticket, say).
+  const opening = acks?.[0];
+  if (opening && opening.stage !== HUMAN && !keys.has(opening.delivery_key)) {
+    const refusal = refusedHop(step, opening, hopRequest);
+    if (refusal) return stop(opening.hop, opening.stage, [refusal]);
+    step = undefined;
+  }
+  for (const [i, recorded] of job.steps.entries()) {
+    if (recorded.kind === 'merge') {
+      // The rail's merge is not a stage: the route goes on from the merged package it recorded.
+      if (!recorded.result) return { ...diff, notes: [...notes(), 'the merge recorded no result: compared up to it'] };
+      const { artifact, body } = recorded.result;
+      if (body && typeof body === 'object') bodies[artifact.type] = body as Record<string, unknown>;
+      step = routeOf(pipeline, { ...recorded.work.package, artifacts: [...recorded.work.package.artifacts, artifact] }, bodies);
+      previous = recorded.work.package.hop;
+      held = 0;
+      continue;
+    }
+    const { work } = recorded;
+    const delivered = work.package;
+    const hop = delivered.hop!;
+    // The stage the rail admitted the hop for; `work.stage` is the one that ran (its fallback, when the card has one that answered).
+    const stage = delivered.ack?.stage ?? work.stage;
+    const differences: Difference[] = [];
+    diff.hops++;
+    if (hop.from === HUMAN) {
+      // A human's decision chose this hop; the route before it was an escalation (checked below).
+      countAtLastHumanDecision = hop.count;
+      held = 0;
+    } else {
+      const moved = routeDifference(step, stage);
+      if (moved) return stop(hop.count, stage, [moved]);
+    }
+    const { ack: _ack, context_ref: _snapshot, hop: _hop, ...content } = delivered;
+    const before = arrivedHop(hop, previous);
+    const request = hopRequest({ stage, package: { ...content, ...(before ? { hop: before } : {}) }, reason: hop.reason, from: hop.from, ...(hop.handoff_reason ? { handoff: hop.handoff_reason } : {}) });
+    const admitted = admitHop(request);
+    const decision = decideHop(admitted, request, null);
+    const admission = ackDifference([delivered.ack ?? { ack: 'accepted' }], [decision]);
+    if (admission) differences.push(admission);
+
+    if (opts.asRecorded?.has(work.stage) || !run) asRecorded.add(work.stage);
+    else differences.push(...stageDifferences(recorded, await run(recorded, job.steps.slice(0, i))));
+    const card = pipeline.get(work.stage);
+    // A hop the current code refuses (or to a stage it no longer has) has no outcome to compare.
+    if (admission || !card) return stop(hop.count, stage, differences);
+
+    const answer = recorded.result ? { result: recorded.result, card } : { failure: recorded.failure ?? 'no result recorded' };
+    // The stage echoes the ack it was delivered: the recorded one (the invariants check it, not the wording of its reason).
+    const ack = delivered.ack ?? stampAck(admitted, request, decision, new Date(0));
+    const outcome: HopOutcome = concludeHop(admitted, request, ack, new Date(ack.at), null, answer, { mayFlagNoProgress: () => true, maySettleAtReservation: () => true });
+    const mine = acks?.filter((a) => a.delivery_key === work.delivery_key && a.stage !== HUMAN);
+    const afterWork = mine && mine.length > 0 ? ackDifference(mine, outcome.acks) : undefined;
+    if (afterWork) differences.push(afterWork);
+    if (differences.length > 0) return stop(hop.count, stage, differences);
+
+    if (outcome.ok && outcome.result?.body && typeof outcome.result.body === 'object') bodies[outcome.result.artifact.type] = outcome.result.body as Record<string, unknown>;
+    if (step?.kind === 'fanout' && step.rule.fanOut.includes(stage)) {
+      // A branch: the others go on from the hub's package, and the merge routes next.
+      if (outcome.acks[0]?.ack === 'accepted') held += reservationUsd(pipeline.get(stage) ?? card);
+    } else {
+      step = outcome.ok ? routeOf(pipeline, outcome.package!, bodies) : undefined;
+      previous = hop;
+    }
+
+    // A hop the recording refused before any work has no activity: its ack follows this hop's.
+    const next = acks?.[lastAckAt(work.delivery_key) + 1];
+    if (next && next.stage !== HUMAN && next.stage !== MERGE_STAGE && !keys.has(next.delivery_key)) {
+      const refusal = refusedHop(step, next, hopRequest);
+      if (refusal) return stop(next.hop, next.stage, [refusal]);
       step = undefined;
     }
-    for (const [i, recorded] of job.steps.entries()) {
-      if (recorded.kind === 'merge') {
-        // The rail's merge is not a stage: the route goes on from the merged package it recorded.
-        if (!recorded.result) return { ...diff, notes: [...notes(), 'the merge recorded no result: compared up to it'] };
-        const { artifact, body } = recorded.result;
-        if (body && typeof body === 'object') bodies[artifact.type] = body as Record<string, unknown>;
-        step = routeOf(pipeline, { ...recorded.work.package, artifacts: [...recorded.work.package.artifacts, artifact] }, bodies);
-        previous = recorded.work.package.hop;
-        held = 0;
-        continue;
-      }
-      const { work } = recorded;
-      const delivered = work.package;
-      const hop = delivered.hop!;
-      // The stage the rail admitted the hop for; `work.stage` is the one that ran (its fallback, when the card has one that answered).
-      const stage = delivered.ack?.stage ?? work.stage;
-      const differences: Difference[] = [];
-      diff.hops++;
-      if (hop.from === HUMAN) {
-        // A human's decision chose this hop; the route before it was an escalation (checked below).
-        countAtLastHumanDecision = hop.count;
-        held = 0;
-      } else {
-        const moved = routeDifference(step, stage);
-        if (moved) return stop(hop.count, stage, [moved]);
-      }
-      const { ack: _ack, context_ref: _snapshot, hop: _hop, ...content } = delivered;
-      const before = arrivedHop(hop, previous);
-      const request = hopRequest({ stage, package: { ...content, ...(before ? { hop: before } : {}) }, reason: hop.reason, from: hop.from, ...(hop.handoff_reason ? { handoff: hop.handoff_reason } : {}) });
-      const admitted = admitHop(request);
-      const decision = decideHop(admitted, request, null);
-      const admission = ackDifference([delivered.ack ?? { ack: 'accepted' }], [decision]);
-      if (admission) differences.push(admission);
-
-      if (opts.asRecorded?.has(work.stage) || !run) asRecorded.add(work.stage);
-      else differences.push(...stageDifferences(recorded, await run(recorded, job.steps.slice(0, i))));
-      const card = pipeline.get(work.stage);
-      // A hop the current code refuses (or to a stage it no longer has) has no outcome to compare.
-      if (admission || !card) return stop(hop.count, stage, differences);
-
-      const answer = recorded.result ? { result: recorded.result, card } : { failure: recorded.failure ?? 'no result recorded' };
-      // The stage echoes the ack it was delivered: the recorded one (the invariants check it, not the wording of its reason).
-      const ack = delivered.ack ?? stampAck(admitted, request, decision, new Date(0));
-      const outcome: HopOutcome = concludeHop(admitted, request, ack, new Date(ack.at), null, answer, { mayFlagNoProgress: () => true, maySettleAtReservation: () => true });
-      const mine = acks?.filter((a) => a.delivery_key === work.delivery_key && a.stage !== HUMAN);
-      const afterWork = mine && mine.length > 0 ? ackDifference(mine, outcome.acks) : undefined;
-      if (afterWork) differences.push(afterWork);
-      if (differences.length > 0) return stop(hop.count, stage, differences);
-
-      if (outcome.ok && outcome.result?.body && typeof outcome.result.body === 'object') bodies[outcome.result.artifact.type] = outcome.result.body as Record<string, unknown>;
-      if (step?.kind === 'fanout' && step.rule.fanOut.includes(stage)) {
-        // A branch: the others go on from the hub's package, and the merge routes next.
-        if (outcome.acks[0]?.ack === 'accepted') held += reservationUsd(pipeline.get(stage) ?? card);
-      } else {
-        step = outcome.ok ? routeOf(pipeline, outcome.package!, bodies) : undefined;
-        previous = hop;
-      }
-
-      // A hop the recording refused before any work has no activity: its ack follows this hop's.
-      const next = acks?.[lastAckAt(work.delivery_key) + 1];
-      if (next && next.stage !== HUMAN && next.stage !== MERGE_STAGE && !keys.has(next.delivery_key)) {
-        const refusal = refusedHop(step, next, hopRequest);
-        if (refusal) return stop(next.hop, next.stage, [refusal]);
-        step = undefined;
-      }
-      const following = job.steps[i + 1];
-      if (following?.kind === 'stage' && following.work.package.hop?.from === HUMAN && step !== undefined && step.kind !== 'escalate' && !(step.kind === 'fanout' && step.rule.fanOut.includes(following.work.stage))) {
-        // The recording escalated here; the current code routes on.
-        return stop(hop.count, stage, [{ what: 'route', recorded: 'escalate (a human sent the next hop)', now: describeRoute(step) }]);
-      }
+    const following = job.steps[i + 1];
+    if (following?.kind === 'stage' && following.work.package.hop?.from === HUMAN && step !== undefined && step.kind !== 'escalate' && !(step.kind === 'fanout' && step.rule.fanOut.includes(following.work.stage))) {
+      // The recording escalated here; the current code routes on.
+      return stop(hop.count, stage, [{ what: 'route', recorded: 'escalate (a human sent the next hop)', now: describeRoute(step) }]);
     }
-    if (job.result?.status === 'completed' && step?.kind !== 'complete') {
-      const last = stageHops.at(-1);
-      return stop(last?.work.package.hop?.count ?? 0, last?.work.stage ?? pipeline.entry, [{ what: 'route', recorded: 'complete', now: describeRoute(step) }]);
-    }
-    return { ...diff, notes: notes() };
-  } catch (err) {
-    if (!(err instanceof RouteNeedsWorkflow)) throw err;
-    return { ...diff, notes: [...notes(), `${diff.hops} hop(s) compared, then a route asks a workflow API here (${err.message}), which only a workflow can answer: nothing compared after it (\`handrail replay\` without --diff checks the whole job)`] };
   }
+  if (job.result?.status === 'completed' && step?.kind !== 'complete') {
+    const last = stageHops.at(-1);
+    return stop(last?.work.package.hop?.count ?? 0, last?.work.stage ?? pipeline.entry, [{ what: 'route', recorded: 'complete', now: describeRoute(step) }]);
+  }
+  return { ...diff, notes: notes() };
 }
 
 /** A route predicate asked Temporal (patched(), say), which only a workflow can answer. */
