@@ -9,6 +9,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   TimeoutFailure,
@@ -17,10 +18,11 @@ import {
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import { edgeOptions, inlineText, snapshotOf, type AckRecord, type HandoffV1, type Pipeline, type Snapshot, stageTaskQueue, type StageCard, type StageResult, type StageWork } from '../contracts/rail';
-import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
+import { needsLookupFirst } from './rail/ack';
+import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type Admission, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
 import { edgeSender } from './rail/hops';
 import { traceHop, type HopTrace } from './tracing';
-import { LEAN_RAIL_PATCH, NO_PROGRESS_PATCH, PRIOR_DELIVERY_PATCH, SETTLE_AT_RESERVATION_PATCH, railPatched } from './patches';
+import { LEAN_RAIL_PATCH, NO_PROGRESS_PATCH, PRIOR_DELIVERY_PATCH, SETTLE_AT_RESERVATION_PATCH, STAGE_LOOKUP_PATCH, railPatched } from './patches';
 
 export type { HopOutcome, HopRequest };
 
@@ -53,7 +55,8 @@ export function proxyStages(pipeline: Pipeline): StageProxies {
 const activityOptions = (card: StageCard) => ({ ...card.activity, taskQueue: stageTaskQueue(card, workflowInfo().taskQueue) });
 
 export interface HopOptions {
-  /** Ask the store whether this delivery already completed (deliveries from outside the rail). */
+  /** Ask the store whether this delivery already completed (deliveries from outside the rail):
+   * before the stage where only that could change the ack, else in the stage's activity. */
   checkPriorDelivery: boolean;
   stages: StageProxies;
   /** Told of the hop's first ack as soon as it is decided, before any work (the job reserves the
@@ -78,7 +81,8 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
   try {
     let prior: StageResult | null = null;
     if (a.deliverable) {
-      if (!railPatched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: a.key });
+      if (options.checkPriorDelivery && stageLooksUp(a, r)) prior = null;
+      else if (!railPatched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: a.key });
       else if (options.checkPriorDelivery) prior = await priorDelivery({ delivery_key: a.key, package: a.arrived });
     }
     ack = stampAck(a, r, decideHop(a, r, prior), new Date());
@@ -121,6 +125,12 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
   } finally {
     options.onEnd?.();
   }
+}
+
+/** Whether the stage's own activity may answer a repeat (patch `stage-lookup`): asked only where
+ * the lookup first could not change the ack. */
+function stageLooksUp(a: Admission, r: HopRequest): boolean {
+  return !needsLookupFirst(decideHop(a, r, null)) && patched(STAGE_LOOKUP_PATCH);
 }
 
 /** The hop's first ack names its snapshot. One no stage stored (the hop was refused, or answered

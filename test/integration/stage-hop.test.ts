@@ -87,9 +87,27 @@ describe('stageHop: seed 001 hop tests on the real dev server', () => {
     expect(second.artifact).toEqual(first.artifact);
     expect(second.cost_usd).toBe(0);
     expect(await rail.store.listWrites(passed.job_id)).toHaveLength(1);
-    expect(await scheduledActivities(rail.client, second.workflowId)).toEqual(['priorDelivery']);
+    // Patch stage-lookup: no separate lookup; the writer's activity found its record before any work.
+    expect(await scheduledActivities(rail.client, first.workflowId)).toEqual(['writeback']);
+    expect(await scheduledActivities(rail.client, second.workflowId)).toEqual(['writeback']);
+    expect(second.acks).toEqual([second.ack]);
     // The trace on the ack is the trace on the package it acknowledged (seed 001 load check 4).
     expect(second.ack.traceparent).toBe(passed.trace.traceparent);
+  });
+
+  it('duplicate before the hop cap: a repeat sent with a lower max_hops is still duplicate, looked up before any stage', async () => {
+    const passed = await relayTo('writeback');
+    const first = await hop({ stage: 'writeback', package: passed });
+    const capped = await hop({ stage: 'writeback', package: passed, max_hops: 1 });
+    expect(first.ack.ack).toBe('accepted');
+    expect(capped.ack.ack).toBe('duplicate');
+    expect(capped.artifact).toEqual(first.artifact);
+    expect(await scheduledActivities(rail.client, capped.workflowId)).toEqual(['priorDelivery']);
+    // A fresh job over the same cap is refused without the stage: the lookup found nothing.
+    const fresh = await hop({ stage: 'writeback', package: await relayTo('writeback'), max_hops: 1 });
+    expect(fresh.ack.ack).toBe('max_hops_exceeded');
+    expect(await stageActivities(rail.client, fresh.workflowId)).toEqual([]);
+    expect(await rail.store.listWrites(passed.job_id)).toHaveLength(1);
   });
 
   it('chaos optional: dropping each optional field still gets the package accepted', async () => {
