@@ -1,7 +1,8 @@
 /**
  * `npm run fuzz [-- --cases N --seed S --activity-share F]`: hostile deliveries against the rail's
  * hop, in-process. Every case plays one hop exactly as workflows/hop.ts does (admitHop →
- * priorDelivery → decideHop → stage activity → recorded_by_other → settleHop), but without
+ * priorDelivery where needsLookupFirst → decideHop → stage activity → recorded_by_other →
+ * settleHop, as stageHop under patch stage-lookup), but without
  * Temporal, over a real in-memory SQLite store. Most cases exercise the pure core with simulated
  * facts (a simulated duplicate lookup and stage result); a share run the real stage activities
  * (createActivities({ store })) on packages honestly relayed through intake → retrieve → draft →
@@ -24,6 +25,7 @@ import { createActivities, type HandrailActivities } from '../activities';
 import { scopedJob, scopedKey } from '../activities/stage';
 import { firstPackage } from '../workflows/rail/first-package';
 import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, type HopRequest, type StageAnswer } from '../workflows/rail/hop';
+import { needsLookupFirst } from '../workflows/rail/ack';
 import { DEFAULT_MAX_HOPS } from '../workflows/rail/hops';
 import { loadHelpCenter } from '../src/worker/corpus';
 import { openStore, type Store } from '../src/worker/store';
@@ -100,7 +102,7 @@ export async function playHop(r: HopRequest, deps: HopDeps, store?: Store): Prom
 async function hopOnce(r: HopRequest, deps: HopDeps, store: Store | undefined): Promise<HopPlay> {
   const a = pure('admitHop', () => admitHop(r));
   const admitted = { stage: a.stage, key: a.key, jobId: a.jobId, deliverable: a.deliverable, ...(a.arrived ? { arrived: a.arrived } : {}) };
-  const prior = a.deliverable ? await deps.priorDelivery({ delivery_key: a.key, package: a.arrived }) : null;
+  const prior = a.deliverable && needsLookupFirst(pure('decideHop', () => decideHop(a, r, null))) ? await deps.priorDelivery({ delivery_key: a.key, package: a.arrived }) : null;
   const ack = pure('stampAck', () => stampAck(a, r, decideHop(a, r, prior), new Date()));
   const conclude = (answer?: StageAnswer) => pure('concludeHop', () => concludeHop(a, r, ack, new Date(), prior, answer));
   if (ack.ack !== 'accepted' || !a.arrived || !a.card) return { ...conclude(), ran: false, wrote: false, admitted };
@@ -582,8 +584,10 @@ function simulatedDeps(world: World, base: Job, c: FuzzCase, stage: unknown): Ho
       const prior = honest(card, pkg);
       return c.prior === 'different' ? { ...prior, recorded_by_other: 'different' } : prior;
     },
+    // As runStageOnce: the delivery is checked, then a record under the key answers, marked.
     runStage: async (card, work) => {
       if (c.stageOutcome === 'appFailure') throw ApplicationFailure.nonRetryable('simulated refusal', 'StageInputInvalid');
+      if (c.prior !== 'none') return { ...honest(card, work.package), recorded_by_other: c.prior };
       if (c.stageOutcome === 'throwError') throw ApplicationFailure.retryable('simulated crash of the worker', 'Error');
       const result = honest(card, work.package);
       if (c.stageOutcome === 'sameTwin') return { ...result, recorded_by_other: 'same' };
@@ -785,14 +789,15 @@ function checkPure(world: World, c: FuzzCase, play: HopPlay, findings: Finding[]
     else if (!card) findings.push({ kind: 'false_accept', detail: `${first.ack} for an unregistered stage ${JSON.stringify(play.admitted?.stage)}` });
     else if (card.writes !== null && arrived.evaluator.last_verdict !== 'pass') findings.push({ kind: 'false_accept', detail: `writer ${card.name} ${first.ack} without a passing verdict` });
   }
-  if (first.ack === 'accepted' && c.prior !== 'none') findings.push({ kind: 'false_accept', detail: 'accepted although a result was already recorded under the key' });
-  if (first.ack === 'duplicate' && c.prior === 'different') findings.push({ kind: 'false_accept', detail: 'duplicate although the recorded result answered a different package' });
+  // A recorded key answers with its record, before (priorDelivery) or in place of the stage's work.
+  if (play.ok && c.prior !== 'none' && play.acks.at(-1)?.ack !== 'duplicate') findings.push({ kind: 'false_accept', detail: 'answered as new work although a result was already recorded under the key' });
+  if (play.acks.some((x) => x.ack === 'duplicate') && c.prior === 'different') findings.push({ kind: 'false_accept', detail: 'duplicate although the recorded result answered a different package' });
   // A broken output must never stand: every fault breaks an invariant.
   if (first.ack === 'accepted' && c.stageOutcome === 'honest' && play.ran && arrived && play.ok) {
     const biting = c.faults.filter((f) => faultBites(f, arrived));
     if (biting.length > 0) findings.push({ kind: 'false_accept', detail: `settleHop let a stage output with faults [${biting.join(', ')}] stand` });
   }
-  if (c.stageOutcome === 'differentTwin' && play.ran && play.ok) findings.push({ kind: 'false_accept', detail: 'a twin that recorded a different package was answered as this delivery\'s result' });
+  if (c.stageOutcome === 'differentTwin' && c.prior === 'none' && play.ran && play.ok) findings.push({ kind: 'false_accept', detail: 'a twin that recorded a different package was answered as this delivery\'s result' });
 }
 
 // ---------------------------------------------------------------------------------------------
