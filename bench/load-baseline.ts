@@ -8,7 +8,7 @@
 import type { Client } from '@temporalio/client';
 import type { HandoffV1 } from '../contracts';
 import type { BaselineHopRequest } from './baseline/workflow';
-import { inParallel, loadShapeFirstPackage, RELAY } from './load-shape';
+import { inParallel, loadShapeFirstPackage, RELAY, roundOf, type TimedLoad } from './load-shape';
 
 export interface BaselineLoadOptions {
   client: Client;
@@ -31,29 +31,35 @@ export interface BaselineLoadReport {
 }
 
 interface Delivery {
+  index: number;
   workflowId: string;
   request: BaselineHopRequest;
 }
 
-export async function runBaselineLoad(opts: BaselineLoadOptions): Promise<BaselineLoadReport> {
+/** Relays every package to the judge the bare way (untimed); its deliveries then go out in rounds. */
+export async function prepareBaselineLoad(opts: BaselineLoadOptions): Promise<TimedLoad<BaselineLoadReport>> {
   const judged = await judgedPackages(opts);
-  const firsts = judged.map((pkg, i): Delivery => ({ workflowId: `${opts.prefix}-d${i}`, request: { stage: 'writeback', package: pkg, delivery_key: `${pkg.job_id}:writeback` } }));
+  const firsts = judged.map((pkg, i): Delivery => ({ index: i, workflowId: `${opts.prefix}-d${i}`, request: { stage: 'writeback', package: pkg, delivery_key: `${pkg.job_id}:writeback` } }));
   const again = (i: number) => i % 20 === 0;
   const total = firsts.length + firsts.filter((_, i) => again(i)).length;
   let delivered = 0;
+  let seconds = 0;
   const answered = () => opts.onProgress?.(`… baseline: ${++delivered} of ${total} deliveries answered`);
-  const started = Date.now();
-  await inParallel([...firsts.keys()], opts.concurrency, async (i) => {
-    const d = firsts[i]!;
-    await deliver(opts, d.workflowId, d.request);
-    answered();
-    if (again(i)) {
-      await deliver(opts, `${d.workflowId}-again`, d.request);
-      answered();
-    }
-  });
-  const seconds = (Date.now() - started) / 1000;
-  return { packages: firsts.length, deliveries: total, seconds, deliveries_per_second: total / seconds, workflow_ids: firsts.map((d) => d.workflowId) };
+  return {
+    async deliverRound(round, rounds) {
+      const started = Date.now();
+      await inParallel(roundOf(firsts, round, rounds), opts.concurrency, async (d) => {
+        await deliver(opts, d.workflowId, d.request);
+        answered();
+        if (again(d.index)) {
+          await deliver(opts, `${d.workflowId}-again`, d.request);
+          answered();
+        }
+      });
+      seconds += (Date.now() - started) / 1000;
+    },
+    finish: () => Promise.resolve({ packages: firsts.length, deliveries: total, seconds, deliveries_per_second: total / seconds, workflow_ids: firsts.map((d) => d.workflowId) }),
+  };
 }
 
 function deliver(opts: BaselineLoadOptions, workflowId: string, request: BaselineHopRequest): Promise<HandoffV1> {

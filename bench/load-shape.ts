@@ -67,7 +67,22 @@ interface Delivery {
   result?: StageHopResult;
 }
 
+/** One side of `npm run load`, relayed and ready: its deliveries go out in rounds (so the bench can
+ * alternate the sides on one server), and the report counts every round. */
+export interface TimedLoad<Report> {
+  /** Delivers the `round`th of `rounds` contiguous slices of the packages, timed. */
+  deliverRound(round: number, rounds: number): Promise<void>;
+  finish(): Promise<Report>;
+}
+
 export async function runLoadShape(opts: LoadShapeOptions): Promise<LoadShapeReport> {
+  const load = await prepareLoadShape(opts);
+  await load.deliverRound(0, 1);
+  return load.finish();
+}
+
+/** Relays every package to the judge (untimed) and builds the deliveries. */
+export async function prepareLoadShape(opts: LoadShapeOptions): Promise<TimedLoad<LoadShapeReport>> {
   const judged = await judgedPackages(opts);
   const firsts: Delivery[] = [];
   for (let i = 0; i < opts.packages; i++) {
@@ -81,38 +96,49 @@ export async function runLoadShape(opts: LoadShapeOptions): Promise<LoadShapeRep
   }
   const agains = firsts.filter((_, i) => i % 20 === 0).map((d): Delivery => ({ ...d, kind: 'again', workflowId: `${d.workflowId}-again` }));
 
-  const started = Date.now();
   const total = firsts.length + agains.length;
   let delivered = 0;
+  let seconds = 0;
   const answered = () => opts.onProgress?.(`… ${++delivered} of ${total} deliveries answered`);
-  // A second delivery goes out once its first has answered: that is when `duplicate` is the
-  // promised ack (two racing deliveries are both accepted and still write once).
-  await inParallel(firsts, opts.concurrency, async (d) => {
-    d.result = await deliver(opts, d);
-    answered();
-    const again = agains.find((a) => a.jobId === d.jobId);
-    if (again) {
-      again.result = await deliver(opts, again);
-      answered();
-    }
-  });
-  const seconds = (Date.now() - started) / 1000;
-  const all = [...firsts, ...agains];
-
-  const acks: Record<string, number> = {};
-  for (const d of all) acks[d.result!.ack.ack] = (acks[d.result!.ack.ack] ?? 0) + 1;
   return {
-    stage: STAGE,
-    packages: firsts.length,
-    invalid: firsts.filter((d) => d.kind === 'invalid').length,
-    duplicated: agains.length,
-    deliveries: all.length,
-    seconds,
-    deliveries_per_second: all.length / seconds,
-    acks,
-    checks: await checkProperties(opts, firsts, agains),
-    accepted_workflow_ids: firsts.filter((d) => d.result!.ack.ack === 'accepted').map((d) => d.workflowId),
+    async deliverRound(round, rounds) {
+      const started = Date.now();
+      // A second delivery goes out once its first has answered: that is when `duplicate` is the
+      // promised ack (two racing deliveries are both accepted and still write once).
+      await inParallel(roundOf(firsts, round, rounds), opts.concurrency, async (d) => {
+        d.result = await deliver(opts, d);
+        answered();
+        const again = agains.find((a) => a.jobId === d.jobId);
+        if (again) {
+          again.result = await deliver(opts, again);
+          answered();
+        }
+      });
+      seconds += (Date.now() - started) / 1000;
+    },
+    async finish() {
+      const all = [...firsts, ...agains];
+      const acks: Record<string, number> = {};
+      for (const d of all) acks[d.result!.ack.ack] = (acks[d.result!.ack.ack] ?? 0) + 1;
+      return {
+        stage: STAGE,
+        packages: firsts.length,
+        invalid: firsts.filter((d) => d.kind === 'invalid').length,
+        duplicated: agains.length,
+        deliveries: all.length,
+        seconds,
+        deliveries_per_second: all.length / seconds,
+        acks,
+        checks: await checkProperties(opts, firsts, agains),
+        accepted_workflow_ids: firsts.filter((d) => d.result!.ack.ack === 'accepted').map((d) => d.workflowId),
+      };
+    },
   };
+}
+
+/** The `round`th of `rounds` contiguous slices: each holds its share of invalid and repeated packages. */
+export function roundOf<T>(items: readonly T[], round: number, rounds: number): readonly T[] {
+  return items.slice(Math.floor((round * items.length) / rounds), Math.floor(((round + 1) * items.length) / rounds));
 }
 
 async function checkProperties(opts: LoadShapeOptions, firsts: Delivery[], agains: Delivery[]): Promise<PropertyCheck[]> {

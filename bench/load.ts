@@ -1,5 +1,5 @@
 /**
- * `npm run load [-- --packages 1000 --concurrency 16 --templates 10 --json]`: seed 001's load shape on a
+ * `npm run load [-- --packages 1000 --concurrency 16 --templates 10 --rounds 2 --json]`: seed 001's load shape on a
  * dev server of its own (see bench/load-shape.ts), then the same deliveries through a bare
  * one-activity workflow on a worker of its own (bench/load-baseline.ts), and the ratio of the two.
  * Exits non-zero when a property fails.
@@ -11,8 +11,8 @@ import { openStore } from '../src/worker/store';
 import type { Client } from '@temporalio/client';
 import { activitiesScheduled, fetchHistories, meanEvents } from './history';
 import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, runId, startLab, writeBundle } from './lab';
-import { runBaselineLoad } from './load-baseline';
-import { RELAY, runLoadShape } from './load-shape';
+import { prepareBaselineLoad } from './load-baseline';
+import { prepareLoadShape, RELAY } from './load-shape';
 import { checksTable, fmt, markdownTable, printReport, runMain } from './report';
 import { startWorkerProcess } from './workers';
 
@@ -21,6 +21,7 @@ const { values: args } = parseArgs({
     packages: { type: 'string', default: '1000' },
     concurrency: { type: 'string', default: '16' },
     templates: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '2' },
     json: { type: 'boolean' },
   },
 });
@@ -40,13 +41,22 @@ async function main(): Promise<boolean> {
     const store = await openStore({ dataDir });
     try {
       const shape = { packages: Number(args.packages), templates: Number(args.templates), concurrency: Number(args.concurrency), onProgress: live.show };
-      // Worker CPU is read around the whole run (relays included) and split per delivery only
-      // roughly; the timed figure is deliveries per second.
+      const rounds = Number(args.rounds);
+      // Worker CPU is read around the whole run (relays and the other side's rounds included: an
+      // idle worker only polls) and split per delivery only roughly; the timed figure is
+      // deliveries per second.
       const cpuBefore = (await worker.usage()).cpuMicros;
-      const report = await runLoadShape({ ...shape, client: lab.client, taskQueue, store, prefix: taskQueue });
-      const cpuHandrail = (await worker.usage()).cpuMicros - cpuBefore;
       const baseCpuBefore = (await baselineWorker.usage()).cpuMicros;
-      const baseline = await runBaselineLoad({ ...shape, client: lab.client, taskQueue: baselineQueue, prefix: baselineQueue });
+      const handrail = await prepareLoadShape({ ...shape, client: lab.client, taskQueue, store, prefix: taskQueue });
+      const bare = await prepareBaselineLoad({ ...shape, client: lab.client, taskQueue: baselineQueue, prefix: baselineQueue });
+      // The dev server keeps every history in memory and slows as they pile up, so whichever side
+      // went second would pay for the first's: the rounds alternate which side goes first.
+      for (let round = 0; round < rounds; round++) {
+        for (const side of round % 2 === 0 ? [handrail, bare] : [bare, handrail]) await side.deliverRound(round, rounds);
+      }
+      const report = await handrail.finish();
+      const baseline = await bare.finish();
+      const cpuHandrail = (await worker.usage()).cpuMicros - cpuBefore;
       const cpuBaseline = (await baselineWorker.usage()).cpuMicros - baseCpuBefore;
       live.clear();
       const perDelivery = {
@@ -59,6 +69,7 @@ async function main(): Promise<boolean> {
       const body = {
         concurrency: shape.concurrency,
         templates: shape.templates,
+        rounds,
         ...handrailFigures,
         baseline: baselineFigures,
         deliveries_per_second_vs_baseline: ratio,
@@ -72,7 +83,7 @@ async function main(): Promise<boolean> {
             ['deliveries', 'seconds', 'deliveries/s', ...Object.keys(report.acks).map((a) => `acks ${a}`)],
             [[report.deliveries, fmt(report.seconds), fmt(report.deliveries_per_second), ...Object.values(report.acks)]],
           ),
-          `\n### Against a bare one-activity workflow (baselineHop → writeback), same concurrency (${shape.concurrency})\n`,
+          `\n### Against a bare one-activity workflow (baselineHop → writeback), same concurrency (${shape.concurrency}), ${rounds} rounds alternating which side goes first\n`,
           markdownTable(
             ['side', 'deliveries', 'seconds', 'deliveries/s', 'history events / writeback delivery', 'activities / delivery', 'worker CPU ms / workflow (relays included)'],
             [
