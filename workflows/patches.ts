@@ -71,7 +71,7 @@ export const LEAN_RAIL_PATCH = 'lean-rail';
 export const RAIL_2026_12_PATCH = 'rail-2026-12';
 
 /**
- * Patch `stage-lookup` (2026-12-02). A `stageHop` delivery the rail would accept, or refuse for a
+ * Patch `stage-lookup` (2026-12-03). A `stageHop` delivery the rail would accept, or refuse for a
  * reason ordered before `duplicate`, no longer waits for a separate `priorDelivery` activity: the
  * stage's own activity looks the delivery key up before any work and the rail acks what it finds
  * (workflows/rail/ack.ts `needsLookupFirst`) — one activity and 6 events fewer per delivery. A
