@@ -68,6 +68,7 @@ export async function runStageOnce(
     await storeSnapshot(store, delivery.package);
     const prior = await store.findStageRecord(key);
     if (prior) return asAnswered(prior, facts);
+    checkEntries(card, pkg);
     if (card.writes !== null) await checkProvenance(store, [pipeline, ...(options.sharedWith ?? []).filter((p) => p.get(card.name) === card)], pkg, scope);
     const { turn, close } = await openTurn(store, pipeline, card, { package: pkg, edge: delivery.edge, hooks: delivery.hook_results }, facts.job_id, options);
     const output = await work(pkg, turn);
@@ -238,13 +239,18 @@ function checkDelivery(pipeline: Pick<Pipeline, 'versions'>, card: StageCard, de
   }
   const role = roleMismatch(card, checked.value);
   if (role) throw stageFailure('StageInputInvalid', role);
-  // The store is content-addressed across jobs: an entry address is honoured for its own job only.
-  const jobId = checked.value.job_id;
-  const foreign = checked.value.artifacts.find((a) => (parseEntryUri(a.uri)?.jobId ?? jobId) !== jobId);
-  if (foreign) throw stageFailure('StageInputInvalid', `${card.name}: ${foreign.type} ${foreign.uri.slice(0, 120)} is another job's entry, not job ${jobId}'s`);
   // The rail compares what we emit with what it delivered, so pass on the caller's object
   // (unknown fields byte-for-byte).
   return delivery.package as HandoffV1;
+}
+
+/** The store is content-addressed across jobs: an entry address is honoured for its own job only.
+ * Checked after the delivery key's record is looked up, because the rail does not make this check:
+ * a package under a recorded key is answered by the record (and refused `rejected_conflict` when it
+ * differs), as the rail's lookup before the stage answered it (patch `stage-lookup`). */
+function checkEntries(card: StageCard, pkg: HandoffV1): void {
+  const foreign = pkg.artifacts.find((a) => (parseEntryUri(a.uri)?.jobId ?? pkg.job_id) !== pkg.job_id);
+  if (foreign) throw stageFailure('StageInputInvalid', `${card.name}: ${foreign.type} ${foreign.uri.slice(0, 120)} is another job's entry, not job ${pkg.job_id}'s`);
 }
 
 /** A stage's work: what it does with the package it was delivered, in its turn of the job's

@@ -322,6 +322,13 @@ describe('delivery once', () => {
       expect(base64.package.artifacts[0]!.uri).toMatch(/^data:application\/json;base64,/);
     });
 
+    it("a package carrying another job's entry under a recorded key is answered as another package's (the rail acks rejected_conflict), as the rail's lookup first answered it", async () => {
+      const first = (await activities.intake({ stage: 'intake', package: firstPackage(inline), delivery_key: 'job_1:intake:4' })) as StageResult;
+      const foreign = storedEntry('job_2', inline, text);
+      expect(await activities.intake({ stage: 'intake', package: firstPackage(foreign), delivery_key: 'job_1:intake:4' })).toEqual({ ...first, recorded_by_other: 'different' });
+      await nonRetryable(activities.intake({ stage: 'intake', package: firstPackage(foreign), delivery_key: 'job_1:intake:5' }), 'StageInputInvalid');
+    });
+
     it("refuses a package carrying another job's entry address, before reading it", async () => {
       const asked = (await activities.intake({ stage: 'intake', package: firstPackage(inline), delivery_key: 'job_1:intake:3', store_entry: true })) as StageResult;
       const theirs = { ...asked.package, job_id: 'job_2' };
