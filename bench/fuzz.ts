@@ -584,10 +584,11 @@ function simulatedDeps(world: World, base: Job, c: FuzzCase, stage: unknown): Ho
       const prior = honest(card, pkg);
       return c.prior === 'different' ? { ...prior, recorded_by_other: 'different' } : prior;
     },
-    // As runStageOnce: the delivery is checked, then a record under the key answers, marked.
+    // As runStageOnce: a record under the key answers, marked, before any work or check the rail
+    // does not make (those before it are the rail's own, which an accepted delivery passes).
     runStage: async (card, work) => {
-      if (c.stageOutcome === 'appFailure') throw ApplicationFailure.nonRetryable('simulated refusal', 'StageInputInvalid');
       if (c.prior !== 'none') return { ...honest(card, work.package), recorded_by_other: c.prior };
+      if (c.stageOutcome === 'appFailure') throw ApplicationFailure.nonRetryable('simulated refusal', 'StageInputInvalid');
       if (c.stageOutcome === 'throwError') throw ApplicationFailure.retryable('simulated crash of the worker', 'Error');
       const result = honest(card, work.package);
       if (c.stageOutcome === 'sameTwin') return { ...result, recorded_by_other: 'same' };
@@ -790,7 +791,10 @@ function checkPure(world: World, c: FuzzCase, play: HopPlay, findings: Finding[]
     else if (card.writes !== null && arrived.evaluator.last_verdict !== 'pass') findings.push({ kind: 'false_accept', detail: `writer ${card.name} ${first.ack} without a passing verdict` });
   }
   // A recorded key answers with its record, before (priorDelivery) or in place of the stage's work.
-  if (play.ok && c.prior !== 'none' && play.acks.at(-1)?.ack !== 'duplicate') findings.push({ kind: 'false_accept', detail: 'answered as new work although a result was already recorded under the key' });
+  const answered = { same: 'duplicate', different: 'rejected_conflict' } as const;
+  if (c.prior !== 'none' && (play.ok || play.ran) && play.acks.at(-1)?.ack !== answered[c.prior]) {
+    findings.push({ kind: 'false_accept', detail: `ended ${play.acks.at(-1)?.ack ?? 'unacked'}, not ${answered[c.prior]}, although a result was already recorded under the key` });
+  }
   if (play.acks.some((x) => x.ack === 'duplicate') && c.prior === 'different') findings.push({ kind: 'false_accept', detail: 'duplicate although the recorded result answered a different package' });
   // A broken output must never stand: every fault breaks an invariant.
   if (first.ack === 'accepted' && c.stageOutcome === 'honest' && play.ran && arrived && play.ok) {
