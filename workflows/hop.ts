@@ -80,11 +80,13 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
     traceHop({ ...hop, job_id: a.jobId, acks, from: a.hop.from, stage: acks[0]!.stage, reason: r.reason, traceparent: acks[0]!.traceparent, started_at: startedAt, ended_at: Date.now() });
   try {
     let prior: StageResult | null = null;
-    if (a.deliverable) {
-      if (options.checkPriorDelivery && stageLooksUp(a, r)) prior = null;
-      else if (!railPatched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: a.key });
+    // Where the stage's activity answers a repeat, the rail does not look up first.
+    if (a.deliverable && !(options.checkPriorDelivery && stageLooksUp(a, r))) {
+      if (!railPatched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: a.key });
       else if (options.checkPriorDelivery) prior = await priorDelivery({ delivery_key: a.key, package: a.arrived });
     }
+    // Decided after the lookup, not reused from stageLooksUp: the wallet a hub's branches hold can
+    // change while a lookup is awaited.
     ack = stampAck(a, r, decideHop(a, r, prior), new Date());
     options.onAck?.(ack);
     // The package as delivered at this hop, refused or not (what arrived, when it is no package).
