@@ -795,7 +795,6 @@ function checkPure(world: World, c: FuzzCase, play: HopPlay, findings: Finding[]
   if (c.prior !== 'none' && (play.ok || play.ran) && play.acks.at(-1)?.ack !== answered[c.prior]) {
     findings.push({ kind: 'false_accept', detail: `ended ${play.acks.at(-1)?.ack ?? 'unacked'}, not ${answered[c.prior]}, although a result was already recorded under the key` });
   }
-  if (play.acks.some((x) => x.ack === 'duplicate') && c.prior === 'different') findings.push({ kind: 'false_accept', detail: 'duplicate although the recorded result answered a different package' });
   // A broken output must never stand: every fault breaks an invariant.
   if (first.ack === 'accepted' && c.stageOutcome === 'honest' && play.ran && arrived && play.ok) {
     const biting = c.faults.filter((f) => faultBites(f, arrived));

@@ -31,17 +31,17 @@ export interface BaselineLoadReport {
 }
 
 interface Delivery {
-  index: number;
   workflowId: string;
   request: BaselineHopRequest;
+  /** Delivered a second time once answered (every 20th, as the handrail side). */
+  again: boolean;
 }
 
 /** Relays every package to the judge the bare way (untimed); its deliveries then go out in rounds. */
 export async function prepareBaselineLoad(opts: BaselineLoadOptions): Promise<TimedLoad<BaselineLoadReport>> {
   const judged = await judgedPackages(opts);
-  const firsts = judged.map((pkg, i): Delivery => ({ index: i, workflowId: `${opts.prefix}-d${i}`, request: { stage: 'writeback', package: pkg, delivery_key: `${pkg.job_id}:writeback` } }));
-  const again = (i: number) => i % 20 === 0;
-  const total = firsts.length + firsts.filter((_, i) => again(i)).length;
+  const firsts = judged.map((pkg, i): Delivery => ({ workflowId: `${opts.prefix}-d${i}`, request: { stage: 'writeback', package: pkg, delivery_key: `${pkg.job_id}:writeback` }, again: i % 20 === 0 }));
+  const total = firsts.length + firsts.filter((d) => d.again).length;
   let delivered = 0;
   let seconds = 0;
   const answered = () => opts.onProgress?.(`… baseline: ${++delivered} of ${total} deliveries answered`);
@@ -51,7 +51,7 @@ export async function prepareBaselineLoad(opts: BaselineLoadOptions): Promise<Ti
       await inParallel(roundOf(firsts, round, rounds), opts.concurrency, async (d) => {
         await deliver(opts, d.workflowId, d.request);
         answered();
-        if (again(d.index)) {
+        if (d.again) {
           await deliver(opts, `${d.workflowId}-again`, d.request);
           answered();
         }
