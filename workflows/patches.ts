@@ -76,9 +76,10 @@ export const RAIL_2026_12_PATCH = 'rail-2026-12';
  * stage's own activity looks the delivery key up before any work and the rail acks what it finds
  * (workflows/rail/ack.ts `needsLookupFirst`) — one activity and 6 events fewer per new delivery
  * (a repeat is 14 events either way). A delivery the hop cap, a cycle or the wallet would refuse
- * still looks up first, so a repeat is still `duplicate` there, and asks no patch. Asked on its own, not through `rail-2026-12`, whose
- * marker a delivery then needs only for a branch of its own. Histories recorded before it
- * (test/histories/before-stage-lookup.*) replay through the lookup.
+ * still looks up first, so a repeat is still `duplicate` there, and asks no patch. Asked on its
+ * own, not through `rail-2026-12`, whose marker a delivery then needs only for a branch of its
+ * own. Histories recorded before it (test/histories/before-stage-lookup.*) replay through the
+ * lookup.
  */
 export const STAGE_LOOKUP_PATCH = 'stage-lookup';
 
