@@ -179,6 +179,16 @@ export const SCENARIOS: readonly Scenario[] = [
     check: hopAcked('rejected_budget'),
   },
   {
+    name: 'stage-hop-writeback',
+    summary: 'a passing package delivered once to writeback through stageHop is accepted and written: the one delivery a caller makes most',
+    run: async (rail, jobId) => {
+      const passed = await relayToWriteback(rail, jobId, 'tkt_once');
+      const workflowId = `${jobId}-writeback`;
+      return { workflowId, result: await stageHop(rail, { stage: 'writeback', package: passed }, workflowId) };
+    },
+    check: (result) => hopAcked('accepted')(result) ?? (!isJob(result) && result.artifact?.type === 'receipt.v1' ? undefined : 'expected the receipt'),
+  },
+  {
     name: 'duplicate-delivery',
     summary: 'the same writeback package delivered twice through stageHop: the second is acked duplicate with the first receipt',
     run: async (rail, jobId) => {
