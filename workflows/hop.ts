@@ -112,8 +112,9 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
         mayFlagNoProgress: () => railPatched(NO_PROGRESS_PATCH),
         maySettleAtReservation: () => railPatched(SETTLE_AT_RESERVATION_PATCH),
       });
-      // A hop nobody picked up reached no worker, so none stored its snapshot.
-      outcome = withSnapshot(concluded, snapshot, !('failure' in answer && answer.failureType === TARGET_UNAVAILABLE));
+      // A stage stores the snapshot before its work, so one that answered holds it; one that failed
+      // may have failed before (nobody picked the hop up, or it refused the delivery outright).
+      outcome = withSnapshot(concluded, snapshot, 'result' in answer);
     }
     trace(outcome.acks, {
       cost_usd: outcome.costUsd,

@@ -175,8 +175,9 @@ export interface HopOutcome {
   stage: string;
   costUsd: number;
   overspentUsd: number;
-  /** The snapshot of a hop no stage took (refused, or a duplicate): no worker stored it, so the
-   * rail keeps it and answers the `snapshot` query with it. */
+  /** The snapshot of a hop no stage answered (refused, a duplicate the rail looked up, or the
+   * stage failed): no worker may have stored it, so the rail keeps it and answers the `snapshot`
+   * query with it. */
   unstoredSnapshot?: Snapshot;
 }
 
