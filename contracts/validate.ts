@@ -137,8 +137,9 @@ function packageSize(pkg: unknown): number | HandoffValidation<never> {
   if (pkg !== null && typeof pkg === 'object' && !Array.isArray(pkg) && !('toJSON' in Object.prototype) && Object.keys(Object.prototype).length === 0) {
     let bytes = NOT_PLAIN;
     try {
-      bytes = plainJsonBytes(pkg, false, 0);
-      if (bytes > LIMITS.packageBytes) bytes = plainJsonBytes(pkg, true, 0);
+      // Assigned once, after the pass that decides: a bound is never reported as the size.
+      const bound = plainJsonBytes(pkg, false, 0);
+      bytes = bound > LIMITS.packageBytes ? plainJsonBytes(pkg, true, 0) : bound;
     } catch {
       // A throwing getter or proxy: JSON.stringify below meets it too and refuses the package.
     }

@@ -126,6 +126,19 @@ describe('size and length caps', () => {
     expect(validateHandoff(nested, { accept })).toMatchObject({ ok: false, reason: 'size', errors: [{ message: `package is ${size(nested)} bytes; the limit is ${LIMITS.packageBytes}` }] });
   });
 
+  it('never reports the bound as the size: a getter that throws on the exact pass is refused as JSON.stringify refuses it', () => {
+    // 30,000 ASCII units: a bound of 180,000 bytes (over the limit) and 30,000 exact (within it).
+    let reads = 0;
+    const flaky = {
+      ...valid,
+      get x(): string {
+        if (++reads > 1) throw new Error('gone');
+        return 'a'.repeat(30_000);
+      },
+    };
+    expect(validateHandoff(flaky, { accept })).toEqual({ ok: false, reason: 'schema', errors: [{ path: '', message: 'must be JSON-serialisable' }] });
+  });
+
   it('measures as JSON.stringify does when Object.prototype has an enumerable key (which JSON leaves out)', () => {
     const exact = paddedTo(LIMITS.packageBytes, 'x');
     const proto = Object.prototype as Record<string, unknown>;
