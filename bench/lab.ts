@@ -3,6 +3,7 @@
  * user's 7233) with a SQLite file in a temp dir, workflow bundles built once, and a client.
  * `stop()` tears down everything the command started, also after a failure.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,6 +27,8 @@ export interface Lab {
   client: Client;
   /** Stops the dev server and starts it again on the same ports and SQLite file. */
   restartServer(): Promise<void>;
+  /** CPU time the dev server has used so far (its process tree), or undefined without /proc. */
+  serverCpuMicros(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -55,12 +58,48 @@ export async function startLab(name: string): Promise<Lab> {
       server = undefined;
       server = await ensureDevServer(serverOptions);
     },
+    serverCpuMicros: () => (server?.process?.pid === undefined ? undefined : treeCpuMicros(server.process.pid)),
     async stop() {
       await connection?.close().catch(() => undefined);
       await server?.stop();
       fs.rmSync(tmp, { recursive: true, force: true });
     },
   };
+}
+
+let ticksPerSecond: number | undefined;
+
+/**
+ * User + system CPU of a process and all its descendants (the dev server runs under a tether
+ * process), from /proc/<pid>/stat; undefined where there is no /proc. Exited descendants are not
+ * counted, so read it around work the tree does while alive.
+ */
+export function treeCpuMicros(root: number): number | undefined {
+  if (!fs.existsSync('/proc/self/stat')) return undefined;
+  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  const stats = new Map<number, { ppid: number; ticks: number }>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone between the listing and the read
+    }
+    // Fields after the command name, which may itself hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
+  }
+  let ticks = 0;
+  for (const [pid, stat] of stats) {
+    for (let p: number | undefined = pid; p !== undefined && p > 1; p = stats.get(p)?.ppid) {
+      if (p === root) {
+        ticks += stat.ticks;
+        break;
+      }
+    }
+  }
+  return (ticks / ticksPerSecond) * 1e6;
 }
 
 /** Bundles a workflows entry once and writes it where worker processes can load it. */

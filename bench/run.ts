@@ -4,7 +4,8 @@
  * `handoffJob` and the baseline (bench/baseline/workflow.ts), each served by its own worker
  * process so CPU and peak RSS are the worker's alone; a third side runs handrail with the payload
  * codec (AES-256-GCM on worker and client) in the same rounds, for the codec's cost against
- * handrail plain. Also: a rejected hop's cost, replay speed,
+ * handrail plain, and each side's history bytes and dev-server CPU per job (the server shares the
+ * machine). Also: a rejected hop's cost, replay speed,
  * validations per second (bench/contracts.ts), history bytes per job with a 10 KB and a 1 MB
  * conversation (bench/conversation/), a hub job's latency against the serial relay of the
  * same stages (bench/hub/), and the handoff records API's list route against a bare Fastify
@@ -30,7 +31,7 @@ import type { BaselineResult } from './baseline/workflow';
 import { conversationMarkdown, conversationVsHistory } from './conversation/measure';
 import { hubMarkdown, hubVsRelay } from './hub/measure';
 import { apiListMarkdown, apiListVsBareRoute } from './api/measure';
-import { activitiesScheduled, eventTypeCounts, fetchHistories, localActivitiesRecorded, meanEvents, stageActivitiesScheduled, type History } from './history';
+import { activitiesScheduled, encodedHistory, eventTypeCounts, fetchHistories, localActivitiesRecorded, meanEvents, stageActivitiesScheduled, type History } from './history';
 import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, NAMESPACE, newTraceparent, runId, startLab, writeBundle } from './lab';
 import { fmt, markdownTable, percentile, printReport, runMain } from './report';
 import { startWorkerProcess, type WorkerProcess } from './workers';
@@ -70,9 +71,11 @@ interface Batch {
   latenciesMs: number[];
   seconds: number;
   cpuMicros: number;
+  /** The dev server's CPU over the batch (it serves one side at a time); NaN without /proc. */
+  serverCpuMicros: number;
 }
 
-const BATCH_METRICS = ['jobs_per_second', 'p50_latency_ms', 'p95_latency_ms', 'worker_cpu_ms_per_job'] as const;
+const BATCH_METRICS = ['jobs_per_second', 'p50_latency_ms', 'p95_latency_ms', 'worker_cpu_ms_per_job', 'server_cpu_ms_per_job'] as const;
 type BatchFigures = Pick<SideFigures, (typeof BATCH_METRICS)[number]>;
 
 /** Throughput, latency and CPU over some batches (N jobs started at once, each timed alone). */
@@ -84,6 +87,7 @@ function batchFigures(batches: readonly Batch[]): BatchFigures {
     p50_latency_ms: percentile(latencies, 50),
     p95_latency_ms: percentile(latencies, 95),
     worker_cpu_ms_per_job: batches.reduce((t, b) => t + b.cpuMicros, 0) / 1000 / jobs,
+    server_cpu_ms_per_job: batches.reduce((t, b) => t + b.serverCpuMicros, 0) / 1000 / jobs,
   };
 }
 
@@ -92,7 +96,9 @@ interface SideFigures {
   p50_latency_ms: number;
   p95_latency_ms: number;
   history_events_per_job: number;
+  history_bytes_per_job: number;
   worker_cpu_ms_per_job: number;
+  server_cpu_ms_per_job: number;
   worker_peak_rss_mb: number;
   replay_histories_per_second: number;
 }
@@ -101,9 +107,10 @@ interface SideFigures {
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
 /** One batch: N jobs started at once, each timed from its start call to its result. */
-async function runBatch(side: Side, tag: string, record: boolean): Promise<void> {
+async function runBatch(side: Side, tag: string, record: boolean, serverCpuMicros: () => number | undefined): Promise<void> {
   const { client } = side;
   const before = await side.worker.usage();
+  const serverBefore = serverCpuMicros() ?? NaN;
   const t0 = Date.now();
   const ids = Array.from({ length: JOBS }, (_, i) => `${side.taskQueue}-${tag}-${i}`);
   const latencies = await Promise.all(
@@ -121,7 +128,8 @@ async function runBatch(side: Side, tag: string, record: boolean): Promise<void>
     }),
   );
   if (!record) return;
-  side.batches.push({ jobIds: ids, latenciesMs: latencies, seconds: (Date.now() - t0) / 1000, cpuMicros: (await side.worker.usage()).cpuMicros - before.cpuMicros });
+  const seconds = (Date.now() - t0) / 1000;
+  side.batches.push({ jobIds: ids, latenciesMs: latencies, seconds, cpuMicros: (await side.worker.usage()).cpuMicros - before.cpuMicros, serverCpuMicros: (serverCpuMicros() ?? NaN) - serverBefore });
 }
 
 /** Histories replayed per second by one replay worker, after an untimed warm-up call (worker
@@ -152,6 +160,7 @@ async function figures(client: Client, side: Side): Promise<{ figures: SideFigur
     figures: {
       ...batchFigures(side.batches),
       history_events_per_job: meanEvents(histories),
+      history_bytes_per_job: histories.reduce((n, h) => n + encodedHistory(h).bytes, 0) / histories.length,
       worker_peak_rss_mb: (await side.worker.usage()).maxRssBytes / 2 ** 20,
       replay_histories_per_second: await replayPerSecond(
         side,
@@ -227,10 +236,11 @@ async function main(): Promise<void> {
     }
     const [handrail, baseline, codec] = sides as [Side, Side, Side];
     console.error(`bench: warm-up, then ${ROUNDS} rounds of ${JOBS} jobs per side (handrail, baseline, handrail with the codec) ...`);
-    for (const side of sides) await runBatch(side, 'warmup', false);
+    const serverCpu = () => lab.serverCpuMicros();
+    for (const side of sides) await runBatch(side, 'warmup', false, serverCpu);
     for (let round = 0; round < ROUNDS; round++) {
       // Rotating who goes first spreads drift in the machine's load over every side.
-      for (const side of [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]) await runBatch(side, `r${round}`, true);
+      for (const side of [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]) await runBatch(side, `r${round}`, true, serverCpu);
     }
 
     const h = await figures(lab.client, handrail);
@@ -242,15 +252,21 @@ async function main(): Promise<void> {
     const hub = await hubVsRelay(lab, Number(args['hub-jobs']));
     const api = await apiListVsBareRoute(lab.tmp, lab.client, { seconds: Number(args['api-seconds']), rounds: 2, connections: 10 });
 
-    const metrics: [keyof SideFigures, string][] = [
-      ['jobs_per_second', 'jobs / s'],
-      ['p50_latency_ms', 'p50 job latency (ms)'],
-      ['p95_latency_ms', 'p95 job latency (ms)'],
-      ['history_events_per_job', 'history events / job'],
-      ['worker_cpu_ms_per_job', 'worker CPU (ms) / job'],
-      ['worker_peak_rss_mb', 'worker peak RSS (MiB)'],
-      ['replay_histories_per_second', 'replay (histories / s)'],
-    ];
+    // The server's CPU and history bytes have no target: they show the server's share of a job,
+    // which the two cores also give to it (without /proc the server's row is left out).
+    const metrics = (
+      [
+        ['jobs_per_second', 'jobs / s'],
+        ['p50_latency_ms', 'p50 job latency (ms)'],
+        ['p95_latency_ms', 'p95 job latency (ms)'],
+        ['history_events_per_job', 'history events / job'],
+        ['history_bytes_per_job', 'history bytes / job'],
+        ['worker_cpu_ms_per_job', 'worker CPU (ms) / job'],
+        ['server_cpu_ms_per_job', 'dev server CPU (ms) / job'],
+        ['worker_peak_rss_mb', 'worker peak RSS (MiB)'],
+        ['replay_histories_per_second', 'replay (histories / s)'],
+      ] as [keyof SideFigures, string][]
+    ).filter(([k]) => !Number.isNaN(h.figures[k]));
     const ratios = Object.fromEntries(metrics.map(([k]) => [k, h.figures[k] / b.figures[k]]));
     // The same ratios batch by batch: the spread is this run's noise, against which a target is read.
     const roundMetrics = metrics.filter((m): m is [keyof BatchFigures, string] => (BATCH_METRICS as readonly string[]).includes(m[0]));
