@@ -77,10 +77,11 @@ export function pipelineFor(rail: RailPipelines, name: string | undefined, failu
 
 /** The `handoffJob` workflow for these pipelines: a job names one in `pipeline` (the first by default). */
 export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => Promise<JobResult> {
-  return async function handoffJob(input: JobRequest): Promise<JobResult> {
+  // Not async: the SDK awaits what it returns, and turns a throw into the workflow's failure.
+  return function handoffJob(input: JobRequest): Promise<JobResult> {
     const request = railPatched(VALIDATE_REQUEST_PATCH) ? checkedRequest(input) : input;
     const pipeline = pipelineFor(rail, request.pipeline, 'InvalidJobRequest');
-    return await runJob(new Job(request, pipeline, rail.stages.get(pipeline.name)!));
+    return runJob(new Job(request, pipeline, rail.stages.get(pipeline.name)!));
   };
 }
 
@@ -114,7 +115,8 @@ async function runJob(job: Job): Promise<JobResult> {
         step = next;
         continue;
       }
-      const outcome = await job.hop(step);
+      // Recorded here, not in a callback on the hop's promise: every promise costs (runHop).
+      const outcome = job.recordHop(await job.hop(step));
       // The job id's evidence belongs to another package (a closed job started again, say):
       // no human decision can make it this job's, so the job ends here.
       const conflict = outcome.acks.find((a) => a.ack === 'rejected_conflict');
@@ -212,16 +214,19 @@ class Job {
     return workflowInfo().workflowId;
   }
 
-  /** Runs one agent hop and records everything it acked. Not async itself (deliver). */
+  /** Runs one agent hop; `recordHop` takes its outcome. Not async itself (deliver). */
   hop(step: HopStep): Promise<HopOutcome> {
     this.stage = step.to;
     this.publishStep();
-    return this.deliver(step).then((outcome) => {
-      // The stage appended its own summary segment (activities/summary.ts); a refused hop adds none.
-      if (outcome.package) this.package = outcome.package;
-      this.record(outcome);
-      return outcome;
-    });
+    return this.deliver(step);
+  }
+
+  /** Records everything a hop acked and what its stage emitted. */
+  recordHop(outcome: HopOutcome): HopOutcome {
+    // The stage appended its own summary segment (activities/summary.ts); a refused hop adds none.
+    if (outcome.package) this.package = outcome.package;
+    this.record(outcome);
+    return outcome;
   }
 
   /**
@@ -532,8 +537,9 @@ class Job {
     this.status = status;
     this.reason = reason;
     this.publish();
-    // Always awaited, even when already true: in a cancelled scope it throws, which ends the job cancelled.
-    await condition(allHandlersFinished);
+    // Awaited when handlers still run, and in a cancelled scope, where it throws and the job ends
+    // cancelled; otherwise it would return at once, and a promise costs a stack trace (runHop).
+    if (!allHandlersFinished() || CancellationScope.current().consideredCancelled) await condition(allHandlersFinished);
     return {
       job_id: this.jobId,
       status,
