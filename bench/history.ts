@@ -45,6 +45,11 @@ export function meanEvents(histories: readonly History[]): number {
   return histories.reduce((sum, h) => sum + (h.events?.length ?? 0), 0) / Math.max(1, histories.length);
 }
 
+/** Stage activities scheduled per history, on average: a job's hops to a stage. */
+export function meanStageHops(histories: readonly History[]): number {
+  return histories.reduce((sum, h) => sum + stageActivitiesScheduled(h).length, 0) / Math.max(1, histories.length);
+}
+
 type HistoryEvent = NonNullable<History['events']>[number];
 
 /** `ActivityTaskScheduled` from the one `…EventAttributes` field an event carries (the decoded

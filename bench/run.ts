@@ -5,7 +5,10 @@
  * process so CPU and peak RSS are the worker's alone; a third side runs handrail with the payload
  * codec (AES-256-GCM on worker and client) in the same rounds, for the codec's cost against
  * handrail plain, and each side's history bytes and dev-server CPU per job (the server shares the
- * machine). Also: a rejected hop's cost, replay speed,
+ * machine). A fourth side runs the bare chain leaving handrail's history shape (its patch marker
+ * and search-attribute upserts, bench/baseline/workflow.ts `shapedBaselineJob`), which splits
+ * handrail's cost into the server's share for that history and the rail's own work; then issue
+ * 19's targets, met or not (bench/targets.ts). Also: a rejected hop's cost, replay speed,
  * validations per second (bench/contracts.ts), history bytes per job with a 10 KB and a 1 MB
  * conversation (bench/conversation/), a hub job's latency against the serial relay of the
  * same stages (bench/hub/), and the handoff records API's list route against a bare Fastify
@@ -27,14 +30,15 @@ import { workflowRuntime } from '../src/worker/worker';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
 import { firstPackage } from '../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
-import type { BaselineResult } from './baseline/workflow';
+import type { BaselineResult, HistoryShape } from './baseline/workflow';
 import { conversationMarkdown, conversationVsHistory } from './conversation/measure';
 import { hubMarkdown, hubVsRelay } from './hub/measure';
 import { apiListMarkdown, apiListVsBareRoute } from './api/measure';
-import { activitiesScheduled, encodedHistory, eventTypeCounts, fetchHistories, localActivitiesRecorded, meanEvents, stageActivitiesScheduled, type History } from './history';
+import { activitiesScheduled, encodedHistory, eventTypeCounts, fetchHistories, localActivitiesRecorded, meanEvents, meanStageHops, stageActivitiesScheduled, type History } from './history';
 import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, NAMESPACE, newTraceparent, runId, startLab, writeBundle } from './lab';
 import { fmt, markdownTable, percentile, printReport, runMain } from './report';
 import { startWorkerProcess, type WorkerProcess } from './workers';
+import { judgeTargets } from './targets';
 
 const { values: args } = parseArgs({
   options: {
@@ -44,6 +48,8 @@ const { values: args } = parseArgs({
     'validation-ms': { type: 'string', default: '300' },
     'hub-jobs': { type: 'string', default: '5' },
     'api-seconds': { type: 'string', default: '3' },
+    // Two more shaped sides: the patch marker alone, and one upsert per hop (issue 19's event budget).
+    shapes: { type: 'boolean' },
     json: { type: 'boolean' },
   },
 });
@@ -54,6 +60,11 @@ type Kind = 'handrail' | 'baseline';
 
 interface Side {
   kind: Kind;
+  /** The workflow a batch of this side starts (`handoffJob` through the client for handrail). */
+  workflowType: 'handoffJob' | 'baselineJob' | 'shapedBaselineJob';
+  /** The history a shaped side leaves (bench/baseline/workflow.ts). */
+  shape?: HistoryShape;
+  label: string;
   /** The side's own client, with its worker's codec keys (the codec side: a key of the run's own). */
   client: Client;
   /** Its worker's data converter (the baseline's worker runs the SDK default, which reads the same plain payloads). */
@@ -122,7 +133,7 @@ async function runBatch(side: Side, tag: string, record: boolean, serverCpuMicro
         const result: JobResult = await handle.result();
         if (result.status !== 'completed') throw new Error(`${jobId} ended ${result.status}: ${result.reason ?? ''}`);
       } else {
-        await client.workflow.execute<(r: typeof request) => Promise<BaselineResult>>('baselineJob', { taskQueue: side.taskQueue, workflowId: jobId, args: [request] });
+        await client.workflow.execute<(r: typeof request, shape?: HistoryShape) => Promise<BaselineResult>>(side.workflowType, { taskQueue: side.taskQueue, workflowId: jobId, args: side.shape ? [request, side.shape] : [request] });
       }
       return Date.now() - started;
     }),
@@ -150,13 +161,14 @@ async function replayPerSecond(side: Side, histories: { workflowId: string; hist
   return batch.length / (Number(process.hrtime.bigint() - t0) / 1e9);
 }
 
-async function figures(client: Client, side: Side): Promise<{ figures: SideFigures; events: Record<string, number> }> {
+async function figures(client: Client, side: Side): Promise<{ figures: SideFigures; events: Record<string, number>; stageHops: number }> {
   const jobIds = side.batches.flatMap((b) => b.jobIds);
   const histories = await fetchHistories(client, jobIds);
   const events = eventTypeCounts(histories);
   for (const type of Object.keys(events)) events[type]! /= histories.length;
   return {
     events,
+    stageHops: meanStageHops(histories),
     figures: {
       ...batchFigures(side.batches),
       history_events_per_job: meanEvents(histories),
@@ -223,19 +235,26 @@ async function main(): Promise<void> {
       baseline: await writeBundle(BASELINE_WORKFLOWS, path.join(lab.tmp, 'baseline-workflows.js')),
     };
     const plans = [
-      { label: 'handrail', kind: 'handrail', dataConverter: plain, codecKeys: '' },
-      { label: 'baseline', kind: 'baseline', dataConverter: plain, codecKeys: '' },
-      { label: 'codec', kind: 'handrail', dataConverter: encrypted, codecKeys },
+      { label: 'handrail', kind: 'handrail', workflowType: 'handoffJob', dataConverter: plain, codecKeys: '' },
+      { label: 'baseline', kind: 'baseline', workflowType: 'baselineJob', dataConverter: plain, codecKeys: '' },
+      { label: 'codec', kind: 'handrail', workflowType: 'handoffJob', dataConverter: encrypted, codecKeys },
+      { label: 'shaped', kind: 'baseline', workflowType: 'shapedBaselineJob', shape: 'handrail', dataConverter: plain, codecKeys: '' },
+      ...(args.shapes
+        ? ([
+            { label: 'marker', kind: 'baseline', workflowType: 'shapedBaselineJob', shape: 'marker', dataConverter: plain, codecKeys: '' },
+            { label: 'upsert-per-hop', kind: 'baseline', workflowType: 'shapedBaselineJob', shape: 'upsert-per-hop', dataConverter: plain, codecKeys: '' },
+          ] as const)
+        : []),
     ] as const;
     for (const plan of plans) {
       const taskQueue = `bench-${plan.label}-${id}`;
       const bundlePath = bundles[plan.kind];
       const worker = await startWorkerProcess({ kind: plan.kind, address: lab.address, taskQueue, dataDir: path.join(lab.tmp, `${plan.label}-store`), bundlePath, codecKeys: plan.codecKeys });
       const client = new Client({ connection: lab.client.connection, namespace: NAMESPACE, dataConverter: plan.dataConverter });
-      sides.push({ kind: plan.kind, dataConverter: plan.dataConverter, client, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), batches: [] });
+      sides.push({ label: plan.label, kind: plan.kind, workflowType: plan.workflowType, ...('shape' in plan ? { shape: plan.shape } : {}), dataConverter: plan.dataConverter, client, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), batches: [] });
     }
-    const [handrail, baseline, codec] = sides as [Side, Side, Side];
-    console.error(`bench: warm-up, then ${ROUNDS} rounds of ${JOBS} jobs per side (handrail, baseline, handrail with the codec) ...`);
+    const [handrail, baseline, codec, shaped, ...moreShapes] = sides as [Side, Side, Side, Side, ...Side[]];
+    console.error(`bench: warm-up, then ${ROUNDS} rounds of ${JOBS} jobs per side (handrail, baseline, handrail with the codec, the baseline with handrail's history shape) ...`);
     const serverCpu = () => lab.serverCpuMicros();
     for (const side of sides) await runBatch(side, 'warmup', false, serverCpu);
     for (let round = 0; round < ROUNDS; round++) {
@@ -246,6 +265,10 @@ async function main(): Promise<void> {
     const h = await figures(lab.client, handrail);
     const b = await figures(lab.client, baseline);
     const c = await figures(lab.client, codec);
+    const s = await figures(lab.client, shaped);
+    // One after another: each side's replay is timed alone.
+    const more = [];
+    for (const side of moreShapes) more.push({ label: side.label, ...(await figures(lab.client, side)) });
     const hops = await hopCosts(handrail.client, handrail.taskQueue, Number(args['rejected-hops']));
     const validations = await validationsPerSecond(Number(args['validation-ms']));
     const conversation = await conversationVsHistory(lab);
@@ -275,10 +298,21 @@ async function main(): Promise<void> {
       return Object.fromEntries(roundMetrics.map(([k]) => [k, hf[k] / bf[k]])) as BatchFigures;
     });
     const codecRatios = Object.fromEntries(metrics.map(([k]) => [k, c.figures[k] / h.figures[k]]));
+    // The history handrail's contract asks for, against the bare chain; the rail's own work, against that.
+    const shapeRatios = Object.fromEntries(metrics.map(([k]) => [k, s.figures[k] / b.figures[k]]));
+    const railRatios = Object.fromEntries(metrics.map(([k]) => [k, h.figures[k] / s.figures[k]]));
+    const moreRatios = more.map((m) => ({ label: m.label, figures: m.figures, ratios_vs_baseline: Object.fromEntries(metrics.map(([k]) => [k, m.figures[k] / b.figures[k]])) }));
     const eventTypes = [...new Set([...Object.keys(h.events), ...Object.keys(b.events)])]
       .map((type) => ({ type, handrail: h.events[type] ?? 0, baseline: b.events[type] ?? 0 }))
       .filter((e) => e.handrail !== e.baseline)
       .sort((x, y) => y.handrail - y.baseline - (x.handrail - x.baseline));
+
+    const targets = judgeTargets({
+      handrail: h.figures,
+      baseline: b.figures,
+      hops_per_job: h.stageHops,
+      validation_vs_zod: validations.map((v) => v.validate_handoff_per_second / v.zod_per_second),
+    });
 
     const body = {
       jobs_per_batch: JOBS,
@@ -288,6 +322,8 @@ async function main(): Promise<void> {
       baseline: b.figures,
       ratios_by_round: roundRatios,
       codec: { ratios: codecRatios, figures: c.figures },
+      shaped: { ratios_vs_baseline: shapeRatios, handrail_ratios_vs_shaped: railRatios, figures: s.figures, other_shapes: moreRatios },
+      targets,
       history_events_by_type: { handrail: h.events, baseline: b.events },
       hop_cost: hops,
       validations,
@@ -303,6 +339,16 @@ async function main(): Promise<void> {
         markdownTable(['metric', ...roundRatios.map((_, i) => `round ${i + 1}`)], roundMetrics.map(([k, label]) => [label, ...roundRatios.map((r) => `${fmt(r[k])}×`)])),
         '\n### Where the extra history events come from (per job)\n',
         markdownTable(['event type', 'handrail', 'baseline', 'extra'], eventTypes.map((e) => [e.type, fmt(e.handrail), fmt(e.baseline), fmt(e.handrail - e.baseline)])),
+        `\n### Where handrail's cost comes from: the history its contract asks for, and the rail's own work\n`,
+        "The shaped side is the bare chain with handrail's history shape and nothing else: one patch marker and SPEC's search attributes upserted at each hop and at the end (bench/baseline/workflow.ts `shapedBaselineJob`)." +
+          (moreRatios.length > 0 ? ' With `--shapes`, two more: the marker alone, and one upsert per hop with no marker (the event budget of issue 19).\n' : '\n'),
+        markdownTable(
+          ['metric', 'handrail / baseline', 'shaped / baseline (the history)', 'handrail / shaped (the rail\'s work)', 'shaped', ...moreRatios.map((m) => `${m.label} / baseline`)],
+          metrics.map(([k, label]) => [label, `${fmt(ratios[k]!)}×`, `${fmt(shapeRatios[k]!)}×`, `${fmt(railRatios[k]!)}×`, fmt(s.figures[k]), ...moreRatios.map((m) => `${fmt(m.ratios_vs_baseline[k]!)}×`)]),
+        ),
+        `\n### Issue 19's targets (${targets.filter((t) => t.met).length} of ${targets.length} met in this run)\n`,
+        markdownTable(['figure', 'target', 'this run', 'met'], targets.map((t) => [t.figure, t.target, t.figure.startsWith('history events') ? fmt(t.measured) : `${fmt(t.measured)}×`, t.met ? 'yes' : 'no'])),
+        '\n`npm run load` judges its own target (stageHop / bare deliveries/s ≥ 0.9×) and `npm run bench:scaling` shows package bytes by hop.\n',
         `\n### The payload codec's cost: handrail with AES-256-GCM payloads against handrail plain (same rounds)\n`,
         markdownTable(['metric', 'codec / plain', 'codec', 'plain'], metrics.map(([k, label]) => [label, `${fmt(codecRatios[k]!)}×`, fmt(c.figures[k]), fmt(h.figures[k])])),
         `\n### A hop through stageHop → intake (mean of ${args['rejected-hops']})\n`,

@@ -2,12 +2,15 @@
  * The benchmark's baseline: the same five stage activities chained with nothing around them —
  * no package validation, no ack, no wallet, no hop cap, no duplicate lookup, no search
  * attributes. What handrail costs is measured against this. Bundled only by the bench worker.
+ * `shapedBaselineJob` is the same chain leaving the history handrail's contract asks of Temporal;
  * `baselineHop` is one such activity alone, what `npm run load` measures `stageHop` against.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { HandrailActivities } from '../../activities';
 import type { HandoffV1, JobRequest, ReceiptV1 } from '../../contracts';
 import { firstPackage } from '../../workflows/rail/first-package';
+import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
 
 const CHAIN = ['intake', 'retrieve', 'draft', 'judge', 'writeback'] as const;
 
@@ -31,6 +34,69 @@ export async function baselineJob(request: JobRequest & { traceparent: string })
     receipt = result.body;
   }
   return { job_id: request.job_id, receipt: receipt as ReceiptV1 };
+}
+
+/**
+ * Which of handrail's extra history events a shaped chain leaves: `handrail`, all of them (its
+ * patch marker, and SPEC's search attributes upserted at each hop's start and at the job's end
+ * with the keys that changed, as the rail publishes them); `marker`, the patch marker alone;
+ * `upsert-per-hop`, one upsert per hop and no marker — the event budget issue 19 allows.
+ */
+export type HistoryShape = 'handrail' | 'marker' | 'upsert-per-hop';
+
+/**
+ * The bare chain leaving a history shape (above), and nothing else: no check, no ack, no wallet.
+ * Against the bare chain it shows what that history costs the server and the worker; against
+ * handoffJob, what the rail's own work costs. A patch marker comes with sdk-core's
+ * `TemporalChangeVersion` upsert, as the rail's consolidated patch does.
+ */
+export async function shapedBaselineJob(request: JobRequest & { traceparent: string }, shape: HistoryShape = 'handrail'): Promise<BaselineResult> {
+  if (shape !== 'upsert-per-hop') patched('bench-shape');
+  let pkg = firstPackage(request, request.traceparent);
+  let receipt: unknown;
+  let usd = request.budget.usd;
+  for (const [n, stage] of CHAIN.entries()) {
+    const hops = Math.max(0, n - 1);
+    if (shape === 'upsert-per-hop') upsertSearchAttributes([{ key: HandrailStage, value: stage }, { key: HandrailUsdRemaining, value: usd }, { key: HandrailHops, value: hops }]);
+    else if (shape === 'handrail') upsertSearchAttributes(n === 0 ? firstAttributes(stage, usd) : hopAttributes(n, stage, usd, hops));
+    const result = await stages[stage]({ stage, package: pkg, delivery_key: `${request.job_id}:${stage}:${n}` });
+    pkg = result.package;
+    receipt = result.body;
+    usd -= result.cost_usd;
+  }
+  if (shape === 'handrail') {
+    upsertSearchAttributes([
+      { key: HandrailStatus, value: 'completed' },
+      { key: HandrailUsdRemaining, value: usd },
+      { key: HandrailHops, value: CHAIN.length - 1 },
+    ]);
+  }
+  return { job_id: request.job_id, receipt: receipt as ReceiptV1 };
+}
+
+/** What the rail publishes before a job's first hop: every attribute. */
+function firstAttributes(stage: string, usd: number): SearchAttributeUpdatePair[] {
+  return [
+    { key: HandrailPipeline, value: 'ticket-triage' },
+    { key: HandrailStage, value: stage },
+    { key: HandrailAck, value: 'none' },
+    { key: HandrailAcks, value: [] },
+    { key: HandrailVerdict, value: 'none' },
+    { key: HandrailStatus, value: 'running' },
+    { key: HandrailUsdRemaining, value: usd },
+    { key: HandrailHops, value: 0 },
+  ];
+}
+
+/** What it publishes before a later hop of the reference relay: what changed since the last. */
+function hopAttributes(n: number, stage: string, usd: number, hops: number): SearchAttributeUpdatePair[] {
+  return [
+    { key: HandrailStage, value: stage },
+    { key: HandrailUsdRemaining, value: usd },
+    { key: HandrailHops, value: hops },
+    ...(n === 1 ? [{ key: HandrailAck, value: 'accepted' }, { key: HandrailAcks, value: ['accepted'] }] : []),
+    ...(stage === 'writeback' ? [{ key: HandrailVerdict, value: 'pass' }] : []),
+  ];
 }
 
 export interface BaselineHopRequest {
