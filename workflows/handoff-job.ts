@@ -77,11 +77,10 @@ export function pipelineFor(rail: RailPipelines, name: string | undefined, failu
 
 /** The `handoffJob` workflow for these pipelines: a job names one in `pipeline` (the first by default). */
 export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => Promise<JobResult> {
-  // Not async: the SDK awaits what it returns, and turns a throw into the workflow's failure.
-  return function handoffJob(input: JobRequest): Promise<JobResult> {
+  return async function handoffJob(input: JobRequest): Promise<JobResult> {
     const request = railPatched(VALIDATE_REQUEST_PATCH) ? checkedRequest(input) : input;
     const pipeline = pipelineFor(rail, request.pipeline, 'InvalidJobRequest');
-    return runJob(new Job(request, pipeline, rail.stages.get(pipeline.name)!));
+    return await runJob(new Job(request, pipeline, rail.stages.get(pipeline.name)!));
   };
 }
 

@@ -3,7 +3,7 @@
  * decisions (approve, top-up, timeout), cancellation and the job-id policy.
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SummaryMd } from '../../contracts';
 import { startJob } from '../../src/operator/client';
 import { decideUpdate, statusQuery } from '../../workflows/definitions';
@@ -14,8 +14,9 @@ let rail: Rail;
 let guarded: Rail;
 /** A drafter that takes 8 s: long enough to look at the job while the draft runs. */
 let slowDraft: Rail;
-/** A writer that takes 3 s: long enough to cancel the job while it writes. */
-let slowWrite: Rail;
+/** A writer that tells its test it has started, then waits for the test to let it write. */
+let gatedWrite: Rail | undefined;
+let writeGate: { started: () => void; released: Promise<void> } | undefined;
 
 beforeAll(async () => {
   rail = await startRail();
@@ -34,7 +35,7 @@ afterAll(async () => {
   await rail?.stop();
   await guarded?.stop();
   await slowDraft?.stop();
-  await slowWrite?.stop();
+  await gatedWrite?.stop();
 });
 
 /** The validator's message of a refused update (the Web UI shows the same text). */
@@ -148,24 +149,31 @@ describe('handoffJob on the real dev server', () => {
   });
 
   it('cancelled during the write: the write finishes (it is not cancellable) and the job still ends cancelled, not completed', async () => {
-    slowWrite = await startRail({
+    // The writer has started when the job is cancelled, and writes after.
+    let started!: () => void;
+    const writing = new Promise<void>((resolve) => (started = resolve));
+    let release!: () => void;
+    writeGate = { started, released: new Promise<void>((resolve) => (release = resolve)) };
+    gatedWrite ??= await startRail({
       activities: (real) => ({
         writeback: async (work) => {
-          await new Promise((r) => setTimeout(r, 3_000));
+          writeGate?.started();
+          await writeGate?.released;
           return real.writeback(work);
         },
       }),
     });
     const request = jobRequest();
-    const { handle } = await startJob(slowWrite.client, request, slowWrite);
-    await vi.waitFor(async () => expect((await handle.query(statusQuery)).stage).toBe('writeback'), { timeout: 30_000, interval: 100 });
+    const { handle } = await startJob(gatedWrite.client, request, gatedWrite);
+    await writing;
     await handle.cancel();
+    release();
     const result = await handle.result();
     // The job's last hop completes after the cancellation reached it; finishing it as completed
     // would let a cancelled job report success.
     expect(result.status).toBe('cancelled');
     expect(result.acks.find((a) => a.stage === 'writeback')?.ack).toBe('accepted');
-    expect(await slowWrite.store.listWrites(request.job_id)).toHaveLength(1);
+    expect(await gatedWrite.store.listWrites(request.job_id)).toHaveLength(1);
   });
 
   it('job id policy: starting the same job id again attaches to the existing job, running or completed', async () => {
