@@ -56,7 +56,7 @@ export function judgeTargets(inputs: TargetInputs): TargetVerdict[] {
   const allowed = inputs.baseline.history_events_per_job + inputs.hops_per_job;
   const events: TargetVerdict = {
     figure: 'history events / job (handrail)',
-    target: `≤ baseline + 1 per hop (${allowed})`,
+    target: `≤ baseline + 1 per hop (${Number(allowed.toPrecision(4))})`,
     measured: inputs.handrail.history_events_per_job,
     met: inputs.handrail.history_events_per_job <= allowed,
   };

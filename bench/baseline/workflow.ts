@@ -88,12 +88,13 @@ function firstAttributes(stage: string, usd: number): SearchAttributeUpdatePair[
   ];
 }
 
-/** What it publishes before a later hop of the reference relay: what changed since the last. */
+/** What it publishes before a later hop of the reference relay: what changed since the last (the
+ * hop count first moves after the second stage: intake's hop is not a transfer). */
 function hopAttributes(n: number, stage: string, usd: number, hops: number): SearchAttributeUpdatePair[] {
   return [
     { key: HandrailStage, value: stage },
     { key: HandrailUsdRemaining, value: usd },
-    { key: HandrailHops, value: hops },
+    ...(n >= 2 ? [{ key: HandrailHops, value: hops }] : []),
     ...(n === 1 ? [{ key: HandrailAck, value: 'accepted' }, { key: HandrailAcks, value: ['accepted'] }] : []),
     ...(stage === 'writeback' ? [{ key: HandrailVerdict, value: 'pass' }] : []),
   ];
