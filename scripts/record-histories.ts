@@ -13,7 +13,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../src/config';
 import { ensureDevServer, freePort } from '../src/devtools/devserver/server';
-import { SCENARIOS, normalizeResult } from '../test/scenarios';
+import { SCENARIOS, normalizeResult, type Scenario } from '../test/scenarios';
 import { openStore } from '../src/worker/store';
 import { handrailDataConverter } from '../src/codec';
 import { createHandrailWorkers, runWorkers, workflowRuntime } from '../src/worker/worker';
@@ -41,15 +41,38 @@ async function main(): Promise<void> {
   try {
     // One bundle runs the scenarios and checks their histories replay on the code that made them.
     const workflowBundle = await bundleRail(path.join(PROJECT_ROOT, 'workflows', 'index.ts'));
-    const workers = await createHandrailWorkers({ connection: nativeConnection, config: { namespace: 'default', taskQueue: TASK_QUEUE }, store, workflowBundle, dataConverter });
-    const running = runWorkers(workers);
+    const startWorkers = async (taskQueue: string, scenario?: Scenario) => {
+      const workers = await createHandrailWorkers({
+        connection: nativeConnection,
+        config: { namespace: 'default', taskQueue },
+        store,
+        workflowBundle,
+        dataConverter,
+        ...(scenario?.activities ? { overrideActivities: scenario.activities } : {}),
+      });
+      return { workers, running: runWorkers(workers) };
+    };
+    const stopWorkers = async ({ workers, running }: Awaited<ReturnType<typeof startWorkers>>) => {
+      for (const w of workers) w.shutdown();
+      await running;
+    };
+    const production = await startWorkers(TASK_QUEUE);
     try {
       fs.mkdirSync(RESULTS_DIR, { recursive: true });
       for (const scenario of scenarios) {
         const started = Date.now();
         // A fixed job id keeps re-recorded fixtures diffable; the server is fresh, so it is new.
         const jobId = `rec-${scenario.name}`;
-        const { workflowId, result } = await scenario.run({ client, taskQueue: TASK_QUEUE }, jobId);
+        // A scenario that holds a stage gets workers of its own, on a queue of its own.
+        const taskQueue = scenario.activities ? `${TASK_QUEUE}-${scenario.name}` : TASK_QUEUE;
+        const own = scenario.activities ? await startWorkers(taskQueue, scenario) : undefined;
+        let run: Awaited<ReturnType<Scenario['run']>>;
+        try {
+          run = await scenario.run({ client, taskQueue }, jobId);
+        } finally {
+          if (own) await stopWorkers(own);
+        }
+        const { workflowId, result } = run;
         const mismatch = scenario.check(result);
         if (mismatch) throw new Error(`${scenario.name}: the run is not the scenario (${mismatch}); nothing written for it`);
         const history = await client.workflow.getHandle(workflowId).fetchHistory();
@@ -64,8 +87,7 @@ async function main(): Promise<void> {
         console.log(`${scenario.name.padEnd(26)} ${String(history.events?.length ?? 0).padStart(3)} events  ${seconds.padStart(5)} s  ${scenario.summary}`);
       }
     } finally {
-      for (const w of workers) w.shutdown();
-      await running;
+      await stopWorkers(production);
     }
     console.log(`wrote ${scenarios.length} histories to ${path.relative(PROJECT_ROOT, path.dirname(historyFile('x')))}/`);
   } finally {

@@ -4,6 +4,7 @@
  * test/integration/recorded-results.test.ts runs them again and compares the results.
  */
 import type { Client } from '@temporalio/client';
+import type { HandrailActivities } from '../activities';
 import { isSnapshotUri, isTranscriptUri, type HandoffV1, type JobRequest, type JobResult } from '../contracts';
 import { decideUpdate } from '../workflows/definitions';
 import { firstPackage } from '../workflows/rail/first-package';
@@ -32,6 +33,9 @@ export interface Scenario {
   run(rail: ScenarioRail, jobId: string): Promise<ScenarioRun>;
   /** What makes the run this scenario; the recorder refuses to store a run that misses it. */
   check(result: ScenarioRun['result']): string | undefined;
+  /** Activities its worker runs in place of the production ones, each wrapping the real one:
+   * a scenario that must act while a stage is at work holds the stage (its own worker, queue). */
+  activities?: (real: HandrailActivities) => Partial<HandrailActivities>;
 }
 
 /** Fixed trace (seed 001's example) for packages delivered straight to stageHop (a job would generate one). */
@@ -95,6 +99,32 @@ async function relayToWriteback(rail: ScenarioRail, jobId: string, ticketId: str
   }
   return pkg;
 }
+
+/**
+ * A stage held at work until its scenario lets it go: `hold` (in the activity) tells the run it
+ * has started and waits; the run acts, then `release`s. One run at a time: the recorder and the
+ * results test run scenarios one after another.
+ */
+class HeldStage {
+  private gate?: { started: () => void; released: Promise<void> };
+
+  /** Arms the gate for one run; resolves once the stage has started, with the release. */
+  arm(): { started: Promise<void>; release: () => void } {
+    let started!: () => void;
+    let release!: () => void;
+    const startedP = new Promise<void>((resolve) => (started = resolve));
+    this.gate = { started, released: new Promise<void>((resolve) => (release = resolve)) };
+    return { started: startedP, release };
+  }
+
+  async hold(): Promise<void> {
+    const gate = this.gate;
+    gate?.started();
+    await gate?.released;
+  }
+}
+
+const heldWriteback = new HeldStage();
 
 const isJob = (r: ScenarioRun['result']): r is JobResult => 'status' in r;
 const ackTrail = (r: JobResult) => r.acks.map((a) => `${a.stage}:${a.ack}`);
@@ -233,6 +263,30 @@ export const SCENARIOS: readonly Scenario[] = [
         await handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: 'ops.lead', usd: 1 }] });
       }),
     check: jobEnded('completed', ['account:rejected_budget', 'merge:accepted', 'writeback:accepted']),
+  },
+  {
+    name: 'cancel-during-write',
+    summary: 'a job is cancelled while its writeback runs: the write (not cancellable) finishes, and the job ends cancelled with its receipt',
+    activities: (real) => ({
+      writeback: async (work) => {
+        await heldWriteback.hold();
+        return real.writeback(work);
+      },
+    }),
+    run: async (rail, jobId) => {
+      const writeback = heldWriteback.arm();
+      try {
+        return await job(rail, refundJob(jobId, 'tkt_cancel_write'), async (handle) => {
+          await writeback.started;
+          // Returns once the cancellation is in the job's history: the write ends after it.
+          await handle.cancel();
+          writeback.release();
+        });
+      } finally {
+        writeback.release();
+      }
+    },
+    check: (result) => jobEnded('cancelled', ['writeback:accepted'])(result) ?? (isJob(result) && result.receipt ? undefined : 'expected the receipt of the finished write'),
   },
   {
     name: 'cancellation',
