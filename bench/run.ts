@@ -226,8 +226,8 @@ async function main(): Promise<void> {
   const sides: Side[] = [];
   try {
     const id = runId();
-    // The codec side runs handrail's bundle with a fresh key on its worker and its client; the
-    // other two run plain whatever keys this shell has. Each side has a client to match.
+    // The codec side runs handrail's bundle with a fresh key on its worker and its client; every
+    // other side runs plain whatever keys this shell has. Each side has a client to match.
     const codecKeys = JSON.stringify({ keys: [{ id: 'bench', key: randomBytes(32).toString('base64') }] });
     const plain = handrailDataConverter(undefined);
     const encrypted = handrailDataConverter(parseCodecKeys(codecKeys, 'the bench'));

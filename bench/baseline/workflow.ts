@@ -10,6 +10,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { HandrailActivities } from '../../activities';
 import type { HandoffV1, JobRequest, ReceiptV1 } from '../../contracts';
 import { firstPackage } from '../../workflows/rail/first-package';
+import { addUsd } from '../../workflows/rail/budget';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
 
 const CHAIN = ['intake', 'retrieve', 'draft', 'judge', 'writeback'] as const;
@@ -62,7 +63,8 @@ export async function shapedBaselineJob(request: JobRequest & { traceparent: str
     const result = await stages[stage]({ stage, package: pkg, delivery_key: `${request.job_id}:${stage}:${n}` });
     pkg = result.package;
     receipt = result.body;
-    usd -= result.cost_usd;
+    // In micro-dollars, as the rail's wallet: the published values are the rail's to the byte.
+    usd = addUsd(usd, -result.cost_usd);
   }
   if (shape === 'handrail') {
     upsertSearchAttributes([
