@@ -60,9 +60,9 @@ const ROUNDS = Number(args.rounds);
 type Kind = 'handrail' | 'baseline';
 
 interface Side {
+  /** handrail's sides start `handoffJob` through the client; baseline sides `baselineJob`, or
+   * `shapedBaselineJob` with their shape. */
   kind: Kind;
-  /** The workflow a batch of this side starts (`handoffJob` through the client for handrail). */
-  workflowType: 'handoffJob' | 'baselineJob' | 'shapedBaselineJob';
   /** The history a shaped side leaves (bench/baseline/workflow.ts). */
   shape?: HistoryShape;
   label: string;
@@ -134,7 +134,8 @@ async function runBatch(side: Side, tag: string, record: boolean, serverCpuMicro
         const result: JobResult = await handle.result();
         if (result.status !== 'completed') throw new Error(`${jobId} ended ${result.status}: ${result.reason ?? ''}`);
       } else {
-        await client.workflow.execute<(r: typeof request, shape?: HistoryShape) => Promise<BaselineResult>>(side.workflowType, { taskQueue: side.taskQueue, workflowId: jobId, args: side.shape ? [request, side.shape] : [request] });
+        const [workflowType, workflowArgs] = side.shape ? (['shapedBaselineJob', [request, side.shape]] as const) : (['baselineJob', [request]] as const);
+        await client.workflow.execute<(r: typeof request, shape?: HistoryShape) => Promise<BaselineResult>>(workflowType, { taskQueue: side.taskQueue, workflowId: jobId, args: workflowArgs });
       }
       return Date.now() - started;
     }),
@@ -236,14 +237,14 @@ async function main(): Promise<void> {
       baseline: await writeBundle(BASELINE_WORKFLOWS, path.join(lab.tmp, 'baseline-workflows.js')),
     };
     const plans = [
-      { label: 'handrail', kind: 'handrail', workflowType: 'handoffJob', dataConverter: plain, codecKeys: '' },
-      { label: 'baseline', kind: 'baseline', workflowType: 'baselineJob', dataConverter: plain, codecKeys: '' },
-      { label: 'codec', kind: 'handrail', workflowType: 'handoffJob', dataConverter: encrypted, codecKeys },
-      { label: 'shaped', kind: 'baseline', workflowType: 'shapedBaselineJob', shape: 'handrail', dataConverter: plain, codecKeys: '' },
+      { label: 'handrail', kind: 'handrail', dataConverter: plain, codecKeys: '' },
+      { label: 'baseline', kind: 'baseline', dataConverter: plain, codecKeys: '' },
+      { label: 'codec', kind: 'handrail', dataConverter: encrypted, codecKeys },
+      { label: 'shaped', kind: 'baseline', shape: 'handrail', dataConverter: plain, codecKeys: '' },
       ...(args.shapes
         ? ([
-            { label: 'marker', kind: 'baseline', workflowType: 'shapedBaselineJob', shape: 'marker', dataConverter: plain, codecKeys: '' },
-            { label: 'upsert-per-hop', kind: 'baseline', workflowType: 'shapedBaselineJob', shape: 'upsert-per-hop', dataConverter: plain, codecKeys: '' },
+            { label: 'marker', kind: 'baseline', shape: 'marker', dataConverter: plain, codecKeys: '' },
+            { label: 'upsert-per-hop', kind: 'baseline', shape: 'upsert-per-hop', dataConverter: plain, codecKeys: '' },
           ] as const)
         : []),
     ] as const;
@@ -252,7 +253,7 @@ async function main(): Promise<void> {
       const bundlePath = bundles[plan.kind];
       const worker = await startWorkerProcess({ kind: plan.kind, address: lab.address, taskQueue, dataDir: path.join(lab.tmp, `${plan.label}-store`), bundlePath, codecKeys: plan.codecKeys });
       const client = new Client({ connection: lab.client.connection, namespace: NAMESPACE, dataConverter: plan.dataConverter });
-      sides.push({ label: plan.label, kind: plan.kind, workflowType: plan.workflowType, ...('shape' in plan ? { shape: plan.shape } : {}), dataConverter: plan.dataConverter, client, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), batches: [] });
+      sides.push({ label: plan.label, kind: plan.kind, ...('shape' in plan ? { shape: plan.shape } : {}), dataConverter: plan.dataConverter, client, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), batches: [] });
     }
     const [handrail, baseline, codec, shaped, ...moreShapes] = sides as [Side, Side, Side, Side, ...Side[]];
     console.error(`bench: warm-up, then ${ROUNDS} rounds of ${JOBS} jobs per side (${sides.map((side) => side.label).join(', ')}) ...`);
@@ -291,18 +292,20 @@ async function main(): Promise<void> {
         ['replay_histories_per_second', 'replay (histories / s)'],
       ] as [keyof SideFigures, string][]
     ).filter(([k]) => !Number.isNaN(h.figures[k]));
-    const ratios = Object.fromEntries(metrics.map(([k]) => [k, h.figures[k] / b.figures[k]]));
+    // One side's figures over another's, metric by metric.
+    const ratiosOf = (top: SideFigures, bottom: SideFigures) => Object.fromEntries(metrics.map(([k]) => [k, top[k] / bottom[k]]));
+    const ratios = ratiosOf(h.figures, b.figures);
     // The same ratios batch by batch: the spread is this run's noise, against which a target is read.
     const roundMetrics = metrics.filter((m): m is [keyof BatchFigures, string] => (BATCH_METRICS as readonly string[]).includes(m[0]));
     const roundRatios = handrail.batches.map((hb, i) => {
       const [hf, bf] = [batchFigures([hb]), batchFigures([baseline.batches[i]!])];
       return Object.fromEntries(roundMetrics.map(([k]) => [k, hf[k] / bf[k]])) as BatchFigures;
     });
-    const codecRatios = Object.fromEntries(metrics.map(([k]) => [k, c.figures[k] / h.figures[k]]));
+    const codecRatios = ratiosOf(c.figures, h.figures);
     // The history handrail's contract asks for, against the bare chain; the rail's own work, against that.
-    const shapeRatios = Object.fromEntries(metrics.map(([k]) => [k, s.figures[k] / b.figures[k]]));
-    const railRatios = Object.fromEntries(metrics.map(([k]) => [k, h.figures[k] / s.figures[k]]));
-    const moreRatios = more.map((m) => ({ label: m.label, figures: m.figures, ratios_vs_baseline: Object.fromEntries(metrics.map(([k]) => [k, m.figures[k] / b.figures[k]])) }));
+    const shapeRatios = ratiosOf(s.figures, b.figures);
+    const railRatios = ratiosOf(h.figures, s.figures);
+    const moreRatios = more.map((m) => ({ label: m.label, figures: m.figures, ratios_vs_baseline: ratiosOf(m.figures, b.figures) }));
     const eventTypes = [...new Set([...Object.keys(h.events), ...Object.keys(b.events)])]
       .map((type) => ({ type, handrail: h.events[type] ?? 0, baseline: b.events[type] ?? 0 }))
       .filter((e) => e.handrail !== e.baseline)

@@ -31,17 +31,11 @@ export interface TargetVerdict {
   met: boolean;
 }
 
-/** handrail / baseline, at least or at most a bound. */
-const ratio = (figure: string, key: keyof TargetFigures, bound: 'at least' | 'at most', limit: number) => ({ figure, key, bound, limit });
-
-const RATIO_TARGETS = [
-  ratio('jobs / s', 'jobs_per_second', 'at least', 0.95),
-  ratio('p50 job latency', 'p50_latency_ms', 'at most', 1.1),
-  ratio('p95 job latency', 'p95_latency_ms', 'at most', 1.1),
-  ratio('worker CPU / job', 'worker_cpu_ms_per_job', 'at most', 1.2),
-  ratio('worker peak RSS', 'worker_peak_rss_mb', 'at most', 1.15),
-  ratio('replay speed', 'replay_histories_per_second', 'at least', 0.8),
-] as const;
+/** handrail / baseline against its bound. */
+function judgeRatio(inputs: TargetInputs, figure: string, key: keyof TargetFigures, bound: 'at least' | 'at most', limit: number): TargetVerdict {
+  const measured = inputs.handrail[key] / inputs.baseline[key];
+  return { figure: `${figure} (handrail / baseline)`, target: `${bound === 'at least' ? '≥' : '≤'} ${limit}×`, measured, met: bound === 'at least' ? measured >= limit : measured <= limit };
+}
 
 /** Validations per second of the rail's full check against zod's, on every fixture set. */
 export const VALIDATION_TARGET = 5;
@@ -49,23 +43,21 @@ export const VALIDATION_TARGET = 5;
 /** Every target of `npm run bench`, in the issue's order; `npm run load` and
  * `npm run bench:scaling` judge their own (deliveries/s, package bytes). */
 export function judgeTargets(inputs: TargetInputs): TargetVerdict[] {
-  const ratios = RATIO_TARGETS.map(({ figure, key, bound, limit }): TargetVerdict => {
-    const measured = inputs.handrail[key] / inputs.baseline[key];
-    return { figure: `${figure} (handrail / baseline)`, target: `${bound === 'at least' ? '≥' : '≤'} ${limit}×`, measured, met: bound === 'at least' ? measured >= limit : measured <= limit };
-  });
   const allowed = inputs.baseline.history_events_per_job + inputs.hops_per_job;
-  const events: TargetVerdict = {
-    figure: 'history events / job (handrail)',
-    target: `≤ baseline + 1 per hop (${Number(allowed.toPrecision(4))})`,
-    measured: inputs.handrail.history_events_per_job,
-    met: inputs.handrail.history_events_per_job <= allowed,
-  };
   const slowest = inputs.validation_vs_zod.length > 0 ? Math.min(...inputs.validation_vs_zod) : NaN;
-  const validation: TargetVerdict = {
-    figure: 'validateHandoff / zod (slowest fixture set)',
-    target: `≥ ${VALIDATION_TARGET}×`,
-    measured: slowest,
-    met: slowest >= VALIDATION_TARGET,
-  };
-  return [ratios[0]!, ratios[1]!, ratios[2]!, events, ratios[3]!, ratios[4]!, ratios[5]!, validation];
+  return [
+    judgeRatio(inputs, 'jobs / s', 'jobs_per_second', 'at least', 0.95),
+    judgeRatio(inputs, 'p50 job latency', 'p50_latency_ms', 'at most', 1.1),
+    judgeRatio(inputs, 'p95 job latency', 'p95_latency_ms', 'at most', 1.1),
+    {
+      figure: 'history events / job (handrail)',
+      target: `≤ baseline + 1 per hop (${Number(allowed.toPrecision(4))})`,
+      measured: inputs.handrail.history_events_per_job,
+      met: inputs.handrail.history_events_per_job <= allowed,
+    },
+    judgeRatio(inputs, 'worker CPU / job', 'worker_cpu_ms_per_job', 'at most', 1.2),
+    judgeRatio(inputs, 'worker peak RSS', 'worker_peak_rss_mb', 'at most', 1.15),
+    judgeRatio(inputs, 'replay speed', 'replay_histories_per_second', 'at least', 0.8),
+    { figure: 'validateHandoff / zod (slowest fixture set)', target: `≥ ${VALIDATION_TARGET}×`, measured: slowest, met: slowest >= VALIDATION_TARGET },
+  ];
 }
