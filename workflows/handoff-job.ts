@@ -28,14 +28,14 @@ import { Reservations, addUsd, charge, topUp, type Reservation } from './rail/bu
 import { decisionOptions, validateDecision } from './rail/decisions';
 import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from './rail/hops';
 import { ackRecord } from './rail/ack';
-import { firstPackage } from './rail/first-package';
+import { jobStart } from './rail/first-package';
 import { escalationKeys, escalationRecord } from './rail/handoff-record';
 import { branchFailure, branchSegments, failedBranch, mergeHop, mergeKey, mergedBody, mergedPackage } from './rail/merge';
 import { returnToSender, route, type Branch, type FanOutStep, type HopStep, type Route } from './rail/routing';
 import { renderDetails, type HandoverLine } from './rail/details';
-import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from './search-attributes';
+import { HandrailAcks, SEARCH_ATTRIBUTES, jobSearchAttributes, type JobAttributes } from './search-attributes';
 import { traceHop } from './tracing';
-import { HANDOFF_RECORDS_PATCH, LEAN_RAIL_PATCH, PUBLISH_AFTER_DECISION_PATCH, VALIDATE_REQUEST_PATCH, railPatched } from './patches';
+import { HANDOFF_RECORDS_PATCH, LEAN_RAIL_PATCH, PUBLISH_AFTER_DECISION_PATCH, START_ATTRIBUTES_PATCH, VALIDATE_REQUEST_PATCH, railPatched } from './patches';
 
 // The merge of a fan-out: one write of a content-addressed artifact and one keyed record.
 const { mergeBranches } = proxyActivities<{ mergeBranches(work: MergeWork): Promise<StageResult> }>({
@@ -168,7 +168,7 @@ class Job {
   readonly traceparent: string;
   /** On the `lean-rail` branch: a change is published at the next step's start (same workflow task), and only what changed. */
   private readonly leanRail: boolean;
-  /** The search attributes as last upserted, canonical JSON by key. */
+  /** The search attributes as visibility has them (last upserted, or set at the start), canonical JSON by key. */
   private readonly published = new Map<string, string>();
 
   constructor(
@@ -181,9 +181,10 @@ class Job {
     this.decisionTimeout = request.decision_timeout ?? DEFAULT_DECISION_TIMEOUT;
     this.traceparent = request.traceparent ?? newTraceparent();
     this.owner = request.owner;
-    this.package = firstPackage(request, this.traceparent, pipeline.entry);
-    const first = route(pipeline, this.package);
-    this.stage = first.kind === 'hop' ? first.to : HUMAN;
+    const start = jobStart(request, pipeline, this.traceparent);
+    this.package = start.package;
+    this.stage = start.stage;
+    if (this.leanRail && railPatched(START_ATTRIBUTES_PATCH)) this.takeStartAttributes();
 
     setHandler(packageQuery, () => this.package, { description: 'The handoff.v1 package as it stands now.' });
     setHandler(acksQuery, () => this.acks, { description: 'Every ack of every hop, oldest first.' });
@@ -590,24 +591,41 @@ class Job {
     return true;
   }
 
+  /** On the `start-attributes` branch: what the job was started with counts as published
+   * (`startJob` sets the job's first attributes, workflows/rail/first-package.ts
+   * `startingAttributes`), so the first hop upserts only what differs — nothing when the client
+   * got them right, all of them when a caller set none. An absent list is an empty one: upserting
+   * an empty list removes the attribute. Read in the constructor, before the run upserts any. */
+  private takeStartAttributes(): void {
+    for (const { key, value } of workflowInfo().typedSearchAttributes.getAll()) {
+      if (Object.hasOwn(SEARCH_ATTRIBUTES, key.name)) this.published.set(key.name, canonicalJson(value));
+    }
+    if (!this.published.has(HandrailAcks.name)) this.published.set(HandrailAcks.name, canonicalJson([]));
+  }
+
+  /** What the job shows in visibility for this view of it. */
+  private attributes(view: JobStatusView): JobAttributes {
+    return {
+      status: view.status,
+      stage: view.stage,
+      ack: view.last_ack?.ack ?? 'none',
+      verdict: view.last_verdict,
+      hops: view.hops,
+      usdRemaining: view.usd_remaining,
+      // Keys added to an existing upsert need no patch: replay matches the command, not what it
+      // carries (the pre-pipeline histories, test/histories/before-validate-request.*, replay).
+      pipeline: this.pipeline.name,
+      acks: [...new Set(this.acks.map((a) => a.ack))],
+    };
+  }
+
   /** Keeps the Web UI current: search attributes for filtering (on the `lean-rail` branch only
    * those that changed), markdown details for reading. */
   private publish(): void {
     const view = this.view();
-    const attributes = [
-      { key: HandrailStatus, value: view.status },
-      { key: HandrailStage, value: view.stage },
-      { key: HandrailAck, value: view.last_ack?.ack ?? 'none' },
-      { key: HandrailVerdict, value: view.last_verdict },
-      { key: HandrailHops, value: view.hops },
-      { key: HandrailUsdRemaining, value: view.usd_remaining },
-      // Keys added to an existing upsert need no patch: replay matches the command, not what it
-      // carries (the pre-pipeline histories, test/histories/before-validate-request.*, replay).
-      { key: HandrailPipeline, value: this.pipeline.name },
-      { key: HandrailAcks, value: [...new Set(this.acks.map((a) => a.ack))] },
-    ];
+    const attributes = jobSearchAttributes(this.attributes(view));
     const changed = this.leanRail ? attributes.filter((a) => this.publishedChange(a.key.name, canonicalJson(a.value))) : attributes;
-    if (changed.length > 0) upsertSearchAttributes(changed as Parameters<typeof upsertSearchAttributes>[0]);
+    if (changed.length > 0) upsertSearchAttributes(changed);
     setCurrentDetails(renderDetails(view, this.acks, this.handovers));
   }
 }

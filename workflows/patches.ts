@@ -2,12 +2,14 @@
  * Every patch the rail has taken (docs/replay.md), oldest first, and how the rail asks for one.
  *
  * Patch `rail-2026-12` (2026-12-02) consolidates the ones before it: a run started on this code
- * records that one marker and takes every branch listed in CONSOLIDATED, instead of a marker for
+ * records that one marker and takes every branch it includes (GENERATIONS), instead of a marker for
  * each — and sdk-core adds a `TemporalChangeVersion` upsert to every marker, so each patch asked
  * cost two history events. A five-hop job asked three (`validate-request`,
  * `prior-delivery-activity`, `lean-rail`): 4 events fewer. It is asked before any of them in a
  * run, so a history recorded before it (without its marker) asks each patch as it did
- * (test/histories/before-rail-2026-12.*). A patch added later is asked on its own.
+ * (test/histories/before-rail-2026-12.*). A patch added later is asked on its own, or comes with
+ * a later generation (`rail-2026-12-04`), which includes every patch of the one before, so a new
+ * run still records one marker.
  */
 import { patched } from '@temporalio/workflow';
 
@@ -71,6 +73,20 @@ export const LEAN_RAIL_PATCH = 'lean-rail';
 export const RAIL_2026_12_PATCH = 'rail-2026-12';
 
 /**
+ * Patch `start-attributes` (2026-12-04): a job takes the search attributes it was started with as
+ * published already (`startJob` sets the first ones), so its first hop upserts only what differs —
+ * one event fewer per job started by the client. Taken through the generation `rail-2026-12-04`,
+ * so it costs no marker of its own: a new run records that generation's marker, and a run
+ * recorded before it, asked in its first workflow task (replayed, so a missing marker records
+ * nothing), takes the old branch. Those histories (test/histories/before-rail-2026-12-04.*)
+ * replay with the first hop's full upsert.
+ */
+export const START_ATTRIBUTES_PATCH = 'start-attributes';
+
+/** Patch `rail-2026-12-04`: the generation after `rail-2026-12`, its patches and `start-attributes`. */
+export const RAIL_2026_12_04_PATCH = 'rail-2026-12-04';
+
+/**
  * Patch `stage-lookup` (2026-12-03). A `stageHop` delivery the rail would accept, or refuse for a
  * reason ordered before `duplicate`, no longer waits for a separate `priorDelivery` activity: the
  * stage's own activity looks the delivery key up before any work and the rail acks what it finds
@@ -83,7 +99,7 @@ export const RAIL_2026_12_PATCH = 'rail-2026-12';
  */
 export const STAGE_LOOKUP_PATCH = 'stage-lookup';
 
-const CONSOLIDATED: ReadonlySet<string> = new Set([
+const RAIL_2026_12 = [
   PUBLISH_AFTER_DECISION_PATCH,
   VALIDATE_REQUEST_PATCH,
   HANDOFF_RECORDS_PATCH,
@@ -91,14 +107,23 @@ const CONSOLIDATED: ReadonlySet<string> = new Set([
   NO_PROGRESS_PATCH,
   SETTLE_AT_RESERVATION_PATCH,
   LEAN_RAIL_PATCH,
-]);
+];
+
+/** The consolidations, newest first, each with every patch it includes. A new run records the
+ * newest one's marker alone; a run recorded under an older one (or none) finds that one's marker
+ * (or none) and takes the branches it had. */
+const GENERATIONS: readonly { patch: string; includes: ReadonlySet<string> }[] = [
+  { patch: RAIL_2026_12_04_PATCH, includes: new Set([...RAIL_2026_12, START_ATTRIBUTES_PATCH]) },
+  { patch: RAIL_2026_12_PATCH, includes: new Set(RAIL_2026_12) },
+];
 
 // Module state is the run's own: the SDK evaluates this module for every workflow run (it is not
 // among the bundle's shared modules, src/worker/bundle.ts).
-let consolidated: boolean | undefined;
+let generation: ReadonlySet<string> | null | undefined;
 
-/** `patched(patch)`, through the consolidation: asks `rail-2026-12` at the run's first patch. */
+/** `patched(patch)`, through the consolidations: asks for them at the run's first patch, newest
+ * first (in a replay, asking for one whose marker the history lacks records nothing). */
 export function railPatched(patch: string): boolean {
-  consolidated ??= patched(RAIL_2026_12_PATCH);
-  return (consolidated && CONSOLIDATED.has(patch)) || patched(patch);
+  generation ??= GENERATIONS.find((g) => patched(g.patch))?.includes ?? null;
+  return generation?.has(patch) === true || patched(patch);
 }

@@ -1,4 +1,4 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributeUpdatePair } from '@temporalio/common';
 // Lives with the workflows because the rail upserts them; client, CLI and dev server import it too.
 
 // Public names (SPEC.md): operators filter on these in the Web UI and `handrail list`.
@@ -25,3 +25,29 @@ export const SEARCH_ATTRIBUTES = {
   HandrailPipeline: 'Keyword',
   HandrailAcks: 'KeywordList',
 } as const;
+
+/** What a job shows in visibility, one field per attribute above. */
+export interface JobAttributes {
+  status: string;
+  stage: string;
+  ack: string;
+  verdict: string;
+  hops: number;
+  usdRemaining: number;
+  pipeline: string;
+  acks: readonly string[];
+}
+
+/** The attributes for what a job shows, as the rail upserts them (and `startJob` sets them at start). */
+export function jobSearchAttributes(a: JobAttributes): SearchAttributeUpdatePair[] {
+  return [
+    { key: HandrailStatus, value: a.status },
+    { key: HandrailStage, value: a.stage },
+    { key: HandrailAck, value: a.ack },
+    { key: HandrailVerdict, value: a.verdict },
+    { key: HandrailHops, value: a.hops },
+    { key: HandrailUsdRemaining, value: a.usdRemaining },
+    { key: HandrailPipeline, value: a.pipeline },
+    { key: HandrailAcks, value: [...a.acks] },
+  ];
+}

@@ -5,12 +5,14 @@
  * (running or closed) never creates a second job — `startJob` attaches to the existing one.
  */
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
-import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type DataConverter } from '@temporalio/common';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type DataConverter, type SearchAttributePair } from '@temporalio/common';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
-import { HumanDecision, JobRequest, issueLines, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
+import { HumanDecision, JobRequest, findPipeline, issueLines, type Pipeline, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
 import type { handoffJob } from '../../workflows';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../../workflows/definitions';
-import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
+import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict, jobSearchAttributes } from '../../workflows/search-attributes';
+import { startingAttributes } from '../../workflows/rail/first-package';
+import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { DEFAULT_MAX_HOPS } from '../../workflows/rail/hops';
 import { handrailDataConverter } from '../codec';
 import { loadConfig, type HandrailConfig } from '../config';
@@ -45,13 +47,23 @@ export function parseJobRequest(input: unknown): JobRequest {
   return parsed.data;
 }
 
-export async function startJob(client: Client, input: unknown, config: Pick<HandrailConfig, 'taskQueue'> = loadConfig()): Promise<StartedJob> {
+/** Where a job starts: the task queue, and the pipelines its worker runs (the same list, in the
+ * same order, as the worker's `createRail`; the built-in ones by default, as `npm run worker`). */
+export interface StartOptions extends Pick<HandrailConfig, 'taskQueue'> {
+  pipelines?: readonly Pipeline[];
+}
+
+export async function startJob(client: Client, input: unknown, options: StartOptions = loadConfig()): Promise<StartedJob> {
   const request = parseJobRequest(input);
+  // The job shows its attributes from the start (before a worker picks it up), and the rail's first
+  // hop then has none to upsert (workflows/handoff-job.ts, patch `start-attributes`).
+  const pipeline = findPipeline(options.pipelines ?? BUILT_IN_PIPELINES, request.pipeline);
   try {
     const handle = await client.workflow.start<typeof handoffJob>('handoffJob', {
-      taskQueue: config.taskQueue,
+      taskQueue: options.taskQueue,
       workflowId: request.job_id,
       args: [request],
+      ...(pipeline ? { typedSearchAttributes: startSearchAttributes(request, pipeline) } : {}),
       // One job per business key, ever: a closed job is not re-run under the same id.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
@@ -69,6 +81,12 @@ export async function startJob(client: Client, input: unknown, config: Pick<Hand
     }
     throw err;
   }
+}
+
+/** The job's first attributes as the rail would publish them, for a start request; an empty list
+ * is left out (an absent list is an empty one). */
+export function startSearchAttributes(request: JobRequest, pipeline: Pipeline): SearchAttributePair[] {
+  return jobSearchAttributes(startingAttributes(request, pipeline)).filter((a) => !Array.isArray(a.value) || a.value.length > 0) as SearchAttributePair[];
 }
 
 /** The result of a job, waiting for it to end. */

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEntryUri, type HandoffV1, type StageResult, type StageWork } from '../../contracts';
 import { jobResult, startJob } from '../../src/operator/client';
 import { sha256Hex } from '../../src/worker/store/content';
-import { RAIL_2026_12_PATCH } from '../../workflows/patches';
+import { RAIL_2026_12_04_PATCH } from '../../workflows/patches';
 import type { JobStatusView } from '../../workflows/definitions';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
 import { jobRequest, startRail, type Rail } from '../helpers/rail';
@@ -52,9 +52,9 @@ describe('the ticket by reference', () => {
     expect(later.every((w) => w.store_entry === undefined)).toBe(true);
   });
 
-  it('the history marks one patch, the consolidated one that includes lean-rail, and the package query shows the reference', async () => {
+  it('the history marks one patch, the newest generation, which includes lean-rail, and the package query shows the reference', async () => {
     const patches = events.flatMap((e) => (e.markerRecordedEventAttributes?.markerName === 'core_patch' ? [decoded<{ id: string }>(e.markerRecordedEventAttributes.details!['patch-data']).id] : []));
-    expect(patches).toEqual([RAIL_2026_12_PATCH]);
+    expect(patches).toEqual([RAIL_2026_12_04_PATCH]);
     const pkg = await rail.client.workflow.getHandle(request.job_id).query<HandoffV1>('package');
     expect(JSON.stringify(pkg)).not.toContain(body);
   });
@@ -65,10 +65,10 @@ describe('the ticket by reference', () => {
       const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
       return fields && !('TemporalChangeVersion' in fields) ? [Object.keys(fields)] : [];
     });
-    // One at each of the five hops' start (the first with every attribute), one at the job's end.
-    expect(upserts).toHaveLength(6);
-    expect(upserts[0]).toHaveLength(8);
-    expect(upserts.slice(1).every((keys) => keys.length > 0 && keys.length < 8)).toBe(true);
+    // None at the first hop (startJob set the first attributes), one at each of the four later
+    // hops' start, one at the job's end.
+    expect(upserts).toHaveLength(5);
+    expect(upserts.every((keys) => keys.length > 0 && keys.length < 8)).toBe(true);
     const view = await handle.query<JobStatusView>('status');
     const attrs = (await handle.describe()).typedSearchAttributes;
     expect([attrs.get(HandrailStatus), attrs.get(HandrailStage), attrs.get(HandrailHops), attrs.get(HandrailVerdict), attrs.get(HandrailAck), attrs.get(HandrailUsdRemaining)]).toEqual([

@@ -1,4 +1,6 @@
-import { DEFAULT_ENTRY, type HandoffV1, type JobRequest } from '../../contracts/rail';
+import { DEFAULT_ENTRY, HUMAN, type HandoffV1, type JobRequest, type Pipeline } from '../../contracts/rail';
+import type { JobAttributes } from '../search-attributes';
+import { route } from './routing';
 
 /** The package a job starts with, its one artifact of the pipeline's entry type; the raw ticket rides as a data: URI so intake reads it without
  * the workflow doing I/O. Nothing here is trusted: the first hop validates it like any other. */
@@ -19,3 +21,29 @@ export function firstPackage(request: JobRequest, traceparent: string, entry: st
   } as HandoffV1;
 }
 
+
+/** Where a job starts: its first package, and the stage the pipeline's first route sends it to
+ * (the human hop when that route is not a hop). */
+export function jobStart(request: JobRequest, pipeline: Pick<Pipeline, 'routes' | 'entry'>, traceparent: string): { package: HandoffV1; stage: string } {
+  const pkg = firstPackage(request, traceparent, pipeline.entry);
+  const first = route(pipeline, pkg);
+  return { package: pkg, stage: first.kind === 'hop' ? first.to : HUMAN };
+}
+
+/** What a job shows before its first hop: the rail's first publish when the pipeline starts with a
+ * hop. `startJob` sets them when it starts the job, so the job shows them before a worker picks it
+ * up, and the rail, finding them there, has nothing to upsert until the hop moves something. */
+export function startingAttributes(request: JobRequest, pipeline: Pick<Pipeline, 'name' | 'routes' | 'entry'>): JobAttributes {
+  // Routing reads the artifacts, not the trace.
+  const start = jobStart(request, pipeline, request.traceparent ?? '');
+  return {
+    status: 'running',
+    stage: start.stage,
+    ack: 'none',
+    verdict: start.package.evaluator.last_verdict,
+    hops: start.package.hop?.count ?? 0,
+    usdRemaining: start.package.budget.usd_remaining,
+    pipeline: pipeline.name,
+    acks: [],
+  };
+}

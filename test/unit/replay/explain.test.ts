@@ -57,10 +57,10 @@ describe('explainReplayError', () => {
   });
 
   it('a patch marker the code no longer calls patched() for: found in the history by its change id', () => {
-    expect(explainReplayError(violation('Non-deprecated patch marker encountered for change rail-2026-12, but there is no corresponding change command!'), happyPath)).toMatchObject({
+    expect(explainReplayError(violation('Non-deprecated patch marker encountered for change rail-2026-12-04, but there is no corresponding change command!'), happyPath)).toMatchObject({
       eventId: 5,
       event: 'MarkerRecorded',
-      hint: expect.stringContaining("keep patched('rail-2026-12')"),
+      hint: expect.stringContaining("keep patched('rail-2026-12-04')"),
     });
   });
 
@@ -73,7 +73,7 @@ describe('explainReplayError', () => {
       expect.objectContaining({ command: 'ScheduleActivityTask notify', hint: expect.stringContaining('schedules notify where the history has retrieve') }),
     );
     expect(explainReplayError(violation("Activity type of scheduled event 'retrieve' does not match activity type of activity command 'notify'"), happyPath)).not.toHaveProperty('eventId');
-    expect(explainReplayError(violation("Activity id of scheduled event '2' does not match activity id of activity command '1'"), happyPath)).toMatchObject({ eventId: 15, event: 'ActivityTaskScheduled', command: 'ScheduleActivityTask 1' });
+    expect(explainReplayError(violation("Activity id of scheduled event '2' does not match activity id of activity command '1'"), happyPath)).toMatchObject({ eventId: 14, event: 'ActivityTaskScheduled', command: 'ScheduleActivityTask 1' });
   });
 
   it('a replay error that is no determinism failure keeps the SDK message and a hint about the bundle', () => {
