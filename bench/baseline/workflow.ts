@@ -11,7 +11,7 @@ import type { HandrailActivities } from '../../activities';
 import type { HandoffV1, JobRequest, ReceiptV1 } from '../../contracts';
 import { firstPackage } from '../../workflows/rail/first-package';
 import { addUsd } from '../../workflows/rail/budget';
-import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
+import { HandrailAck, HandrailAcks, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
 
 const CHAIN = ['intake', 'retrieve', 'draft', 'judge', 'writeback'] as const;
 
@@ -39,8 +39,9 @@ export async function baselineJob(request: JobRequest & { traceparent: string })
 
 /**
  * Which of handrail's extra history events a shaped chain leaves: `handrail`, all of them (its
- * patch marker, and SPEC's search attributes upserted at each hop's start and at the job's end
- * with the keys that changed, as the rail publishes them); `marker`, the patch marker alone;
+ * patch marker, and SPEC's search attributes — set at the start, as `startJob` sets them, then
+ * upserted at each later hop's start and at the job's end with the keys that changed, as the
+ * rail publishes them); `marker`, the patch marker alone;
  * `upsert-per-hop`, one upsert per hop and no marker — the event budget issue 19 allows.
  */
 export type HistoryShape = 'handrail' | 'marker' | 'upsert-per-hop';
@@ -59,7 +60,8 @@ export async function shapedBaselineJob(request: JobRequest & { traceparent: str
   for (const [n, stage] of CHAIN.entries()) {
     const hops = Math.max(0, n - 1);
     if (shape === 'upsert-per-hop') upsertSearchAttributes([{ key: HandrailStage, value: stage }, { key: HandrailUsdRemaining, value: usd }, { key: HandrailHops, value: hops }]);
-    else if (shape === 'handrail') upsertSearchAttributes(n === 0 ? firstAttributes(stage, usd) : hopAttributes(n, stage, usd, hops));
+    // The job's first attributes came with its start, as startJob sets them.
+    else if (shape === 'handrail' && n > 0) upsertSearchAttributes(hopAttributes(n, stage, usd, hops));
     const result = await stages[stage]({ stage, package: pkg, delivery_key: `${request.job_id}:${stage}:${n}` });
     pkg = result.package;
     receipt = result.body;
@@ -76,21 +78,7 @@ export async function shapedBaselineJob(request: JobRequest & { traceparent: str
   return { job_id: request.job_id, receipt: receipt as ReceiptV1 };
 }
 
-/** What the rail publishes before a job's first hop: every attribute. */
-function firstAttributes(stage: string, usd: number): SearchAttributeUpdatePair[] {
-  return [
-    { key: HandrailPipeline, value: 'ticket-triage' },
-    { key: HandrailStage, value: stage },
-    { key: HandrailAck, value: 'none' },
-    { key: HandrailAcks, value: [] },
-    { key: HandrailVerdict, value: 'none' },
-    { key: HandrailStatus, value: 'running' },
-    { key: HandrailUsdRemaining, value: usd },
-    { key: HandrailHops, value: 0 },
-  ];
-}
-
-/** What it publishes before a later hop of the reference relay: what changed since the last (the
+/** What the rail publishes before a later hop of the reference relay: what changed since the last (the
  * hop count first moves after the second stage: intake's hop is not a transfer). */
 function hopAttributes(n: number, stage: string, usd: number, hops: number): SearchAttributeUpdatePair[] {
   return [
