@@ -1,6 +1,7 @@
 /**
- * `npm run bench [-- --jobs 10 --rounds 8 --shapes --json]`: what handrail costs over a bare Temporal chain of
- * the same five stage activities, on one dev server. Batches of N jobs alternate between
+ * `npm run bench [-- --jobs 10 --rounds 8 --shapes --cluster --json]`: what handrail costs over a bare Temporal chain of
+ * the same five stage activities, on one dev server (with --cluster, on a cluster of its own:
+ * PostgreSQL persistence and visibility, bench/cluster-lab.ts). Batches of N jobs alternate between
  * `handoffJob` and the baseline (bench/baseline/workflow.ts), each served by its own worker
  * process so CPU and peak RSS are the worker's alone; a third side runs handrail with the payload
  * codec (AES-256-GCM on worker and client) in the same rounds, for the codec's cost against
@@ -40,6 +41,7 @@ import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, NAMESPACE, newTraceparent, runI
 import { fmt, markdownTable, percentile, printReport, runMain } from './report';
 import { startWorkerProcess, type WorkerProcess } from './workers';
 import { judgeTargets } from './targets';
+import { startClusterLab } from './cluster-lab';
 
 const { values: args } = parseArgs({
   options: {
@@ -52,6 +54,8 @@ const { values: args } = parseArgs({
     'api-seconds': { type: 'string', default: '3' },
     // Two more shaped sides: the patch marker alone, and one upsert per hop (issue 19's event budget).
     shapes: { type: 'boolean' },
+    // On a cluster of its own (PostgreSQL visibility, bench/cluster-lab.ts) instead of a dev server.
+    cluster: { type: 'boolean' },
     json: { type: 'boolean' },
   },
 });
@@ -226,7 +230,7 @@ async function validationsPerSecond(millis: number) {
 }
 
 async function main(): Promise<void> {
-  const lab = await startLab('bench');
+  const lab = args.cluster ? await startClusterLab('bench') : await startLab('bench');
   const sides: Side[] = [];
   try {
     const id = runId();
@@ -322,6 +326,7 @@ async function main(): Promise<void> {
     });
 
     const body = {
+      server: args.cluster ? 'cluster' : 'dev server',
       jobs_per_batch: JOBS,
       rounds: ROUNDS,
       ratios,
@@ -340,7 +345,7 @@ async function main(): Promise<void> {
     };
     printReport('bench', body, Boolean(args.json), () =>
       [
-        `\n## handrail vs a bare chain of the same five activities (${ROUNDS} × ${JOBS} jobs per side, alternating batches)\n`,
+        `\n## handrail vs a bare chain of the same five activities (${ROUNDS} × ${JOBS} jobs per side, alternating batches, on ${args.cluster ? 'a cluster: PostgreSQL persistence and visibility; server CPU is the Temporal server and PostgreSQL' : 'the dev server'})\n`,
         markdownTable(['metric', 'handrail / baseline', 'handrail', 'baseline'], metrics.map(([k, label]) => [label, `${fmt(ratios[k]!)}×`, fmt(h.figures[k]), fmt(b.figures[k])])),
         '\n### handrail / baseline round by round (each round one batch per side)\n',
         markdownTable(['metric', ...roundRatios.map((_, i) => `round ${i + 1}`)], roundMetrics.map(([k, label]) => [label, ...roundRatios.map((r) => `${fmt(r[k])}×`)])),

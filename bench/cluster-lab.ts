@@ -1,0 +1,63 @@
+/**
+ * The lab on a cluster of its own (`npm run bench -- --cluster`): the production Temporal server
+ * on PostgreSQL for persistence and visibility (docs/cluster.md), on ports of its own, with no
+ * handrail workers — the bench starts each side's own. The dev server keeps visibility in
+ * SQLite; this measures the same sides where an upsert costs what it costs in production.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { handrailDataConverter } from '../src/codec';
+import { loadConfig } from '../src/config';
+import { ensureClusterBinaries } from '../src/devtools/cluster/binaries';
+import { clusterDown, clusterUp, takenPort } from '../src/devtools/cluster/lifecycle';
+import { runningPid, stopDaemon } from '../src/devtools/cluster/processes';
+import { clusterSettings, frontendAddress, type ClusterPorts } from '../src/devtools/cluster/settings';
+import { prepareNamespace, startTemporalServer } from '../src/devtools/cluster/temporal-server';
+import { treeCpuMicros, type Lab } from './lab';
+
+/** Off the default cluster, chaos's and the cluster integration test's. */
+const BENCH_CLUSTER_PORTS: ClusterPorts = { postgres: 5733, frontend: 10533, ui: 10633 };
+
+export async function startClusterLab(name: string): Promise<Lab> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `handrail-${name}-cluster-`));
+  // Run as root, PostgreSQL runs as `postgres`, who must reach its data dir below mkdtemp's 0700.
+  fs.chmodSync(tmp, 0o755);
+  const s = { ...clusterSettings(loadConfig({ HANDRAIL_DATA_DIR: tmp }), BENCH_CLUSTER_PORTS), workers: [] };
+  const bins = ensureClusterBinaries(process.env, () => undefined);
+  const taken = await takenPort(s, bins);
+  if (taken !== undefined) throw new Error(`port ${s.host}:${taken} is taken; the bench's cluster needs its own ports`);
+  let connection: Connection | undefined;
+  try {
+    await clusterUp(s, () => undefined);
+    connection = await Connection.connect({ address: frontendAddress(s) });
+  } catch (err) {
+    await connection?.close();
+    await clusterDown(s, () => undefined);
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  const postmaster = () => Number(fs.readFileSync(path.join(s.postgres.root, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return {
+    address: frontendAddress(s),
+    tmp,
+    client: new Client({ connection, namespace: s.namespace, dataConverter: handrailDataConverter() }),
+    async restartServer() {
+      await stopDaemon(s.server);
+      startTemporalServer(s, bins);
+      await prepareNamespace(s, () => undefined);
+    },
+    // The server's work is the Temporal server's and PostgreSQL's (its backends are children of the postmaster).
+    serverCpuMicros() {
+      const server = runningPid(s.server);
+      const [temporal, postgres] = [server === undefined ? undefined : treeCpuMicros(server), treeCpuMicros(postmaster())];
+      return temporal === undefined || postgres === undefined ? undefined : temporal + postgres;
+    },
+    async stop() {
+      await connection.close().catch(() => undefined);
+      await clusterDown(s, () => undefined);
+      fs.rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
