@@ -35,7 +35,7 @@ import { returnToSender, route, type Branch, type FanOutStep, type HopStep, type
 import { renderDetails, type HandoverLine } from './rail/details';
 import { HandrailAcks, SEARCH_ATTRIBUTES, jobSearchAttributes, type JobAttributes } from './search-attributes';
 import { traceHop } from './tracing';
-import { HANDOFF_RECORDS_PATCH, LEAN_RAIL_PATCH, PUBLISH_AFTER_DECISION_PATCH, START_ATTRIBUTES_PATCH, VALIDATE_REQUEST_PATCH, railPatched } from './patches';
+import { FINAL_STATUS_ONCE_PATCH, HANDOFF_RECORDS_PATCH, LEAN_RAIL_PATCH, PUBLISH_AFTER_DECISION_PATCH, START_ATTRIBUTES_PATCH, VALIDATE_REQUEST_PATCH, railPatched } from './patches';
 
 // The merge of a fan-out: one write of a content-addressed artifact and one keyed record.
 const { mergeBranches } = proxyActivities<{ mergeBranches(work: MergeWork): Promise<StageResult> }>({
@@ -534,12 +534,17 @@ class Job {
     // Only a job waiting on a human holds an open record: it timed out or was cancelled.
     // Awaited only when there is a record to close: a workflow promise costs a stack trace (runHop).
     if (this.openRecord) await this.closeRecord(status === 'cancelled' ? 'job_cancelled' : 'timed_out');
+    // Awaited when handlers still run, and in a cancelled scope, where it throws and the job ends
+    // cancelled; otherwise it would return at once, and a promise costs a stack trace (runHop).
+    // On `final-status-once`, before publishing: a job cancelled during its write publishes
+    // `cancelled` alone, never `completed` first.
+    const settled = () => allHandlersFinished() && !CancellationScope.current().consideredCancelled;
+    const settleFirst = railPatched(FINAL_STATUS_ONCE_PATCH);
+    if (settleFirst && !settled()) await condition(allHandlersFinished);
     this.status = status;
     this.reason = reason;
     this.publish();
-    // Awaited when handlers still run, and in a cancelled scope, where it throws and the job ends
-    // cancelled; otherwise it would return at once, and a promise costs a stack trace (runHop).
-    if (!allHandlersFinished() || CancellationScope.current().consideredCancelled) await condition(allHandlersFinished);
+    if (!settleFirst && !settled()) await condition(allHandlersFinished);
     return {
       job_id: this.jobId,
       status,

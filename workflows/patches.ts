@@ -83,7 +83,17 @@ export const RAIL_2026_12_PATCH = 'rail-2026-12';
  */
 export const START_ATTRIBUTES_PATCH = 'start-attributes';
 
-/** Patch `rail-2026-12-04`: the generation after `rail-2026-12`, its patches and `start-attributes`. */
+/**
+ * Patch `final-status-once` (2026-12-04): a job cancelled while its write ran (the write is not
+ * cancellable) publishes `HandrailStatus=cancelled` alone. Before, it published `completed` and
+ * then `cancelled` in the same workflow task: two upserts, and visibility said `completed` for a
+ * moment. Now `finish` waits for running handlers and a cancelled scope before it publishes, so a
+ * cancellation throws before the ending it will not have is published. In `rail-2026-12-04`; a run
+ * from before asks it on its own at its end (test/histories/before-rail-2026-12-04.cancel-during-write.json).
+ */
+export const FINAL_STATUS_ONCE_PATCH = 'final-status-once';
+
+/** Patch `rail-2026-12-04`: the generation after `rail-2026-12`, its patches, `start-attributes` and `final-status-once`. */
 export const RAIL_2026_12_04_PATCH = 'rail-2026-12-04';
 
 /**
@@ -113,7 +123,7 @@ const RAIL_2026_12 = [
  * newest one's marker alone; a run recorded under an older one (or none) finds that one's marker
  * (or none) and takes the branches it had. */
 const GENERATIONS: readonly { patch: string; includes: ReadonlySet<string> }[] = [
-  { patch: RAIL_2026_12_04_PATCH, includes: new Set([...RAIL_2026_12, START_ATTRIBUTES_PATCH]) },
+  { patch: RAIL_2026_12_04_PATCH, includes: new Set([...RAIL_2026_12, START_ATTRIBUTES_PATCH, FINAL_STATUS_ONCE_PATCH]) },
   { patch: RAIL_2026_12_PATCH, includes: new Set(RAIL_2026_12) },
 ];
 

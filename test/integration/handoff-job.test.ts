@@ -8,7 +8,8 @@ import type { SummaryMd } from '../../contracts';
 import { startJob } from '../../src/operator/client';
 import { decideUpdate, statusQuery } from '../../workflows/definitions';
 import { HandrailStatus } from '../../workflows/search-attributes';
-import { jobRequest, scheduledActivities, startRail, waitForStatus, type Rail } from '../helpers/rail';
+import { SCENARIOS } from '../scenarios';
+import { jobRequest, scheduledActivities, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
 
 let rail: Rail;
 let guarded: Rail;
@@ -142,6 +143,24 @@ describe('handoffJob on the real dev server', () => {
     const result = await handle.result();
     expect(result.status).toBe('cancelled');
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(0);
+  });
+
+  it('cancelled during its write: the write finishes, and the job publishes its ending once, cancelled, never completed first', async () => {
+    const scenario = SCENARIOS.find((s) => s.name === 'cancel-during-write')!;
+    const own = await startRail({ store: rail.store, activities: scenario.activities });
+    try {
+      const { workflowId, result } = await scenario.run(own, uniqueId('cancel-write'));
+      expect(scenario.check(result)).toBeUndefined();
+      const handle = own.client.workflow.getHandle(workflowId);
+      const published = ((await handle.fetchHistory()).events ?? []).flatMap((e) => {
+        const status = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.HandrailStatus;
+        return status ? [JSON.parse(Buffer.from(status.data!).toString('utf8')) as string] : [];
+      });
+      expect(published).toEqual(['cancelled']);
+      expect((await handle.describe()).typedSearchAttributes.get(HandrailStatus)).toBe('cancelled');
+    } finally {
+      await own.stop();
+    }
   });
 
   it('job id policy: starting the same job id again attaches to the existing job, running or completed', async () => {
