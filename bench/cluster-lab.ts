@@ -25,24 +25,40 @@ export async function startClusterLab(name: string): Promise<Lab> {
   // Run as root, PostgreSQL runs as `postgres`, who must reach its data dir below mkdtemp's 0700.
   fs.chmodSync(tmp, 0o755);
   const s = { ...clusterSettings(loadConfig({ HANDRAIL_DATA_DIR: tmp }), BENCH_CLUSTER_PORTS), workers: [] };
-  const bins = ensureClusterBinaries(process.env, () => undefined);
-  const taken = await takenPort(s, bins);
-  if (taken !== undefined) throw new Error(`port ${s.host}:${taken} is taken; the bench's cluster needs its own ports`);
+  /** Tears the cluster down and removes its data, whatever the teardown throws. */
+  const down = async () => {
+    try {
+      await clusterDown(s, () => undefined);
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  };
   let connection: Connection | undefined;
+  let bins: ReturnType<typeof ensureClusterBinaries>;
   try {
+    bins = ensureClusterBinaries(process.env, () => undefined);
+    const taken = await takenPort(s, bins);
+    if (taken !== undefined) throw new Error(`port ${s.host}:${taken} is taken; the bench's cluster needs its own ports`);
     await clusterUp(s, () => undefined);
     connection = await Connection.connect({ address: frontendAddress(s) });
   } catch (err) {
-    await connection?.close();
-    await clusterDown(s, () => undefined);
-    fs.rmSync(tmp, { recursive: true, force: true });
+    await connection?.close().catch(() => undefined);
+    // Nothing of ours listens when a port was taken: the teardown only finds parts not running.
+    await down().catch(() => undefined);
     throw err;
   }
-  const postmaster = () => Number(fs.readFileSync(path.join(s.postgres.root, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const open = connection;
+  const postmaster = (): number | undefined => {
+    try {
+      return Number(fs.readFileSync(path.join(s.postgres.root, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    } catch {
+      return undefined;
+    }
+  };
   return {
     address: frontendAddress(s),
     tmp,
-    client: new Client({ connection, namespace: s.namespace, dataConverter: handrailDataConverter() }),
+    client: new Client({ connection: open, namespace: s.namespace, dataConverter: handrailDataConverter() }),
     async restartServer() {
       await stopDaemon(s.server);
       startTemporalServer(s, bins);
@@ -50,14 +66,13 @@ export async function startClusterLab(name: string): Promise<Lab> {
     },
     // The server's work is the Temporal server's and PostgreSQL's (its backends are children of the postmaster).
     serverCpuMicros() {
-      const server = runningPid(s.server);
-      const [temporal, postgres] = [server === undefined ? undefined : treeCpuMicros(server), treeCpuMicros(postmaster())];
-      return temporal === undefined || postgres === undefined ? undefined : temporal + postgres;
+      const [server, postgres] = [runningPid(s.server), postmaster()];
+      const [a, b] = [server === undefined ? undefined : treeCpuMicros(server), postgres === undefined ? undefined : treeCpuMicros(postgres)];
+      return a === undefined || b === undefined ? undefined : a + b;
     },
     async stop() {
-      await connection.close().catch(() => undefined);
-      await clusterDown(s, () => undefined);
-      fs.rmSync(tmp, { recursive: true, force: true });
+      await open.close().catch(() => undefined);
+      await down();
     },
   };
 }

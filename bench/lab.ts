@@ -71,8 +71,9 @@ let ticksPerSecond: number | undefined;
 
 /**
  * User + system CPU of a process and all its descendants (the dev server runs under a tether
- * process), from /proc/<pid>/stat; undefined where there is no /proc. Exited descendants are not
- * counted, so read it around work the tree does while alive.
+ * process; PostgreSQL's backends under its postmaster), from /proc/<pid>/stat; undefined where
+ * there is no /proc. A descendant that exited counts once its parent in the tree has reaped it
+ * (the parent's cutime and cstime); one that exited unreaped, or whose parent left the tree, does not.
  */
 export function treeCpuMicros(root: number): number | undefined {
   if (!fs.existsSync('/proc/self/stat')) return undefined;
@@ -88,7 +89,8 @@ export function treeCpuMicros(root: number): number | undefined {
     }
     // Fields after the command name, which may itself hold spaces and parentheses.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
+    // utime, stime, then cutime, cstime: the process's own CPU and its reaped children's.
+    stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]) });
   }
   let ticks = 0;
   for (const [pid, stat] of stats) {

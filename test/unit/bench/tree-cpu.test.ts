@@ -25,6 +25,14 @@ describe.skipIf(!fs.existsSync('/proc/self/stat'))('treeCpuMicros (the bench rea
     expect(treeCpuMicros(shell.pid!)).toBeGreaterThanOrEqual(250_000);
   });
 
+  it('counts a descendant that exited, once the tree reaped it (a PostgreSQL backend that ended)', async () => {
+    const burn = `while (process.cpuUsage().user < 300000);`;
+    const shell = spawn('sh', ['-c', `"${process.execPath}" -e '${burn}'; echo reaped; sleep 20`], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
+    children.push(shell);
+    await new Promise<void>((resolve) => shell.stdout!.on('data', (d: Buffer) => d.toString().includes('reaped') && resolve()));
+    expect(treeCpuMicros(shell.pid!)).toBeGreaterThanOrEqual(250_000);
+  });
+
   it('counts nothing outside the tree: an idle process next to a busy one', async () => {
     const { burnt } = shellWithBusyChild(300);
     const idle = spawn('sleep', ['20'], { stdio: 'ignore', detached: true });
