@@ -12,7 +12,7 @@ import { resolveTemporalCli } from '../../src/devtools/devserver/temporal-cli';
 import { getJob, jobResult, onTaskQueue, startJob } from '../../src/operator/client';
 import type { JobDiff, ReplayOutcome } from '../../src/replay';
 import { runHandrail } from '../helpers/cli';
-import { jobRequest, startRail, type Rail } from '../helpers/rail';
+import { jobRequest, startRail, until, type Rail } from '../helpers/rail';
 
 const RUNNING = 'ExecutionStatus="Running"';
 
@@ -23,13 +23,6 @@ let waiting: string;
 let exported: { cli: string; webUi: string };
 
 const handrail = (args: string[]) => runHandrail(args, { TEMPORAL_ADDRESS: inject('temporalAddress'), HANDRAIL_TASK_QUEUE: rail.taskQueue });
-
-async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
-  for (let tries = 0; !(await probe()); tries++) {
-    if (tries > 150) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** What the Web UI's Download button saves: `{ events }` from the UI server's history API. */
 async function webUiDownload(workflowId: string, runId: string): Promise<string> {
@@ -122,7 +115,7 @@ describe('handrail replay against the dev server', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(`FAIL  ${done}: event 5 (MarkerRecorded) has no matching command\n`);
     expect(run.stdout).toContain(`FAIL  ${waiting}: event 5 (MarkerRecorded) has no matching command\n`);
-    expect(run.stdout).toContain("hint: the history took patched('rail-2026-12') here");
+    expect(run.stdout).toContain("hint: the history took patched('rail-2026-12-04') here");
     expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('replayed 2 histories: 0 passed, 2 failed');
   });
 
