@@ -33,7 +33,7 @@ import { escalationKeys, escalationRecord } from './rail/handoff-record';
 import { branchFailure, branchSegments, failedBranch, mergeHop, mergeKey, mergedBody, mergedPackage } from './rail/merge';
 import { returnToSender, route, type Branch, type FanOutStep, type HopStep, type Route } from './rail/routing';
 import { renderDetails, type HandoverLine } from './rail/details';
-import { HandrailAcks, SEARCH_ATTRIBUTES, jobSearchAttributes, type JobAttributes } from './search-attributes';
+import { HandrailAcks, HandrailStatus, SEARCH_ATTRIBUTES, jobSearchAttributes, type JobAttributes } from './search-attributes';
 import { traceHop } from './tracing';
 import { FINAL_STATUS_ONCE_PATCH, HANDOFF_RECORDS_PATCH, LEAN_RAIL_PATCH, PUBLISH_AFTER_DECISION_PATCH, START_ATTRIBUTES_PATCH, VALIDATE_REQUEST_PATCH, railPatched } from './patches';
 
@@ -78,10 +78,28 @@ export function pipelineFor(rail: RailPipelines, name: string | undefined, failu
 /** The `handoffJob` workflow for these pipelines: a job names one in `pipeline` (the first by default). */
 export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => Promise<JobResult> {
   return async function handoffJob(input: JobRequest): Promise<JobResult> {
-    const request = railPatched(VALIDATE_REQUEST_PATCH) ? checkedRequest(input) : input;
-    const pipeline = pipelineFor(rail, request.pipeline, 'InvalidJobRequest');
+    const checked = railPatched(VALIDATE_REQUEST_PATCH);
+    let request: JobRequest;
+    let pipeline: Pipeline;
+    try {
+      request = checked ? checkedRequest(input) : input;
+      pipeline = pipelineFor(rail, request.pipeline, 'InvalidJobRequest');
+    } catch (err) {
+      refusedAtStart();
+      throw err;
+    }
     return await runJob(new Job(request, pipeline, rail.stages.get(pipeline.name)!));
   };
+}
+
+/** A job started with its first attributes (`startJob`) shows `running` until the rail publishes
+ * otherwise: one refused before its first hop (an invalid request, a pipeline this worker does not
+ * run) says `rejected` as it fails. Asked only when the start carried a status (patch
+ * `start-attributes`). */
+function refusedAtStart(): void {
+  if (workflowInfo().typedSearchAttributes.get(HandrailStatus) !== undefined && railPatched(START_ATTRIBUTES_PATCH)) {
+    upsertSearchAttributes([{ key: HandrailStatus, value: 'rejected' }]);
+  }
 }
 
 /** The request as the contract defines it, run under its own id; otherwise the job fails at
@@ -538,9 +556,10 @@ class Job {
     // cancelled; otherwise it would return at once, and a promise costs a stack trace (runHop).
     // On `final-status-once`, before publishing: a job cancelled during its write publishes
     // `cancelled` alone, never `completed` first.
+    // Asked only when the branches differ (handlers running, or the scope cancelled).
     const settled = () => allHandlersFinished() && !CancellationScope.current().consideredCancelled;
-    const settleFirst = railPatched(FINAL_STATUS_ONCE_PATCH);
-    if (settleFirst && !settled()) await condition(allHandlersFinished);
+    const settleFirst = !settled() && railPatched(FINAL_STATUS_ONCE_PATCH);
+    if (settleFirst) await condition(allHandlersFinished);
     this.status = status;
     this.reason = reason;
     this.publish();

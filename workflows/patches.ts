@@ -77,9 +77,9 @@ export const RAIL_2026_12_PATCH = 'rail-2026-12';
  * published already (`startJob` sets the first ones), so its first hop upserts only what differs —
  * one event fewer per job started by the client. Taken through the generation `rail-2026-12-04`,
  * so it costs no marker of its own: a new run records that generation's marker, and a run
- * recorded before it, asked in its first workflow task (replayed, so a missing marker records
- * nothing), takes the old branch. Those histories (test/histories/before-rail-2026-12-04.*)
- * replay with the first hop's full upsert.
+ * recorded before it takes the old branch (`handoffJob` asks at its start, in the first workflow
+ * task, which such a run has already recorded, so the replay finds no marker and records none).
+ * Those histories (test/histories/before-rail-2026-12-04.*) replay with the first hop's full upsert.
  */
 export const START_ATTRIBUTES_PATCH = 'start-attributes';
 
@@ -121,7 +121,8 @@ const RAIL_2026_12 = [
 
 /** The consolidations, newest first, each with every patch it includes. A new run records the
  * newest one's marker alone; a run recorded under an older one (or none) finds that one's marker
- * (or none) and takes the branches it had. */
+ * (or none) and takes the branches it had. A generation's list is frozen once any worker has run
+ * it: a patch added later goes on its own or into a new generation. */
 const GENERATIONS: readonly { patch: string; includes: ReadonlySet<string> }[] = [
   { patch: RAIL_2026_12_04_PATCH, includes: new Set([...RAIL_2026_12, START_ATTRIBUTES_PATCH, FINAL_STATUS_ONCE_PATCH]) },
   { patch: RAIL_2026_12_PATCH, includes: new Set(RAIL_2026_12) },

@@ -5,12 +5,12 @@
  * (running or closed) never creates a second job — `startJob` attaches to the existing one.
  */
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
-import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type DataConverter, type SearchAttributePair } from '@temporalio/common';
+import { IllegalStateError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type DataConverter, type SearchAttributePair } from '@temporalio/common';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { HumanDecision, JobRequest, findPipeline, issueLines, type Pipeline, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
 import type { handoffJob } from '../../workflows';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../../workflows/definitions';
-import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict, jobSearchAttributes } from '../../workflows/search-attributes';
+import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict, jobSearchAttributes, type JobAttributes } from '../../workflows/search-attributes';
 import { startingAttributes } from '../../workflows/rail/first-package';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { DEFAULT_MAX_HOPS } from '../../workflows/rail/hops';
@@ -84,9 +84,18 @@ export async function startJob(client: Client, input: unknown, options: StartOpt
 }
 
 /** The job's first attributes as the rail would publish them, for a start request; an empty list
- * is left out (an absent list is an empty one). */
+ * is left out (an absent list is an empty one). None when the pipeline's first route cannot be
+ * taken here: a `when` that asks the workflow API (`patched()`, docs/cluster.md) has its answer in
+ * a worker only, and the rail publishes them at the first hop as it always could. */
 export function startSearchAttributes(request: JobRequest, pipeline: Pipeline): SearchAttributePair[] {
-  return jobSearchAttributes(startingAttributes(request, pipeline)).filter((a) => !Array.isArray(a.value) || a.value.length > 0) as SearchAttributePair[];
+  let attributes: JobAttributes;
+  try {
+    attributes = startingAttributes(request, pipeline);
+  } catch (err) {
+    if (err instanceof IllegalStateError) return [];
+    throw err;
+  }
+  return jobSearchAttributes(attributes).filter((a) => !Array.isArray(a.value) || a.value.length > 0) as SearchAttributePair[];
 }
 
 /** The result of a job, waiting for it to end. */
@@ -149,8 +158,11 @@ async function describeJob(client: Client, jobId: string) {
 }
 
 /** How a closed job ended: the rail's own status when it returned one, else Temporal's. */
+/** How a closed job ended: the rail's status, or Temporal's when the rail's never left `running`
+ * (terminated, timed out, or refused before the rail published anything). */
 function endedAs(described: Awaited<ReturnType<typeof describeJob>>): string {
-  return described.typedSearchAttributes.get(HandrailStatus) ?? described.status.name.toLowerCase();
+  const rail = described.typedSearchAttributes.get(HandrailStatus);
+  return rail !== undefined && rail !== 'running' ? rail : described.status.name.toLowerCase();
 }
 
 type DescribedJob = Awaited<ReturnType<typeof describeJob>>;
@@ -336,6 +348,8 @@ export function jobsQuery(filter: Omit<JobFilter, 'limit'> = {}): string {
   const terms = [`WorkflowType = "handoffJob"`];
   if (filter.taskQueue) terms.push(`TaskQueue = ${quoted(filter.taskQueue)}`);
   if (filter.status) terms.push(`${HandrailStatus.name} = ${quoted(filter.status)}`);
+  // A run closed while the rail said running (terminated, timed out, before any worker took it) is not running.
+  if (filter.status === 'running') terms.push(`ExecutionStatus = "Running"`);
   if (filter.pipeline) terms.push(`${HandrailPipeline.name} = ${quoted(filter.pipeline)}`);
   if (filter.stage) terms.push(`${HandrailStage.name} = ${quoted(filter.stage)}`);
   // Any ack the job has seen (HandrailAcks); jobs from before it was published match on the newest.

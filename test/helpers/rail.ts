@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { JobRequest, Pipeline } from '../../contracts';
@@ -27,6 +28,8 @@ export interface Rail {
   client: Client;
   store: Store;
   taskQueue: string;
+  /** The worker's pipelines when not the built-in ones: `startJob(client, request, rail)` starts with their attributes. */
+  pipelines?: readonly Pipeline[];
   workers: Worker[];
   stop(): Promise<void>;
 }
@@ -92,6 +95,7 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
     client,
     store,
     taskQueue,
+    ...(opts.pipelines ? { pipelines: opts.pipelines } : {}),
     workers,
     async stop() {
       for (const w of workers) w.shutdown();
@@ -118,6 +122,23 @@ export function jobRequest(overrides: Partial<JobRequest> = {}): JobRequest {
 export async function deliverHop(rail: Pick<Rail, 'client' | 'taskQueue'>, request: StageHopRequest, workflowId = uniqueId('hop')): Promise<StageHopResult & { workflowId: string }> {
   const result = await rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', { taskQueue: rail.taskQueue, workflowId, args: [request] });
   return { ...result, workflowId };
+}
+
+/** The keys of each Handrail search-attribute upsert in a history, in order (sdk-core's
+ * `TemporalChangeVersion` upsert, which comes with a patch marker, left out). */
+export function handrailUpserts(events: temporal.api.history.v1.IHistoryEvent[]): string[][] {
+  return events.flatMap((e) => {
+    const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+    return fields && !('TemporalChangeVersion' in fields) ? [Object.keys(fields).sort()] : [];
+  });
+}
+
+/** Polls `probe` every 200 ms until it holds (visibility is a second or so behind the run), for up to 30 s. */
+export async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
+  for (let tries = 0; !(await probe()); tries++) {
+    if (tries > 150) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 /** Activity types scheduled in a workflow's history, in order. */

@@ -12,7 +12,7 @@ import { sha256Hex } from '../../src/worker/store/content';
 import { RAIL_2026_12_04_PATCH } from '../../workflows/patches';
 import type { JobStatusView } from '../../workflows/definitions';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
-import { jobRequest, startRail, type Rail } from '../helpers/rail';
+import { handrailUpserts, jobRequest, startRail, type Rail } from '../helpers/rail';
 
 const request = jobRequest();
 const { subject, body } = request.ticket;
@@ -61,10 +61,7 @@ describe('the ticket by reference', () => {
 
   it('the same patch publishes only changed search attributes, once per step, ending as the status query says', async () => {
     const handle = rail.client.workflow.getHandle(request.job_id);
-    const upserts = events.flatMap((e) => {
-      const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
-      return fields && !('TemporalChangeVersion' in fields) ? [Object.keys(fields)] : [];
-    });
+    const upserts = handrailUpserts(events);
     // None at the first hop (startJob set the first attributes), one at each of the four later
     // hops' start, one at the job's end.
     expect(upserts).toHaveLength(5);

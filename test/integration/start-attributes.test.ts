@@ -3,12 +3,12 @@
  * them, so the Web UI and `handrail list` show a job before any worker picks it up, and the rail
  * upserts only what differs from what the start carried.
  */
-import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startJob } from '../../src/operator/client';
+import { WorkflowFailedError } from '@temporalio/client';
+import { cancelJob, listJobs, startJob } from '../../src/operator/client';
 import type { JobStatusView } from '../../workflows/definitions';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
-import { jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
+import { handrailUpserts, jobRequest, startRail, uniqueId, until, type Rail } from '../helpers/rail';
 
 let rail: Rail;
 
@@ -19,18 +19,11 @@ afterAll(async () => {
   await rail?.stop();
 });
 
-/** The keys of each Handrail upsert in a history, in order (sdk-core's TemporalChangeVersion left out). */
-function handrailUpserts(events: temporal.api.history.v1.IHistoryEvent[]): string[][] {
-  return events.flatMap((e) => {
-    const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
-    return fields && !('TemporalChangeVersion' in fields) ? [Object.keys(fields).sort()] : [];
-  });
-}
-
 describe('a job shows its attributes from its start', () => {
   it('startJob sets them: a job on a queue no worker polls already shows its pipeline, first stage, status and wallet', async () => {
     const request = jobRequest({ pipeline: 'support-routing', budget: { usd: 0.25, revisions: 1 } });
-    const { handle } = await startJob(rail.client, request, { taskQueue: uniqueId('no-worker') });
+    const taskQueue = uniqueId('no-worker');
+    const { handle } = await startJob(rail.client, request, { taskQueue });
     try {
       const attrs = (await handle.describe()).typedSearchAttributes;
       expect({
@@ -46,6 +39,22 @@ describe('a job shows its attributes from its start', () => {
     } finally {
       await handle.terminate('test over');
     }
+    // Closed with the start's `running` still on it: it ended as Temporal says, and is not listed as running.
+    await expect(cancelJob(rail.client, request.job_id)).rejects.toThrow(`job "${request.job_id}" already ended (terminated)`);
+    await until('visibility to list it terminated', async () => (await listJobs(rail.client, { taskQueue }))[0]?.run_status === 'TERMINATED');
+    expect(await listJobs(rail.client, { taskQueue, status: 'running' })).toEqual([]);
+  });
+
+  it('a job refused before its first hop (a pipeline this worker does not run) says rejected, not the running it was started with', async () => {
+    const request = jobRequest({ pipeline: 'no-such-pipeline' });
+    const handle = await rail.client.workflow.start('handoffJob', {
+      taskQueue: rail.taskQueue,
+      workflowId: request.job_id,
+      args: [request],
+      typedSearchAttributes: [{ key: HandrailStatus, value: 'running' }],
+    });
+    await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
+    expect((await handle.describe()).typedSearchAttributes.get(HandrailStatus)).toBe('rejected');
   });
 
   it('the rail upserts only what differs from the start: a caller who set one attribute wrong and left others out gets exactly those', async () => {

@@ -22,12 +22,13 @@ export function firstPackage(request: JobRequest, traceparent: string, entry: st
 }
 
 
-/** Where a job starts: its first package, and the stage the pipeline's first route sends it to
- * (the human hop when that route is not a hop). */
+/** Where a job starts: its first package, and the stage the pipeline's first route sends it to —
+ * the fan-out's stages as the rail shows them (`a+b`), or the human hop when that route ends or
+ * escalates the job. */
 export function jobStart(request: JobRequest, pipeline: Pick<Pipeline, 'routes' | 'entry'>, traceparent: string): { package: HandoffV1; stage: string } {
   const pkg = firstPackage(request, traceparent, pipeline.entry);
   const first = route(pipeline, pkg);
-  return { package: pkg, stage: first.kind === 'hop' ? first.to : HUMAN };
+  return { package: pkg, stage: first.kind === 'hop' ? first.to : first.kind === 'fanout' ? first.rule.fanOut.join('+') : HUMAN };
 }
 
 /** What a job shows before its first hop: the rail's first publish when the pipeline starts with a
