@@ -89,7 +89,8 @@ export const START_ATTRIBUTES_PATCH = 'start-attributes';
  * then `cancelled` in the same workflow task: two upserts, and visibility said `completed` for a
  * moment. Now `finish` waits for running handlers and a cancelled scope before it publishes, so a
  * cancellation throws before the ending it will not have is published. In `rail-2026-12-04`; a run
- * from before asks it on its own at its end (test/histories/before-rail-2026-12-04.cancel-during-write.json).
+ * from before asks it on its own at its end, only when a handler still runs or its scope is
+ * cancelled (test/histories/before-rail-2026-12-04.cancel-during-write.json).
  */
 export const FINAL_STATUS_ONCE_PATCH = 'final-status-once';
 

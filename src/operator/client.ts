@@ -157,13 +157,16 @@ async function describeJob(client: Client, jobId: string) {
   }
 }
 
-/** How a closed job ended: the rail's own status when it returned one, else Temporal's. */
-/** How a closed job ended: the rail's status, or Temporal's when the rail's never left `running`
- * (terminated, timed out, or refused before the rail published anything). */
+/** How a closed job ended: the rail's own status when it returned one, else Temporal's — also
+ * when the run was stopped from outside (terminated, timed out) while the rail said `running` or
+ * `escalated`. */
 function endedAs(described: Awaited<ReturnType<typeof describeJob>>): string {
   const rail = described.typedSearchAttributes.get(HandrailStatus);
-  return rail !== undefined && rail !== 'running' ? rail : described.status.name.toLowerCase();
+  return rail !== undefined && !OPEN_RAIL_STATUSES.has(rail) ? rail : described.status.name.toLowerCase();
 }
+
+/** Rail statuses of a job still under way: a closed run that last said one of these was stopped from outside. */
+const OPEN_RAIL_STATUSES: ReadonlySet<string> = new Set(['running', 'escalated']);
 
 type DescribedJob = Awaited<ReturnType<typeof describeJob>>;
 
@@ -348,8 +351,8 @@ export function jobsQuery(filter: Omit<JobFilter, 'limit'> = {}): string {
   const terms = [`WorkflowType = "handoffJob"`];
   if (filter.taskQueue) terms.push(`TaskQueue = ${quoted(filter.taskQueue)}`);
   if (filter.status) terms.push(`${HandrailStatus.name} = ${quoted(filter.status)}`);
-  // A run closed while the rail said running (terminated, timed out, before any worker took it) is not running.
-  if (filter.status === 'running') terms.push(`ExecutionStatus = "Running"`);
+  // A run closed while the rail said running or escalated (terminated, timed out) is neither.
+  if (filter.status && OPEN_RAIL_STATUSES.has(filter.status)) terms.push(`ExecutionStatus = "Running"`);
   if (filter.pipeline) terms.push(`${HandrailPipeline.name} = ${quoted(filter.pipeline)}`);
   if (filter.stage) terms.push(`${HandrailStage.name} = ${quoted(filter.stage)}`);
   // Any ack the job has seen (HandrailAcks); jobs from before it was published match on the newest.

@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 describe('a job shows its attributes from its start', () => {
-  it('startJob sets them: a job on a queue no worker polls already shows its pipeline, first stage, status and wallet', async () => {
+  it('startJob sets them: a job on a queue no worker polls already shows its pipeline, first stage, status and wallet; terminated so, it ended as Temporal says and is not listed as running', async () => {
     const request = jobRequest({ pipeline: 'support-routing', budget: { usd: 0.25, revisions: 1 } });
     const taskQueue = uniqueId('no-worker');
     const { handle } = await startJob(rail.client, request, { taskQueue });
@@ -53,7 +53,12 @@ describe('a job shows its attributes from its start', () => {
       args: [request],
       typedSearchAttributes: [{ key: HandrailStatus, value: 'running' }],
     });
-    await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
+    const failure = await handle.result().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    expect((failure as WorkflowFailedError).cause?.message).toContain('unknown pipeline "no-such-pipeline"');
     expect((await handle.describe()).typedSearchAttributes.get(HandrailStatus)).toBe('rejected');
   });
 

@@ -1,3 +1,4 @@
+import { IllegalStateError } from '@temporalio/common';
 import { patched } from '@temporalio/workflow';
 import { describe, expect, it } from 'vitest';
 import { supportRouting, ticketTriage } from '../../../contracts/pipelines';
@@ -50,7 +51,7 @@ describe('the attributes startJob starts a job with', () => {
 
   it('are none when the first route asks the workflow API (patched() in a `when`), which only a worker can answer', () => {
     const pipeline = startingWith({ after: 'ticket.raw', when: () => patched('triage-first'), to: 'retrieve', reason: 'patched route' });
-    expect(() => startingAttributes(request, pipeline)).toThrow();
+    expect(() => startingAttributes(request, pipeline)).toThrow(IllegalStateError);
     expect(startSearchAttributes(request, pipeline)).toEqual([]);
   });
 });
