@@ -5,7 +5,7 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SummaryMd } from '../../contracts';
-import { startJob } from '../../src/operator/client';
+import { cancelJob, startJob } from '../../src/operator/client';
 import { decideUpdate, statusQuery } from '../../workflows/definitions';
 import { HandrailStatus } from '../../workflows/search-attributes';
 import { SCENARIOS } from '../scenarios';
@@ -143,6 +143,14 @@ describe('handoffJob on the real dev server', () => {
     const result = await handle.result();
     expect(result.status).toBe('cancelled');
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(0);
+  });
+
+  it('terminated while escalated: the job ended as Temporal says, not as the escalated it last published', async () => {
+    const request = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
+    const { handle } = await startJob(rail.client, request, rail);
+    await waitForStatus(handle, 'escalated');
+    await handle.terminate('test over');
+    await expect(cancelJob(rail.client, request.job_id)).rejects.toThrow(`job "${request.job_id}" already ended (terminated)`);
   });
 
   it('cancelled during its write: the write finishes, and the job publishes its ending once, cancelled, never completed first', async () => {
