@@ -78,11 +78,10 @@ export function pipelineFor(rail: RailPipelines, name: string | undefined, failu
 /** The `handoffJob` workflow for these pipelines: a job names one in `pipeline` (the first by default). */
 export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => Promise<JobResult> {
   return async function handoffJob(input: JobRequest): Promise<JobResult> {
-    const checked = railPatched(VALIDATE_REQUEST_PATCH);
     let request: JobRequest;
     let pipeline: Pipeline;
     try {
-      request = checked ? checkedRequest(input) : input;
+      request = railPatched(VALIDATE_REQUEST_PATCH) ? checkedRequest(input) : input;
       pipeline = pipelineFor(rail, request.pipeline, 'InvalidJobRequest');
     } catch (err) {
       refusedAtStart();
@@ -552,18 +551,17 @@ class Job {
     // Only a job waiting on a human holds an open record: it timed out or was cancelled.
     // Awaited only when there is a record to close: a workflow promise costs a stack trace (runHop).
     if (this.openRecord) await this.closeRecord(status === 'cancelled' ? 'job_cancelled' : 'timed_out');
-    // Awaited when handlers still run, and in a cancelled scope, where it throws and the job ends
-    // cancelled; otherwise it would return at once, and a promise costs a stack trace (runHop).
-    // On `final-status-once`, before publishing: a job cancelled during its write publishes
-    // `cancelled` alone, never `completed` first.
-    // Asked only when the branches differ (handlers running, or the scope cancelled).
-    const settled = () => allHandlersFinished() && !CancellationScope.current().consideredCancelled;
-    const settleFirst = !settled() && railPatched(FINAL_STATUS_ONCE_PATCH);
+    // Handlers still running are awaited, and in a cancelled scope the wait throws and the job ends
+    // cancelled; otherwise nothing is awaited (a promise costs a stack trace, runHop). On
+    // `final-status-once` (asked only then) the wait comes before publishing, so a job cancelled
+    // during its write publishes `cancelled` alone, never `completed` first.
+    const unsettled = !allHandlersFinished() || CancellationScope.current().consideredCancelled;
+    const settleFirst = unsettled && railPatched(FINAL_STATUS_ONCE_PATCH);
     if (settleFirst) await condition(allHandlersFinished);
     this.status = status;
     this.reason = reason;
     this.publish();
-    if (!settleFirst && !settled()) await condition(allHandlersFinished);
+    if (unsettled && !settleFirst) await condition(allHandlersFinished);
     return {
       job_id: this.jobId,
       status,

@@ -21,7 +21,6 @@ export function firstPackage(request: JobRequest, traceparent: string, entry: st
   } as HandoffV1;
 }
 
-
 /** Where a job starts: its first package, and the stage the pipeline's first route sends it to —
  * the fan-out's stages as the rail shows them (`a+b`), or the human hop when that route ends or
  * escalates the job. */
