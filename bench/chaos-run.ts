@@ -8,18 +8,14 @@
  * of which a kill may hit; its PostgreSQL, which holds the server's persistence and visibility,
  * the store and the CRM, is restarted once while jobs run).
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { decodeTimeoutType } from '@temporalio/common';
 import type { JobRequest, JobResult } from '../contracts';
-import { loadConfig } from '../src/config';
-import { ensureClusterBinaries } from '../src/devtools/cluster/binaries';
-import { clusterDown, clusterUp, takenPort } from '../src/devtools/cluster/lifecycle';
+import { startOwnCluster } from '../src/devtools/cluster/own-cluster';
 import { ensurePostgres, stopClusterPostgres } from '../src/devtools/cluster/postgres';
 import { runningPid, stopDaemon } from '../src/devtools/cluster/processes';
-import { clusterEnv, clusterSettings, crmUrl, frontendAddress, storeUrl, type ClusterPorts } from '../src/devtools/cluster/settings';
-import { prepareNamespace, startTemporalServer } from '../src/devtools/cluster/temporal-server';
+import { clusterEnv, crmUrl, storeUrl, type ClusterPorts } from '../src/devtools/cluster/settings';
 import { startWorker, workerEnv, workerUp } from '../src/devtools/cluster/workers';
 import { startJob } from '../src/operator/client';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
@@ -148,19 +144,14 @@ const CHAOS_CLUSTER_PORTS: ClusterPorts = { postgres: 5633, frontend: 10333, ui:
 
 /** A cluster of its own (temp data dir, CHAOS_CLUSTER_PORTS) with its general worker and writer. */
 async function clusterWorld(note: (msg: string) => void): Promise<ChaosWorld> {
-  const tmp = fs.mkdtempSync(path.join(process.env.TMPDIR || '/tmp', 'handrail-chaos-cluster-'));
-  // Run as root, PostgreSQL runs as `postgres`, who must reach its data dir below mkdtemp's 0700.
-  fs.chmodSync(tmp, 0o755);
-  const s = clusterSettings(loadConfig({ HANDRAIL_DATA_DIR: tmp }), CHAOS_CLUSTER_PORTS);
-  const bins = ensureClusterBinaries(process.env, note);
-  const taken = await takenPort(s, bins);
-  if (taken !== undefined) throw new Error(`port ${s.host}:${taken} is taken; chaos --cluster needs its own cluster's ports`);
+  const cluster = await startOwnCluster({ name: 'chaos', ports: CHAOS_CLUSTER_PORTS, workers: true, log: note });
+  const s = cluster.settings;
   const stores: Store[] = [];
-  let connection: Connection | undefined;
+  const closeAll = async () => {
+    for (const store of stores) await store.close();
+    await cluster.down();
+  };
   try {
-    await clusterUp(s, () => undefined);
-    note(`cluster up at ${frontendAddress(s)} (data ${s.root})`);
-    connection = await Connection.connect({ address: frontendAddress(s) });
     const store = await openStore({ databaseUrl: storeUrl(s) });
     stores.push(store);
     const crm = await openStore({ databaseUrl: crmUrl(s) });
@@ -175,7 +166,7 @@ async function clusterWorld(note: (msg: string) => void): Promise<ChaosWorld> {
     };
     return {
       server: 'cluster',
-      client: new Client({ connection, namespace: s.namespace }),
+      client: new Client({ connection: cluster.connection, namespace: s.namespace }),
       taskQueue: s.taskQueue,
       crm,
       ensureWorkers,
@@ -188,27 +179,16 @@ async function clusterWorld(note: (msg: string) => void): Promise<ChaosWorld> {
         await stopDaemon(victim);
         return `${victim.name} ${pid}`;
       },
-      async restartServer() {
-        await stopDaemon(s.server);
-        startTemporalServer(s, bins);
-        await prepareNamespace(s, () => undefined);
-      },
+      restartServer: () => cluster.restartServer(),
       async restartDatabase(downMs) {
         if (!stopClusterPostgres(s)) throw new Error(`the cluster's PostgreSQL (${s.host}:${s.postgres.port}) was not running`);
         await sleep(downMs);
         await ensurePostgres(s, note);
       },
-      async stop() {
-        await connection?.close();
-        for (const store of stores) await store.close();
-        await clusterDown(s, () => undefined);
-        fs.rmSync(tmp, { recursive: true, force: true });
-      },
+      stop: closeAll,
     };
   } catch (err) {
-    await connection?.close();
-    for (const store of stores) await store.close();
-    await clusterDown(s, () => undefined);
+    await closeAll();
     throw err;
   }
 }
