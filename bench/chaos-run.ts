@@ -147,9 +147,13 @@ async function clusterWorld(note: (msg: string) => void): Promise<ChaosWorld> {
   const cluster = await startOwnCluster({ name: 'chaos', ports: CHAOS_CLUSTER_PORTS, workers: true, log: note });
   const s = cluster.settings;
   const stores: Store[] = [];
+  // The cluster goes down (and its data with it) even when a store fails to close.
   const closeAll = async () => {
-    for (const store of stores) await store.close();
-    await cluster.down();
+    try {
+      for (const store of stores) await store.close();
+    } finally {
+      await cluster.down();
+    }
   };
   try {
     const store = await openStore({ databaseUrl: storeUrl(s) });
@@ -188,7 +192,7 @@ async function clusterWorld(note: (msg: string) => void): Promise<ChaosWorld> {
       stop: closeAll,
     };
   } catch (err) {
-    await closeAll();
+    await closeAll().catch(() => undefined);
     throw err;
   }
 }

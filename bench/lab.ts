@@ -25,9 +25,10 @@ export interface Lab {
   address: string;
   tmp: string;
   client: Client;
-  /** Stops the dev server and starts it again on the same ports and SQLite file. */
+  /** Stops the server (the dev server, or a cluster lab's Temporal server) and starts it again on the same data. */
   restartServer(): Promise<void>;
-  /** CPU time the dev server has used so far (its process tree), or undefined without /proc. */
+  /** CPU time the server has used so far (the dev server's process tree; a cluster lab's Temporal
+   * server and PostgreSQL), or undefined without /proc. */
   serverCpuMicros(): number | undefined;
   stop(): Promise<void>;
 }

@@ -37,10 +37,16 @@ export interface OwnCluster {
 export async function startOwnCluster(o: OwnClusterOptions): Promise<OwnCluster> {
   const log = o.log ?? (() => undefined);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `handrail-${o.name}-cluster-`));
-  // Run as root, PostgreSQL runs as `postgres`, who must reach its data dir below mkdtemp's 0700.
-  fs.chmodSync(tmp, 0o755);
-  const settings = clusterSettings(loadConfig({ HANDRAIL_DATA_DIR: tmp }), o.ports);
-  const s = o.workers ? settings : { ...settings, workers: [] };
+  let s: ClusterSettings;
+  try {
+    // Run as root, PostgreSQL runs as `postgres`, who must reach its data dir below mkdtemp's 0700.
+    fs.chmodSync(tmp, 0o755);
+    const settings = clusterSettings(loadConfig({ HANDRAIL_DATA_DIR: tmp }), o.ports);
+    s = o.workers ? settings : { ...settings, workers: [] };
+  } catch (err) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
   let connection: Connection | undefined;
   const down = async () => {
     try {
