@@ -4,13 +4,12 @@
  * handrail workers — the bench starts each side's own. The dev server keeps visibility in
  * SQLite; this measures the same sides where an upsert costs what it costs in production.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { handrailDataConverter } from '../src/codec';
 import { startOwnCluster } from '../src/devtools/cluster/own-cluster';
 import { runningPid } from '../src/devtools/cluster/processes';
 import { frontendAddress, type ClusterPorts } from '../src/devtools/cluster/settings';
+import { postmasterPid } from '../src/devtools/cluster/status';
 import { treeCpuMicros, type Lab } from './lab';
 
 /** Off the default cluster, chaos's and the cluster integration test's. */
@@ -19,13 +18,6 @@ const BENCH_CLUSTER_PORTS: ClusterPorts = { postgres: 5733, frontend: 10533, ui:
 export async function startClusterLab(name: string): Promise<Lab> {
   const cluster = await startOwnCluster({ name, ports: BENCH_CLUSTER_PORTS, workers: false });
   const s = cluster.settings;
-  const postmaster = (): number | undefined => {
-    try {
-      return Number(fs.readFileSync(path.join(s.postgres.root, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-    } catch {
-      return undefined;
-    }
-  };
   return {
     address: frontendAddress(s),
     tmp: cluster.dataDir,
@@ -33,7 +25,7 @@ export async function startClusterLab(name: string): Promise<Lab> {
     restartServer: () => cluster.restartServer(),
     // The server's work is the Temporal server's and PostgreSQL's (its backends are children of the postmaster).
     serverCpuMicros() {
-      const [server, postgres] = [runningPid(s.server), postmaster()];
+      const [server, postgres] = [runningPid(s.server), postmasterPid(s)];
       const [a, b] = [server === undefined ? undefined : treeCpuMicros(server), postgres === undefined ? undefined : treeCpuMicros(postgres)];
       return a === undefined || b === undefined ? undefined : a + b;
     },

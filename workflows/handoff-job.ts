@@ -31,7 +31,7 @@ import { ackRecord } from './rail/ack';
 import { jobStart } from './rail/first-package';
 import { escalationKeys, escalationRecord } from './rail/handoff-record';
 import { branchFailure, branchSegments, failedBranch, mergeHop, mergeKey, mergedBody, mergedPackage } from './rail/merge';
-import { returnToSender, route, type Branch, type FanOutStep, type HopStep, type Route } from './rail/routing';
+import { fanOutStage, returnToSender, route, type Branch, type FanOutStep, type HopStep, type Route } from './rail/routing';
 import { renderDetails, type HandoverLine } from './rail/details';
 import { HandrailAcks, HandrailStatus, SEARCH_ATTRIBUTES, jobSearchAttributes, type JobAttributes } from './search-attributes';
 import { traceHop } from './tracing';
@@ -254,7 +254,7 @@ class Job {
    */
   async fanOut(step: FanOutStep): Promise<Route | Ended> {
     const pending = step.rule.fanOut.filter((stage) => !step.done.some((b) => b.stage === stage));
-    this.stage = pending.join('+');
+    this.stage = fanOutStage(pending);
     // A retried fan-out with every branch answered goes straight to its merge, which publishes.
     if (pending.length > 0) this.publishStep();
     const settled = await Promise.allSettled(

@@ -124,12 +124,22 @@ export async function deliverHop(rail: Pick<Rail, 'client' | 'taskQueue'>, reque
   return { ...result, workflowId };
 }
 
+const upsertedFields = (e: temporal.api.history.v1.IHistoryEvent) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+
 /** The keys of each Handrail search-attribute upsert in a history, in order (sdk-core's
  * `TemporalChangeVersion` upsert, which comes with a patch marker, left out). */
 export function handrailUpserts(events: temporal.api.history.v1.IHistoryEvent[]): string[][] {
   return events.flatMap((e) => {
-    const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+    const fields = upsertedFields(e);
     return fields && !('TemporalChangeVersion' in fields) ? [Object.keys(fields).sort()] : [];
+  });
+}
+
+/** Each value a history's upserts gave one search attribute, in order. */
+export function upsertedValues(events: temporal.api.history.v1.IHistoryEvent[], name: string): unknown[] {
+  return events.flatMap((e) => {
+    const field = upsertedFields(e)?.[name];
+    return field ? [JSON.parse(Buffer.from(field.data!).toString('utf8')) as unknown] : [];
   });
 }
 

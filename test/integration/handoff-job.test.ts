@@ -9,7 +9,7 @@ import { cancelJob, startJob } from '../../src/operator/client';
 import { decideUpdate, statusQuery } from '../../workflows/definitions';
 import { HandrailStatus } from '../../workflows/search-attributes';
 import { SCENARIOS } from '../scenarios';
-import { jobRequest, scheduledActivities, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
+import { jobRequest, scheduledActivities, startRail, uniqueId, upsertedValues, waitForStatus, type Rail } from '../helpers/rail';
 
 let rail: Rail;
 let guarded: Rail;
@@ -160,11 +160,7 @@ describe('handoffJob on the real dev server', () => {
       const { workflowId, result } = await scenario.run(own, uniqueId('cancel-write'));
       expect(scenario.check(result)).toBeUndefined();
       const handle = own.client.workflow.getHandle(workflowId);
-      const published = ((await handle.fetchHistory()).events ?? []).flatMap((e) => {
-        const status = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.HandrailStatus;
-        return status ? [JSON.parse(Buffer.from(status.data!).toString('utf8')) as string] : [];
-      });
-      expect(published).toEqual(['cancelled']);
+      expect(upsertedValues((await handle.fetchHistory()).events ?? [], HandrailStatus.name)).toEqual(['cancelled']);
       expect((await handle.describe()).typedSearchAttributes.get(HandrailStatus)).toBe('cancelled');
     } finally {
       await own.stop();

@@ -1,6 +1,6 @@
 import { DEFAULT_ENTRY, HUMAN, type HandoffV1, type JobRequest, type Pipeline } from '../../contracts/rail';
 import type { JobAttributes } from '../search-attributes';
-import { route } from './routing';
+import { fanOutStage, route } from './routing';
 
 /** The package a job starts with, its one artifact of the pipeline's entry type; the raw ticket rides as a data: URI so intake reads it without
  * the workflow doing I/O. Nothing here is trusted: the first hop validates it like any other. */
@@ -22,12 +22,12 @@ export function firstPackage(request: JobRequest, traceparent: string, entry: st
 }
 
 /** Where a job starts: its first package, and the stage the pipeline's first route sends it to —
- * the fan-out's stages as the rail shows them (`a+b`), or the human hop when that route ends or
+ * a fan-out's as the rail shows it (`fanOutStage`), or the human hop when that route ends or
  * escalates the job. */
 export function jobStart(request: JobRequest, pipeline: Pick<Pipeline, 'routes' | 'entry'>, traceparent: string): { package: HandoffV1; stage: string } {
   const pkg = firstPackage(request, traceparent, pipeline.entry);
   const first = route(pipeline, pkg);
-  return { package: pkg, stage: first.kind === 'hop' ? first.to : first.kind === 'fanout' ? first.rule.fanOut.join('+') : HUMAN };
+  return { package: pkg, stage: first.kind === 'hop' ? first.to : first.kind === 'fanout' ? fanOutStage(first.rule.fanOut) : HUMAN };
 }
 
 /** What a job shows before its first hop: the rail's first publish when the pipeline starts with a

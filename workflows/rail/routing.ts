@@ -34,6 +34,9 @@ export interface FanOutStep {
   hooks?: HookResult[];
 }
 
+/** The stage a fan-out shows while its branches run (HandrailStage, the details): its stages joined, `a+b`. */
+export const fanOutStage = (stages: readonly string[]): string => stages.join('+');
+
 /** A specialist's hop in a fan-out and how it ended. */
 export interface Branch {
   stage: string;

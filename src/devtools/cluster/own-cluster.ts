@@ -37,26 +37,23 @@ export interface OwnCluster {
 export async function startOwnCluster(o: OwnClusterOptions): Promise<OwnCluster> {
   const log = o.log ?? (() => undefined);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `handrail-${o.name}-cluster-`));
-  let s: ClusterSettings;
-  try {
-    // Run as root, PostgreSQL runs as `postgres`, who must reach its data dir below mkdtemp's 0700.
-    fs.chmodSync(tmp, 0o755);
-    const settings = clusterSettings(loadConfig({ HANDRAIL_DATA_DIR: tmp }), o.ports);
-    s = o.workers ? settings : { ...settings, workers: [] };
-  } catch (err) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    throw err;
-  }
+  // What `down` stops, once the settings exist.
+  let toStop: ClusterSettings | undefined;
   let connection: Connection | undefined;
   const down = async () => {
     try {
       await connection?.close().catch(() => undefined);
-      await clusterDown(s, () => undefined);
+      if (toStop) await clusterDown(toStop, () => undefined);
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }
   };
   try {
+    // Run as root, PostgreSQL runs as `postgres`, who must reach its data dir below mkdtemp's 0700.
+    fs.chmodSync(tmp, 0o755);
+    const settings = clusterSettings(loadConfig({ HANDRAIL_DATA_DIR: tmp }), o.ports);
+    const s = o.workers ? settings : { ...settings, workers: [] };
+    toStop = s;
     const bins = ensureClusterBinaries(process.env, log);
     const taken = await takenPort(s, bins);
     if (taken !== undefined) throw new Error(`port ${s.host}:${taken} is taken; the ${o.name} cluster needs its own ports`);

@@ -16,7 +16,7 @@ export interface PartStatus {
 }
 
 /** The postmaster's pid (first line of postmaster.pid), when that file exists. */
-function postmasterPid(s: ClusterSettings): number | undefined {
+export function postmasterPid(s: ClusterSettings): number | undefined {
   try {
     return Number(fs.readFileSync(path.join(s.postgres.root, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
   } catch {
