@@ -294,7 +294,7 @@ async function main(): Promise<void> {
         ['history_events_per_job', 'history events / job'],
         ['history_bytes_per_job', 'history bytes / job'],
         ['worker_cpu_ms_per_job', 'worker CPU (ms) / job'],
-        ['server_cpu_ms_per_job', 'dev server CPU (ms) / job'],
+        ['server_cpu_ms_per_job', `${args.cluster ? 'server (Temporal and PostgreSQL)' : 'dev server'} CPU (ms) / job`],
         ['worker_peak_rss_mb', 'worker peak RSS (MiB)'],
         ['replay_histories_per_second', 'replay (histories / s)'],
       ] as [keyof SideFigures, string][]
