@@ -1,6 +1,5 @@
 /**
- * The activities of the shipped worker: the built-in pipelines' stages, each named after its
- * card, plus the rail's own: `priorDelivery` (the duplicate lookup), `mergeBranches` (a
+ * The rail's own activities, registered by every worker next to the pipelines' stages: `priorDelivery` (the duplicate lookup), `mergeBranches` (a
  * fan-out's merge) and `beginHandoffRecord` / `closeHandoffRecord` (an escalation's record).
  * Every stage records its result under the delivery key, so a retried or repeated delivery
  * returns the first result instead of working (or writing) again.
@@ -9,13 +8,9 @@ import type { HandoffV1 } from '../contracts';
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/worker/store';
 import type { ActivityDeps } from './deps';
-import { ticketHub } from '../contracts/pipelines/ticket-hub';
 import { handoffRecordActivities } from './handoff-records';
 import { mergeActivities } from './merge';
 import { asAnswered, deliveryScope, packageSha, scopedKey } from './stage';
-import { supportRoutingActivities } from './support-routing';
-import { ticketHubActivities } from './ticket-hub';
-import { ticketTriageActivities } from './ticket-triage';
 
 export type { ActivityDeps };
 
@@ -34,14 +29,4 @@ export function railActivities(store: Store) {
   };
 }
 
-/** Activities for the built-in pipelines (contracts/pipelines). ticket-hub's intake, judge and
- * writeback are ticket-triage's cards: ticket-triage's activities serve them, once. */
-export function builtInActivities(deps: ActivityDeps) {
-  return { ...ticketTriageActivities(deps, [ticketHub]), ...supportRoutingActivities(deps), ...ticketHubActivities(deps) };
-}
-
-export function createActivities(deps: ActivityDeps) {
-  return { ...builtInActivities(deps), ...railActivities(deps.store) };
-}
-
-export type HandrailActivities = ReturnType<typeof createActivities>;
+export type RailActivities = ReturnType<typeof railActivities>;

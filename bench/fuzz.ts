@@ -21,7 +21,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import fc from 'fast-check';
 import { AckRecord, LIMITS, type Artifact, type HandoffV1, type JobRequest, type Pipeline, type StageCard, type StageResult, type StageWork } from '../contracts';
 import { ticketTriage } from '../contracts/pipelines/ticket-triage';
-import { createActivities, type HandrailActivities } from '../activities';
+import { createActivities, type HandrailActivities } from '../activities/builtin';
 import { scopedJob, scopedKey } from '../activities/stage';
 import { firstPackage } from '../workflows/rail/first-package';
 import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, type HopRequest, type StageAnswer } from '../workflows/rail/hop';

@@ -13,6 +13,7 @@ import { handrailDataConverter } from '../src/codec';
 import { PROJECT_ROOT } from '../src/config';
 import { ensureDevServer, freePort, type DevServer } from '../src/devtools/devserver/server';
 import { bundleRail } from '../src/worker/bundle';
+import { BUILT_IN_WORKFLOWS } from '../src/pipelines';
 
 export const NAMESPACE = 'default';
 
@@ -108,7 +109,8 @@ export function treeCpuMicros(root: number): number | undefined {
 /** Bundles a workflows entry once and writes it where worker processes can load it. */
 export async function writeBundle(workflowsPath: string, outFile: string): Promise<string> {
   // webpack's bundle stats would bury the tables; warnings still show.
-  const { code } = await bundleRail(workflowsPath);
+  // The built-in pipelines preloaded as the shipped worker does (for both sides, as always).
+  const { code } = await bundleRail(workflowsPath, undefined, BUILT_IN_WORKFLOWS.preloadModules);
   fs.writeFileSync(outFile, code);
   return outFile;
 }

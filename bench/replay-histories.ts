@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { listHistoryFiles } from '../scripts/replay/histories';
+import { BUILT_IN_WORKFLOWS } from '../src/pipelines';
 import { bundleWorkflows, describeReplayFailure, historyFileSource, quietReplayRuntime, replayHistories } from '../src/replay';
 import { runMain } from './report';
 
@@ -18,7 +19,7 @@ const { values: args } = parseArgs({ options: { repeat: { type: 'string', defaul
 
 async function main(): Promise<boolean> {
   quietReplayRuntime();
-  const workflowBundle: WorkflowBundle = args.bundle ? { code: fs.readFileSync(args.bundle, 'utf8') } : await bundleWorkflows();
+  const workflowBundle: WorkflowBundle = args.bundle ? { code: fs.readFileSync(args.bundle, 'utf8') } : await bundleWorkflows(BUILT_IN_WORKFLOWS.workflowsPath, BUILT_IN_WORKFLOWS.preloadModules);
   const sources = listHistoryFiles().map(historyFileSource);
   const replay = async (batch: typeof sources) => {
     const failures: string[] = [];

@@ -8,13 +8,15 @@
  * every stage activity's start). Each should grow linearly in hops: the per-hop increment over
  * 10→20 is compared with the one over 1→5.
  */
+import { builtInPlugin } from '../src/pipelines';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { JobResult } from '../contracts';
-import { readArtifactBody, requireArtifact, stageActivities, SummaryMd, ticketTriage, VerdictV1, writeArtifact, type StageActivity } from '../src';
+import { readArtifactBody, requireArtifact, stageActivities, SummaryMd, VerdictV1, writeArtifact, type StageActivity } from '../src';
+import { ticketTriage } from '../contracts/pipelines';
 import { handrailDataConverter } from '../src/codec';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
 import { startJob } from '../src/operator/client';
@@ -103,12 +105,12 @@ async function main(): Promise<boolean> {
     };
     const workers = await createHandrailWorkers({
       connection,
+      plugin: builtInPlugin({ dataConverter }),
       config: { namespace: NAMESPACE, taskQueue },
       store,
-      dataConverter,
       workflowBundle: { code: fs.readFileSync(await writeBundle(HANDRAIL_WORKFLOWS, path.join(lab.tmp, 'handrail-workflows.js')), 'utf8') },
       overrideActivities: (real) => {
-        const judge = demandingJudge(store, real.judge, ROUNDS);
+        const judge = demandingJudge(store, real.judge as StageActivity, ROUNDS);
         const marked = (activity: StageActivity): StageActivity => (work) => {
           const marks = cpuMarks.get(work.package.job_id) ?? [];
           marks.push(cpuNow());

@@ -6,9 +6,10 @@
  *   HANDRAIL_WORKFLOW_BUNDLE a prebuilt bundle, so a restart takes a second, not a webpack run
  * Tells its parent `ready` over IPC and answers `usage` with its own rusage.
  */
+import { builtInPlugin } from '../src/pipelines';
 import fs from 'node:fs';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { createActivities } from '../activities';
+import { createActivities } from '../activities/builtin';
 import { loadConfig } from '../src/config';
 import { connectWorker } from '../src/connect';
 import { loadHelpCenter } from '../src/worker/corpus';
@@ -42,7 +43,8 @@ async function main(): Promise<void> {
   const store = await openStore(config);
   let workers: Worker[];
   if (kind === 'handrail') {
-    workers = await createHandrailWorkers({ connection, config, store, workflowBundle });
+    await loadHelpCenter(store);
+    workers = await createHandrailWorkers({ connection, plugin: builtInPlugin(), config, store, workflowBundle });
   } else {
     // The same corpus and activities as handrail's worker, none of the rail.
     await loadHelpCenter(store);

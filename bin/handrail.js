@@ -1,11 +1,4 @@
 #!/usr/bin/env node
-/* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS launcher: tsx runs the TypeScript CLI in place. */
-require('tsx/cjs');
-// The ESM hook too: dynamic imports (the store picks its backend with one) go through Node's ESM loader.
-import('tsx/esm').then(
-  () => require('../src/operator/cli.ts'),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+// The `handrail` command: the built CLI (`npm run build` writes dist/; the package ships it).
+// From a checkout without a build, `npm run cli -- …` runs the same CLI from its sources.
+require('../dist/src/operator/cli.js');

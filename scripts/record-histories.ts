@@ -5,6 +5,7 @@
  * test/histories/results/<scenario>.json (the normalized result, for the results test).
  * Fixtures of scenarios no longer listed are left alone: old histories stay replayable on purpose.
  */
+import { BUILT_IN_WORKFLOWS, builtInPlugin } from '../src/pipelines';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,14 +41,14 @@ async function main(): Promise<void> {
   const client = new Client({ connection, namespace: 'default', dataConverter });
   try {
     // One bundle runs the scenarios and checks their histories replay on the code that made them.
-    const workflowBundle = await bundleRail(path.join(PROJECT_ROOT, 'workflows', 'index.ts'));
+    const workflowBundle = await bundleRail(BUILT_IN_WORKFLOWS.workflowsPath, undefined, BUILT_IN_WORKFLOWS.preloadModules);
     const startWorkers = async (taskQueue: string, scenario?: Scenario) => {
       const workers = await createHandrailWorkers({
         connection: nativeConnection,
+        plugin: builtInPlugin({ dataConverter }),
         config: { namespace: 'default', taskQueue },
         store,
         workflowBundle,
-        dataConverter,
         ...(scenario?.activities ? { overrideActivities: scenario.activities } : {}),
       });
       return { workers, running: runWorkers(workers) };

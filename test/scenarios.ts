@@ -4,7 +4,7 @@
  * test/integration/recorded-results.test.ts runs them again and compares the results.
  */
 import type { Client } from '@temporalio/client';
-import type { HandrailActivities } from '../activities';
+import type { HandrailActivities } from '../activities/builtin';
 import { isSnapshotUri, isTranscriptUri, type HandoffV1, type JobRequest, type JobResult } from '../contracts';
 import { decideUpdate } from '../workflows/definitions';
 import { firstPackage } from '../workflows/rail/first-package';

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { bundleWorkflows } from '../src/replay';
+import { BUILT_IN_WORKFLOWS } from '../src/pipelines';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -25,7 +26,7 @@ const shared = globalThis as typeof globalThis & { handrailWorkflowBundle?: Prom
 
 async function build(): Promise<BuiltBundle> {
   const started = Date.now();
-  const bundle = await bundleWorkflows();
+  const bundle = await bundleWorkflows(BUILT_IN_WORKFLOWS.workflowsPath, BUILT_IN_WORKFLOWS.preloadModules);
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-bundle-')), 'workflow-bundle.js');
   fs.writeFileSync(file, bundle.code);
   console.log(`[handrail] workflow bundle built in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -1,8 +1,11 @@
 /**
- * `createRail(pipelines)`: the rail's workflows for a set of pipelines. A workflow module (the
- * worker's `workflowsPath`) exports what this returns, e.g.
+ * `handrail/workflow` — `createRail(pipelines)`: the rail's workflows for a set of pipelines.
+ * Sandbox-safe: the worker's workflow module (the plugin's `workflowsPath`) exports what this
+ * returns, and imports nothing else of handrail's but `handrail/contracts`, e.g.
  *
- *   export const { handoffJob, stageHop } = createRail([ticketTriage, myPipeline]);
+ *   import { createRail } from 'handrail/workflow';
+ *   import { pipelines } from './pipelines';
+ *   export const { handoffJob, stageHop } = createRail(pipelines);
  *
  * A job or a direct delivery names its pipeline (`pipeline` in the request); the first one is
  * the default. Stage activities are proxied once here, not per hop.

@@ -7,7 +7,7 @@
  */
 import { patched, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import type { HandrailActivities } from '../../activities';
+import type { HandrailActivities } from '../../activities/builtin';
 import type { HandoffV1, JobRequest, ReceiptV1 } from '../../contracts';
 import { firstPackage } from '../../workflows/rail/first-package';
 import { addUsd } from '../../workflows/rail/budget';

@@ -4,6 +4,7 @@
  * The conversation lives in the store; the package, and so the history, carries only its URI.
  * The 10 KB job is the baseline: the two histories should differ by no more than a reference.
  */
+import { HandrailPlugin } from '../../src/plugin';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -68,10 +69,9 @@ export async function conversationVsHistory(lab: Pick<Lab, 'address' | 'tmp' | '
   try {
     workers = await createHandrailWorkers({
       connection,
+      plugin: new HandrailPlugin({ pipelines: [conversationBench], activities: conversationActivities }),
       config: { namespace: NAMESPACE, taskQueue },
       store,
-      pipelines: [conversationBench],
-      activities: conversationActivities,
       workflowBundle: { code },
       workspace,
     });

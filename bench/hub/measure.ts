@@ -7,6 +7,7 @@
  * max(branches) + merge. Every check is structural (status, acks, reservations, the branches'
  * overlap in history); no figure is asserted.
  */
+import { HandrailPlugin } from '../../src/plugin';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -76,7 +77,7 @@ export async function hubVsRelay(lab: Pick<Lab, 'address' | 'tmp' | 'client'>, j
   let workers: Worker[] = [];
   let running: Promise<void> | undefined;
   try {
-    workers = await createHandrailWorkers({ connection, config: { namespace: NAMESPACE, taskQueue }, store, pipelines: [hubBench], activities: hubActivities, workflowBundle: { code } });
+    workers = await createHandrailWorkers({ connection, plugin: new HandrailPlugin({ pipelines: [hubBench], activities: hubActivities }), config: { namespace: NAMESPACE, taskQueue }, store, workflowBundle: { code } });
     running = runWorkers(workers);
     const id = runId();
     for (const shape of ['hub', 'relay'] as const) await runJob(lab.client, taskQueue, `hub-${id}-warmup-${shape}`, shape);

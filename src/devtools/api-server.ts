@@ -5,6 +5,7 @@
  * holds only the token's hash, the token itself goes to `<dataDir>/api-token` (mode 600), where
  * `handrail handoffs` finds it.
  */
+import { modulePath } from '../package-paths';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -55,7 +56,7 @@ export async function ensureApiServer(config: HandrailConfig): Promise<{ url: st
   await startDetached({
     what: 'the handoff records API',
     url: settings.url,
-    script: path.join(__dirname, '..', 'servers', 'api-main.ts'),
+    script: modulePath('src/servers/api-main'),
     // The demo's data dir, resolved: the API must open the store the demo's worker writes.
     env: { ...process.env, HANDRAIL_DATA_DIR: config.dataDir, HANDRAIL_API_USERS: settings.usersFile, HANDRAIL_API_USERS_JSON: '', HANDRAIL_API_HOST: settings.host, HANDRAIL_API_PORT: String(settings.port) },
     pidFile: settings.pidFile,

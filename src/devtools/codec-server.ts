@@ -3,6 +3,7 @@
  * a detached process on HANDRAIL_CODEC_URL that the dev server's Web UI calls
  * (`--ui-codec-endpoint`), stopped by `npm run server:stop`. No keys, no codec server.
  */
+import { modulePath } from '../package-paths';
 import path from 'node:path';
 import { codecKeysFromEnv } from '../codec';
 import type { HandrailConfig } from '../config';
@@ -35,7 +36,7 @@ export async function ensureCodecServer(config: Pick<HandrailConfig, 'dataDir'>,
   await startDetached({
     what: 'the codec server',
     url: settings.url,
-    script: path.join(__dirname, '..', 'servers', 'codec-server.ts'),
+    script: modulePath('src/servers/codec-server'),
     env,
     pidFile: settings.pidFile,
     logFile: settings.logFile,

@@ -21,6 +21,8 @@ import { ensureDevServer } from './devserver/server';
 import { sampleJobRequest } from './samples/tickets';
 import { openStore } from '../worker/store';
 import { tracingFromEnv } from '../worker/tracing';
+import { loadHelpCenter } from '../worker/corpus';
+import { builtInPlugin } from '../pipelines';
 import { createHandrailWorkers, handoverWorkspace, runWorkers } from '../worker/worker';
 
 function chosenPipeline(): string {
@@ -48,13 +50,15 @@ async function main(): Promise<void> {
 
   const connection = await connectWorker(config);
   const store = await openStore(config);
-  const client = await connectHandrail(config);
+  const plugin = builtInPlugin();
+  const client = await connectHandrail(config, plugin);
   const tracing = await tracingFromEnv();
-  const workers = await createHandrailWorkers({ connection, config, store, tracer: tracing.tracer, workspace: handoverWorkspace(config) });
+  await loadHelpCenter(store);
+  const workers = await createHandrailWorkers({ connection, plugin, config, store, tracer: tracing.tracer, workspace: handoverWorkspace(config) });
   const running = runWorkers(workers);
   try {
     const jobId = `demo-${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;
-    const { handle } = await startJob(client, { ...sampleJobRequest(jobId), pipeline }, config);
+    const { handle } = await startJob(client, { ...sampleJobRequest(jobId), pipeline }, { taskQueue: config.taskQueue });
     console.log(`Started job ${jobId} (pipeline ${pipeline}) — watch it: ${jobUrl(config, jobId)}`);
     const result = await handle.result();
     console.log(`\nJob ${result.job_id}: ${result.status}${result.reason ? ` (${String(result.reason)})` : ''}`);

@@ -24,7 +24,9 @@ export interface DetachedServer {
 export async function startDetached(server: DetachedServer): Promise<void> {
   fs.mkdirSync(path.dirname(server.logFile), { recursive: true });
   const log = fs.openSync(server.logFile, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', server.script], { detached: true, cwd: PROJECT_ROOT, stdio: ['ignore', log, log], env: server.env });
+  // From the sources (a checkout) tsx runs the TypeScript; the built package runs its JavaScript.
+  const args = server.script.endsWith('.ts') ? ['--import', 'tsx', server.script] : [server.script];
+  const child = spawn(process.execPath, args, { detached: true, cwd: server.script.endsWith('.ts') ? PROJECT_ROOT : process.cwd(), stdio: ['ignore', log, log], env: server.env });
   fs.closeSync(log);
   child.unref();
   if (child.pid) fs.writeFileSync(server.pidFile, String(child.pid));

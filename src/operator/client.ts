@@ -5,18 +5,18 @@
  * (running or closed) never creates a second job — `startJob` attaches to the existing one.
  */
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
-import { IllegalStateError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type DataConverter, type SearchAttributePair } from '@temporalio/common';
+import { IllegalStateError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type SearchAttributePair } from '@temporalio/common';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { HumanDecision, JobRequest, findPipeline, issueLines, type Pipeline, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
 import type { handoffJob } from '../../workflows';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../../workflows/definitions';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict, jobSearchAttributes, type JobAttributes } from '../../workflows/search-attributes';
 import { startingAttributes } from '../../workflows/rail/first-package';
-import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { DEFAULT_MAX_HOPS } from '../../workflows/rail/hops';
 import { handrailDataConverter } from '../codec';
 import { loadConfig, type HandrailConfig } from '../config';
 import { connectClient } from '../connect';
+import { handrailPluginOf, type HandrailPlugin } from '../plugin';
 
 export class InvalidJobRequestError extends Error {
   override readonly name = 'InvalidJobRequestError';
@@ -33,11 +33,12 @@ export interface StartedJob {
   created: boolean;
 }
 
-/** Connects a client to the configured server (clear error within seconds when it is down), with
- * the payload codec keys from the environment (src/codec.ts). */
-export async function connectHandrail(config: HandrailConfig = loadConfig(), dataConverter: DataConverter = handrailDataConverter()): Promise<Client> {
+/** Connects a client to the configured server (clear error within seconds when it is down). With
+ * the plugin the workers run, the client converts payloads as they do and `startJob` knows the
+ * pipelines; without one, payloads use the codec keys from the environment (src/codec.ts). */
+export async function connectHandrail(config: HandrailConfig = loadConfig(), plugin?: HandrailPlugin): Promise<Client> {
   const connection = await connectClient(config);
-  return new Client({ connection, namespace: config.namespace, dataConverter });
+  return new Client({ connection, namespace: config.namespace, ...(plugin ? { plugins: [plugin] } : { dataConverter: handrailDataConverter() }) });
 }
 
 /** Checks a request against the contract before anything is started. */
@@ -48,19 +49,22 @@ export function parseJobRequest(input: unknown): JobRequest {
 }
 
 /** Where a job starts: the task queue, and the pipelines its worker runs (the same list, in the
- * same order, as the worker's `createRail`; the built-in ones by default, as `npm run worker`). */
+ * same order, as the worker's `createRail`). By default the pipelines of the client's
+ * `HandrailPlugin`; with none known, the job starts without its first search attributes and the
+ * rail publishes them at its first hop. */
 export interface StartOptions extends Pick<HandrailConfig, 'taskQueue'> {
   pipelines?: readonly Pipeline[];
 }
 
-export async function startJob(client: Client, input: unknown, options: StartOptions = loadConfig()): Promise<StartedJob> {
+export async function startJob(client: Client, input: unknown, options: Partial<StartOptions> = {}): Promise<StartedJob> {
   const request = parseJobRequest(input);
   // The job shows its attributes from the start (before a worker picks it up), and the rail's first
   // hop then has none to upsert (workflows/handoff-job.ts, patch `start-attributes`).
-  const pipeline = findPipeline(options.pipelines ?? BUILT_IN_PIPELINES, request.pipeline);
+  const pipelines = options.pipelines ?? handrailPluginOf(client)?.pipelines;
+  const pipeline = pipelines && findPipeline(pipelines, request.pipeline);
   try {
     const handle = await client.workflow.start<typeof handoffJob>('handoffJob', {
-      taskQueue: options.taskQueue,
+      taskQueue: options.taskQueue ?? loadConfig().taskQueue,
       workflowId: request.job_id,
       args: [request],
       ...(pipeline ? { typedSearchAttributes: startSearchAttributes(request, pipeline) } : {}),

@@ -4,11 +4,10 @@
  * reaches the worker's store or CRM: writers write to the throwaway store.
  */
 import path from 'node:path';
-import { builtInActivities, type ActivityDeps } from '../../activities';
+import type { ActivityDeps } from '../../activities/deps';
 import { packageSha, type StageActivity } from '../../activities/stage';
 import { ApplicationFailure } from '@temporalio/common';
 import { canonicalJson, MERGE_STAGE, type Pipeline } from '../../contracts';
-import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { withTranscript } from '../../activities/transcript-log';
 import { loadHelpCenter } from '../worker/corpus';
 import { openStore, type Store } from '../worker/store';
@@ -23,8 +22,6 @@ export interface DiffPipelines {
   /** Stages whose recorded outputs stand (they call a model): not run again, nothing compared. */
   asRecorded?: readonly string[];
 }
-
-export const BUILT_IN_DIFF: DiffPipelines = { pipelines: BUILT_IN_PIPELINES, activities: builtInActivities };
 
 export class DiffModuleError extends Error {
   override readonly name = 'DiffModuleError';

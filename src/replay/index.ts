@@ -11,17 +11,17 @@ import type { DataConverter } from '@temporalio/common';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
-import { PROJECT_ROOT } from '../config';
 import { fetchJobHistory } from '../operator/client';
 import { workflowRuntime } from '../worker/worker';
 import { explainReplayError, type ReplayFailure } from './explain';
 import { diffRecordedJob, recordedJob, type JobDiff } from './diff';
-import { BUILT_IN_DIFF, openStageRunner, type DiffPipelines } from './diff-stages';
+import { openStageRunner, type DiffPipelines } from './diff-stages';
 import { bundleRail } from '../worker/bundle';
+import type { HandrailPlugin } from '../plugin';
 
 export { explainReplayError, eventTypeName, type ReplayFailure } from './explain';
 export { ackDifference, describeRoute, diffRecordedJob, recordedJob, routeDifference, stageDifferences, type Difference, type JobDiff, type RecordedJob, type RecordedStep, type StageRun, type StageRunner } from './diff';
-export { BUILT_IN_DIFF, DiffModuleError, loadDiffPipelines, openStageRunner, type DiffPipelines } from './diff-stages';
+export { DiffModuleError, loadDiffPipelines, openStageRunner, type DiffPipelines } from './diff-stages';
 
 /** A history to replay and what to call it in a report. */
 export interface ReplaySource {
@@ -130,18 +130,28 @@ export function quietReplayRuntime(): void {
 export interface ReplayOptions {
   /** A bundle to reuse across calls (bundling takes seconds); otherwise `workflowsPath` is bundled. */
   workflowBundle?: WorkflowBundle;
-  /** The workflow module the worker runs (default: handrail's `workflows/index.ts`). */
+  /** The workflow module the worker runs, bundled when no `workflowBundle` is given. */
   workflowsPath?: string;
+  /** Modules the worker preloads with it (the plugin's `preloadModules`). */
+  preloadModules?: readonly string[];
   /** The data converter (default: the worker's, codec keys from the environment). */
   dataConverter?: DataConverter;
+  /** The workers' plugin: its workflow module, preloaded modules and data converter, unless
+   * given above. */
+  plugin?: HandrailPlugin;
 }
 
-/** The worker's default workflow module (a path, not require.resolve: vitest resolves no .ts that way). */
-const DEFAULT_WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
+/** The workflow code bundled once, for every history of a run, as the worker bundles it. */
+export function bundleWorkflows(workflowsPath: string, preloadModules: readonly string[] = []): Promise<WorkflowBundle> {
+  return bundleRail(workflowsPath, replayLogger, preloadModules);
+}
 
-/** The workflow code bundled once, for every history of a run. */
-export function bundleWorkflows(workflowsPath = DEFAULT_WORKFLOWS_PATH): Promise<WorkflowBundle> {
-  return bundleRail(workflowsPath, replayLogger);
+/** The bundle a replay runs: the one given, or the workflow module bundled. */
+function replayBundle(opts: ReplayOptions): Promise<WorkflowBundle> {
+  if (opts.workflowBundle) return Promise.resolve(opts.workflowBundle);
+  const workflowsPath = opts.workflowsPath ?? opts.plugin?.workflowsPath;
+  if (!workflowsPath) throw new TypeError('replay needs the workflow module (workflowsPath, or a plugin with one) or a workflowBundle');
+  return bundleWorkflows(workflowsPath, opts.preloadModules ?? opts.plugin?.preloadModules);
 }
 
 /**
@@ -150,7 +160,7 @@ export function bundleWorkflows(workflowsPath = DEFAULT_WORKFLOWS_PATH): Promise
  * workflow interceptors (workflowRuntime): replay with another converter proves nothing.
  */
 export async function* replayHistories(sources: Iterable<ReplaySource> | AsyncIterable<ReplaySource>, opts: ReplayOptions = {}): AsyncGenerator<ReplayOutcome> {
-  const workflowBundle = opts.workflowBundle ?? (await bundleWorkflows(opts.workflowsPath));
+  const workflowBundle = await replayBundle(opts);
   // runReplayHistories keeps only {history, workflowId} and yields after each history it was
   // handed, so the source it pulled last is the one each result belongs to.
   let current: ReplaySource | undefined;
@@ -160,7 +170,7 @@ export async function* replayHistories(sources: Iterable<ReplaySource> | AsyncIt
       yield source;
     }
   }
-  for await (const result of Worker.runReplayHistories({ ...workflowRuntime(opts.dataConverter), workflowBundle, replayName: 'handrail-replay' }, tracked())) {
+  for await (const result of Worker.runReplayHistories({ ...workflowRuntime(opts.dataConverter ?? opts.plugin?.dataConverter), workflowBundle, replayName: 'handrail-replay' }, tracked())) {
     const { name, workflowId, history } = current!;
     yield result.error ? { history: name, workflowId, ok: false, ...explainReplayError(result.error, history) } : { history: name, workflowId, ok: true };
   }
@@ -185,8 +195,8 @@ export function describeReplayFailure(outcome: ReplayOutcome): string | undefine
 
 /** `handrail replay --diff`'s options. */
 export interface DiffOptions {
-  /** The pipelines and stage activities to diff on (default: the built-in ones). */
-  pipelines?: DiffPipelines;
+  /** The pipelines and stage activities to diff on. */
+  pipelines: DiffPipelines;
 }
 
 /**
@@ -194,8 +204,8 @@ export interface DiffOptions {
  * (sources may stream from the server). Each job runs in a store of its own. A history of
  * another workflow (a `stageHop`) is reported with a note and nothing compared.
  */
-export async function* diffHistories(sources: Iterable<ReplaySource> | AsyncIterable<ReplaySource>, opts: DiffOptions = {}): AsyncGenerator<JobDiff> {
-  const set = opts.pipelines ?? BUILT_IN_DIFF;
+export async function* diffHistories(sources: Iterable<ReplaySource> | AsyncIterable<ReplaySource>, opts: DiffOptions): AsyncGenerator<JobDiff> {
+  const set = opts.pipelines;
   const asRecorded = new Set(set.asRecorded);
   for await (const source of sources) {
     const job = recordedJob(source.workflowId, source.history);
@@ -213,7 +223,7 @@ export async function* diffHistories(sources: Iterable<ReplaySource> | AsyncIter
 }
 
 /** Diffs history files, for a test suite: `expect((await diffHistoryFiles(files)).filter((d) => d.first)).toEqual([])`. */
-export async function diffHistoryFiles(files: readonly string[], opts: DiffOptions = {}): Promise<JobDiff[]> {
+export async function diffHistoryFiles(files: readonly string[], opts: DiffOptions): Promise<JobDiff[]> {
   const diffs: JobDiff[] = [];
   for await (const diff of diffHistories(files.map(historyFileSource), opts)) diffs.push(diff);
   return diffs;

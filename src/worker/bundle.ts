@@ -6,15 +6,15 @@
  * (frozen by the SDK). Measured: sha256 in workflow code went from 7.5 % of replay's busy time to
  * 0.5 %, and a run's own module evaluation from 2.9 to 1.0 ms (docs/benchmarks.md "Profile").
  */
-import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, type BundleOptions, type Logger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { PROJECT_ROOT } from '../config';
+import { modulePath } from '../package-paths';
 
 /** Paths, not module names: vitest resolves no .ts through require.resolve. Nothing here, or
  * imported from here, may hold state or build zod schemas (zod 4 defines a schema's members on
  * first use, and frozen it throws): test/unit/foundation/worker-bundle.test.ts walks the imports.
- * A user's own pipelines are evaluated per run, as any workflow module. */
-export const SHARED_WORKFLOW_MODULES = ['sha256.ts', 'canonical-json.ts', 'rail.ts', 'pipelines/index.ts'].map((file) => path.join(PROJECT_ROOT, 'contracts', file));
+ * A user's own pipelines are evaluated per run, as any workflow module, unless the plugin is told
+ * to preload them (`preloadModules`). */
+export const SHARED_WORKFLOW_MODULES = ['sha256', 'canonical-json', 'rail'].map((file) => modulePath(`contracts/${file}`));
 
 type WebpackConfig = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
 
@@ -32,10 +32,18 @@ function nativeSyntax(config: WebpackConfig): WebpackConfig {
   return config;
 }
 
-/** The SDK's bundle options for a workflows module of handrail's (Worker.create's `bundlerOptions`). */
-export const RAIL_BUNDLER_OPTIONS = { preloadModules: SHARED_WORKFLOW_MODULES, webpackConfigHook: nativeSyntax };
+/** The SDK's bundle options for a rail: the shared contracts and `extra` preloaded, native syntax,
+ * on top of `options` (a hook already there runs first). */
+export function railBundlerOptions(options: BundleOptions, extra: readonly string[] = []): BundleOptions {
+  const theirs = options.webpackConfigHook;
+  return {
+    ...options,
+    preloadModules: [...new Set([...(options.preloadModules ?? []), ...SHARED_WORKFLOW_MODULES, ...extra])],
+    webpackConfigHook: (config) => nativeSyntax(theirs ? theirs(config) : config),
+  };
+}
 
 /** Bundles a workflows module as the worker would; webpack's stats stay quiet unless told. */
-export function bundleRail(workflowsPath: string, logger: Logger = new DefaultLogger('WARN')): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath, logger, ...RAIL_BUNDLER_OPTIONS });
+export function bundleRail(workflowsPath: string, logger: Logger = new DefaultLogger('WARN'), preload: readonly string[] = []): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode(railBundlerOptions({ workflowsPath, logger }, preload) as Parameters<typeof bundleWorkflowCode>[0]);
 }

@@ -9,20 +9,20 @@ import type { Tracer } from '@opentelemetry/api';
 import type { DataConverter } from '@temporalio/common';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
-import { builtInActivities, railActivities, type ActivityDeps, type HandrailActivities } from '../../activities';
+import { railActivities, type ActivityDeps, type RailActivities } from '../../activities';
 import { workspaceProblem } from '../../activities/handover';
 import type { StageActivity } from '../../activities/stage';
-import { canonicalJson, stageTaskQueue, type Pipeline, type StageCard, type StageNameOf } from '../../contracts';
-import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
+import { canonicalJson, stageTaskQueue, type Pipeline, type StageCard } from '../../contracts';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { handrailDataConverter } from '../codec';
+import type { HandrailPlugin } from '../plugin';
 import { crmDatabaseUrl, loadConfig, workerRole, type HandrailConfig, type WorkerRole } from '../config';
 import { loadHelpCenter } from './corpus';
 import { createChatModel, modelConfigFromEnv } from './model';
 import { connectWorker } from '../connect';
 import { openStore, type CrmStore, type Store } from './store';
 import { railSinks, tracingFromEnv } from './tracing';
-import { RAIL_BUNDLER_OPTIONS } from './bundle';
+import { builtInPlugin } from '../pipelines';
 
 /**
  * How workflow code is run: data converter (the payload codec, src/codec.ts), workflow
@@ -35,25 +35,18 @@ export function workflowRuntime(dataConverter: DataConverter = handrailDataConve
   return { dataConverter, sinks: railSinks() };
 }
 
-/** One activity per stage of every pipeline, named after its card: a missing or misnamed one is a compile error. */
-export type ActivitiesFor<P extends readonly Pipeline[]> = { readonly [K in StageNameOf<P[number]>]: StageActivity };
-
 export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly Pipeline[]> {
   connection: NativeConnection;
-  config: Pick<HandrailConfig, 'namespace' | 'taskQueue'>;
+  /** The pipelines, their activities, the workflow module and the data converter (src/plugin.ts). */
+  plugin: HandrailPlugin<P>;
+  /** Namespace and the job's task queue; `default` and `handrail` (HANDRAIL_TASK_QUEUE) unless given. */
+  config?: Pick<HandrailConfig, 'namespace' | 'taskQueue'>;
   store: Store;
   /** Which stages this process runs (default `all`): `general` never registers a writer, `writer`
    * registers only the writers (and no workflows). */
   role?: WorkerRole;
   /** The CRM the writers write; unset, the store's own tables. */
   crm?: CrmStore;
-  /** The pipelines this worker runs, the same list its workflow module passes to createRail
-   * (default: the built-in ones and workflows/index.ts). */
-  pipelines?: P;
-  /** Their stage activities, built from the worker's store and model. */
-  activities?: (deps: ActivityDeps) => ActivitiesFor<P>;
-  /** The workflow module exporting `createRail(pipelines)`'s workflows. */
-  workflowsPath?: string;
   /** A prebuilt bundle (tests build one per run); otherwise workflows are bundled at start. */
   workflowBundle?: { code: string };
   /** Where hop spans go (src/worker/tracing.ts); the process's global tracer provider by default. */
@@ -61,10 +54,9 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   /** Root of the handover workspace (`transcript_materialize` trace files); it must exist.
    * Unset, each trace goes to a temp directory of its own. */
   workspace?: string;
-  /** The data converter of every worker here (default: workflowRuntime's, keys from the environment). */
-  dataConverter?: DataConverter;
   /** Swap some activities (tests of a misbehaving stage). */
-  overrideActivities?: (real: HandrailActivities) => Partial<HandrailActivities> & Record<string, unknown>;
+  // A method, so a test may type `real` as the activities it knows the worker has.
+  overrideActivities?(real: RailActivities & Readonly<Record<string, unknown>>): Record<string, unknown>;
 }
 
 export class WorkerSetupError extends Error {
@@ -97,6 +89,20 @@ export async function missingSearchAttributes(connection: NativeConnection, name
   return Object.keys(SEARCH_ATTRIBUTES).filter((name) => !(name in (customAttributes ?? {})));
 }
 
+/** What to tell an operator whose namespace lacks some of the rail's search attributes: each with
+ * its type, and the commands that register them on their own server or cluster. */
+export function missingSearchAttributesProblem(namespace: string, missing: readonly string[]): string {
+  const typed = missing.map((name) => `${name} (${SEARCH_ATTRIBUTES[name as keyof typeof SEARCH_ATTRIBUTES]})`);
+  const commands = missing.map(
+    (name) => `  temporal operator search-attribute create --namespace ${namespace} --name ${name} --type ${SEARCH_ATTRIBUTES[name as keyof typeof SEARCH_ATTRIBUTES]}`,
+  );
+  return [
+    `namespace "${namespace}" lacks the search attribute${missing.length === 1 ? '' : 's'} ${typed.join(', ')}; every job's first upsert would fail. Register ${missing.length === 1 ? 'it' : 'them'}:`,
+    ...commands,
+    '(a dev server takes them as --search-attribute Name=Type; `npm run server` and docker-compose.yml register all of them)',
+  ].join('\n');
+}
+
 /** Which stages a process in `role` registers where: `job`, the stages on the job's task queue
  * (whose worker also runs the workflows; null on the writer side, which runs none), and `own`,
  * the activity-only queues with their stages. Writers belong to the writer side, the rest to the
@@ -120,11 +126,9 @@ export function workerPlan(cards: readonly StageCard[], role: WorkerRole, jobQue
  * lists every problem).
  */
 export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts: HandrailWorkerOptions<P>): Promise<Worker[]> {
-  const pipelines: readonly Pipeline[] = opts.pipelines ?? BUILT_IN_PIPELINES;
+  const { plugin } = opts;
+  const config = opts.config ?? { namespace: 'default', taskQueue: loadConfig().taskQueue };
   const role = opts.role ?? 'all';
-  // Idempotent: a fresh store gets the shipped help-center corpus, a current one is unchanged.
-  // Writers search nothing, so the writer side leaves it to the general one.
-  if (role !== 'writer') await loadHelpCenter(opts.store);
   const modelConfig = modelConfigFromEnv();
   const workspace = opts.workspace === undefined ? undefined : workspaceProblem(opts.workspace);
   if (workspace !== undefined) throw new WorkerSetupError([`handover workspace: ${workspace} (create it, or set HANDRAIL_WORKSPACE to a directory)`]);
@@ -134,26 +138,22 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
     ...(opts.workspace === undefined ? {} : { workspace: opts.workspace }),
     ...(opts.crm ? { crm: opts.crm } : {}),
   };
-  const stages = (opts.activities ?? (builtInActivities as unknown as (d: ActivityDeps) => Record<string, StageActivity>))(deps) as Record<string, StageActivity>;
-  const real = { ...stages, ...railActivities(opts.store) } as HandrailActivities & Record<string, StageActivity>;
+  const stages = (plugin.activities?.(deps) ?? {}) as Record<string, StageActivity>;
+  const real = { ...stages, ...railActivities(opts.store) } as RailActivities & Record<string, StageActivity>;
   const activities: Record<string, unknown> = { ...real, ...opts.overrideActivities?.(real) };
-  const { cards, problems } = stageCards(pipelines);
-  for (const card of cards) if (typeof activities[card.name] !== 'function') problems.push(`stage "${card.name}" has no activity (pass it in \`activities\`)`);
+  const { cards, problems } = stageCards(plugin.pipelines);
+  for (const card of cards) if (typeof activities[card.name] !== 'function') problems.push(`stage "${card.name}" has no activity (the plugin's \`activities\` must return one per stage)`);
+  if (role !== 'writer' && !opts.workflowBundle && !plugin.workflowsPath) problems.push('the plugin has no `workflowsPath` (the module exporting createRail(pipelines)\'s workflows)');
   if (problems.length > 0) throw new WorkerSetupError(problems);
   // Only workflow code upserts search attributes; the writer side runs none.
-  const unregistered = role === 'writer' ? [] : await missingSearchAttributes(opts.connection, opts.config.namespace);
-  if (unregistered.length > 0) {
-    throw new WorkerSetupError([
-      `namespace "${opts.config.namespace}" has no search attribute ${unregistered.join(', ')}; every job's workflow task would fail on its first upsert. Register them (temporal operator search-attribute create --name … --type …; the dev server and docker-compose.yml do it)`,
-    ]);
-  }
-  const runtime = workflowRuntime(opts.dataConverter);
-  const plan = workerPlan(cards, role, opts.config.taskQueue);
+  const unregistered = role === 'writer' ? [] : await missingSearchAttributes(opts.connection, config.namespace);
+  if (unregistered.length > 0) throw new WorkerSetupError([missingSearchAttributesProblem(config.namespace, unregistered)]);
+  const plan = workerPlan(cards, role, config.taskQueue);
   const pick = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, activities[name]]));
   const workers = await Promise.all(
     [...plan.own].map(([taskQueue, names]) =>
       // Activity inputs and results are payloads too.
-      Worker.create({ connection: opts.connection, namespace: opts.config.namespace, taskQueue, dataConverter: runtime.dataConverter, activities: pick(names) }),
+      Worker.create({ connection: opts.connection, namespace: config.namespace, taskQueue, dataConverter: plugin.dataConverter, activities: pick(names) }),
     ),
   );
   if (plan.job === null) return workers;
@@ -163,10 +163,11 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
   const stageNames = new Set(cards.map((c) => c.name));
   const main = await Worker.create({
     connection: opts.connection,
-    namespace: opts.config.namespace,
-    taskQueue: opts.config.taskQueue,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: opts.workflowsPath ?? require.resolve('../../workflows'), bundlerOptions: RAIL_BUNDLER_OPTIONS }),
-    ...runtime,
+    namespace: config.namespace,
+    taskQueue: config.taskQueue,
+    // The plugin brings the data converter and the rail's bundler options.
+    plugins: [plugin],
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: plugin.workflowsPath! }),
     sinks: railSinks(opts.tracer),
     activities: Object.fromEntries(Object.entries(activities).filter(([name]) => !stageNames.has(name) || job.has(name))),
   });
@@ -195,7 +196,10 @@ async function main(): Promise<void> {
   const crm = crmUrl ? await openStore({ databaseUrl: crmUrl }) : undefined;
   const tracing = await tracingFromEnv();
   try {
-    const workers = await createHandrailWorkers({ connection, config, store, role, ...(crm ? { crm } : {}), tracer: tracing.tracer, workspace: handoverWorkspace(config) });
+    // The built-in retrieve stage searches the shipped help-center corpus (idempotent: a current
+    // store is unchanged); writers search nothing, so the writer side leaves it to the general one.
+    if (role !== 'writer') await loadHelpCenter(store);
+    const workers = await createHandrailWorkers({ connection, plugin: builtInPlugin(), config, store, role, ...(crm ? { crm } : {}), tracer: tracing.tracer, workspace: handoverWorkspace(config) });
     const queues = workers.map((w) => `"${w.options.taskQueue}"`).join(', ');
     const crmNote = role === 'general' ? 'no CRM' : crm ? 'CRM on its own database' : 'CRM in the store';
     console.log(`handrail worker polling ${queues} on ${config.temporalAddress} (role ${role}, namespace ${config.namespace}, store ${store.backend}, ${crmNote}). Ctrl-C stops it.`);

@@ -1,4 +1,5 @@
-/** `handrail` as an operator runs it: bin/handrail.js in a child process. */
+/** `handrail` as an operator runs it, in a child process: the CLI from its sources (the built bin is
+ * the consumer test's, test/integration/consumer.test.ts). */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/config';
@@ -14,7 +15,7 @@ export interface CliRun {
 export function runHandrail(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
   const started = Date.now();
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'handrail.js'), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, timeout: 90_000 }, (err, stdout, stderr) =>
+    execFile(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'operator', 'cli.ts'), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, timeout: 90_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr, ms: Date.now() - started }),
     );
   });

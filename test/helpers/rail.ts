@@ -12,7 +12,7 @@ import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { JobRequest, Pipeline } from '../../contracts';
-import type { ActivityDeps } from '../../activities';
+import type { ActivityDeps } from '../../activities/deps';
 import type { StageActivity } from '../../activities/stage';
 import type { JobHandle } from '../../src/operator/client';
 import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
@@ -20,7 +20,10 @@ import { statusQuery, type JobStatusView } from '../../workflows/definitions';
 import { handrailDataConverter } from '../../src/codec';
 import { sampleJobRequest } from '../../src/devtools/samples/tickets';
 import { openStore, type Store } from '../../src/worker/store';
-import type { HandrailActivities } from '../../activities';
+import { builtInActivities, type HandrailActivities } from '../../activities/builtin';
+import { loadHelpCenter } from '../../src/worker/corpus';
+import { HandrailPlugin } from '../../src/plugin';
+import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { createHandrailWorkers, runWorkers } from '../../src/worker/worker';
 import { activitiesScheduled } from '../../bench/history';
 
@@ -76,18 +79,23 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
   const store = opts.store ?? (await openStore({ databaseUrl: process.env.DATABASE_URL, dataDir }));
   const nativeConnection = await NativeConnection.connect({ address });
   const connection = await Connection.connect({ address });
-  const dataConverter = opts.dataConverter ?? handrailDataConverter();
-  const client = new Client({ connection, namespace, dataConverter });
+  const plugin = new HandrailPlugin({
+    pipelines: opts.pipelines ?? BUILT_IN_PIPELINES,
+    activities: (opts.stageActivities ?? builtInActivities) as (deps: ActivityDeps) => Record<string, StageActivity>,
+    dataConverter: opts.dataConverter ?? handrailDataConverter(),
+  });
+  const client = new Client({ connection, namespace, plugins: [plugin] });
+  // The built-in retrieve stage searches the shipped help-center corpus.
+  await loadHelpCenter(store);
   const workers = await createHandrailWorkers({
     connection: nativeConnection,
+    plugin,
     config: { namespace, taskQueue },
     store,
-    dataConverter,
     workflowBundle: opts.workflowBundle ?? { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') },
+    // The built-in stages are the real ones here (unless a test brings its own pipelines).
     ...(opts.activities ? { overrideActivities: opts.activities } : {}),
     ...(opts.tracer ? { tracer: opts.tracer } : {}),
-    ...(opts.pipelines ? { pipelines: opts.pipelines } : {}),
-    ...(opts.stageActivities ? { activities: opts.stageActivities } : {}),
     ...(opts.workspace ? { workspace: opts.workspace } : {}),
   });
   const running = runWorkers(workers);

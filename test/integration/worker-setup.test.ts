@@ -2,6 +2,7 @@
  * A worker refuses to start on a namespace that lacks the rail's search attributes: every job's
  * first upsert would otherwise fail its workflow task, again and again, with the job stuck.
  */
+import { builtInPlugin } from '../../src/pipelines';
 import fs from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
@@ -47,11 +48,17 @@ describe('worker start-up: the namespace must know the rail\'s search attributes
     }
     const start = createHandrailWorkers({
       connection: native,
+      plugin: builtInPlugin(),
       config: { namespace, taskQueue: uniqueId('unused') },
       store,
       workflowBundle: { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') },
     });
     await expect(start).rejects.toThrow(WorkerSetupError);
-    await expect(start).rejects.toThrow(new RegExp(`namespace "${namespace}" has no search attribute ${Object.keys(SEARCH_ATTRIBUTES).join(', ')}`));
+    const names = Object.entries(SEARCH_ATTRIBUTES);
+    await expect(start).rejects.toThrow(`namespace "${namespace}" lacks the search attributes ${names.map(([name, type]) => `${name} (${type})`).join(', ')}`);
+    // Each with the exact command that registers it.
+    for (const [name, type] of names) {
+      await expect(start).rejects.toThrow(`temporal operator search-attribute create --namespace ${namespace} --name ${name} --type ${type}`);
+    }
   });
 });

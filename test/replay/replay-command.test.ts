@@ -80,10 +80,10 @@ describe('replayHistoryFiles (the programmatic API)', () => {
   });
 });
 
-describe('the package entry point', () => {
+describe('the replay entry point (handrail/replay)', () => {
   // What a user's own suite writes: their history files, their workflow module, one assertion.
   it('replays history files in a few lines', async () => {
-    const { replayHistoryFiles: replay } = await import('../../src');
+    const { replayHistoryFiles: replay } = await import('../../src/replay');
     const outcomes = await replay([job, hop], { workflowsPath: variant('patched-timer-last') });
     expect(outcomes.filter((o) => !o.ok)).toEqual([]);
   });

@@ -3,6 +3,7 @@
  * code reproduces the recorded fixtures; a changed drafter and a changed route are named at their
  * hop; and the CLI on an exported (Web UI) history.
  */
+import { BUILT_IN_DIFF } from '../../src/pipelines';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,7 +21,7 @@ const differing = (diffs: JobDiff[]) => diffs.filter((d) => d.first);
 
 describe('diffHistoryFiles', () => {
   it('the unchanged code makes every recorded hop as recorded', async () => {
-    const diffs = await diffHistoryFiles(fixtures);
+    const diffs = await diffHistoryFiles(fixtures, { pipelines: BUILT_IN_DIFF });
     expect(differing(diffs)).toEqual([]);
     expect(diffs.find((d) => d.workflowId === 'rec-happy-path')).toMatchObject({ pipeline: 'ticket-triage', hops: 5 });
   }, 60_000);
@@ -77,7 +78,7 @@ describe('diffHistoryFiles', () => {
   });
 
   it('a stageHop history is reported with nothing compared', async () => {
-    const [diff] = await diffHistoryFiles([historyFile('duplicate-delivery')]);
+    const [diff] = await diffHistoryFiles([historyFile('duplicate-delivery')], { pipelines: BUILT_IN_DIFF });
     expect(diff).toMatchObject({ hops: 0, notes: ['not a handoffJob history: nothing to diff'] });
     expect(diff!.pipeline).toBeUndefined();
   });

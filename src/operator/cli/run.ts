@@ -32,6 +32,7 @@ import { HopNotFoundError, hopSnapshots, snapshotText, type HopSnapshot } from '
 import { jobSummary } from '../summary';
 import { StageNotInTranscriptError, TranscriptUnreadableError, jobTranscript, transcriptOutput, type JobTranscript } from '../transcript';
 import { BUILT_IN_PIPELINES } from '../../../contracts/pipelines';
+import { BUILT_IN_DIFF, BUILT_IN_WORKFLOWS } from '../../pipelines';
 import { HandoffsApiRequestError, HandoffsApiUnavailableError, handoffsClient } from '../handoffs';
 import { USAGE, UsageError, parseCommand, type Command, type HandoffsCommand } from './args';
 import { diffLine, diffSummary, handoffText, handoffsText, jobText, listText, followLine, outcomeLine, progressLine, receiptText, replayLine, replaySummary, statusText, usd } from './format';
@@ -289,7 +290,7 @@ async function replay(command: Extract<Command, { name: 'replay' }>, connect: ()
   }
   if (command.diff) {
     const pipelines = command.pipelines === undefined ? undefined : await diffPipelines(command.pipelines);
-    const diffs = await report(diffHistories(sources(), pipelines ? { pipelines } : {}), diffLine, 'diffed');
+    const diffs = await report(diffHistories(sources(), { pipelines: pipelines ?? BUILT_IN_DIFF }), diffLine, 'diffed');
     const differ = diffs.filter((d) => d.first).length;
     const skipped = diffs.filter((d) => !d.pipeline).length;
     if (command.json) printJson(io, { diffed: diffs.length, same: diffs.length - differ - skipped, differ, skipped, jobs: diffs });
@@ -300,7 +301,7 @@ async function replay(command: Extract<Command, { name: 'replay' }>, connect: ()
   if (workflowsPath && !fs.existsSync(workflowsPath)) throw new UsageError(`--workflows ${command.workflows}: no such file (give the workflow module your worker runs)`);
   quietReplayRuntime();
   live.show(`… bundling the workflow code to replay ${total} histories`);
-  const workflowBundle = await bundleWorkflows(workflowsPath);
+  const workflowBundle = workflowsPath ? await bundleWorkflows(workflowsPath) : await bundleWorkflows(BUILT_IN_WORKFLOWS.workflowsPath, BUILT_IN_WORKFLOWS.preloadModules);
   const outcomes = await report(replayHistories(sources(), { workflowBundle }), replayLine, 'replayed');
   const failed = outcomes.filter((o) => !o.ok);
   if (command.json) printJson(io, { replayed: outcomes.length, passed: outcomes.length - failed.length, failed: failed.length, histories: outcomes });

@@ -7,10 +7,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../config';
+import { packageRoot } from '../../package-paths';
 import type { CorpusSyncReport, HelpChunk, Store } from '../store';
 
-export const HELP_CENTER_DIR = path.join(PROJECT_ROOT, 'data', 'helpcenter');
+export const HELP_CENTER_DIR = path.join(packageRoot, 'data', 'helpcenter');
 
 export interface HelpArticle {
   slug: string;

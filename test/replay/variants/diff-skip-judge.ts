@@ -2,7 +2,7 @@
  * `--pipelines` variant for `replay --diff`: ticket-triage with a routing change — a draft
  * completes the job instead of going to the judge (the rule ahead of the judge's shadows it).
  */
-import { builtInActivities } from '../../../activities';
+import { builtInActivities } from '../../../activities/builtin';
 import { definePipeline } from '../../../contracts';
 import { BUILT_IN_PIPELINES, ticketTriage } from '../../../contracts/pipelines';
 

@@ -29,13 +29,15 @@ function sectionBlocks(readme: string, heading: string): Map<string, string> {
   return blocks;
 }
 
-/** User-facing specifier → the module it names, from package.json `exports` (`handrail/x` → `./x/index.ts`). */
+/** User-facing specifier → the source module it names, from package.json `exports`
+ * (`handrail/client` → `./dist/src/client.js` → `src/client.ts`). */
 function packageEntries(): Map<string, string> {
-  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, string> };
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, string | { default: string }> };
   const entries = new Map<string, string>();
   for (const [sub, target] of Object.entries(pkg.exports)) {
-    if (!target.endsWith('.ts')) continue;
-    entries.set(sub === '.' ? pkg.name : `${pkg.name}/${sub.slice(2)}`, path.join(ROOT, target));
+    if (typeof target === 'string') continue;
+    const source = target.default.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts');
+    entries.set(sub === '.' ? pkg.name : `${pkg.name}/${sub.slice(2)}`, path.join(ROOT, source));
   }
   return entries;
 }

@@ -7,12 +7,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { builtInActivities, type ActivityDeps } from '../../../activities';
+import { builtInActivities, type ActivityDeps } from '../../../activities/builtin';
 import { stageActivities } from '../../../activities/stage';
 import { defineStage, definePipeline } from '../../../contracts';
 import { supportRouting, ticketTriage } from '../../../contracts/pipelines';
 import { openStore } from '../../../src/worker/store';
-import { WorkerSetupError, createHandrailWorkers, type ActivitiesFor } from '../../../src/worker/worker';
+import { builtInPlugin } from '../../../src/pipelines';
+import { HandrailPlugin, type ActivitiesFor } from '../../../src/plugin';
+import { WorkerSetupError, createHandrailWorkers } from '../../../src/worker/worker';
 
 const noConnection = undefined as never;
 
@@ -46,10 +48,9 @@ describe('typed worker', () => {
       const { draft: _d, judge: _j, ...partial } = builtInActivities({ store });
       const start = createHandrailWorkers({
         connection: noConnection,
+        plugin: new HandrailPlugin({ pipelines: [withTranslate], activities: () => partial as never, workflowsPath: 'unused' }),
         config: { namespace: 'default', taskQueue: 'unused' },
         store,
-        pipelines: [withTranslate],
-        activities: () => partial as never,
       });
       await expect(start).rejects.toThrow(WorkerSetupError);
       await expect(start).rejects.toThrow(/stage "draft" has no activity[\s\S]*stage "judge" has no activity[\s\S]*stage "translate" has no activity/);
@@ -68,7 +69,12 @@ describe('typed worker', () => {
         routes: ticketTriage.routes,
         revisits: ticketTriage.revisits,
       });
-      const start = createHandrailWorkers({ connection: noConnection, config: { namespace: 'default', taskQueue: 'unused' }, store, pipelines: [ticketTriage, rival] });
+      const start = createHandrailWorkers({
+        connection: noConnection,
+        plugin: new HandrailPlugin({ pipelines: [ticketTriage, rival], activities: builtInActivities, workflowsPath: 'unused' }),
+        config: { namespace: 'default', taskQueue: 'unused' },
+        store,
+      });
       await expect(start).rejects.toThrow(/stage "draft" is defined differently by pipelines "ticket-triage" and "rival"/);
     } finally {
       await store.close();
@@ -79,7 +85,7 @@ describe('typed worker', () => {
     const store = await openStore({ sqlitePath: ':memory:' });
     const missing = path.join(os.tmpdir(), `handrail-no-workspace-${process.pid}`, 'deeper');
     try {
-      const start = createHandrailWorkers({ connection: noConnection, config: { namespace: 'default', taskQueue: 'unused' }, store, workspace: missing });
+      const start = createHandrailWorkers({ connection: noConnection, plugin: builtInPlugin(), config: { namespace: 'default', taskQueue: 'unused' }, store, workspace: missing });
       await expect(start).rejects.toThrow(WorkerSetupError);
       await expect(start).rejects.toThrow(`handover workspace: the workspace root ${missing} does not exist`);
       expect(fs.existsSync(missing)).toBe(false);

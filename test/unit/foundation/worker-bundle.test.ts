@@ -51,8 +51,9 @@ describe('modules the workflow bundle shares across runs', () => {
   const closure = sharedClosure();
   const relative = (file: string) => path.relative(PROJECT_ROOT, file);
 
-  it('shares the contracts the rail runs on every hop, and the built-in pipelines', () => {
-    expect(closure.map(relative)).toEqual(expect.arrayContaining(['contracts/validate.ts', 'contracts/generated/validators.js', 'contracts/pipelines/ticket-triage.ts']));
+  it('shares the contracts the rail runs on every hop, and no pipeline (a plugin preloads its own)', () => {
+    expect(closure.map(relative)).toEqual(expect.arrayContaining(['contracts/validate.ts', 'contracts/generated/validators.js']));
+    expect(closure.map(relative).filter((file) => file.startsWith('contracts/pipelines/'))).toEqual([]);
   });
 
   it.each(closure.map((file) => [relative(file), file]))('%s is a contract module importing no other package', (_name, file) => {

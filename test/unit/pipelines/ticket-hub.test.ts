@@ -25,7 +25,7 @@ import type { StageResult } from '../../../contracts/stages';
 import { BUILT_IN_PIPELINES, ticketHub, ticketTriage } from '../../../contracts/pipelines';
 import { ACCOUNT_HISTORY, CONTEXT, accountStage, briefStage, policyStage } from '../../../contracts/pipelines/ticket-hub';
 import { intakeStage, judgeStage, writebackStage } from '../../../contracts/pipelines/ticket-triage';
-import { builtInActivities, createActivities, type HandrailActivities } from '../../../activities';
+import { builtInActivities, createActivities, type HandrailActivities } from '../../../activities/builtin';
 import { writeArtifact } from '../../../activities/artifacts';
 import { packageSha } from '../../../activities/stage';
 import { ticketHubActivities } from '../../../activities/ticket-hub';

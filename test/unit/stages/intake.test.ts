@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IntakeV1 } from '../../../contracts';
-import { createActivities } from '../../../activities';
+import { createActivities } from '../../../activities/builtin';
 import { assessRisk, classifyIntent, detectLanguage, scoreSentiment } from '../../../activities/ticket-triage/ticket-rules';
 import { openStore, type Store } from '../../../src/worker/store';
 import { artifactUri, canonicalJson, sha256Hex } from '../../../src/worker/store/content';

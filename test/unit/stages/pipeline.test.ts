@@ -3,7 +3,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChunksV1, NoHitV1, ReceiptV1, SummaryMd, VerdictV1, failureCode, lastSegment, parseEntryUri, storedEntry, type HandoffV1 } from '../../../contracts';
 import type { StageResult } from '../../../contracts/stages';
-import { createActivities, type HandrailActivities } from '../../../activities';
+import { createActivities, type HandrailActivities } from '../../../activities/builtin';
 import { writeArtifact } from '../../../activities/artifacts';
 import { writeCrmNote } from '../../../activities/stage';
 import { judgeSummary } from '../../../activities/ticket-triage/rubric';

@@ -1,0 +1,36 @@
+/**
+ * `handrail/pipelines/worker`: the built-in pipelines as a worker runs them — one plugin with their
+ * definitions, stage activities and workflow module. The shipped worker (`npm run worker`,
+ * `npm run demo`) and the `handrail` CLI's defaults use it; a user's own worker can add the
+ * built-ins next to their own pipelines the same way. The definitions alone (sandbox-safe, for a
+ * workflow module) are `handrail/pipelines`.
+ */
+import { builtInActivities } from '../activities/builtin';
+import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
+import type { DataConverter } from '@temporalio/common';
+import { modulePath } from './package-paths';
+import { HandrailPlugin } from './plugin';
+import type { DiffPipelines } from './replay/diff-stages';
+
+export { builtInActivities };
+export { ticketTriageActivities } from '../activities/ticket-triage';
+export { supportRoutingActivities } from '../activities/support-routing';
+export { ticketHubActivities } from '../activities/ticket-hub';
+
+/** The built-in pipelines' workflow module (`createRail(BUILT_IN_PIPELINES)`) and the modules
+ * evaluated once per worker with it (their definitions: pure, stateless). */
+export const BUILT_IN_WORKFLOWS = { workflowsPath: modulePath('workflows/index'), preloadModules: [modulePath('contracts/pipelines/index')] } as const;
+
+/** `handrail replay --diff`'s default: the built-in pipelines and their stages. */
+export const BUILT_IN_DIFF: DiffPipelines = { pipelines: BUILT_IN_PIPELINES, activities: builtInActivities };
+
+/** The plugin of the shipped worker: the built-in pipelines, the reference one first. */
+export function builtInPlugin(options: { dataConverter?: DataConverter } = {}): HandrailPlugin<typeof BUILT_IN_PIPELINES> {
+  return new HandrailPlugin({
+    pipelines: BUILT_IN_PIPELINES,
+    activities: builtInActivities,
+    ...BUILT_IN_WORKFLOWS,
+    preloadModules: [...BUILT_IN_WORKFLOWS.preloadModules],
+    ...options,
+  });
+}
