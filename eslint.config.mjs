@@ -3,7 +3,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.tools/**', '.data/**', 'contracts/generated/**', 'coverage/**', 'results/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'templates/**', '.tools/**', '.data/**', 'contracts/generated/**', 'coverage/**', 'results/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

@@ -30,6 +30,7 @@ export type HandoffsCommand =
 
 export type Command =
   | { name: 'help'; topic?: string }
+  | { name: 'init'; dir: string; handrail?: string }
   | { name: 'start'; ticket: string; flags: StartFlags; follow: boolean; json: boolean }
   | { name: 'status'; jobId: string; json: boolean }
   | { name: 'list'; filter: Omit<JobFilter, 'taskQueue'>; json: boolean }
@@ -42,6 +43,7 @@ export type Command =
   | { name: 'replay'; files: string[]; jobs: string[]; query?: string; workflows?: string; diff: boolean; pipelines?: string; json: boolean };
 
 export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
+  init: 'handrail init <dir> [--handrail SPEC]',
   start:
     'handrail start <ticket.json | -> [--job-id ID] [--pipeline NAME] [--goal TEXT] [--constraint TEXT]... [--budget-usd N] [--revisions N] [--max-hops N] [--decision-timeout 1h] [--owner API_USER] [--follow] [--json]',
   status: 'handrail status <job> [--json]',
@@ -267,6 +269,11 @@ export function parseCommand(argv: string[]): Command {
         format: oneOf('--format', p.values.format, TRANSCRIPT_FORMATS) ?? 'text',
         json: Boolean(p.values.json),
       };
+    }
+    case 'init': {
+      const p = parse('init', rest, { handrail: { type: 'string' } }, ['dir']);
+      if (p.help) return { name: 'help', topic: 'init' };
+      return { name: 'init', dir: p.args[0]!, ...defined({ handrail: text(p.values.handrail) }) };
     }
     case 'replay': {
       const p = parse('replay', rest, { ...json, job: { type: 'string', multiple: true }, query: { type: 'string' }, workflows: { type: 'string' }, diff: { type: 'boolean' }, pipelines: { type: 'string' } }, [], true);

@@ -33,6 +33,7 @@ import { jobSummary } from '../summary';
 import { StageNotInTranscriptError, TranscriptUnreadableError, jobTranscript, transcriptOutput, type JobTranscript } from '../transcript';
 import { BUILT_IN_PIPELINES } from '../../../contracts/pipelines';
 import { BUILT_IN_DIFF, BUILT_IN_WORKFLOWS } from '../../pipelines';
+import { InitError, initProject } from '../init';
 import { HandoffsApiRequestError, HandoffsApiUnavailableError, handoffsClient } from '../handoffs';
 import { USAGE, UsageError, parseCommand, type Command, type HandoffsCommand } from './args';
 import { diffLine, diffSummary, handoffText, handoffsText, jobText, listText, followLine, outcomeLine, progressLine, receiptText, replayLine, replaySummary, statusText, usd } from './format';
@@ -158,7 +159,7 @@ async function handoffs(command: HandoffsCommand, config: HandrailConfig, io: Cl
   return EXIT.ok;
 }
 
-async function execute(command: Exclude<Command, { name: 'help' | 'handoffs' | 'replay' }>, client: Client, config: HandrailConfig, io: CliIo): Promise<number> {
+async function execute(command: Exclude<Command, { name: 'help' | 'init' | 'handoffs' | 'replay' }>, client: Client, config: HandrailConfig, io: CliIo): Promise<number> {
   switch (command.name) {
     case 'start': {
       const source = command.ticket === '-' ? 'stdin' : command.ticket;
@@ -317,6 +318,7 @@ async function diffPipelines(modulePath: string) {
 
 /** Errors an operator can act on get their message and a distinct code; anything else is a bug report. */
 function exitCodeFor(err: unknown): number {
+  if (err instanceof InitError) return EXIT.usage;
   if (err instanceof UsageError || err instanceof HistoryFileError || err instanceof DiffModuleError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError || err instanceof StageNotInTranscriptError || err instanceof HopNotFoundError) return EXIT.usage;
   // A wrong TEMPORAL_NAMESPACE or codec key is a setting to fix, not a server to start: not exit 4.
   if (err instanceof NamespaceNotFoundError || err instanceof CodecConfigError || err instanceof CodecKeyError) return EXIT.usage;
@@ -330,6 +332,15 @@ function exitCodeFor(err: unknown): number {
   return EXIT.failed;
 }
 
+/** `handrail init`: the project, and what to run next. */
+function initCommand(command: Extract<Command, { name: 'init' }>, io: CliIo): number {
+  const made = initProject(command.dir, command.handrail === undefined ? {} : { handrail: command.handrail });
+  line(io.stdout, `Created ${path.relative(process.cwd(), made.dir) || '.'} (${made.files.length} files; handrail ${made.handrail}). Next:`);
+  line(io.stdout, `  cd ${command.dir}\n  npm install\n  npm test        # a job of its own pipeline on a dev server of its own`);
+  line(io.stdout, 'Then read README.md there: run a worker against your Temporal server, start jobs, open the Web UI.');
+  return EXIT.ok;
+}
+
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   let client: Client | undefined;
   try {
@@ -338,6 +349,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       line(io.stdout, command.topic && command.topic in USAGE ? `usage: ${USAGE[command.topic as keyof typeof USAGE]}` : HELP);
       return EXIT.ok;
     }
+    if (command.name === 'init') return initCommand(command, io);
     const config = loadConfig(io.env);
     if (command.name === 'handoffs') return await handoffs(command, config, io);
     // Only what needs the server connects: replaying files works offline.
