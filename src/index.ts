@@ -85,6 +85,7 @@ export {
   DecisionRefusedError,
   InvalidJobRequestError,
   JobClosedError,
+  JobEndedError,
   JobNotFoundError,
   NoWorkerAnsweredError,
   type JobFilter,
