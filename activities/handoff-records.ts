@@ -16,8 +16,12 @@ export interface CloseRecordWork {
   id: string;
   key: string;
   reason: HandoffCloseReason;
-  /** The human decision that closes it: the decider takes the record first, if nobody has. */
-  decision?: Pick<HumanDecision, 'action' | 'actor' | 'note'>;
+  /** The human decision that closes it. Taken through this record (`handoff_record` is its id),
+   * the close applies only while the record is open to the decider, and is refused otherwise (a
+   * cancel or another's accept came first): the job then refuses the decision. Taken elsewhere
+   * (the CLI, the Web UI), the decider takes the record if it is still open to them, and the
+   * record is closed whatever came first. */
+  decision?: Pick<HumanDecision, 'action' | 'actor' | 'note' | 'handoff_record'>;
 }
 
 export interface ClosedRecord {
@@ -31,23 +35,35 @@ export function handoffRecordActivities(store: Store) {
     },
 
     async closeHandoffRecord(work: CloseRecordWork): Promise<ClosedRecord> {
-      if (work.decision) await store.acceptHandoff(work.id, work.decision.actor, `${work.key}:accept`).catch(takenOrFinal);
+      const decision = work.decision;
+      if (!decision) return closeAsRail(store, work);
+      const decider = { actor: decision.actor, action: decision.action };
+      if (decision.handoff_record === work.id) return { record: await store.closeHandoff(work.id, work.reason, work.key, decider).catch(refusal) };
       try {
-        return { record: await store.closeHandoff(work.id, work.reason, work.key) };
+        return { record: await store.closeHandoff(work.id, work.reason, work.key, decider) };
       } catch (error) {
-        // Cancelled through the API (or closed by an earlier attempt under another key): final
-        // already, nothing to close.
-        if (!(error instanceof HandoffTransitionError && error.code === 'illegal_transition')) return refusal(error);
-        return { record: (await store.getHandoff(work.id))! };
+        // Someone else took it: the decision stands (the ack names the decider), the record stays theirs.
+        if (error instanceof HandoffTransitionError && error.code === 'conflict') return closeAsRail(store, work);
+        return closedAlready(store, work, error);
       }
     },
   };
 }
 
-/** Someone else took the record, or it is final: the decision stands, the record says who took it. */
-function takenOrFinal(error: unknown): void {
-  if (error instanceof HandoffTransitionError && (error.code === 'conflict' || error.code === 'illegal_transition')) return;
-  refusal(error);
+/** The rail's close, whatever state the record is in. */
+async function closeAsRail(store: Store, work: CloseRecordWork): Promise<ClosedRecord> {
+  try {
+    return { record: await store.closeHandoff(work.id, work.reason, work.key) };
+  } catch (error) {
+    return closedAlready(store, work, error);
+  }
+}
+
+/** Cancelled through the API (or closed by an earlier attempt under another key): final
+ * already, nothing to close. */
+async function closedAlready(store: Store, work: CloseRecordWork, error: unknown): Promise<ClosedRecord> {
+  if (!(error instanceof HandoffTransitionError && error.code === 'illegal_transition')) return refusal(error);
+  return { record: (await store.getHandoff(work.id))! };
 }
 
 /** A refused write is the record's state speaking, not an outage: retrying cannot change it. */

@@ -11,12 +11,13 @@
  *   accept(accepted by X) by Y → refused `conflict`
  *   cancel(open | accepted)   → cancelled by the actor
  *   close(open | accepted)    → closed, with the reason the job ended (no human actor: the rail)
+ *   close as decided by X (open | accepted by X) → closed, accepted by X; accepted by Y → `conflict`
  *   anything on cancelled or closed (the final states) → refused `illegal_transition`
  */
 import { z } from 'zod';
 import { LIMITS } from './limits';
 import { HumanDecision } from './job';
-import { handoffRecordId, id, isoTime, list, nonBlankText, inputText, visibleName } from './primitives';
+import { handoffRecordId, id, isoTime, list, nonBlankReadableText, inputText, visibleName } from './primitives';
 
 export const HANDOFF_RECORD_STATES = ['open', 'accepted', 'cancelled', 'closed'] as const;
 export const HandoffRecordState = z.enum(HANDOFF_RECORD_STATES);
@@ -47,9 +48,9 @@ export const HandoffBeginInput = z.strictObject({
   workspace: id,
   project: id,
   job_id: id,
-  summary: nonBlankText(LIMITS.summary),
-  open_questions: list(nonBlankText(LIMITS.shortText)),
-  next_steps: list(nonBlankText(LIMITS.shortText)),
+  summary: nonBlankReadableText(LIMITS.summary),
+  open_questions: list(nonBlankReadableText(LIMITS.shortText)),
+  next_steps: list(nonBlankReadableText(LIMITS.shortText)),
   /** Who may take the record (ownership rules come later); absent means anyone. */
   owner: actor.optional(),
   /** Who began it (the rail, or a human). */
@@ -84,7 +85,8 @@ export const HandoffAuditRow = z.strictObject({
   /** 1 for the begin, then one more per transition. */
   seq: z.int().min(1),
   transition: HandoffTransition,
-  /** Null for a close: the rail closes a record, no human does. */
+  /** Null for a close, which the rail makes, unless it closes the record on a human's decision
+   * taken through it: then the decider. */
   actor: actor.nullable(),
   at: isoTime,
   idempotency_key: HandoffIdempotencyKey,
@@ -92,6 +94,8 @@ export const HandoffAuditRow = z.strictObject({
     from: HandoffRecordState.nullable(),
     to: HandoffRecordState,
     close_reason: HandoffCloseReason.optional(),
+    /** The decision a `decided` close applied through the record. */
+    action: HumanDecision.shape.action.optional(),
   }),
 });
 export type HandoffAuditRow = z.infer<typeof HandoffAuditRow>;
@@ -113,7 +117,15 @@ export type HandoffListQuery = z.infer<typeof HandoffListQuery>;
 export type HandoffRequest =
   | { transition: 'accept'; actor: string }
   | { transition: 'cancel'; actor: string }
-  | { transition: 'close'; reason: HandoffCloseReason };
+  | { transition: 'close'; reason: HandoffCloseReason; decided_by?: HandoffDecider };
+
+/** Who decided the record's job through it, and what: the close that applies it is conditional on
+ * the record still being open to them, so a cancel or another's accept and the decision exclude
+ * each other. */
+export interface HandoffDecider {
+  actor: string;
+  action: HumanDecision['action'];
+}
 
 export type HandoffRefusalCode = 'not_found' | 'conflict' | 'illegal_transition' | 'key_reused';
 
@@ -150,6 +162,9 @@ export function decideHandoffTransition(
     case 'cancel':
       return { ok: true, change: 'transition', to: 'cancelled' };
     case 'close':
+      if (request.decided_by && state === 'accepted' && record.accepted_by !== request.decided_by.actor) {
+        return { ok: false, code: 'conflict', message: `handoff record ${record.id} was accepted by ${record.accepted_by ?? 'someone else'}; a decision by ${request.decided_by.actor} is not taken through it` };
+      }
       return { ok: true, change: 'transition', to: 'closed' };
   }
 }

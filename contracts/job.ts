@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ReceiptV1, TicketRaw } from './artifacts';
 import { AckRecord, handoffV1 } from './handoff';
 import { LIMITS, MICROS_PER_USD } from './limits';
-import { count, handoffRecordId, id, inputText, list, nonBlankText, revisions, slug, text, traceparent, usd, visibleName } from './primitives';
+import { count, handoffRecordId, id, inputText, list, nonBlankText, readableText, revisions, slug, text, traceparent, usd, visibleName } from './primitives';
 
 export const JobRequest = z.looseObject({
   job_id: id,
@@ -70,7 +70,7 @@ export interface StageHopRequest {
 export const HumanDecision = z.looseObject({
   action: z.enum(['approve', 'reject', 'revise', 'top_up']),
   actor: visibleName(LIMITS.id),
-  note: inputText(LIMITS.decisionNote).optional(),
+  note: readableText(LIMITS.decisionNote).optional(),
   /** A top-up below the wallet's unit would be recorded yet change nothing. */
   usd: usd
     .refine((v) => v === 0 || v * MICROS_PER_USD >= 1, { message: 'must be 0 or at least one micro-dollar (0.000001)' })

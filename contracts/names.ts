@@ -26,5 +26,19 @@ const SLUG = new RegExp(SLUG_PATTERN);
 export const isId = (value: unknown): value is string => typeof value === 'string' && value.length >= 1 && value.length <= LIMITS.id && ID.test(value);
 export const isSlug = (value: unknown): value is string => typeof value === 'string' && value.length >= 1 && value.length <= LIMITS.name && SLUG.test(value);
 
+/** Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), as pattern text: they
+ * reorder the text after them until their end, so `refund \u202e000,01$ ot pu` reads as another
+ * amount. The marks (U+200E, U+200F, U+061C) are not among them: they only place neutral
+ * characters between runs, never reverse one, and are what right-to-left writers type to get
+ * punctuation right. */
+export const BIDI_CONTROLS = '\\u202A-\\u202E\\u2066-\\u2069';
+
+// A private copy, like ID and SLUG above.
+const BIDI_CONTROL = new RegExp(`[${BIDI_CONTROLS}]`, 'gu');
+
+/** Text the rail shows but cannot refuse (a stage's output, a customer's ticket): each bidi
+ * embedding, override or isolate becomes U+FFFD, visible where it was and reordering nothing. */
+export const neutraliseBidi = (text: string): string => text.replace(BIDI_CONTROL, '\uFFFD');
+
 /** A failure's code: what comes before its first `:` (`off_topic: …` → `off_topic`). */
 export const failureCode = (failure: string): string => failure.split(':', 1)[0]?.trim() ?? '';

@@ -1,7 +1,7 @@
 /** Field schemas shared by the package, the artifacts and the job API. */
 import { z } from 'zod';
 import { LIMITS } from './limits';
-import { ID_PATTERN, SLUG_PATTERN } from './names';
+import { BIDI_CONTROLS, ID_PATTERN, SLUG_PATTERN } from './names';
 import { TRACEPARENT_PATTERN, TRACEPARENT_ZERO_ID_PATTERN } from './traceparent';
 
 // Character classes as pattern text (`\\uXXXX` escapes), so the generated JSON Schema spells them too.
@@ -24,6 +24,14 @@ export const nonEmptyText = (max: number) => text(max).min(1);
 export const inputText = (max: number) =>
   z.string().max(max).regex(without(NUL + UNPAIRED_SURROGATE), { message: 'must not contain NUL or an unpaired surrogate' });
 export const nonBlankText = (max: number) => inputText(max).regex(...notBlank);
+
+/** Caller text a person reads (a handoff record's summary, questions and steps; a decision's
+ * note): also no bidi embedding, override or isolate, refused like the rest so the caller learns
+ * which field, and nothing reads differently from what was written. */
+export const readableText = (max: number) =>
+  inputText(max).regex(without(BIDI_CONTROLS), { message: 'must not contain bidi embedding, override or isolate characters (U+202A–U+202E, U+2066–U+2069)' });
+export const nonBlankReadableText = (max: number) => readableText(max).regex(...notBlank);
+
 
 /** Who did something (a decision's actor, recorded on acks): visible characters on one line. */
 export const visibleName = (max: number) =>

@@ -19,6 +19,7 @@ export {
   DecisionRefusedError,
   InvalidJobRequestError,
   JobClosedError,
+  JobEndedError,
   JobNotFoundError,
   NoWorkerAnsweredError,
   type JobFilter,

@@ -5,6 +5,7 @@
  * one more typed hop. The routing table, stages and revisits come from the job's pipeline.
  */
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
@@ -22,7 +23,7 @@ import type { Duration } from '@temporalio/common';
 import { HANDOFF_DECIDED_EVENT, HUMAN_NOTE_PREFIX, LIMITS, MERGE_STAGE, canonicalJson, findPipeline, handoffDelta, isTranscriptUri, refusalLines, reservationUsd, snapshotOf, validators, type AckRecord, type HandoffCloseReason, type HandoffRecord, type HandoffV1, type Hop, type HookResult, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1, type Snapshot, type StageResult } from '../contracts/rail';
 import type { BeginRecordWork, CloseRecordWork, ClosedRecord } from '../activities/handoff-records';
 import type { MergeWork } from '../activities/merge';
-import { acksQuery, decideUpdate, packageQuery, snapshotQuery, statusQuery, type Escalation, type JobStatusView, type RailStatus } from './definitions';
+import { acksQuery, decideUpdate, packageQuery, snapshotQuery, statusQuery, type DecisionReceipt, type Escalation, type JobStatusView, type RailStatus } from './definitions';
 import { describeFailure, runHop, type HopOutcome, type StageProxies } from './hop';
 import { Reservations, addUsd, charge, topUp, type Reservation } from './rail/budget';
 import { decisionOptions, validateDecision } from './rail/decisions';
@@ -177,6 +178,11 @@ class Job {
   countAtLastHumanDecision = 0;
   /** The escalation's handoff record while it is open, with the key that closes it. */
   private openRecord?: { id: string; closeKey: string };
+  /** A decision taken through the open record, while its close is being written: no other
+   * decision is taken meanwhile, and the decision counts only once the close is. */
+  private claiming = false;
+  /** What the close of a decision's record handed on (its delta), for the hop the decision makes. */
+  private claimedHooks?: HookResult[];
   private escalations = 0;
   private readonly owner: string | undefined;
   reason?: string;
@@ -209,17 +215,43 @@ class Job {
     setHandler(snapshotQuery, (uri) => this.snapshots.get(uri) ?? null, { description: 'A refused, duplicate or human hop\'s package as delivered, by its snapshot address (the acks name it).' });
     setHandler(
       decideUpdate,
-      (decision) => {
-        this.pendingDecision = decision;
-        return { action: decision.action, actor: decision.actor, next: describeNext(decision, this.escalation?.blocked) };
-      },
+      (decision) => (decision.handoff_record === undefined ? this.take(decision) : this.takeThroughRecord(decision)),
       {
         description: 'A human decision on an escalated job: approve | reject | revise | top_up, with an actor.',
         // Synchronous (ENGINEERING.md): a rejected decision never reaches history.
-        validator: (decision) => validateDecision(decision, this.escalation, this.pendingDecision !== undefined, this.openRecord?.id),
+        validator: (decision) => validateDecision(decision, this.escalation, this.pendingDecision !== undefined || this.claiming, this.openRecord?.id),
       },
     );
     this.changed();
+  }
+
+  private take(decision: HumanDecision): DecisionReceipt {
+    this.pendingDecision = decision;
+    return { action: decision.action, actor: decision.actor, next: describeNext(decision, this.escalation?.blocked) };
+  }
+
+  /** A decision through the escalation's record is taken only if the record's close on it is
+   * written: a cancel or another's accept that reached the store first refuses it (the update
+   * fails, the job goes on waiting), and a decision taken is one the record shows. */
+  private async takeThroughRecord(decision: HumanDecision): Promise<DecisionReceipt> {
+    const open = this.openRecord!;
+    const decided = { action: decision.action, actor: decision.actor, handoff_record: open.id, ...(decision.note !== undefined ? { note: decision.note } : {}) };
+    this.claiming = true;
+    let closed: HandoffRecord;
+    try {
+      ({ record: closed } = await CancellationScope.nonCancellable(() => closeHandoffRecord({ id: open.id, key: open.closeKey, reason: 'decided', decision: decided })));
+    } catch (err) {
+      throw ApplicationFailure.nonRetryable(`the decision was not taken: ${err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : String(err)}`, 'HandoffRecordRefused');
+    } finally {
+      this.claiming = false;
+    }
+    // The job's own close (cancelled, timed out) under the same key may have come first.
+    if (closed.close_reason !== 'decided' || closed.accepted_by !== decision.actor) {
+      throw ApplicationFailure.nonRetryable(`the decision was not taken: handoff record ${open.id} was closed as ${closed.close_reason ?? closed.state}`, 'HandoffRecordRefused');
+    }
+    this.openRecord = undefined;
+    this.claimedHooks = decisionHooks(closed, decided);
+    return this.take(decision);
   }
 
   /** Where the package goes next, by the pipeline's table. */
@@ -431,7 +463,9 @@ class Job {
     if (railPatched(HANDOFF_RECORDS_PATCH)) await this.beginRecord();
 
     try {
-      const decided = await condition(() => this.pendingDecision !== undefined, this.decisionTimeout as Duration);
+      let decided = await condition(() => this.pendingDecision !== undefined, this.decisionTimeout as Duration);
+      // A decision whose record is being closed at the deadline counts if its close is written.
+      if (!decided && this.claiming) decided = await condition(() => !this.claiming).then(() => this.pendingDecision !== undefined);
       if (!decided) return 'timeout';
       const decision = this.pendingDecision!;
       this.pendingDecision = undefined;
@@ -440,7 +474,8 @@ class Job {
       this.status = 'running';
       // The decision is recorded like any hop's ack, with its actor (and a top-up's amounts).
       this.acks.push(this.humanAck(hop, describeDecision(decision), decision.actor));
-      const hooks = await this.closeRecord('decided', decision);
+      const hooks = decision.handoff_record === undefined ? await this.closeRecord('decided', decision) : this.claimedHooks;
+      this.claimedHooks = undefined;
       const next = this.apply(decision, step, hooks);
       // The job runs again: the Web UI must stop listing it under HandrailStatus="escalated" now,
       // not once the next hop is done. New command, hence the patch (docs/replay.md).
@@ -489,8 +524,7 @@ class Job {
     const decided = decision && { action: decision.action, actor: decision.actor, ...(decision.note !== undefined ? { note: decision.note } : {}) };
     try {
       const { record } = await CancellationScope.nonCancellable(() => closeHandoffRecord({ id: open.id, key: open.closeKey, reason, ...(decided ? { decision: decided } : {}) }));
-      // A record given up through the API (cancelled) hands nothing on.
-      return decided && record.state !== 'cancelled' ? [{ event: HANDOFF_DECIDED_EVENT, text: handoffDelta(record, decided) }] : undefined;
+      return decided && decisionHooks(record, decided);
     } catch (err) {
       log.warn('the handoff record could not be closed', { job_id: this.jobId, record: open.id, error: String(err) });
       return undefined;
@@ -650,6 +684,12 @@ class Job {
     if (changed.length > 0) upsertSearchAttributes(changed);
     setCurrentDetails(renderDetails(view, this.acks, this.handovers));
   }
+}
+
+/** What a decision's record hands the next hop: its delta, unless the record was given up
+ * through the API (cancelled), which hands nothing on. */
+function decisionHooks(record: HandoffRecord, decided: Pick<HumanDecision, 'action' | 'actor' | 'note'>): HookResult[] | undefined {
+  return record.state === 'cancelled' ? undefined : [{ event: HANDOFF_DECIDED_EVENT, text: handoffDelta(record, decided) }];
 }
 
 function publicEscalation(e: Escalation): Escalation {

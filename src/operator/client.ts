@@ -4,10 +4,10 @@
  * A job id is a business key: workflow id = job_id, and starting a job whose id already exists
  * (running or closed) never creates a second job — `startJob` attaches to the existing one.
  */
-import { Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
+import { Client, ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
 import { IllegalStateError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type SearchAttributePair } from '@temporalio/common';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
-import { HumanDecision, JobRequest, findPipeline, issueLines, type Pipeline, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
+import { HumanDecision, JobRequest, findPipeline, issueLines, neutraliseBidi, type Pipeline, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
 import type { handoffJob } from '../../workflows';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../../workflows/definitions';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict, jobSearchAttributes, type JobAttributes } from '../../workflows/search-attributes';
@@ -71,12 +71,13 @@ export async function startJob(client: Client, input: unknown, options: Partial<
       // One job per business key, ever: a closed job is not re-run under the same id.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-      staticSummary: `${request.job_id}: ${request.goal}`.slice(0, 200),
-      staticDetails: [
+      // The Web UI shows these as they are: the ticket's text is the customer's, made readable.
+      staticSummary: neutraliseBidi(`${request.job_id}: ${request.goal}`.slice(0, 200)),
+      staticDetails: neutraliseBidi([
         `**Ticket** ${request.ticket.id} (customer ${request.ticket.customer_id}): ${request.ticket.subject}`,
         `**Constraints**: ${request.constraints.join('; ') || 'none'}`,
         `**Budget**: $${request.budget.usd}, ${request.budget.revisions} revisions, max ${request.max_hops ?? DEFAULT_MAX_HOPS} hops`,
-      ].join('\n\n'),
+      ].join('\n\n')),
     });
     return { handle, created: true };
   } catch (err) {
@@ -125,7 +126,17 @@ export class NoWorkerAnsweredError extends Error {
 
 /** The rail refused a decision (its validator's message) or the job is not in a state to take it. */
 export class DecisionRefusedError extends Error {
-  override readonly name = 'DecisionRefusedError';
+  override readonly name: string = 'DecisionRefusedError';
+}
+
+/** The job ended before a decision reached it (before it was sent, or while it was on its way):
+ * nothing to decide. A refusal like any other, so callers that handle DecisionRefusedError
+ * handle it too. */
+export class JobEndedError extends DecisionRefusedError {
+  override readonly name = 'JobEndedError';
+  constructor(readonly jobId: string, endedAs: string) {
+    super(`job "${jobId}" already ended (${endedAs}); nothing to decide`);
+  }
 }
 
 /** The job already ended, so it cannot be cancelled. */
@@ -303,12 +314,33 @@ export async function decide(client: Client, jobId: string, input: unknown, opts
     throw new DecisionRefusedError(`invalid decision: ${issueLines(parsed.error, 'decision').join('; ')}`);
   }
   const described = await describeJob(client, jobId);
-  if (described.status.name !== 'RUNNING') throw new DecisionRefusedError(`job "${jobId}" already ended (${endedAs(described)}); nothing to decide`);
+  if (described.status.name !== 'RUNNING') throw new JobEndedError(jobId, endedAs(described));
   try {
     return await client.workflow.getHandle<typeof handoffJob>(jobId).executeUpdate(decideUpdate, { args: [parsed.data], ...(opts.updateId ? { updateId: opts.updateId } : {}) });
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw new DecisionRefusedError(err.cause?.message ?? err.message);
+    if (endedMeanwhile(err)) throw new JobEndedError(jobId, await howItEnded(client, jobId));
     throw err;
+  }
+}
+
+/** gRPC statuses NOT_FOUND and ABORTED (grpc-js `status.NOT_FOUND`, `status.ABORTED`). */
+const GRPC_NOT_FOUND = 5;
+const GRPC_ABORTED = 10;
+
+/** The job ended between the look at it and the request: Temporal answers NOT_FOUND ("workflow
+ * execution already completed") or ABORTED ("update was aborted by closing workflow"). */
+function endedMeanwhile(err: unknown): boolean {
+  if (err instanceof WorkflowNotFoundError) return true;
+  const code = err instanceof ServiceError ? (err.cause as { code?: unknown } | undefined)?.code : undefined;
+  return code === GRPC_NOT_FOUND || code === GRPC_ABORTED;
+}
+
+async function howItEnded(client: Client, jobId: string): Promise<string> {
+  try {
+    return endedAs(await describeJob(client, jobId));
+  } catch {
+    return 'ended';
   }
 }
 
@@ -316,7 +348,12 @@ export async function decide(client: Client, jobId: string, input: unknown, opts
 export async function cancelJob(client: Client, jobId: string): Promise<void> {
   const described = await describeJob(client, jobId);
   if (described.status.name !== 'RUNNING') throw new JobClosedError(jobId, endedAs(described));
-  await client.workflow.getHandle(jobId).cancel();
+  try {
+    await client.workflow.getHandle(jobId).cancel();
+  } catch (err) {
+    if (endedMeanwhile(err)) throw new JobClosedError(jobId, await howItEnded(client, jobId));
+    throw err;
+  }
 }
 
 /** Filters on the rail's search attributes (SPEC "Public surface"); every one is optional. */

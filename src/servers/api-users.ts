@@ -11,13 +11,20 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { z } from 'zod';
 import { LIMITS } from '../../contracts/limits';
+import { RAIL_ACTOR } from '../../workflows/rail/handoff-record';
 
 export const API_ROLES = ['user', 'root'] as const;
 export type ApiRole = (typeof API_ROLES)[number];
 
 /** A user name is an actor on records and part of idempotency keys (`api/<user>/<key>`):
- * the contracts' id characters, so no spaces, `:` or `/`. */
-export const ApiUserName = z.string().min(1).max(LIMITS.id).regex(/^[A-Za-z0-9][A-Za-z0-9_.\-]*$/);
+ * the contracts' id characters, so no spaces, `:` or `/`. Never the rail's own name: a record
+ * created by it is an escalation's, the only kind that decides a job. */
+export const ApiUserName = z
+  .string()
+  .min(1)
+  .max(LIMITS.id)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.\-]*$/)
+  .refine((name) => name !== RAIL_ACTOR, { message: `"${RAIL_ACTOR}" is the rail's name, not a user's` });
 
 export const ApiUsersConfig = z.record(
   ApiUserName,

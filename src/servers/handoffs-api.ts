@@ -29,7 +29,8 @@ import {
   type HandoffRefusalCode,
 } from '../../contracts/handoff-record';
 import { ServiceError, type Client } from '@temporalio/client';
-import { DecisionRefusedError, JobNotFoundError, decide } from '../operator/client';
+import { DecisionRefusedError, JobEndedError, JobNotFoundError, decide } from '../operator/client';
+import { RAIL_ACTOR } from '../../workflows/rail/handoff-record';
 import type { Store } from '../worker/store/types';
 import type { ApiUser, ApiUsers } from './api-users';
 
@@ -184,7 +185,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'invalid input: unknown fields, bad values, a malformed id, a missing Idempotency-Key (`issues` lists what failed)',
   401: 'no or unknown bearer token',
   404: 'no such record (or owned by someone else), or an unknown workspace or project',
-  409: 'the record refuses the transition: accepted by someone else (`conflict`) or already final (`illegal_transition`); or the job refuses the decision (`decision_refused`, with its reason)',
+  409: 'the record refuses the transition: accepted by someone else (`conflict`) or already final (`illegal_transition`); or the job refuses the decision (`decision_refused`, with its reason), or ended before it arrived (`job_ended`)',
   413: 'request body over the limit',
   415: 'body is not application/json',
   422: 'the Idempotency-Key was already used for a different request (`key_reused`)',
@@ -249,6 +250,15 @@ const visibleTo = (record: HandoffRecord, user: ApiUser) => record.owner === nul
 
 const notFound = (id: string) => new ApiError(404, 'not_found', `no handoff record ${id}`);
 
+/** A record someone else took is theirs to decide, and a cancelled one was given up. A closed one
+ * may be this decision, retried: the job answers. */
+function refuseTaken(record: HandoffRecord, user: ApiUser): void {
+  if (record.state === 'accepted' && record.accepted_by !== user.name) {
+    throw new HandoffTransitionError('conflict', `handoff record ${record.id} was already accepted by ${record.accepted_by}`);
+  }
+  if (record.state === 'cancelled') throw new HandoffTransitionError('illegal_transition', `handoff record ${record.id} was cancelled by ${record.cancelled_by}; nothing to decide`);
+}
+
 /** The store key of a caller's Idempotency-Key: per caller, so two users' keys never meet, and
  * never a rail key (`job_id:...`; a job id has no `/`). */
 const storeKey = (user: ApiUser, key: string) => `api/${user.name}/${key}`;
@@ -279,7 +289,13 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
   // with zod on the way out cost as much as reading it from the store (bench/api).
   // JSON only: any other body type is 415 (Fastify would parse text/plain as a string).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  // An empty body is no body (`accept` and `cancel` take "no body, or {}"); Fastify's own parser
+  // would refuse it as invalid JSON.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    return json(request, body as string, done);
+  });
 
   const callers = new WeakMap<FastifyRequest, ApiUser>();
   const caller = (request: FastifyRequest) => {
@@ -336,12 +352,11 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
     decideHandoff: async (request, _reply, user) => {
       const key = idempotencyKey(request);
       const record = await visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user!);
-      // Refused before the job hears of it: a record someone else took is theirs to decide, and a
-      // cancelled one was given up. A closed one may be this decision, retried: the job answers.
-      if (record.state === 'accepted' && record.accepted_by !== user!.name) {
-        throw new HandoffTransitionError('conflict', `handoff record ${record.id} was already accepted by ${record.accepted_by}`);
-      }
-      if (record.state === 'cancelled') throw new HandoffTransitionError('illegal_transition', `handoff record ${record.id} was cancelled by ${record.cancelled_by}; nothing to decide`);
+      // Only the rail's record of an escalation decides a job; one a caller began names any job
+      // id they like, so it is refused before Temporal is asked anything: the answer is the same
+      // whether that job exists, runs or ended, and whoever owns it.
+      if (record.created_by !== RAIL_ACTOR) throw new ApiError(409, 'decision_refused', `handoff record ${record.id} was not begun by the rail for an escalation; it decides no job`);
+      refuseTaken(record, user!);
       // The job lives in the namespace the client talks to: a record of another workspace is not its.
       if (record.workspace !== temporal.options.namespace) {
         throw new ApiError(409, 'decision_refused', `this server decides jobs of workspace ${temporal.options.namespace}, not ${record.workspace}`);
@@ -353,7 +368,14 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
         const receipt = await decide(temporal, record.job_id, decision, { updateId: storeKey(user!, key) });
         return { record: (await store.getHandoff(record.id)) ?? record, decision: receipt };
       } catch (error) {
-        if (error instanceof DecisionRefusedError) throw new ApiError(409, 'decision_refused', error.message);
+        if (error instanceof JobEndedError) throw new ApiError(409, 'job_ended', error.message);
+        if (error instanceof DecisionRefusedError) {
+          // A cancel or another's accept that reached the store first refuses the decision in the
+          // job: answered as if it had come before this request.
+          const now = await store.getHandoff(record.id);
+          if (now) refuseTaken(now, user!);
+          throw new ApiError(409, 'decision_refused', error.message);
+        }
         if (error instanceof JobNotFoundError) throw new ApiError(409, 'decision_refused', `the record's job ${record.job_id} is not in this workspace`);
         if (error instanceof ServiceError) throw new ApiError(503, 'temporal_unavailable', `Temporal did not answer: ${error.message}`);
         throw error;

@@ -4,65 +4,21 @@
  * job completes with one CRM write and the record's delta in its log as a hook result. Refused
  * decisions, cancellation and timeout close (or keep) the record as the lifecycle says.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HANDOFF_DECIDED_EVENT, type HandoffRecord } from '../../contracts';
 import { readLog } from '../../activities/transcript-log';
 import { startJob } from '../../src/operator/client';
-import { apiUsers, sha256Token } from '../../src/servers/api-users';
-import { buildHandoffsApi } from '../../src/servers/handoffs-api';
-import { jobRequest, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
+import { EMPTY_WALLET, useRailApi } from '../helpers/handoffs-rail-api';
+import { jobRequest, startRail, waitForStatus } from '../helpers/rail';
 import { openFresh, storeBackends } from '../helpers/store-backends';
 import type { Store } from '../../src/worker/store';
 
 const TOKENS = { ana: 'tok-ana-rail', bob: 'tok-bob-rail', ops: 'tok-ops-rail' } as const;
-type Caller = keyof typeof TOKENS;
-const users = apiUsers({
-  ana: { token_sha256: sha256Token(TOKENS.ana), role: 'user' },
-  bob: { token_sha256: sha256Token(TOKENS.bob), role: 'user' },
-  ops: { token_sha256: sha256Token(TOKENS.ops), role: 'root' },
-});
-
-// A wallet that pays intake and retrieve, not the draft: the job escalates at the draft.
-const EMPTY_WALLET = { usd: 0.005, revisions: 1 };
 
 for (const backend of storeBackends()) {
   describe.skipIf(backend.skip !== null)(`handoff records of escalated jobs on ${backend.name}${backend.skip ? ` (skipped: ${backend.skip})` : ''}`, () => {
-    let rail: Rail;
-    let app: ReturnType<typeof buildHandoffsApi>;
-    let base: string;
-
-    beforeEach(async () => {
-      rail = await startRail({ store: await openFresh(backend) });
-      app = buildHandoffsApi({ store: rail.store, users, temporal: rail.client, workspaces: { default: ['ticket-triage', 'support-routing'] } });
-      base = await app.listen({ port: 0, host: '127.0.0.1' });
-    });
-    afterEach(async () => {
-      await app.close();
-      await rail.stop();
-      await rail.store.close();
-    });
-
-    async function call(method: 'GET' | 'POST', path: string, as: Caller, body?: unknown) {
-      const headers: Record<string, string> = { authorization: `Bearer ${TOKENS[as]}` };
-      if (method === 'POST') Object.assign(headers, { 'idempotency-key': uniqueId('k'), 'content-type': 'application/json' });
-      const res = await fetch(base + path, { method, headers, ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}) });
-      return { status: res.status, body: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
-    }
-
-    /** Starts a job that escalates at the draft and returns its open record, found over HTTP. */
-    async function escalated(over: Parameters<typeof jobRequest>[0] = {}) {
-      const request = jobRequest({ budget: EMPTY_WALLET, ...over });
-      const { handle } = await startJob(rail.client, request, { taskQueue: rail.taskQueue });
-      await waitForStatus(handle, 'escalated');
-      let record: HandoffRecord | undefined;
-      for (let tries = 0; !record; tries++) {
-        expect(tries).toBeLessThan(100);
-        const listed = await call('GET', '/workspaces/default/projects/ticket-triage/handoffs', 'ops');
-        record = (listed.body.handoffs as HandoffRecord[]).find((r) => r.job_id === request.job_id);
-        if (!record) await new Promise((r) => setTimeout(r, 100));
-      }
-      return { request, handle, record };
-    }
+    const api = useRailApi(backend, TOKENS, 'ops');
+    const { call, escalated } = api;
 
     it('found, taken and decided over HTTP: the job completes with one CRM write, the decider as actor, and the record’s delta in its log as a hook result', async () => {
       const { request, handle, record } = await escalated({ owner: 'ana' });
@@ -86,20 +42,21 @@ for (const backend of storeBackends()) {
       const result = await handle.result();
       expect(result.status).toBe('completed');
       expect(result.acks.find((a) => a.stage === 'human' && a.actor)?.actor).toBe('ana');
-      expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
-      expect((await rail.store.getCrmTicket(request.ticket.id))?.revision).toBe(1);
+      expect(await api.rail.store.listWrites(request.job_id)).toHaveLength(1);
+      expect((await api.rail.store.getCrmTicket(request.ticket.id))?.revision).toBe(1);
 
-      const closed = await rail.store.getHandoff(record.id);
+      const closed = await api.rail.store.getHandoff(record.id);
       expect(closed).toMatchObject({ state: 'closed', close_reason: 'decided', accepted_by: 'ana' });
-      expect((await rail.store.handoffAudit(record.id)).map((a) => [a.transition, a.actor])).toEqual([
+      expect((await api.rail.store.handoffAudit(record.id)).map((a) => [a.transition, a.actor])).toEqual([
         ['begin', 'rail'],
         ['accept', 'ana'],
-        ['close', null],
+        ['close', 'ana'],
       ]);
+      expect((await api.rail.store.handoffAudit(record.id)).at(-1)?.detail).toEqual({ from: 'accepted', to: 'closed', close_reason: 'decided', action: 'top_up' });
 
       // The delta reached the draft, the hop the decision sent, as one message marked as a hook
       // result (in its turn of the log); the package itself is as the rail would send it without.
-      const { turns } = await readLog(rail.store, result.package, request.job_id);
+      const { turns } = await readLog(api.rail.store, result.package, request.job_id);
       const hooked = turns.filter((t) => t.messages.some((m) => m.origin));
       expect(hooked.map((t) => t.stage)).toEqual(['draft']);
       const hooks = hooked[0]!.messages.filter((m) => m.origin);
@@ -116,7 +73,7 @@ for (const backend of storeBackends()) {
       const refused = await call('POST', `/handoffs/${record.id}/decide`, 'bob', { action: 'top_up' });
       expect(refused.status).toBe(409);
       expect(refused.body).toEqual({ error: 'decision_refused', message: 'top_up needs usd > 0 or revisions > 0' });
-      expect(await rail.store.getHandoff(record.id)).toMatchObject({ state: 'open', accepted_by: null });
+      expect(await api.rail.store.getHandoff(record.id)).toMatchObject({ state: 'open', accepted_by: null });
       expect((await handle.query('status')) as { status: string }).toMatchObject({ status: 'escalated' });
 
       expect((await call('POST', `/handoffs/${record.id}/accept`, 'bob')).status).toBe(200);
@@ -129,7 +86,7 @@ for (const backend of storeBackends()) {
       const rejected = await call('POST', `/handoffs/${record.id}/decide`, 'bob', { action: 'reject' });
       expect(rejected.status).toBe(200);
       expect((await handle.result()).status).toBe('rejected');
-      expect(await rail.store.getHandoff(record.id)).toMatchObject({ state: 'closed', close_reason: 'decided', accepted_by: 'bob' });
+      expect(await api.rail.store.getHandoff(record.id)).toMatchObject({ state: 'closed', close_reason: 'decided', accepted_by: 'bob' });
     });
 
     it('a record an API user began for someone’s job decides nothing: the job takes decisions only through its escalation’s record', async () => {
@@ -138,9 +95,27 @@ for (const backend of storeBackends()) {
       expect(forged.status).toBe(201);
       const refused = await call('POST', `/handoffs/${forged.body.id}/decide`, 'bob', { action: 'top_up', usd: 1 });
       expect(refused.status).toBe(409);
-      expect(refused.body).toEqual({ error: 'decision_refused', message: `handoff record ${forged.body.id} is not the record of the escalation this job waits on` });
+      expect(refused.body).toEqual({ error: 'decision_refused', message: `handoff record ${forged.body.id} was not begun by the rail for an escalation; it decides no job` });
       expect((await handle.query('status')) as { status: string }).toMatchObject({ status: 'escalated' });
-      expect(await rail.store.getHandoff(record.id)).toMatchObject({ state: 'open', accepted_by: null });
+      expect(await api.rail.store.getHandoff(record.id)).toMatchObject({ state: 'open', accepted_by: null });
+    });
+
+    it('a record an API user began for a job decides nothing, with one answer whether that job is someone else’s, ended or never was', async () => {
+      const { handle, request } = await escalated({ owner: 'ana' });
+      const ended = await escalated();
+      expect((await call('POST', `/handoffs/${ended.record.id}/decide`, 'ana', { action: 'reject' })).status).toBe(200);
+      expect((await ended.handle.result()).status).toBe('rejected');
+      const answers: unknown[] = [];
+      for (const jobId of [request.job_id, ended.request.job_id, 'never-started-job']) {
+        const begun = await call('POST', '/workspaces/default/projects/ticket-triage/handoffs', 'bob', { job_id: jobId, summary: 'probe', open_questions: [], next_steps: [] });
+        expect(begun.status).toBe(201);
+        const reply = await call('POST', `/handoffs/${begun.body.id}/decide`, 'bob', { action: 'approve' });
+        answers.push({ status: reply.status, body: JSON.parse(JSON.stringify(reply.body).replaceAll(begun.body.id, '<record>')) });
+      }
+      expect(answers[0]).toEqual({ status: 409, body: { error: 'decision_refused', message: 'handoff record <record> was not begun by the rail for an escalation; it decides no job' } });
+      expect(answers[1]).toEqual(answers[0]);
+      expect(answers[2]).toEqual(answers[0]);
+      expect((await handle.query('status')) as { status: string }).toMatchObject({ status: 'escalated' });
     });
 
     it('a second escalation has a record of its own: the first record decides nothing more, and a decision hands on no earlier decision’s delta', async () => {
@@ -155,7 +130,7 @@ for (const backend of storeBackends()) {
         second = (listed.body.handoffs as HandoffRecord[]).find((r) => r.job_id === request.job_id && r.id !== first.id);
         if (!second) await new Promise((r) => setTimeout(r, 100));
       }
-      expect(await rail.store.getHandoff(first.id)).toMatchObject({ state: 'closed', close_reason: 'decided', accepted_by: 'ana' });
+      expect(await api.rail.store.getHandoff(first.id)).toMatchObject({ state: 'closed', close_reason: 'decided', accepted_by: 'ana' });
       const stale = await call('POST', `/handoffs/${first.id}/decide`, 'ana', { action: 'top_up', usd: 1 });
       expect(stale.status).toBe(409);
       expect(stale.body.message).toBe(`handoff record ${first.id} is not the record of the escalation this job waits on`);
@@ -165,7 +140,7 @@ for (const backend of storeBackends()) {
       await handle.executeUpdate('decide', { args: [{ action: 'top_up', usd: 1, actor: 'ops.lead' }] });
       const result = await handle.result();
       expect(result.status).toBe('completed');
-      const { turns } = await readLog(rail.store, result.package, request.job_id);
+      const { turns } = await readLog(api.rail.store, result.package, request.job_id);
       expect(turns.some((t) => t.messages.some((m) => m.origin))).toBe(false);
     });
 
@@ -177,18 +152,18 @@ for (const backend of storeBackends()) {
       const result = await handle.result();
       expect(result.status).toBe('completed');
       expect(result.acks.filter((a) => a.stage === 'human' && a.actor).map((a) => a.actor)).toEqual([winner]);
-      expect(await rail.store.getHandoff(record.id)).toMatchObject({ state: 'closed', accepted_by: winner });
+      expect(await api.rail.store.getHandoff(record.id)).toMatchObject({ state: 'closed', accepted_by: winner });
     });
 
     it('a cancelled job closes its record as job_cancelled; a job whose decision times out closes it as timed_out', async () => {
       const cancelled = await escalated();
       await cancelled.handle.cancel();
       expect((await cancelled.handle.result()).status).toBe('cancelled');
-      expect(await rail.store.getHandoff(cancelled.record.id)).toMatchObject({ state: 'closed', close_reason: 'job_cancelled' });
+      expect(await api.rail.store.getHandoff(cancelled.record.id)).toMatchObject({ state: 'closed', close_reason: 'job_cancelled' });
 
       const waited = await escalated({ decision_timeout: '3s' });
       expect((await waited.handle.result()).status).toBe('escalated');
-      expect(await rail.store.getHandoff(waited.record.id)).toMatchObject({ state: 'closed', close_reason: 'timed_out' });
+      expect(await api.rail.store.getHandoff(waited.record.id)).toMatchObject({ state: 'closed', close_reason: 'timed_out' });
     });
 
     it('a record cancelled through the API stays cancelled when the job is decided, and hands no delta on', async () => {
@@ -199,8 +174,8 @@ for (const backend of storeBackends()) {
       await handle.executeUpdate('decide', { args: [{ action: 'top_up', usd: 1, actor: 'ops.lead' }] });
       const result = await handle.result();
       expect(result.status).toBe('completed');
-      expect(await rail.store.getHandoff(record.id)).toMatchObject({ state: 'cancelled', cancelled_by: 'ana' });
-      const { turns } = await readLog(rail.store, result.package, request.job_id);
+      expect(await api.rail.store.getHandoff(record.id)).toMatchObject({ state: 'cancelled', cancelled_by: 'ana' });
+      const { turns } = await readLog(api.rail.store, result.package, request.job_id);
       expect(turns.some((t) => t.messages.some((m) => m.origin))).toBe(false);
     });
   });

@@ -262,6 +262,40 @@ for (const backend of storeBackends()) {
       expect(invalid.body.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path: expect.stringContaining('body') })]));
     });
 
+    it('accept and cancel take an empty JSON body as no body', async () => {
+      const { body: record } = await begin('ana', 'b-empty');
+      const empty = (what: 'accept' | 'cancel', key: string) => call('POST', `/handoffs/${record.id}/${what}`, { key, raw: '' });
+      const accepted = await empty('accept', 'a-empty');
+      expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+      expect(accepted.body).toMatchObject({ state: 'accepted', accepted_by: 'ana' });
+      const cancelled = await empty('cancel', 'c-empty');
+      expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+      expect(cancelled.body).toMatchObject({ state: 'cancelled', cancelled_by: 'ana' });
+      // A body that must be there still must: an empty begin is refused for its missing fields.
+      const bare = await call('POST', '/workspaces/acme/projects/support/handoffs', { key: 'b-bare', raw: '' });
+      expect(bare).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    });
+
+    it('refuses bidi overrides and isolates in text a person reads, naming the field, and keeps right-to-left marks', async () => {
+      const spoof = 'refund \u202e000,01$ ot pu';
+      const cases: [string, Record<string, unknown>, string][] = [
+        ['summary', { summary: spoof }, 'body/summary'],
+        ['open question', { open_questions: ['ok', `a \u2067b\u2069`] }, 'body/open_questions/1'],
+        ['next step', { next_steps: [`\u202aleft`] }, 'body/next_steps/0'],
+      ];
+      for (const [name, over, path] of cases) {
+        const refused = await begin('ana', `bidi-${name.replace(' ', '-')}`, beginBody(over));
+        expect(refused.status, name).toBe(400);
+        expect(refused.body.issues, name).toEqual([expect.objectContaining({ path, message: expect.stringContaining('bidi') })]);
+      }
+      expect((await list('ops')).body.handoffs).toEqual([]);
+      const marked = await begin('ana', 'bidi-marks', beginBody({ summary: 'שלום \u200fעולם\u200e (order 42)' }));
+      expect(marked.status).toBe(201);
+      const note = await call('POST', `/handoffs/${marked.body.id}/decide`, { key: 'd-bidi', body: { action: 'approve', note: spoof } });
+      expect(note.status).toBe(400);
+      expect(note.body.issues).toEqual([expect.objectContaining({ path: 'body/note' })]);
+    });
+
     it('serves an OpenAPI 3.1 document, without a token, naming every route', async () => {
       const reply = await call('GET', '/openapi.json', { as: 'nobody' });
       expect(reply.status).toBe(200);

@@ -3,14 +3,16 @@
  * reads before deciding. Pure: the rail builds it from the package and the escalation, an
  * activity writes it.
  */
-import { LIMITS, clip, type HandoffBeginInput, type HandoffV1 } from '../../contracts/rail';
+import { LIMITS, clip, neutraliseBidi, type HandoffBeginInput, type HandoffV1 } from '../../contracts/rail';
 import type { Escalation } from '../definitions';
 
 /** Who begins the records of escalations: the rail, never a human. */
 export const RAIL_ACTOR = 'rail';
 
-/** Package text may hold what record text may not (an unpaired surrogate, a blank item). */
-const wellFormed = (s: string) => s.replace(/[\uD800-\uDFFF]/gu, '\uFFFD');
+/** Package text may hold what record text may not (an unpaired surrogate, a bidi override, a
+ * blank item): a stage wrote it, so it is made readable rather than refused, which would cost
+ * the escalation its record. */
+const wellFormed = (s: string) => neutraliseBidi(s.replace(/[\uD800-\uDFFF]/gu, '\uFFFD'));
 const item = (s: string) => clip(wellFormed(s).trim(), LIMITS.shortText);
 
 /**

@@ -11,6 +11,7 @@ import {
   HandoffListQuery,
   type HandoffAuditRow,
   type HandoffCloseReason,
+  type HandoffDecider,
   type HandoffRecord,
   type HandoffRequest,
 } from '../../../contracts/handoff-record';
@@ -289,8 +290,8 @@ class SqliteStore implements Store {
     return this.transition(id, { transition: 'cancel', actor }, key);
   }
 
-  async closeHandoff(id: string, reason: HandoffCloseReason, key: string): Promise<HandoffRecord> {
-    return this.transition(id, { transition: 'close', reason }, key);
+  async closeHandoff(id: string, reason: HandoffCloseReason, key: string, decidedBy?: HandoffDecider): Promise<HandoffRecord> {
+    return this.transition(id, { transition: 'close', reason, ...(decidedBy ? { decided_by: decidedBy } : {}) }, key);
   }
 
   async getHandoff(id: string): Promise<HandoffRecord | null> {

@@ -9,6 +9,7 @@ import {
   type HandoffAuditRow,
   type HandoffBeginInput,
   type HandoffCloseReason,
+  type HandoffDecider,
   type HandoffListQuery,
   type HandoffRecord,
   type HandoffRequest,
@@ -112,8 +113,11 @@ export interface Store {
   beginHandoff(input: HandoffBeginInput, key: string): Promise<HandoffRecord>;
   acceptHandoff(id: string, actor: string, key: string): Promise<HandoffRecord>;
   cancelHandoff(id: string, actor: string, key: string): Promise<HandoffRecord>;
-  /** The rail closes a record when its job is cancelled, decided or times out. */
-  closeHandoff(id: string, reason: HandoffCloseReason, key: string): Promise<HandoffRecord>;
+  /** The rail closes a record when its job is cancelled, decided or times out. With `decidedBy`
+   * (a decision taken through the record) only while the record is open, or accepted by the
+   * decider, who then holds it: else `conflict` or `illegal_transition`, as a cancel or an accept
+   * committed first. */
+  closeHandoff(id: string, reason: HandoffCloseReason, key: string, decidedBy?: HandoffDecider): Promise<HandoffRecord>;
   getHandoff(id: string): Promise<HandoffRecord | null>;
   /** A project's records in one state (`open` by default), newest first, at most `limit` (50). */
   listHandoffs(query: HandoffListQuery): Promise<HandoffRecord[]>;
@@ -245,7 +249,14 @@ function applied(record: HandoffRecord, row: Pick<HandoffAuditRow, 'transition' 
     case 'cancel':
       return { ...record, state: 'cancelled', cancelled_by: row.actor, cancelled_at: row.at };
     case 'close':
-      return { ...record, state: 'closed', closed_at: row.at, close_reason: row.detail.close_reason ?? null };
+      // A close on a decision names the decider, who holds the record from then on if nobody did.
+      return {
+        ...record,
+        state: 'closed',
+        closed_at: row.at,
+        close_reason: row.detail.close_reason ?? null,
+        ...(row.actor !== null && record.accepted_by === null ? { accepted_by: row.actor, accepted_at: row.at } : {}),
+      };
   }
 }
 
@@ -268,12 +279,16 @@ export function planHandoffTransition(
     record_id: record.id,
     seq: lastSeq + 1,
     transition: request.transition,
-    actor: request.transition === 'close' ? null : request.actor,
+    actor: request.transition === 'close' ? (request.decided_by?.actor ?? null) : request.actor,
     at: at.toISOString(),
     idempotency_key: key,
-    detail: { from: record.state, to: decision.to, ...(request.transition === 'close' ? { close_reason: request.reason } : {}) },
+    detail: { from: record.state, to: decision.to, ...(request.transition === 'close' ? closeDetail(request) : {}) },
   };
   return { next: applied(record, audit), audit };
+}
+
+function closeDetail(request: Extract<HandoffRequest, { transition: 'close' }>): Pick<HandoffAuditRow['detail'], 'close_reason' | 'action'> {
+  return { close_reason: request.reason, ...(request.decided_by ? { action: request.decided_by.action } : {}) };
 }
 
 /** The record as it stood right after audit row `seq`: what a repeated key returns. The audit

@@ -4,7 +4,9 @@ import {
   HandoffDecideRequest,
   handoffDelta,
   HandoffRecord,
+  HumanDecision,
   decideHandoffTransition,
+  neutraliseBidi,
   validators,
   type HandoffDecision,
   type HandoffRecordState,
@@ -15,6 +17,7 @@ const ID = 'hr_0123456789abcdef0123456789abcdef';
 const accept = (actor: string): HandoffRequest => ({ transition: 'accept', actor });
 const cancel = (actor: string): HandoffRequest => ({ transition: 'cancel', actor });
 const close: HandoffRequest = { transition: 'close', reason: 'decided' };
+const decidedBy = (actor: string): HandoffRequest => ({ transition: 'close', reason: 'decided', decided_by: { actor, action: 'approve' } });
 
 const CASES: [string, HandoffRecordState, string | null, HandoffRequest, HandoffDecision['ok'], string][] = [
   ['accept an open record', 'open', null, accept('ana'), true, 'transition:accepted'],
@@ -30,6 +33,10 @@ const CASES: [string, HandoffRecordState, string | null, HandoffRequest, Handoff
   ['close an accepted record', 'accepted', 'ana', close, true, 'transition:closed'],
   ['close a cancelled record', 'cancelled', null, close, false, 'illegal_transition'],
   ['close a closed record', 'closed', null, close, false, 'illegal_transition'],
+  ['close an open record on a decision', 'open', null, decidedBy('ana'), true, 'transition:closed'],
+  ['close on a decision a record the decider took', 'accepted', 'ana', decidedBy('ana'), true, 'transition:closed'],
+  ['close on a decision a record another took', 'accepted', 'bo', decidedBy('ana'), false, 'conflict'],
+  ['close on a decision a cancelled record', 'cancelled', null, decidedBy('ana'), false, 'illegal_transition'],
 ];
 
 describe('handoff record lifecycle (decideHandoffTransition)', () => {
@@ -55,6 +62,25 @@ describe('handoff record lifecycle (decideHandoffTransition)', () => {
 
 describe('handoff record schemas', () => {
   const begin = { workspace: 'acme', project: 'support', job_id: 'tkt_1', summary: 'Refund question', open_questions: ['timezone?'], next_steps: ['call back'], created_by: 'rail' };
+
+  it('refuses bidi embeddings, overrides and isolates in what a person reads of a begin or a decision, and keeps right-to-left marks', () => {
+    const spoofs = ['refund \u202e000,01$ ot pu', 'a\u202ab', 'a\u2066b\u2069', 'a\u2068b'];
+    for (const spoof of spoofs) {
+      for (const over of [{ summary: spoof }, { open_questions: [spoof] }, { next_steps: [spoof] }]) {
+        const parsed = HandoffBeginInput.safeParse({ ...begin, ...over });
+        expect(parsed.success, JSON.stringify(over)).toBe(false);
+        expect(parsed.error?.issues[0]?.message).toContain('bidi');
+      }
+      const decision = { action: 'approve', actor: 'ana', note: spoof };
+      expect(HumanDecision.safeParse(decision).success).toBe(false);
+      expect(validators.humanDecision(decision)).toBe(false);
+      expect(HandoffDecideRequest.safeParse({ action: 'approve', note: spoof }).success).toBe(false);
+    }
+    const marked = 'שלום \u200fעולם\u200e \u061c(42)';
+    expect(HandoffBeginInput.safeParse({ ...begin, summary: marked }).success).toBe(true);
+    expect(validators.humanDecision({ action: 'approve', actor: 'ana', note: marked })).toBe(true);
+    expect(neutraliseBidi('refund \u202e000,01$ ot pu \u2067x\u2069 \u200f')).toBe('refund \uFFFD000,01$ ot pu \uFFFDx\uFFFD \u200f');
+  });
 
   it('zod and the generated validator agree on a begin and a record', () => {
     expect(HandoffBeginInput.safeParse(begin).success).toBe(true);

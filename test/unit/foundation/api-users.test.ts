@@ -31,6 +31,8 @@ describe('API users', () => {
     expect(() => apiUsers({ ana: { token_sha256: 't-ana', role: 'user' } })).toThrow(/64 lowercase hex/);
     expect(() => apiUsers({ ana: { token_sha256: sha256Token('x'), role: 'admin' } })).toThrow();
     expect(() => apiUsers({ 'ana smith': { token_sha256: sha256Token('x'), role: 'user' } })).toThrow();
+    // The rail's own name: records it creates are the only ones that decide a job.
+    expect(() => apiUsers({ rail: { token_sha256: sha256Token('x'), role: 'user' } })).toThrow(/the rail's name/);
     expect(() => apiUsers({ ana: { token_sha256: sha256Token('x'), role: 'user', token: 'x' } })).toThrow();
     expect(() => apiUsers({ ana: { token_sha256: sha256Token('x'), role: 'user' }, bob: { token_sha256: sha256Token('x'), role: 'user' } })).toThrow(/shares a token hash/);
   });

@@ -40,6 +40,12 @@ describe('renderDetails', () => {
 });
 
 describe('renderDetails: markdown safety', () => {
+  it('shows a bidi override in an ack reason as U+FFFD, so the reason reads as written', () => {
+    const md = renderDetails(view, [ack(1, { reason: 'decided top_up by ana: refund \u202e000,01 ot pu \u2066x\u2069' })]);
+    expect(tableRows(md)[0]).toContain('refund \uFFFD000,01 ot pu \uFFFDx\uFFFD');
+    expect(md).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/u);
+  });
+
   it('escapes dollar signs in ack reasons so the Web UI does not read them as maths', () => {
     const md = renderDetails(
       { job_id: 'j', status: 'escalated', stage: 'human', hops: 1, usd_remaining: 0.002, revisions_remaining: 1, spent_usd: 0.003, reserved_usd: 0, reservations: [], last_verdict: 'none' },

@@ -35,6 +35,18 @@ describe('escalationRecord: the record an escalation leaves for a human', () => 
     expect(HandoffBeginInput.safeParse(record).success).toBe(true);
   });
 
+  it('a stage’s bidi override becomes visible, not refused: the escalation keeps its record', () => {
+    const record = escalationRecord(
+      { ...pkg, summary: 'refund \u202e000,01$ ot pu', open_questions: ['which \u2067amount\u2069?'] },
+      { ...escalation, options: [...escalation.options], reasons: ['judge: \u202dfine'] },
+      where,
+    );
+    expect(record.summary).toBe('refund \uFFFD000,01$ ot pu');
+    expect(record.open_questions).toEqual(['which \uFFFDamount\uFFFD?']);
+    expect(record.next_steps[0]).toBe('resolve: judge: \uFFFDfine');
+    expect(HandoffBeginInput.safeParse(record).success).toBe(true);
+  });
+
   it('keys per escalation of a run, not per hop, marked with the run: a reset run or a reused job id begins records of its own', () => {
     const run = '01a23286-2890-709a-bab4-2e4e2d4932de';
     expect(escalationKeys('job_1', run, 1)).toEqual({ begin: 'job_1:escalation:bab42e4e2d4932de:1', close: 'job_1:escalation:bab42e4e2d4932de:1:close' });

@@ -191,6 +191,48 @@ for (const backend of storeBackends()) {
       }
     });
 
+    it('closes a record on a decision only while it is open to the decider: the decider holds it, the audit names them and the action', async () => {
+      const open = await store.beginHandoff(input(), 'tkt_1:escalation:0');
+      const decided = await store.closeHandoff(open.id, 'decided', 'close-0', { actor: 'ana', action: 'top_up' });
+      expect(decided).toMatchObject({ state: 'closed', close_reason: 'decided', accepted_by: 'ana', accepted_at: decided.closed_at });
+      expect((await store.handoffAudit(open.id)).at(-1)).toMatchObject({ transition: 'close', actor: 'ana', detail: { from: 'open', to: 'closed', close_reason: 'decided', action: 'top_up' } });
+      // The same key again: the first outcome, rebuilt from the audit trail.
+      expect(await store.closeHandoff(open.id, 'decided', 'close-0', { actor: 'ana', action: 'top_up' })).toEqual(decided);
+      expect((await refusal(store.cancelHandoff(open.id, 'bo', 'cancel-late'))).code).toBe('illegal_transition');
+
+      const taken = await store.beginHandoff(input(), 'tkt_1:escalation:1');
+      await store.acceptHandoff(taken.id, 'bo', 'accept-bo');
+      expect((await refusal(store.closeHandoff(taken.id, 'decided', 'close-1', { actor: 'ana', action: 'approve' }))).code).toBe('conflict');
+      expect(await store.closeHandoff(taken.id, 'decided', 'close-1', { actor: 'bo', action: 'approve' })).toMatchObject({ state: 'closed', accepted_by: 'bo' });
+
+      const given = await store.beginHandoff(input(), 'tkt_1:escalation:2');
+      await store.cancelHandoff(given.id, 'bo', 'cancel-bo');
+      expect((await refusal(store.closeHandoff(given.id, 'decided', 'close-2', { actor: 'ana', action: 'reject' }))).code).toBe('illegal_transition');
+      expect(await store.getHandoff(given.id)).toMatchObject({ state: 'cancelled', cancelled_by: 'bo', accepted_by: null, close_reason: null });
+    });
+
+    it('of a decision’s close and a cancel at once, exactly one commits, on one connection or two', async () => {
+      const config = await backend.freshConfig();
+      const other = await openStore(config);
+      const here = await openStore(config);
+      try {
+        for (let n = 0; n < 10; n++) {
+          const { id } = await here.beginHandoff(input(), `tkt_1:escalation:${n}`);
+          const [decide, cancel] = await Promise.allSettled([
+            here.closeHandoff(id, 'decided', `close-${n}`, { actor: 'ana', action: 'top_up' }),
+            (n % 2 ? other : here).cancelHandoff(id, 'bo', `cancel-${n}`),
+          ]);
+          expect([decide.status, cancel.status].sort()).toEqual(['fulfilled', 'rejected']);
+          const record = (await here.getHandoff(id))!;
+          if (decide.status === 'fulfilled') expect(record).toMatchObject({ state: 'closed', close_reason: 'decided', accepted_by: 'ana', cancelled_by: null });
+          else expect(record).toMatchObject({ state: 'cancelled', cancelled_by: 'bo', accepted_by: null, close_reason: null });
+          expect(await here.handoffAudit(id)).toHaveLength(2);
+        }
+      } finally {
+        await Promise.all([other.close(), here.close()]);
+      }
+    });
+
     it('keeps one record and one accept when separate connections race on the same keys and the same record', async () => {
       const config = await backend.freshConfig();
       const stores = await Promise.all(Array.from({ length: 4 }, () => openStore(config)));
