@@ -8,7 +8,8 @@
  *   creation), the client side (start, decide, list jobs) and replay (histories against the code).
  */
 export * from '../contracts';
-export { BUILT_IN_PIPELINES, supportRouting, ticketHub, ticketTriage } from '../contracts/pipelines';
+export { BUILT_IN_PIPELINES, supportRouting, ticketEntry, ticketHub, ticketTriage } from '../contracts/pipelines';
+export * from '../contracts/pipelines/ticket-artifacts';
 
 // Worker side: stage work and the worker.
 export { stageActivities, appendUnique, type StageActivity, type StageOptions, type StageOutput, type StageWorkFn } from '../activities/stage';
@@ -21,12 +22,12 @@ export { applyHandover, fitHandover, materializeTrace, transcriptXml, turnDirFor
 export type { StageTurn, TurnPrompt } from '../activities/turn';
 export { builtInActivities, type ActivityDeps } from '../activities';
 // A writer of an author's own writes through the worker's CRM (its own connection when the worker has one).
-export { crmOf } from '../activities/deps';
+export { writesOf } from '../activities/deps';
 export { ticketTriageActivities } from '../activities/ticket-triage';
 export { supportRoutingActivities } from '../activities/support-routing';
 export { ticketHubActivities } from '../activities/ticket-hub';
 export { createHandrailWorkers, runWorkers, WorkerSetupError, type ActivitiesFor, type HandrailWorkerOptions } from './worker/worker';
-export { openStore, type CrmStore, type Store } from './worker/store';
+export { openStore, type CrmStore, type Store, type WriteRequest, type WritesStore } from './worker/store';
 export { loadConfig, type HandrailConfig, type WorkerRole } from './config';
 export { connectWorker } from './connect';
 

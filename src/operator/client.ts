@@ -7,7 +7,7 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
 import { IllegalStateError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type DataConverter, type SearchAttributePair } from '@temporalio/common';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
-import { HumanDecision, JobRequest, findPipeline, issueLines, type Pipeline, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
+import { HumanDecision, JobRequest, entryBodyIssues, findPipeline, issueLines, requestEntry, type Pipeline, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
 import type { handoffJob } from '../../workflows';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../../workflows/definitions';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict, jobSearchAttributes, type JobAttributes } from '../../workflows/search-attributes';
@@ -41,9 +41,21 @@ export async function connectHandrail(config: HandrailConfig = loadConfig(), dat
 }
 
 /** Checks a request against the contract before anything is started. */
-export function parseJobRequest(input: unknown): JobRequest {
+export function parseJobRequest(input: unknown, pipelines: readonly Pipeline[] = BUILT_IN_PIPELINES): JobRequest {
   const parsed = JobRequest.safeParse(input);
   if (!parsed.success) throw new InvalidJobRequestError(parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  // The entry as the rail will check it, so a caller hears what is wrong before a job starts.
+  const pipeline = findPipeline(pipelines, parsed.data.pipeline);
+  if (pipeline) {
+    const { alias } = pipeline.entrySpec;
+    if (parsed.data.entry !== undefined && alias !== undefined && parsed.data[alias] !== undefined) {
+      throw new InvalidJobRequestError([{ path: alias, message: `give the ${pipeline.entry} as entry only, not also as ${alias}` }]);
+    }
+    const field = parsed.data.entry === undefined && alias !== undefined && parsed.data[alias] !== undefined ? alias : 'entry';
+    const body = requestEntry(parsed.data, pipeline.entrySpec);
+    const issues = body === undefined ? [{ path: '', message: `Required (a ${pipeline.entry})` }] : entryBodyIssues(pipeline.entrySpec.schema, body);
+    if (issues.length > 0) throw new InvalidJobRequestError(issues.map((i) => ({ path: i.path ? `${field}.${i.path}` : field, message: i.message })));
+  }
   return parsed.data;
 }
 
@@ -54,7 +66,7 @@ export interface StartOptions extends Pick<HandrailConfig, 'taskQueue'> {
 }
 
 export async function startJob(client: Client, input: unknown, options: StartOptions = loadConfig()): Promise<StartedJob> {
-  const request = parseJobRequest(input);
+  const request = parseJobRequest(input, options.pipelines);
   // The job shows its attributes from the start (before a worker picks it up), and the rail's first
   // hop then has none to upsert (workflows/handoff-job.ts, patch `start-attributes`).
   const pipeline = findPipeline(options.pipelines ?? BUILT_IN_PIPELINES, request.pipeline);
@@ -69,7 +81,7 @@ export async function startJob(client: Client, input: unknown, options: StartOpt
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
       staticSummary: `${request.job_id}: ${request.goal}`.slice(0, 200),
       staticDetails: [
-        `**Ticket** ${request.ticket.id} (customer ${request.ticket.customer_id}): ${request.ticket.subject}`,
+        ...(pipeline ? [`**Entry** (${pipeline.entry}): ${JSON.stringify(requestEntry(request, pipeline.entrySpec)).slice(0, 300)}`] : []),
         `**Constraints**: ${request.constraints.join('; ') || 'none'}`,
         `**Budget**: $${request.budget.usd}, ${request.budget.revisions} revisions, max ${request.max_hops ?? DEFAULT_MAX_HOPS} hops`,
       ].join('\n\n'),

@@ -17,10 +17,9 @@ import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { handrailDataConverter } from '../codec';
 import { crmDatabaseUrl, loadConfig, workerRole, type HandrailConfig, type WorkerRole } from '../config';
-import { loadHelpCenter } from './corpus';
 import { createChatModel, modelConfigFromEnv } from './model';
 import { connectWorker } from '../connect';
-import { openStore, type CrmStore, type Store } from './store';
+import { openStore, type Store } from './store';
 import { railSinks, tracingFromEnv } from './tracing';
 import { RAIL_BUNDLER_OPTIONS } from './bundle';
 
@@ -45,8 +44,8 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   /** Which stages this process runs (default `all`): `general` never registers a writer, `writer`
    * registers only the writers (and no workflows). */
   role?: WorkerRole;
-  /** The CRM the writers write; unset, the store's own tables. */
-  crm?: CrmStore;
+  /** Where the writers write (their systems' own database); unset, the store's own tables. */
+  writes?: Store;
   /** The pipelines this worker runs, the same list its workflow module passes to createRail
    * (default: the built-in ones and workflows/index.ts). */
   pipelines?: P;
@@ -122,9 +121,6 @@ export function workerPlan(cards: readonly StageCard[], role: WorkerRole, jobQue
 export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts: HandrailWorkerOptions<P>): Promise<Worker[]> {
   const pipelines: readonly Pipeline[] = opts.pipelines ?? BUILT_IN_PIPELINES;
   const role = opts.role ?? 'all';
-  // Idempotent: a fresh store gets the shipped help-center corpus, a current one is unchanged.
-  // Writers search nothing, so the writer side leaves it to the general one.
-  if (role !== 'writer') await loadHelpCenter(opts.store);
   const modelConfig = modelConfigFromEnv();
   const workspace = opts.workspace === undefined ? undefined : workspaceProblem(opts.workspace);
   if (workspace !== undefined) throw new WorkerSetupError([`handover workspace: ${workspace} (create it, or set HANDRAIL_WORKSPACE to a directory)`]);
@@ -132,7 +128,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
     store: opts.store,
     model: modelConfig ? createChatModel(modelConfig) : undefined,
     ...(opts.workspace === undefined ? {} : { workspace: opts.workspace }),
-    ...(opts.crm ? { crm: opts.crm } : {}),
+    ...(opts.writes ? { writes: opts.writes } : {}),
   };
   const stages = (opts.activities ?? (builtInActivities as unknown as (d: ActivityDeps) => Record<string, StageActivity>))(deps) as Record<string, StageActivity>;
   const real = { ...stages, ...railActivities(opts.store) } as HandrailActivities & Record<string, StageActivity>;
@@ -195,7 +191,7 @@ async function main(): Promise<void> {
   const crm = crmUrl ? await openStore({ databaseUrl: crmUrl }) : undefined;
   const tracing = await tracingFromEnv();
   try {
-    const workers = await createHandrailWorkers({ connection, config, store, role, ...(crm ? { crm } : {}), tracer: tracing.tracer, workspace: handoverWorkspace(config) });
+    const workers = await createHandrailWorkers({ connection, config, store, role, ...(crm ? { writes: crm } : {}), tracer: tracing.tracer, workspace: handoverWorkspace(config) });
     const queues = workers.map((w) => `"${w.options.taskQueue}"`).join(', ');
     const crmNote = role === 'general' ? 'no CRM' : crm ? 'CRM on its own database' : 'CRM in the store';
     console.log(`handrail worker polling ${queues} on ${config.temporalAddress} (role ${role}, namespace ${config.namespace}, store ${store.backend}, ${crmNote}). Ctrl-C stops it.`);

@@ -19,6 +19,7 @@ import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop'
 import { statusQuery, type JobStatusView } from '../../workflows/definitions';
 import { handrailDataConverter } from '../../src/codec';
 import { sampleJobRequest } from '../../src/devtools/samples/tickets';
+import type { TicketJobRequest } from '../../contracts/pipelines/ticket-artifacts';
 import { openStore, type Store } from '../../src/worker/store';
 import type { HandrailActivities } from '../../activities';
 import { createHandrailWorkers, runWorkers } from '../../src/worker/worker';
@@ -110,7 +111,7 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
 
 /** The sample refund job under a fresh id (and a ticket id of its own, so CRM rows never meet);
  * tests override what they exercise. */
-export function jobRequest(overrides: Partial<JobRequest> = {}): JobRequest {
+export function jobRequest(overrides: Partial<TicketJobRequest> = {}): TicketJobRequest {
   const id = overrides.job_id ?? uniqueId('job');
   const sample = sampleJobRequest(id);
   // A shorter body than the demo's: its first draft passes, so the planned relay takes no revision.

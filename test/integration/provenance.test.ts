@@ -13,6 +13,7 @@ import { firstPackage } from '../../workflows/rail/first-package';
 import { startJob } from '../../src/operator/client';
 import { deliverHop, jobRequest, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
 import { SEED_TRACEPARENT } from '../scenarios';
+import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
 
 const TRACE = SEED_TRACEPARENT;
 let rail: Rail;
@@ -28,7 +29,7 @@ const hop = (request: StageHopRequest) => deliverHop(rail, request);
 
 /** A fresh ticket walked through intake → judge with stageHop: the package writeback takes. */
 async function judgedPackage(request: JobRequest = jobRequest()): Promise<HandoffV1> {
-  let pkg: HandoffV1 = firstPackage(request, TRACE);
+  let pkg: HandoffV1 = firstPackage(request, TRACE, ticketTriage);
   for (const stage of ['intake', 'retrieve', 'draft', 'judge']) {
     const res = await hop({ stage, package: pkg });
     expect(res.ack.ack, `${stage}: ${res.ack.reason}`).toBe('accepted');
@@ -42,7 +43,7 @@ const dataRef = (type: string, body: unknown) => ({ type, uri: `data:application
 
 /** A package made by the caller: its own intake (naming someone's ticket), draft and passing verdict. */
 function forgedWriteback(jobId: string, ticketId: string): HandoffV1 {
-  const base = firstPackage(jobRequest({ job_id: jobId }), TRACE);
+  const base = firstPackage(jobRequest({ job_id: jobId }), TRACE, ticketTriage);
   return {
     ...base,
     artifacts: [
@@ -180,7 +181,7 @@ describe('duplicates are recognised by content, and a job id is one job', () => 
   });
 
   it('5. same key, same content: duplicate; same key, other content: rejected_conflict, never the old result', async () => {
-    const pkg = firstPackage(jobRequest(), TRACE);
+    const pkg = firstPackage(jobRequest(), TRACE, ticketTriage);
     const first = await hop({ stage: 'intake', package: pkg });
     expect(first.ack.ack).toBe('accepted');
     expect((await hop({ stage: 'intake', package: pkg })).ack.ack).toBe('duplicate');

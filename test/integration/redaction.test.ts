@@ -4,6 +4,7 @@
  * drafter that leaves them in is refused by the rail (constraints_enforced), and the refusal
  * does not repeat them.
  */
+import type { TicketJobRequest } from '../../contracts/pipelines/ticket-artifacts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SummaryMd, type JobRequest } from '../../contracts';
 import { readArtifactBody } from '../../activities/artifacts';
@@ -33,7 +34,7 @@ afterAll(async () => {
   await rail?.stop();
 });
 
-function personalTicketJob(prefix: string): JobRequest {
+function personalTicketJob(prefix: string): TicketJobRequest {
   const id = uniqueId(prefix);
   const base = jobRequest({ job_id: id });
   // No "?" in the body, so the subject is the question the summary quotes (intake reads the

@@ -3,6 +3,7 @@
  * names `pipeline: 'support-routing'` is classified, routed by the table to one specialist,
  * reviewed and written to the CRM once.
  */
+import type { TicketJobRequest } from '../../contracts/pipelines/ticket-artifacts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTranscript, TRANSCRIPT_SEPARATOR, type JobRequest } from '../../contracts';
 import { readLog } from '../../activities/transcript-log';
@@ -17,7 +18,7 @@ afterAll(async () => {
   await rail?.stop();
 });
 
-function supportJob(subject: string, body: string): JobRequest {
+function supportJob(subject: string, body: string): TicketJobRequest {
   const id = uniqueId('route');
   const base = jobRequest({ job_id: id });
   return { ...base, pipeline: 'support-routing', ticket: { ...base.ticket, id: `tkt_${id}`, subject, body } };

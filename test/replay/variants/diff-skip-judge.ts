@@ -8,7 +8,7 @@ import { BUILT_IN_PIPELINES, ticketTriage } from '../../../contracts/pipelines';
 
 const skipJudge = definePipeline({
   name: ticketTriage.name,
-  entry: ticketTriage.entry,
+  entry: ticketTriage.entrySpec,
   stages: ticketTriage.cards,
   routes: [{ after: 'summary_md', complete: 'published without a judge' }, ...ticketTriage.routes],
   revisits: ticketTriage.revisits,

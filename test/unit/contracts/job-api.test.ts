@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AckRecord, HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, StageHopRequest, TicketRaw, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
+import { AckRecord, HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, StageHopRequest, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
+import { TicketRaw } from '../../../contracts/pipelines/ticket-artifacts';
 import { sampleJobRequest } from '../../../src/devtools/samples/tickets';
 import { fixture } from './helpers';
 

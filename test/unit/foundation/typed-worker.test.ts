@@ -13,6 +13,7 @@ import { defineStage, definePipeline } from '../../../contracts';
 import { supportRouting, ticketTriage } from '../../../contracts/pipelines';
 import { openStore } from '../../../src/worker/store';
 import { WorkerSetupError, createHandrailWorkers, type ActivitiesFor } from '../../../src/worker/worker';
+import { ticketEntry } from '../../../contracts/pipelines/ticket-entry';
 
 const noConnection = undefined as never;
 
@@ -35,6 +36,7 @@ describe('typed worker', () => {
       const extra = defineStage({ name: 'translate', accepts: ['receipt.v1'], outputs: ['translation.v1'], criteria: ['same meaning'], nominalCostUsd: 0 });
       const withTranslate = definePipeline({
         name: 'with-translate',
+        entry: ticketEntry,
         stages: [...ticketTriage.cards, extra],
         routes: [
           ...ticketTriage.routes.filter((r) => r.after !== 'receipt.v1'),
@@ -64,6 +66,7 @@ describe('typed worker', () => {
       const otherDraft = defineStage({ ...ticketTriage.get('draft')!, nominalCostUsd: 0.5 });
       const rival = definePipeline({
         name: 'rival',
+        entry: ticketEntry,
         stages: ticketTriage.cards.map((c) => (c.name === 'draft' ? otherDraft : c)),
         routes: ticketTriage.routes,
         revisits: ticketTriage.revisits,

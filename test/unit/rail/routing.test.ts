@@ -7,6 +7,7 @@ import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
 import { decideAck } from '../../../workflows/rail/ack';
 import { returnToSender, route } from '../../../workflows/rail/routing';
 import { CHUNKS, INTAKE, RECEIPT, SUMMARY, TICKET, VERDICT, at, card, factsFor, packageAt, ref } from './helpers';
+import { ticketEntry } from '../../../contracts/pipelines/ticket-entry';
 
 describe('route: the planned relay', () => {
   it.each([
@@ -151,7 +152,7 @@ describe("seed 004's typed handoff reasons", () => {
     expect(route(ticketTriage, at.afterIntake())).not.toHaveProperty('handoff');
   });
   it('a pipeline naming a reason seed 004 does not know refuses to load', () => {
-    const spec = { name: 'odd', stages: ticketTriage.cards, routes: ticketTriage.routes.map((r) => ('to' in r && r.to === 'retrieve' ? { ...r, handoff: 'vibes' as never } : r)), revisits: ticketTriage.revisits };
+    const spec = { name: 'odd', entry: ticketEntry, stages: ticketTriage.cards, routes: ticketTriage.routes.map((r) => ('to' in r && r.to === 'retrieve' ? { ...r, handoff: 'vibes' as never } : r)), revisits: ticketTriage.revisits };
     expect(() => definePipeline(spec)).toThrow(/has handoff "vibes"; use one of capability_boundary, specialization, escalation, load_balancing/);
   });
 });
