@@ -56,7 +56,7 @@ describe('definePipeline', () => {
     });
     expect(found).toEqual(expect.arrayContaining([
       expect.stringMatching(/system "crm" has 2 writers \(writeback, crm-sync\)/),
-      expect.stringMatching(/stage "judge" is a critic \(judge\) and must hold no write tools/),
+      expect.stringMatching(/stage "judge" is a critic and must hold no write tools/),
     ]));
   });
 

@@ -275,7 +275,9 @@ describe('writeback', () => {
     expect(firstReceipt).toBeDefined();
 
     const retried = await activities.writeback(work);
-    expect(retried.body).toEqual(firstReceipt);
+    expect(retried.body).toMatchObject({ idempotency_key: firstReceipt!.write_key, system: 'crm', record_id: firstReceipt!.reference, note_hash: firstReceipt!.payload_hash });
+    // The job's result carries the generic receipt: the write the crashed attempt made, found existing.
+    expect(retried.receipt).toEqual({ ...firstReceipt, status: 'existing' });
     // A duplicate delivery under a new hop key (the rail re-sent it) also gets the first receipt.
     const duplicate = await activities.writeback({ ...work, delivery_key: 'job_1:writeback:6' });
     expect(duplicate.artifact).toEqual(retried.artifact);
