@@ -5,43 +5,12 @@
  * Every stage records its result under the delivery key, so a retried or repeated delivery
  * returns the first result instead of working (or writing) again.
  */
-import type { HandoffV1 } from '../contracts';
-import type { StageResult } from '../contracts/stages';
-import type { Store } from '../src/worker/store';
+import type { createActivities } from './built-in';
 import type { ActivityDeps } from './deps';
-import { ticketHub } from '../contracts/pipelines/ticket-hub';
-import { handoffRecordActivities } from './handoff-records';
-import { mergeActivities } from './merge';
-import { asAnswered, deliveryScope, packageSha, scopedKey } from './stage';
-import { supportRoutingActivities } from './support-routing';
-import { ticketHubActivities } from './ticket-hub';
-import { ticketTriageActivities } from './ticket-triage';
 
 export type { ActivityDeps };
+export { railActivities } from './rail-activities';
+export { builtInActivities, createActivities } from './built-in';
 
-/** The rail's own activity: the result recorded for a delivery, or null. A repeat of the same
- * package acks `duplicate`; a different package under the key comes back marked, to be refused. */
-export function railActivities(store: Store) {
-  return {
-    priorDelivery: async ({ delivery_key, package: pkg }: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null> => {
-      const record = await store.findStageRecord(scopedKey(deliveryScope(), delivery_key));
-      if (!record) return null;
-      // The lookup is never the delivery that made the record; only the package can match.
-      return pkg === undefined ? record.result : asAnswered(record, { delivery_sha: null, package_sha: packageSha(pkg) });
-    },
-    ...mergeActivities(store),
-    ...handoffRecordActivities(store),
-  };
-}
-
-/** Activities for the built-in pipelines (contracts/pipelines). ticket-hub's intake, judge and
- * writeback are ticket-triage's cards: ticket-triage's activities serve them, once. */
-export function builtInActivities(deps: ActivityDeps) {
-  return { ...ticketTriageActivities(deps, [ticketHub]), ...supportRoutingActivities(deps), ...ticketHubActivities(deps) };
-}
-
-export function createActivities(deps: ActivityDeps) {
-  return { ...builtInActivities(deps), ...railActivities(deps.store) };
-}
-
+/** Every activity of the shipped worker: the built-in pipelines' stages and the rail's own. */
 export type HandrailActivities = ReturnType<typeof createActivities>;

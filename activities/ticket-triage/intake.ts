@@ -3,7 +3,7 @@
  * Ids are taken from the ticket or not at all: a missing or malformed id fails the stage closed
  * with the gap listed as an open question, never filled with a guess.
  */
-import { assistantMessage, LIMITS, type HandoffV1 } from '../../contracts';
+import { assistantMessage, type HandoffV1 } from '../../contracts';
 import { IntakeV1, TICKET_LIMITS, TicketRaw } from '../../contracts/pipelines/ticket-artifacts';
 import { intakeStage } from '../../contracts/pipelines/ticket-triage';
 import type { Store } from '../../src/worker/store';

@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     console.log(`\nJob ${result.job_id}: ${result.status}${result.reason ? ` (${String(result.reason)})` : ''}`);
     console.log(`hops ${result.hops} · spent $${result.spent_usd} · wallet left $${result.package.budget.usd_remaining}`);
     console.log(`\n${acksTable(result.acks.map((a) => ({ ...a, reason: a.reason.slice(0, 70) })), paintFor(process.stdout, process.env))}`);
-    if (result.receipt) console.log(`CRM receipt: ${result.receipt.idempotency_key} → ${result.receipt.record_id} (${result.receipt.status})`);
+    if (result.receipt) console.log(`receipt: ${result.receipt.write_key} → ${result.receipt.system} ${result.receipt.reference} (${result.receipt.status})`);
     console.log(`\nWeb UI: ${jobUrl(config, jobId)}${codec ? ` (payloads encrypted; the UI decodes them through the codec server at ${codec.url})` : ''}`);
     if (api) {
       console.log(`Handoff records API: ${api.url} (OpenAPI at ${api.url}/openapi.json; user "demo", token in ${path.relative(process.cwd(), api.tokenFile)}): try \`npx handrail handoffs list\``);

@@ -11,7 +11,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import type { JobRequest, Pipeline } from '../../contracts';
+import type { Pipeline } from '../../contracts';
 import type { ActivityDeps } from '../../activities';
 import type { StageActivity } from '../../activities/stage';
 import type { JobHandle } from '../../src/operator/client';

@@ -91,7 +91,7 @@ describe('provenance: a writer acts only on evidence the rail recorded for this 
     const result = await completedJob(request);
     const written = await rail.store.getCrmTicket(request.ticket.id);
     expect(written?.note).not.toMatch(/refund you in full/);
-    expect(result.receipt?.note_hash).toBeDefined();
+    expect(result.receipt?.payload_hash).toBeDefined();
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
   });
 

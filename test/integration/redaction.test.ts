@@ -6,7 +6,7 @@
  */
 import type { TicketJobRequest } from '../../contracts/pipelines/ticket-artifacts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SummaryMd, type JobRequest } from '../../contracts';
+import { SummaryMd } from '../../contracts';
 import { readArtifactBody } from '../../activities/artifacts';
 import { startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, startRail, uniqueId, type Rail } from '../helpers/rail';
