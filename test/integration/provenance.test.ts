@@ -220,6 +220,10 @@ describe('7. a raw start fails closed within its first workflow task', () => {
     ['max_hops "lots"', ['max_hops'], /max_hops/],
     ['max_hops -1', ['max_hops-neg'], /max_hops/],
     ['a negative budget', ['budget'], /budget/],
+    ['an entry that is not a ticket', ['entry-invalid'], /^invalid job request: entry is not a valid ticket\.raw for pipeline ticket-triage: entry\.customer_id: is required$/],
+    ['a ticket (the older field) that is not a ticket', ['ticket-invalid'], /entry is not a valid ticket\.raw for pipeline ticket-triage: entry\.subject: /],
+    ['no entry', ['entry-missing'], /^invalid job request: entry is required \(a ticket\.raw for pipeline ticket-triage\)$/],
+    ['both entry and ticket', ['entry-both'], /both entry and ticket given/],
   ])('handoffJob with %s', async (_name, which, field) => {
     const request: Record<string, unknown> = { ...jobRequest() };
     const args: unknown[] = which.length === 0 ? [] : [request];
@@ -228,6 +232,12 @@ describe('7. a raw start fails closed within its first workflow task', () => {
     if (which[0] === 'max_hops') request.max_hops = 'lots';
     if (which[0] === 'max_hops-neg') request.max_hops = -1;
     if (which[0] === 'budget') request.budget = { usd: -5, revisions: 1 };
+    const { ticket, ...withoutTicket } = request;
+    const { customer_id: _gone, ...noCustomer } = ticket as Record<string, unknown>;
+    if (which[0] === 'entry-invalid') args[0] = { ...withoutTicket, entry: noCustomer };
+    if (which[0] === 'ticket-invalid') request.ticket = { ...noCustomer, customer_id: 'cus_9', subject: 'x\u0000' };
+    if (which[0] === 'entry-missing') args[0] = withoutTicket;
+    if (which[0] === 'entry-both') request.entry = ticket;
     await refused('handoffJob', args, field, workflowId);
   });
 
