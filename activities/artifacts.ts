@@ -1,6 +1,6 @@
 /**
  * Reading and writing artifacts for stages. Stored artifacts are content-addressed JSON in the
- * store (`handrail://artifacts/<sha256>`); the raw ticket arrives as a `data:` URI and is then
+ * store (`handrail://artifacts/<sha256>`); the job's entry arrives as a `data:` URI and is then
  * stored under its job (`handrail://entries/<job_id>/<sha256>`, contracts/entry.ts). Every
  * read is checked (address, hash, body schema) and fails closed with `ArtifactInvalid`.
  */

@@ -218,7 +218,7 @@ function groupTurns(log: readonly TaggedMessage[]): Turn[] {
   return turns;
 }
 
-// Unlike karenina, bodies and attributes are escaped: a ticket holding `</user>` cannot forge turns.
+// Unlike karenina, bodies and attributes are escaped: an entry holding `</user>` cannot forge turns.
 const escapeText = (s: string) => s.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
 const escapeAttr = (s: string) => s.replace(/[&"<]/g, (c) => ({ '&': '&amp;', '"': '&quot;', '<': '&lt;' })[c]!);
 /** Python's len (code points), so thresholds and counts match karenina's. */

@@ -3,11 +3,11 @@
  * key, and build the emitted package without touching what the rail owns. A pipeline author
  * writes only the work (`(pkg) => StageOutput`); `stageActivities` wraps each stage's.
  */
-import { canonicalJson, hopSegment, inlineText, parseEntryUri, storedEntry, isFanOutRule, MERGE_STAGE, parseSnapshotUri, roleMismatch, snapshotContent, type ReceiptV1, validateHandoff, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
+import { canonicalJson, hopSegment, inlineText, parseEntryUri, storedEntry, isFanOutRule, MERGE_STAGE, parseSnapshotUri, roleMismatch, snapshotContent, writeKey, validateHandoff, type WriteReceipt, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
 import { constraintBreaches, redactPersonalDataFor } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
-import type { CrmPatch, CrmStore, DeliveryFacts, StageRecord, Store } from '../src/worker/store';
+import type { DeliveryFacts, StageRecord, Store, WritesStore } from '../src/worker/store';
 import { asyncLocalStorage, log } from '@temporalio/activity';
 import type { ApplicationFailure } from '@temporalio/common';
 import { stageFailure } from './failures';
@@ -23,8 +23,10 @@ export interface StageOutput {
   tools_tried?: ToolTried[];
   open_questions?: string[];
   memory_refs?: string[];
-  /** Only the judge sets this. */
+  /** Only a critic sets this. */
   evaluator?: Evaluator;
+  /** A writer's write (`writeOnce`): the job's result carries it. */
+  receipt?: WriteReceipt;
   /** The stage's own summary segment, in its words: what it did, briefly and factually (one
    * line, at most LIMITS.shortText). Appended to the package's summary as
    * `hop <n> <stage> → <artifact type>: <summary>`, never re-summarised (seed 004). */
@@ -34,8 +36,7 @@ export interface StageOutput {
 /** How a pipeline's stage activities run: their turns' options, and the other pipelines they serve. */
 export interface StageOptions extends TurnOptions {
   /**
-   * Pipelines that reuse some of these cards (ticket-hub reuses ticket-triage's intake, judge and
-   * writeback). A worker registers one activity per stage name and a delivery does not say which
+   * Pipelines that reuse some of these cards (e.g. one reusing another's critic and writer). A worker registers one activity per stage name and a delivery does not say which
    * pipeline its job runs, so a writer whose card one of them shares takes evidence recorded by
    * the stages of any one of those pipelines (never a mix).
    */
@@ -72,6 +73,7 @@ export async function runStageOnce(
     if (card.writes !== null) await checkProvenance(store, [pipeline, ...(options.sharedWith ?? []).filter((p) => p.get(card.name) === card)], pkg, scope);
     const { turn, close } = await openTurn(store, pipeline, card, { package: pkg, edge: delivery.edge, hooks: delivery.hook_results }, facts.job_id, options);
     const output = await work(pkg, turn);
+    checkReceipt(card, output);
     const { transcript, handover } = await close(output);
     const recorded = await store.recordStageCompletion(
       key,
@@ -80,6 +82,7 @@ export async function runStageOnce(
         artifact: output.artifact,
         cost_usd: output.cost_usd,
         body: output.body,
+        ...(output.receipt ? { receipt: output.receipt } : {}),
         ...(handover ? { handover: { used: handover.used, tokens: handover.tokens, ...(handover.fell_back ? { fell_back: true } : {}) } } : {}),
       },
       facts,
@@ -201,24 +204,38 @@ export function refuseBreaches(constraints: readonly string[], written: string, 
 }
 
 /**
- * The CRM write of a writer: the note held to the job's constraints, then written at most once
- * per key. The note is written exactly as judged, never rewritten here (the receipt's note hash is
- * the passing summary's): under redact_personal_data the stage that wrote it masked it, and a note
- * still holding personal data is refused. A key that already holds another write (another chain got there first, e.g. direct
- * deliveries under this job id) is refused, never reported as this job's write.
+ * A writer's write to its card's system, at most once per job: keyed `job_id:stage:artifact_type`
+ * (`writeKey`), held to the job's constraints first (`text`: the prose written, when there is
+ * any), its receipt naming the card's system. A key that already holds another write (another
+ * chain got there first, e.g. direct deliveries under this job id) is refused, never reported as
+ * this job's. The writer puts the receipt on its output (`receipt`) for the job's result.
  */
-export async function writeCrmNote(crm: CrmStore, key: string, patch: CrmPatch, constraints: readonly string[], stage: string): Promise<ReceiptV1> {
-  refuseBreaches(constraints, patch.note, stage);
-  const receipt = await crm.patchCrmOnce(key, patch);
-  if (receipt.note_hash !== `sha256:${sha256Hex(patch.note)}` || receipt.ticket_id !== patch.ticket_id) {
-    throw stageFailure('VerdictNotPassing', `${stage} refuses: write key ${key} already holds another write (to ${receipt.ticket_id}); nothing was written for this job`);
-  }
+export async function writeOnce(
+  writes: Pick<WritesStore, 'writeOnce'>,
+  card: Pick<StageCard, 'name' | 'outputs' | 'writes'>,
+  pkg: Pick<HandoffV1, 'job_id' | 'constraints'>,
+  write: { reference: string; payload: string; text?: string },
+): Promise<WriteReceipt> {
+  if (card.writes === null) throw stageFailure('StageInputInvalid', `${card.name} declares no system it writes; only a writer writes`);
+  if (write.text !== undefined) refuseBreaches(pkg.constraints, write.text, card.name);
+  const key = writeKey(pkg.job_id, card);
+  const receipt = await writes.writeOnce({ key, system: card.writes, reference: write.reference, payload: write.payload });
+  refuseForeignWrite(card.name, key, receipt, { system: card.writes, reference: write.reference, payload_hash: `sha256:${sha256Hex(write.payload)}` });
   return receipt;
 }
 
-/** A writer's summary segment: where the note went and what the write did. */
-export function crmNoteSummary(receipt: ReceiptV1, status: string): string {
-  return `CRM note written to record ${receipt.record_id} (${receipt.status}; ticket ${receipt.ticket_id} ${status})`;
+/** A receipt under `key` that is not this write's: another chain's, refused. */
+export function refuseForeignWrite(stage: string, key: string, receipt: Pick<WriteReceipt, 'system' | 'reference' | 'payload_hash'>, ours: Pick<WriteReceipt, 'system' | 'reference' | 'payload_hash'>): void {
+  if (receipt.system !== ours.system || receipt.reference !== ours.reference || receipt.payload_hash !== ours.payload_hash) {
+    throw stageFailure('VerdictNotPassing', `${stage} refuses: write key ${key} already holds another write (to ${receipt.system} ${receipt.reference}); nothing was written for this job`);
+  }
+}
+
+/** Only a writer puts a receipt on its output, and only for the system its card declares. */
+function checkReceipt(card: StageCard, output: StageOutput): void {
+  if (output.receipt && output.receipt.system !== card.writes) {
+    throw stageFailure('StageInputInvalid', `${card.name} reported a write to ${output.receipt.system}, but its card writes ${card.writes ?? 'nothing'}`);
+  }
 }
 
 /** The second line behind the rail's ack: a stage never works on a delivery meant for another
@@ -279,10 +296,10 @@ export function stageActivities<P extends Pipeline, K extends StageNameOf<P>>(
   return activities as { [S in K]: StageActivity };
 }
 
-/** A ticket lacking what the job cannot invent: the gaps become open questions on the package the
+/** An entry lacking what the job cannot invent: the gaps become open questions on the package the
  * rail escalates with, never a guess. */
-export function ticketFieldsMissing(stage: string, pkg: HandoffV1, gaps: string[]): ApplicationFailure {
-  return stageFailure('TicketFieldsMissing', `${stage} refuses to guess: ${gaps.join('; ')}`, {
+export function entryFieldsMissing(stage: string, pkg: HandoffV1, gaps: string[]): ApplicationFailure {
+  return stageFailure('EntryFieldsMissing', `${stage} refuses to guess: ${gaps.join('; ')}`, {
     open_questions: gaps,
     package: { ...pkg, open_questions: appendUnique(pkg.open_questions, gaps) },
   });
@@ -293,7 +310,7 @@ export function appendUnique<T>(list: readonly T[], extra: readonly T[] | undefi
 }
 
 /** The package with its inline entry moved to the store (contracts/entry.ts), when it has one:
- * the raw ticket stays job-scoped in the store, and the rail sees only its address and hash. */
+ * the entry's body stays job-scoped in the store, and the rail sees only its address and hash. */
 async function withStoredEntry(store: Store, pkg: HandoffV1): Promise<HandoffV1> {
   const [entry, ...rest] = pkg.artifacts;
   const text = inlineText(entry);
@@ -302,7 +319,7 @@ async function withStoredEntry(store: Store, pkg: HandoffV1): Promise<HandoffV1>
   return { ...pkg, artifacts: [storedEntry(pkg.job_id, entry, text, sha), ...rest] };
 }
 
-/** Input package + output artifact (+ questions, tools, memory refs, judge's evaluator), with
+/** Input package + output artifact (+ questions, tools, memory refs, a critic's evaluator), with
  * the job's log referenced at this turn and the stage's segment appended to the summary (the
  * oldest segments moved to the store once it is full: activities/summary.ts). A segment is masked
  * under redact_personal_data like the prose, whatever the stage put in it. */

@@ -363,7 +363,7 @@ async function outcome(client: Client, crm: CrmStore, requests: JobRequest[], op
       ),
       check(
         `every completed job (${completed.length}) wrote the CRM exactly once, and its receipt is that write`,
-        completed.filter((r) => writes.get(r.job_id)?.length !== 1 || writes.get(r.job_id)![0]!.idempotency_key !== r.receipt?.idempotency_key).map((r) => `${r.job_id}: ${writes.get(r.job_id)?.length ?? 0} writes`),
+        completed.filter((r) => writes.get(r.job_id)?.length !== 1 || writes.get(r.job_id)![0]!.write_key !== r.receipt?.write_key).map((r) => `${r.job_id}: ${writes.get(r.job_id)?.length ?? 0} writes`),
       ),
       check(
         `no duplicate or stray writes (${totalWrites} writes for ${completed.length} completed jobs)`,

@@ -21,7 +21,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import fc from 'fast-check';
 import { AckRecord, LIMITS, type Artifact, type HandoffV1, type JobRequest, type Pipeline, type StageCard, type StageResult, type StageWork } from '../contracts';
 import { ticketTriage } from '../contracts/pipelines/ticket-triage';
-import { createActivities, type HandrailActivities } from '../activities/builtin';
+import { createActivities, type HandrailActivities } from '../activities/built-in';
 import { scopedJob, scopedKey } from '../activities/stage';
 import { firstPackage } from '../workflows/rail/first-package';
 import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, type HopRequest, type StageAnswer } from '../workflows/rail/hop';
@@ -185,7 +185,7 @@ function request(jobId: string, t: number, ticketId: string): JobRequest {
 /** Relays a fresh job through intake → retrieve → draft → judge with the harness itself. */
 export async function relayJob(world: Pick<World, 'deps' | 'pipeline' | 'store'>, jobId: string, t: number): Promise<Job> {
   const ticketId = `tkt_${jobId}`;
-  let pkg = firstPackage(request(jobId, t, ticketId), TRACEPARENT);
+  let pkg = firstPackage(request(jobId, t, ticketId), TRACEPARENT, ticketTriage);
   const packages: HandoffV1[] = [pkg];
   const results: StageResult[] = [];
   for (const stage of RELAY.slice(0, 4)) {
@@ -693,18 +693,18 @@ const contentOf = async (store: Store, uri: string): Promise<unknown> => {
 export async function checkJobWrites(world: Pick<World, 'store' | 'verified'>, jobId: string, findings: Finding[]): Promise<number> {
   const writes = await world.store.listWrites(jobId);
   const keys = new Map<string, number>();
-  for (const w of writes) keys.set(w.idempotency_key, (keys.get(w.idempotency_key) ?? 0) + 1);
+  for (const w of writes) keys.set(w.write_key, (keys.get(w.write_key) ?? 0) + 1);
   for (const [key, n] of keys) if (n > 1) findings.push({ kind: 'double_write', detail: `${n} writes under ${key}` });
   for (const receipt of writes) {
     const id = JSON.stringify(receipt);
     if (world.verified.has(id)) continue;
     if (await backed(world.store, jobId, receipt)) world.verified.add(id);
-    else findings.push({ kind: 'false_accept', detail: `job ${jobId} wrote ${receipt.ticket_id} (${receipt.note_hash}) with no passing verdict recorded for it over that summary` });
+    else findings.push({ kind: 'false_accept', detail: `job ${jobId} wrote ${receipt.reference} (${receipt.payload_hash ?? 'no hash'}) with no passing verdict recorded for it over that summary` });
   }
   return writes.length;
 }
 
-async function backed(store: Store, jobId: string, receipt: { ticket_id: string; note_hash?: string }): Promise<boolean> {
+async function backed(store: Store, jobId: string, receipt: { reference: string; payload_hash?: string }): Promise<boolean> {
   // In either scope: the job's own rail, or direct (stageHop) deliveries (activities/stage.ts).
   for (const scope of ['rail', 'direct'] as const)
   for (let n = 0; n <= LIMITS.chain + 1; n++) {
@@ -719,7 +719,7 @@ async function backed(store: Store, jobId: string, receipt: { ticket_id: string;
     if (!(await recordedBy(intake.uri)).includes('intake')) continue;
     const note = (await contentOf(store, summary.uri)) as { markdown?: string } | undefined;
     const ticket = (await contentOf(store, intake.uri)) as { ticket_id?: string } | undefined;
-    if (typeof note?.markdown === 'string' && `sha256:${sha256Hex(note.markdown)}` === receipt.note_hash && ticket?.ticket_id === receipt.ticket_id) return true;
+    if (typeof note?.markdown === 'string' && `sha256:${sha256Hex(note.markdown)}` === receipt.payload_hash && `crm_tickets/${ticket?.ticket_id}` === receipt.reference) return true;
   }
   return false;
 }

@@ -12,6 +12,7 @@ import { firstPackage } from '../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
 import { fetchHistories, stageActivitiesScheduled } from './history';
 import { newTraceparent } from './lab';
+import { ticketTriage } from '../contracts/pipelines/ticket-triage';
 
 export interface LoadShapeOptions {
   client: Client;
@@ -218,7 +219,7 @@ async function judgedPackages(opts: LoadShapeOptions): Promise<Map<string, Hando
 /** Package `i` of a run as it enters intake: job `<prefix>-p<i>` on one of the sample tickets. */
 export function loadShapeFirstPackage(opts: Pick<LoadShapeOptions, 'prefix' | 'templates'>, i: number): HandoffV1 {
   const request = sampleJobRequest(`${opts.prefix}-p${i}`);
-  return firstPackage({ ...request, ticket: { ...request.ticket, id: `tkt_load_${i % opts.templates}` } }, newTraceparent());
+  return firstPackage({ ...request, ticket: { ...request.ticket, id: `tkt_load_${i % opts.templates}` } }, newTraceparent(), ticketTriage);
 }
 
 /** Runs `fn` over items with at most `limit` in flight; the first failure rejects. */

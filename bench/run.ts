@@ -209,7 +209,7 @@ async function hopCosts(client: Client, taskQueue: string, count: number) {
       local_activities_run: histories.reduce((n, h) => n + localActivitiesRecorded(h), 0) / histories.length,
     };
   };
-  const valid = (i: number) => firstPackage(sampleJobRequest(`${taskQueue}-hop-${i}`), newTraceparent());
+  const valid = (i: number) => firstPackage(sampleJobRequest(`${taskQueue}-hop-${i}`), newTraceparent(), ticketTriage);
   return {
     rejected: await measure('rejected', (i) => {
       const { job_id: _missing, ...pkg } = valid(i);

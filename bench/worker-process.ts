@@ -9,7 +9,7 @@
 import { builtInPlugin } from '../src/pipelines';
 import fs from 'node:fs';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { createActivities } from '../activities/builtin';
+import { createActivities } from '../activities/built-in';
 import { loadConfig } from '../src/config';
 import { connectWorker } from '../src/connect';
 import { loadHelpCenter } from '../src/worker/corpus';

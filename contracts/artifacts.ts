@@ -2,69 +2,16 @@
 import { z } from 'zod';
 import { Artifact } from './handoff';
 import { LIMITS } from './limits';
-import { count, id, inputText, isoTime, list, nonEmptyText, sha256, slug, text } from './primitives';
+import { isoTime, list, nonEmptyText, sha256, slug, text } from './primitives';
 
-/** `ticket.raw`: the ticket as the caller submitted it (also JobRequest.ticket). */
-export const TicketRaw = z.looseObject({
-  id,
-  customer_id: id,
-  subject: inputText(LIMITS.ticketSubject),
-  body: inputText(LIMITS.ticketBody),
-  channel: slug.optional(),
-  received_at: isoTime.optional(),
-});
-export type TicketRaw = z.infer<typeof TicketRaw>;
-
-export const Risk = z.enum(['low', 'medium', 'high']);
-export type Risk = z.infer<typeof Risk>;
-export const Sentiment = z.enum(['negative', 'neutral', 'positive']);
-export type Sentiment = z.infer<typeof Sentiment>;
-
-/** `intake.v1`: the classified ticket that retrieval works from. */
-export const IntakeV1 = z.looseObject({
-  ticket_id: id,
-  customer_id: id,
-  question: nonEmptyText(LIMITS.shortText),
-  /** BCP 47 tag, e.g. `en`, `fr-CA`. */
-  language: z.string().regex(/^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/).max(35),
-  intent: slug,
-  risk: Risk,
-  sentiment: Sentiment,
-  open_questions: list(text(LIMITS.shortText)),
-});
-export type IntakeV1 = z.infer<typeof IntakeV1>;
-
-export const Chunk = z.looseObject({
-  /** Citation key the draft must cite. */
-  key: slug,
-  title: text(LIMITS.shortText),
-  text: text(LIMITS.chunkText),
-  score: z.number(),
-});
-export type Chunk = z.infer<typeof Chunk>;
-
-/** `chunks.v1`: at least one hit; zero hits is a `no_hit.v1` instead. */
-export const ChunksV1 = z.looseObject({
-  query: nonEmptyText(LIMITS.shortText),
-  chunks: list(Chunk).min(1),
-});
-export type ChunksV1 = z.infer<typeof ChunksV1>;
-
-/** `no_hit.v1`: retrieval found nothing citable; the draft says so instead of inventing. */
-export const NoHitV1 = z.looseObject({
-  query: nonEmptyText(LIMITS.shortText),
-  reason: text(LIMITS.shortText),
-});
-export type NoHitV1 = z.infer<typeof NoHitV1>;
-
-/** `summary_md`: the internal triage summary and the chunk keys it cites. */
+/** `summary_md`: a markdown summary and the citation keys it cites. */
 export const SummaryMd = z.looseObject({
   markdown: nonEmptyText(LIMITS.markdown),
   cited_keys: list(slug),
 });
 export type SummaryMd = z.infer<typeof SummaryMd>;
 
-/** `verdict.v1`: the judge's rubric result. */
+/** `verdict.v1`: a critic's rubric result. */
 export const VerdictV1 = z.looseObject({
   verdict: z.enum(['pass', 'fail']),
   scores: z
@@ -76,43 +23,30 @@ export const VerdictV1 = z.looseObject({
 });
 export type VerdictV1 = z.infer<typeof VerdictV1>;
 
-/** `receipt.v1`: what the single writer wrote. `idempotency_key` = `job_id:stage:artifact_type`. */
-export const ReceiptV1 = z.looseObject({
-  idempotency_key: z
-    .string()
-    .max(LIMITS.shortText)
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.\-]*:[a-z][a-z0-9_.\-]*:[a-z][a-z0-9_.\-]*$/),
+/** A write key: `job_id:stage:artifact_type`, one write per key whatever the attempt. */
+export const writeKeyText = z
+  .string()
+  .max(LIMITS.shortText)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.\-]*:[a-z][a-z0-9_.\-]*:[a-z][a-z0-9_.\-]*$/);
+
+/**
+ * What a writer's write left, whatever the system: the job's result carries it. The write is
+ * made at most once per `write_key`; `status` says whether this call made it (`created`) or found
+ * the key already holding it (`existing`, every other field as the first call recorded them).
+ */
+export const WriteReceipt = z.looseObject({
+  write_key: writeKeyText,
+  /** The system written: the writer card's `writes`. */
   system: slug,
-  record_id: nonEmptyText(LIMITS.id),
-  ticket_id: id,
-  status: z.enum(['created', 'updated', 'unchanged']),
-  note_hash: sha256.optional(),
+  /** What the write touched in that system, as the writer names it (a record id, a path). */
+  reference: nonEmptyText(LIMITS.shortText),
+  /** sha256 of what was written, as the writer handed it over (absent on writes recorded before
+   * the hash was kept). */
+  payload_hash: sha256.optional(),
+  status: z.enum(['created', 'existing']),
   written_at: isoTime,
 });
-export type ReceiptV1 = z.infer<typeof ReceiptV1>;
-
-/** One earlier ticket of the customer, as the CRM holds it. */
-export const EarlierTicket = z.looseObject({
-  ticket_id: id,
-  /** The CRM status the last write left (`triaged`, `needs_human`, …). */
-  status: nonEmptyText(LIMITS.name),
-  /** The start of the CRM note, whitespace collapsed: what the ticket was about. */
-  note_excerpt: text(LIMITS.shortText),
-  updated_at: isoTime,
-});
-export type EarlierTicket = z.infer<typeof EarlierTicket>;
-
-/** `account_history.v1`: the customer's earlier tickets, most recently changed first; never the
- * ticket the job works on. `more`: the CRM holds more than the `count` listed. */
-export const AccountHistoryV1 = z.looseObject({
-  customer_id: id,
-  tickets: list(EarlierTicket),
-  count: count.max(LIMITS.listItems),
-  more: z.boolean(),
-  /** With a chat model configured: one line on what the earlier tickets have in common. */
-  pattern: text(LIMITS.shortText).optional(),
-});
-export type AccountHistoryV1 = z.infer<typeof AccountHistoryV1>;
+export type WriteReceipt = z.infer<typeof WriteReceipt>;
 
 /** A fan-out's merge, under the type its pipeline names (e.g. `context.v1`): the artifact each
  * specialist emitted, by reference, in the fan-out's order. The rail makes it, never a model. */
@@ -122,16 +56,3 @@ export const MergedBranches = z.looseObject({
   branches: list(z.looseObject({ stage: slug, artifact: Artifact })).min(1),
 });
 export type MergedBranches = z.infer<typeof MergedBranches>;
-
-/** Artifact type name → body schema, for stages and the store to validate bodies by type. */
-export const artifactBodies = {
-  'ticket.raw': TicketRaw,
-  'intake.v1': IntakeV1,
-  'chunks.v1': ChunksV1,
-  'no_hit.v1': NoHitV1,
-  summary_md: SummaryMd,
-  'verdict.v1': VerdictV1,
-  'receipt.v1': ReceiptV1,
-  'account_history.v1': AccountHistoryV1,
-} as const;
-export type ArtifactType = keyof typeof artifactBodies;

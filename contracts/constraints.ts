@@ -2,9 +2,9 @@
  * Constraint policies the rail can enforce mechanically at every hop (SPEC: "constraints are
  * enforced at every hop, not only the first and last"). A job's constraints are free text; a
  * policy recognises the constraints it implements and checks a stage's output for breaches.
- * Constraints no policy recognises still travel on every package, for the judge and the human.
+ * Constraints no policy recognises still travel on every package, for the critic and the human.
  *
- * Pure functions: imported by workflow code (the rail) and by the judge stage.
+ * Pure functions: imported by workflow code (the rail) and by stages (a critic's rubric).
  */
 import { findPersonalData, maskPersonalData, obscurePersonalDatum } from './personal-data';
 
@@ -30,12 +30,12 @@ const REFUND_PROMISE = [
   /\b(?:we|i)(?:'ll| will| shall| are going to|'re going to| have|'ve)\s+(?:fully\s+|now\s+|already\s+)?refund(?:ed)?\b/i,
   /\byou(?:'ll| will)\s+(?:be\s+)?(?:fully\s+)?(?:refunded|receive\s+(?:a|your)\s+(?:full\s+)?refund|get\s+(?:a|your)\s+(?:full\s+)?refund)/i,
   // Past tense states a fact ("refund was issued"); present tense is policy ("a refund is issued
-  // after review") unless it is the customer's own refund.
+  // after review") unless it is the reader's own refund.
   /\b(?:your\s+)?refund\s+(?:has\s+been|was)\s+(?:approved|issued|processed|granted)|\byour\s+refund\s+is\s+(?:approved|issued|processed|granted|on its way)/i,
   /\bguarantee(?:d)?\s+(?:a\s+|you\s+a\s+)?(?:full\s+)?refund/i,
 ];
 
-/** The note's own words: a markdown blockquote (`> …`) is a quotation — the customer's words, which
+/** The note's own words: a markdown blockquote (`> …`) is a quotation — the requester's words, which
  * a note may cite ("Your refund has been approved, right?") without promising anything. */
 export function authoredLines(text: string): string {
   return text
@@ -53,7 +53,8 @@ const REDACT_PERSONAL_DATA = new RegExp(
   'i',
 );
 
-const CUSTOMER_SEND_TOOLS = /^(?:email|mail|sms|chat|customer)[._-]?(?:send|reply|message)/i;
+// Tools that message someone outside: `email.send`, `sms_reply`, any `<channel>.message`.
+const OUTWARD_SEND_TOOLS = /^(?:(?:email|mail|sms|chat)[._-]?|[a-z]+[._-])(?:send|reply|message)/i;
 
 export const CONSTRAINT_POLICIES: readonly ConstraintPolicy[] = [
   {
@@ -66,17 +67,17 @@ export const CONSTRAINT_POLICIES: readonly ConstraintPolicy[] = [
     },
   },
   {
-    id: 'no_customer_send',
-    implements: (c) => /\bdo not send\b|\bno (?:customer )?(?:email|send|contact)\b|\binternal only\b/i.test(c),
+    id: 'no_outward_send',
+    implements: (c) => /\bdo not send\b|\bno (?:\w+ )?(?:email|send|contact)\b|\binternal only\b/i.test(c),
     breach: ({ toolsUsed }) => {
-      const sent = toolsUsed.find((t) => CUSTOMER_SEND_TOOLS.test(t));
-      return sent ? `used customer-facing tool ${sent}` : null;
+      const sent = toolsUsed.find((t) => OUTWARD_SEND_TOOLS.test(t));
+      return sent ? `used outward-facing tool ${sent}` : null;
     },
   },
   {
     id: 'redact_personal_data',
     implements: (c) => REDACT_PERSONAL_DATA.test(c),
-    // Quotes count: the customer's email in a blockquote is still personal data in the note. The
+    // Quotes count: the requester's email in a blockquote is still personal data in the note. The
     // breach names the datum obscured, since breach messages end up in acks and history.
     breach: ({ text }) => {
       const [first, ...more] = findPersonalData(text);

@@ -1,6 +1,6 @@
 /**
  * The job's entry by reference (seed 001: "redact; pass refs, not payloads"). A job's first package
- * carries the raw ticket inline, as a `data:` URI, because the workflow cannot write to the store.
+ * carries the request's entry inline, as a `data:` URI, because the workflow cannot write to the store.
  * The first stage to receive it moves the bytes to the store under the job,
  * `handrail://entries/<job_id>/<sha256>`, and every later package carries only that address and
  * hash. Pure, so the rail checks the move in workflow code: same type and schema, the job's own

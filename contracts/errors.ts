@@ -62,7 +62,7 @@ function pathOf(e: ErrorObject): string {
 }
 
 /** A refused value's errors as `path: message` lines (at most `max`), the path dotted
- * (`ticket.subject`) and `root` naming the value itself: how a workflow refuses its own input. */
+ * (`entry.subject`) and `root` naming the value itself: how a workflow refuses its own input. */
 export function refusalLines(errors: readonly ErrorObject[] | null | undefined, root: string, max: number = LIMITS.ackErrors): string[] {
   return toContractErrors(errors)
     .slice(0, max)

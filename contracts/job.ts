@@ -1,6 +1,6 @@
 /** The job API (SPEC "Public surface"): `handoffJob` input/result and the `decide` update. */
 import { z } from 'zod';
-import { ReceiptV1, TicketRaw } from './artifacts';
+import { WriteReceipt } from './artifacts';
 import { AckRecord, handoffV1 } from './handoff';
 import { LIMITS, MICROS_PER_USD } from './limits';
 import { count, handoffRecordId, id, inputText, list, nonBlankText, readableText, revisions, slug, text, traceparent, usd, visibleName } from './primitives';
@@ -9,7 +9,10 @@ export const JobRequest = z.looseObject({
   job_id: id,
   /** The pipeline that runs the job (contracts/pipeline.ts); the worker's first pipeline when absent. */
   pipeline: slug.optional(),
-  ticket: TicketRaw,
+  /** The job's entry: the body of its first package, which the rail checks against the
+   * pipeline's entry schema. A pipeline may name an older request field that carried it
+   * (`EntrySpec.alias`), read when `entry` is absent. */
+  entry: z.unknown().optional(),
   goal: nonBlankText(LIMITS.goal),
   constraints: list(inputText(LIMITS.shortText)),
   budget: z.looseObject({ usd, revisions }),
@@ -34,7 +37,8 @@ export const JobResult = z.looseObject({
   status: JobStatus,
   package: handoffV1,
   acks: list(AckRecord, LIMITS.acks),
-  receipt: ReceiptV1.optional(),
+  /** The writer's receipt, when the job wrote: whatever the system, the write-once helper's. */
+  receipt: WriteReceipt.optional(),
   spent_usd: usd,
   /** What a stage spent beyond the wallet (the wallet is clamped at zero; this is never hidden). */
   overspent_usd: usd.optional(),

@@ -13,7 +13,7 @@ export const HUMAN_NOTE_PREFIX = 'human: ';
 export const LIMITS = {
   /** UTF-8 bytes of the JSON-serialised package, unknown fields included. */
   packageBytes: 128 * 1024,
-  /** ids: job_id, ticket ids, delivery keys, record ids. */
+  /** ids: job_id, entry ids, delivery keys, record ids. */
   id: 128,
   /** stage names, artifact types, schema names, tool names, error codes. */
   name: 64,
@@ -23,7 +23,7 @@ export const LIMITS = {
   decisionNote: SHORT_TEXT - HUMAN_NOTE_PREFIX.length,
   goal: 1_000,
   summary: 8_000,
-  /** a URI; data: URIs carry the raw ticket on the first package. */
+  /** a URI; data: URIs carry the job's entry on the first package. */
   uri: 48_000,
   traceparent: 256,
   tracestate: 512,
@@ -37,9 +37,6 @@ export const LIMITS = {
   scores: 32,
   /** errors carried in a rejected_schema ack: short enough to travel in the package. */
   ackErrors: 10,
-  ticketSubject: 300,
-  ticketBody: 8_000,
-  chunkText: 4_000,
   markdown: 16_000,
   /** Dollars in any amount (a wallet, a top-up, spent): keeps every figure finite and the
    * micro-dollar wallet arithmetic exact (at most 1e12 micro-dollars, far below 2^53). */

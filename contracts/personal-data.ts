@@ -3,7 +3,7 @@
  * masked with fixed tokens (the `redact_personal_data` constraint in constraints.ts). Pure and
  * deterministic: imported by workflow code (the rail's check) and by the stages that mask.
  *
- * Shapes are chosen so that what a triage note legitimately carries — dates, ticket and invoice
+ * Shapes are chosen so that what a note legitimately carries — dates, record and invoice
  * ids (T-1001, INV-2041), money, counts, IP-like and version-like numbers — stays as written.
  * Known gaps: personal data without a recognisable shape (names, street addresses, an unformatted
  * phone number with no "phone"/"tel"… cue before it, a card number that fails the Luhn check),

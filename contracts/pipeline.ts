@@ -9,6 +9,7 @@
 import type { HandoffReason, HandoffV1, LastVerdict } from './handoff';
 import type { Message, TaggedMessage } from './transcript';
 import { HANDOFF_REASONS, HANDOFF_V1, isSlug } from './names';
+import { entryProblems, type EntrySpec } from './pipeline-entry';
 import { checkStageRegistry, type StageCard, type StageRegistry } from './stages';
 import { createHandoffRegistry, type HandoffVersion, type Upgrader, type VersionRegistry } from './versions';
 
@@ -142,8 +143,8 @@ export interface PipelineSpec {
   /** Slug a job request names in `pipeline`; published as the `HandrailPipeline` search attribute. */
   name: string;
   description?: string;
-  /** Artifact type of the job's first package (the ticket the client sends). */
-  entry?: string;
+  /** The job's first package: its artifact type and the schema of the request's `entry`. */
+  entry: EntrySpec;
   stages: readonly StageCard[];
   /** First match wins; order them from specific to general. */
   routes: readonly RouteRule[];
@@ -164,7 +165,10 @@ export interface Pipeline<N extends string = string> extends StageRegistry {
   readonly cards: readonly (StageCard & { readonly name: N })[];
   readonly name: string;
   readonly description: string;
+  /** Artifact type of the job's first package. */
   readonly entry: string;
+  /** The entry as declared: its schema and memory refs (the rail checks a request's entry by it). */
+  readonly entrySpec: EntrySpec;
   readonly routes: readonly RouteRule[];
   readonly revisits: readonly Required<RevisitEdge>[];
   readonly reviser: string | undefined;
@@ -178,7 +182,6 @@ export interface Pipeline<N extends string = string> extends StageRegistry {
 
 export type StageNameOf<P> = P extends Pipeline<infer N> ? N : never;
 
-export const DEFAULT_ENTRY = 'ticket.raw';
 /** The human may send work anywhere: the human is the loop's exit, not a stage in it. */
 export const HUMAN = 'human';
 
@@ -195,15 +198,18 @@ export class PipelineDefinitionError extends Error {
 export const isCompleteRule = (rule: RouteRule): rule is CompleteRule => 'complete' in rule;
 export const isFanOutRule = (rule: RouteRule): rule is FanOutRule => 'fanOut' in rule;
 
+/** The declared entry type, whatever else is wrong with the declaration (checkPipeline lists that). */
+const entryType = (spec: Pick<PipelineSpec, 'entry'>): string => String((spec.entry as Partial<EntrySpec> | undefined)?.type ?? '(no entry)');
+
 const describeRule = (rule: RouteRule, i: number) =>
   `route ${i + 1} (after ${rule.after}${rule.verdict ? `, verdict ${rule.verdict}` : ''}${rule.when ? ', when …' : ''})`;
 
 /** Every problem with a pipeline definition, as sentences an author can act on; empty means sound. */
 export function checkPipeline(spec: PipelineSpec): string[] {
   const problems: string[] = [];
-  const entry = spec.entry ?? DEFAULT_ENTRY;
+  const entry = entryType(spec);
   if (!isSlug(spec.name)) problems.push(`pipeline name ${JSON.stringify(spec.name)} is not a lowercase slug`);
-  if (!isSlug(entry)) problems.push(`entry artifact type ${JSON.stringify(entry)} is not a slug`);
+  problems.push(...entryProblems(spec.entry));
   const fanOuts = spec.routes.filter(isFanOutRule);
   // Stage-level problems (two writers of one system, a judge with a write tool, …); a merged
   // type is made by the rail, so a stage may take it like the entry.
@@ -322,7 +328,7 @@ function checkFanOut(rule: FanOutRule, spec: PipelineSpec, byName: ReadonlyMap<s
   }
   if (!isSlug(rule.merge)) problems.push(`${at} merges into ${JSON.stringify(rule.merge)}, which is not an artifact type slug`);
   const maker = spec.stages.find((c) => c.outputs.includes(rule.merge));
-  if (maker || rule.merge === (spec.entry ?? DEFAULT_ENTRY)) problems.push(`${at} merges into ${rule.merge}, which ${maker ? `stage "${maker.name}" also emits` : 'is the entry type'}; the merge's type is its own`);
+  if (maker || rule.merge === entryType(spec)) problems.push(`${at} merges into ${rule.merge}, which ${maker ? `stage "${maker.name}" also emits` : 'is the entry type'}; the merge's type is its own`);
   return problems;
 }
 
@@ -377,7 +383,8 @@ export function definePipeline<C extends StageCard>(spec: PipelineSpec & { stage
   return Object.freeze({
     name: spec.name,
     description: spec.description ?? '',
-    entry: spec.entry ?? DEFAULT_ENTRY,
+    entry: spec.entry.type,
+    entrySpec: spec.entry as EntrySpec,
     cards: spec.stages,
     get: (name: string) => byName.get(name),
     routes: spec.routes,

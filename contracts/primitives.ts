@@ -19,7 +19,7 @@ const notBlank = [/\S/u, { message: 'must not be blank' }] as const;
 export const text = (max: number) => z.string().max(max).regex(without(NUL), { message: 'must not contain NUL (U+0000)' });
 export const nonEmptyText = (max: number) => text(max).min(1);
 
-/** Text a caller hands in (tickets, requests, decisions): also well-formed Unicode, so both stores
+/** Text a caller hands in (entries, requests, decisions): also well-formed Unicode, so both stores
  * hold exactly what a hash was taken of. Refused, not repaired, so a job never starts on it. */
 export const inputText = (max: number) =>
   z.string().max(max).regex(without(NUL + UNPAIRED_SURROGATE), { message: 'must not contain NUL or an unpaired surrogate' });

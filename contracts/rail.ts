@@ -12,6 +12,7 @@ export { clip, refusalLines, toContractErrors } from './errors';
 export * as validators from './generated/validators';
 export type { StandaloneValidator } from './generated/validators';
 export * from './pipeline';
+export * from './pipeline-entry';
 export { canonicalJson } from './canonical-json';
 export * from './snapshot';
 export * from './entry';

@@ -6,6 +6,7 @@
  * functions: no Node built-ins, no I/O. Temporal types are imported as types only.
  */
 import type { Duration, RetryPolicy } from '@temporalio/common';
+import type { WriteReceipt } from './artifacts';
 import type { Artifact, HandoffV1 } from './handoff';
 import type { EdgeOptions } from './pipeline';
 import { LIMITS } from './limits';
@@ -29,7 +30,7 @@ export interface StageWork {
    * decided handoff record's delta). The stage's turn logs each as a message of origin
    * `hook_result` and hands it over as history, never as the user's words. */
   hook_results?: HookResult[];
-  /** The rail asks the stage to move the job's inline entry (the first package's raw ticket) to
+  /** The rail asks the stage to move the job's inline entry (the first package's body) to
    * the store and emit its reference instead (contracts/entry.ts), so no later package carries it. */
   store_entry?: true;
 }
@@ -59,6 +60,9 @@ export interface StageResult {
    * edge has one: the strategy used (after any overflow fallback) and its size in tokens. The
    * conversation itself stays in the store, referenced from package.memory_refs. */
   handover?: { used: string; tokens: number; fell_back?: boolean };
+  /** A writer's write (the write-once helper's receipt, naming the card's system): the job's
+   * result carries the newest. */
+  receipt?: WriteReceipt;
 }
 
 /**
@@ -71,10 +75,10 @@ export const STAGE_FAILURE_TYPES = [
   'StageInputInvalid',
   /** An input artifact is unreadable, fails its hash, or fails its body schema. */
   'ArtifactInvalid',
-  /** The ticket lacks ids or a question the job cannot invent (details carry the open questions
+  /** The entry lacks ids or a question the job cannot invent (details carry the open questions
    * and the package with them listed, for the rail to escalate with). */
-  'TicketFieldsMissing',
-  /** writeback found no passing verdict for the latest draft. */
+  'EntryFieldsMissing',
+  /** A writer found no passing verdict for the newest work. */
   'VerdictNotPassing',
   /** The model endpoint refused the request (bad key, bad model name, malformed reply). */
   'ModelRejected',
@@ -87,10 +91,10 @@ export const STAGE_FAILURE_TYPES = [
 export type StageFailureType = (typeof STAGE_FAILURE_TYPES)[number];
 
 export interface ToolGrant {
-  /** Tool name as it appears in `tools_tried`, e.g. `crm.patch`. */
+  /** Tool name as it appears in `tools_tried`, e.g. `ledger.post`. */
   name: string;
   access: 'read' | 'write';
-  /** External system the tool touches, e.g. `crm`. */
+  /** External system the tool touches, e.g. `ledger`. */
   system: string;
 }
 
@@ -229,7 +233,7 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
 
     const writeTools = card.tools.filter((t) => t.access === 'write');
     if (card.role === 'critic' && (writeTools.length > 0 || card.writes !== null)) {
-      problems.push(`${at} is a critic (judge) and must hold no write tools (holds ${describeTools(writeTools, card.writes)})`);
+      problems.push(`${at} is a critic and must hold no write tools (holds ${describeTools(writeTools, card.writes)})`);
     } else if (card.writes === null && writeTools.length > 0) {
       problems.push(`${at} holds write tools (${describeTools(writeTools, null)}) but declares no system it writes`);
     }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-/** The agent id of prompts the rail or the ticket supplied (seed 000's scenario prompts). */
+/** The agent id of prompts the rail or the job's entry supplied (seed 000's scenario prompts). */
 export const USER_AGENT_ID = '__user__';
 
 /** Fences a rendered transcript inside a question prompt (seed 000). */

@@ -1,6 +1,7 @@
 import path from 'node:path';
 
-/** Where the repository lives; project-local data (SQLite files, logs) goes under it. */
+/** Where handrail's own files live (its sources, the shipped corpus); an installed package's
+ * folder, so nothing is ever written under it. */
 export const PROJECT_ROOT = path.resolve(__dirname, '..');
 
 export interface HandrailConfig {
@@ -8,7 +9,8 @@ export interface HandrailConfig {
   temporalAddress: string;
   namespace: string;
   taskQueue: string;
-  /** Project-local folder for the dev server's SQLite file, the store and logs. */
+  /** The user's folder for the dev server's SQLite file, the store and logs: HANDRAIL_DATA_DIR,
+   * else `.data` in the working directory (never inside the installed package). */
   dataDir: string;
   /** Base URL of the Temporal Web UI, used to print links to jobs. */
   webUiUrl: string;
@@ -22,8 +24,8 @@ export interface HandrailConfig {
 }
 
 /** Reads configuration from the environment; every name here is documented in the README. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): HandrailConfig {
-  const dataDir = path.resolve(env.HANDRAIL_DATA_DIR || path.join(PROJECT_ROOT, '.data'));
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): HandrailConfig {
+  const dataDir = path.resolve(cwd, env.HANDRAIL_DATA_DIR || '.data');
   return {
     temporalAddress: env.TEMPORAL_ADDRESS || 'localhost:7233',
     namespace: env.TEMPORAL_NAMESPACE || 'default',
@@ -32,7 +34,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HandrailConfig
     webUiUrl: (env.HANDRAIL_WEB_UI_URL || 'http://localhost:8233').replace(/\/+$/, ''),
     apiUrl: (env.HANDRAIL_API_URL || 'http://127.0.0.1:8787').replace(/\/+$/, ''),
     databaseUrl: env.DATABASE_URL || undefined,
-    workspace: path.resolve(env.HANDRAIL_WORKSPACE || path.join(dataDir, 'workspace')),
+    workspace: path.resolve(cwd, env.HANDRAIL_WORKSPACE || path.join(dataDir, 'workspace')),
   };
 }
 

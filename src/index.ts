@@ -15,18 +15,19 @@
 export * from '../contracts';
 
 // Stage work: the activity wrapper, artifacts, failures, summaries, handover.
-export { stageActivities, appendUnique, type StageActivity, type StageOptions, type StageOutput, type StageWorkFn } from '../activities/stage';
+export { stageActivities, appendUnique, writeOnce, type StageActivity, type StageOptions, type StageOutput, type StageWorkFn } from '../activities/stage';
 export { latestArtifact, readArtifactBody, readArtifactText, requireArtifact, writeArtifact, type ArtifactText } from '../activities/artifacts';
 export { stageFailure } from '../activities/failures';
 export { readSummarySegments, SummaryUnreadableError } from '../activities/summary';
 export { applyHandover, fitHandover, materializeTrace, transcriptXml, turnDirFor, ContextBudgetExceeded, HandoverError, type HandoverResult } from '../activities/handover';
 export type { StageTurn, TurnPrompt } from '../activities/turn';
 export type { ActivityDeps } from '../activities/deps';
+export { writesOf } from '../activities/deps';
 
 // The worker: one plugin for worker and client, the workers it creates, the store.
 export { HandrailPlugin, type ActivitiesFor, type HandrailPluginOptions } from './plugin';
 export { createHandrailWorkers, runWorkers, WorkerSetupError, type HandrailWorkerOptions } from './worker/worker';
-export { openStore, type Store } from './worker/store';
+export { openStore, type Store, type WriteRequest, type WritesStore } from './worker/store';
 export { loadConfig, type HandrailConfig, type WorkerRole } from './config';
 export { connectWorker, TemporalUnreachableError, NamespaceNotFoundError } from './connect';
 export { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';

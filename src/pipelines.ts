@@ -5,7 +5,7 @@
  * built-ins next to their own pipelines the same way. The definitions alone (sandbox-safe, for a
  * workflow module) are `handrail/pipelines`.
  */
-import { builtInActivities } from '../activities/builtin';
+import { builtInActivities } from '../activities/built-in';
 import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
 import type { DataConverter } from '@temporalio/common';
 import { modulePath } from './package-paths';
@@ -16,6 +16,8 @@ export { builtInActivities };
 export { ticketTriageActivities } from '../activities/ticket-triage';
 export { supportRoutingActivities } from '../activities/support-routing';
 export { ticketHubActivities } from '../activities/ticket-hub';
+// The built-in pipelines' artifact schemas (zod: worker side, never in the workflow bundle).
+export * from '../contracts/pipelines/ticket-artifacts';
 
 /** The built-in pipelines' workflow module (`createRail(BUILT_IN_PIPELINES)`) and the modules
  * evaluated once per worker with it (their definitions: pure, stateless). */

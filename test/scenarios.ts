@@ -4,7 +4,7 @@
  * test/integration/recorded-results.test.ts runs them again and compares the results.
  */
 import type { Client } from '@temporalio/client';
-import type { HandrailActivities } from '../activities/builtin';
+import type { HandrailActivities } from '../activities/built-in';
 import { isSnapshotUri, isTranscriptUri, type HandoffV1, type JobRequest, type JobResult } from '../contracts';
 import { decideUpdate } from '../workflows/definitions';
 import { firstPackage } from '../workflows/rail/first-package';
@@ -12,6 +12,8 @@ import { HandrailStatus } from '../workflows/search-attributes';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
 import { startJob, type JobHandle } from '../src/operator/client';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
+import type { TicketJobRequest } from '../contracts/pipelines/ticket-artifacts';
+import { ticketTriage } from '../contracts/pipelines/ticket-triage';
 
 /** A client and the task queue a handrail worker polls. */
 export interface ScenarioRail {
@@ -43,7 +45,7 @@ export const SEED_TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba
 const TRACE = SEED_TRACEPARENT;
 
 /** The demo's refund ticket under a ticket id of the scenario's own, so CRM writes never meet. */
-function refundJob(jobId: string, ticketId: string, overrides: Partial<JobRequest> = {}): JobRequest {
+function refundJob(jobId: string, ticketId: string, overrides: Partial<TicketJobRequest> = {}): TicketJobRequest {
   const sample = sampleJobRequest(jobId);
   return { ...sample, ticket: { ...sample.ticket, id: ticketId }, ...overrides };
 }
@@ -53,7 +55,7 @@ function refundJob(jobId: string, ticketId: string, overrides: Partial<JobReques
  * passages cover few of the question's words (batch, backoff, quota…). The revision names the
  * question's terms and passes.
  */
-function rateLimitJob(jobId: string, ticketId: string, overrides: Partial<JobRequest> = {}): JobRequest {
+function rateLimitJob(jobId: string, ticketId: string, overrides: Partial<TicketJobRequest> = {}): TicketJobRequest {
   return refundJob(jobId, ticketId, {
     ticket: { id: ticketId, customer_id: 'cus_41', subject: 'API', body: 'Our nightly batch job hits 429 errors, should we add exponential backoff or ask for a higher quota?', channel: 'email' },
     budget: { usd: 1, revisions: 2 },
@@ -91,7 +93,7 @@ async function stageHop(rail: ScenarioRail, request: StageHopRequest, workflowId
 
 /** Delivers a fresh refund ticket through intake → judge, one stageHop each: the package writeback gets. */
 async function relayToWriteback(rail: ScenarioRail, jobId: string, ticketId: string): Promise<HandoffV1> {
-  let pkg = firstPackage(refundJob(jobId, ticketId), TRACE);
+  let pkg = firstPackage(refundJob(jobId, ticketId), TRACE, ticketTriage);
   for (const stage of ['intake', 'retrieve', 'draft', 'judge']) {
     const hop = await stageHop(rail, { stage, package: pkg }, `${jobId}-${stage}`);
     if (hop.ack.ack !== 'accepted' || !hop.package) throw new Error(`relay: ${stage} acked ${hop.ack.ack}: ${hop.ack.reason}`);

@@ -20,7 +20,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { HANDOFF_DECIDED_EVENT, HUMAN_NOTE_PREFIX, LIMITS, MERGE_STAGE, canonicalJson, findPipeline, handoffDelta, isTranscriptUri, refusalLines, reservationUsd, snapshotOf, validators, type AckRecord, type HandoffCloseReason, type HandoffRecord, type HandoffV1, type Hop, type HookResult, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type ReceiptV1, type Snapshot, type StageResult } from '../contracts/rail';
+import { HANDOFF_DECIDED_EVENT, HUMAN_NOTE_PREFIX, LIMITS, MERGE_STAGE, canonicalJson, entryBodyProblems, findPipeline, requestEntry, handoffDelta, isTranscriptUri, refusalLines, reservationUsd, snapshotOf, validators, type AckRecord, type HandoffCloseReason, type HandoffRecord, type HandoffV1, type Hop, type HookResult, type HumanDecision, type JobRequest, type JobResult, type JobStatus, type Pipeline, type Snapshot, type StageResult, type WriteReceipt } from '../contracts/rail';
 import type { BeginRecordWork, CloseRecordWork, ClosedRecord } from '../activities/handoff-records';
 import type { MergeWork } from '../activities/merge';
 import { acksQuery, decideUpdate, packageQuery, snapshotQuery, statusQuery, type DecisionReceipt, type Escalation, type JobStatusView, type RailStatus } from './definitions';
@@ -82,8 +82,10 @@ export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => 
     let request: JobRequest;
     let pipeline: Pipeline;
     try {
-      request = railPatched(VALIDATE_REQUEST_PATCH) ? checkedRequest(input) : input;
+      const validate = railPatched(VALIDATE_REQUEST_PATCH);
+      request = validate ? checkedRequest(input) : input;
       pipeline = pipelineFor(rail, request.pipeline, 'InvalidJobRequest');
+      if (validate) checkEntry(request, pipeline);
     } catch (err) {
       refusedAtStart();
       throw err;
@@ -112,6 +114,23 @@ function checkedRequest(input: unknown): JobRequest {
     throw ApplicationFailure.nonRetryable(`job_id ${request.job_id} is not this workflow's id (${own}): a job runs under its own id`, 'InvalidJobRequest');
   }
   return request;
+}
+
+/** The request's entry as its pipeline declares it (`entry`, or the field it used to arrive in);
+ * otherwise the job fails at once, non-retryable, naming what is wrong. */
+function checkEntry(request: JobRequest, pipeline: Pipeline): void {
+  const body = requestEntry(request, pipeline.entrySpec);
+  const alias = pipeline.entrySpec.alias;
+  if (request.entry !== undefined && alias !== undefined && request[alias] !== undefined) {
+    throw ApplicationFailure.nonRetryable(`invalid job request: both entry and ${alias} given; send the ${pipeline.entry} as entry only`, 'InvalidJobRequest');
+  }
+  if (body === undefined) {
+    throw ApplicationFailure.nonRetryable(`invalid job request: entry is required (a ${pipeline.entry} for pipeline ${pipeline.name})`, 'InvalidJobRequest');
+  }
+  const problems = entryBodyProblems(pipeline.entrySpec.schema, body, 5);
+  if (problems.length > 0) {
+    throw ApplicationFailure.nonRetryable(`invalid job request: entry is not a valid ${pipeline.entry} for pipeline ${pipeline.name}: ${problems.join('; ')}`, 'InvalidJobRequest');
+  }
 }
 
 async function runJob(job: Job): Promise<JobResult> {
@@ -171,7 +190,7 @@ class Job {
   private readonly reservations = new Reservations();
   /** Snapshots no worker stored (refused hops, duplicates, hops to a human), newest kept. */
   private readonly snapshots = new Map<string, string>();
-  receipt?: ReceiptV1;
+  receipt?: WriteReceipt;
   escalation?: Escalation & { step: Extract<Route, { kind: 'escalate' }> };
   pendingDecision?: HumanDecision;
   lastActor = '';
@@ -227,7 +246,7 @@ class Job {
 
   private take(decision: HumanDecision): DecisionReceipt {
     this.pendingDecision = decision;
-    return { action: decision.action, actor: decision.actor, next: describeNext(decision, this.escalation?.blocked) };
+    return { action: decision.action, actor: decision.actor, next: describeNext(decision, this.escalation?.blocked, this.pipeline.reviser) };
   }
 
   /** A decision through the escalation's record is taken only if the record's close on it is
@@ -428,7 +447,7 @@ class Job {
     if (outcome.ok && outcome.result) {
       const { artifact, body } = outcome.result;
       if (body && typeof body === 'object') this.bodies[artifact.type] = body as Record<string, unknown>;
-      if (artifact.type === 'receipt.v1') this.receipt = body as ReceiptV1;
+      if (outcome.result.receipt) this.receipt = outcome.result.receipt;
       const transcript = outcome.result.package.memory_refs.find(isTranscriptUri);
       this.handovers.push({ hop: outcome.acks[0]!.hop, stage: outcome.stage, ...outcome.result.handover, ...(transcript ? { transcript } : {}) });
     }
@@ -701,12 +720,13 @@ function describeDecision(d: HumanDecision): string {
   return `decided ${d.action}${amounts} by ${d.actor}${d.note ? `: ${d.note}` : ''}`;
 }
 
-function describeNext(decision: HumanDecision, blocked: string | undefined): string {
+function describeNext(decision: HumanDecision, blocked: string | undefined, reviser: string | undefined): string {
   switch (decision.action) {
     case 'reject':
       return 'the job ends as rejected';
     case 'revise':
-      return 'the draft goes back for revision with the note as a failure';
+      // decisionOptions offers revise only when the pipeline names a reviser.
+      return `the work goes back to the reviser ${reviser ?? '(none)'} with the note as a failure`;
     case 'top_up':
       return `the wallet grows and the job resumes at ${blocked ?? 'the next stage'}`;
     case 'approve':

@@ -61,7 +61,7 @@ export const SETTLE_AT_RESERVATION_PATCH = 'settle-at-reservation';
 
 /**
  * Patch `lean-rail` (2026-12-01): two changes landed together, each leaving less in history, under
- * one marker. (1) The first stage is asked to move the job's inline raw ticket to the store and
+ * one marker. (1) The first stage is asked to move the job's inline entry to the store and
  * pass its reference on (contracts/entry.ts), so no later package, activity input or result
  * carries it; asked while the entry is inline, so a worker of an older build (whose rail would
  * refuse the moved entry) fails the task on the marker instead of running the job. (2) `handoffJob`

@@ -5,11 +5,12 @@
  * ticket or not at all, as intake does.
  */
 import { z } from 'zod';
-import { assistantMessage, IntakeV1, TicketRaw, type HandoffV1 } from '../../contracts';
+import { assistantMessage, type HandoffV1 } from '../../contracts';
+import { IntakeV1, TicketRaw } from '../../contracts/pipelines/ticket-artifacts';
 import { CLASSIFICATION, classifyStage } from '../../contracts/pipelines/support-routing';
 import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
-import { ticketFieldsMissing, type StageOutput } from '../stage';
+import { entryFieldsMissing, type StageOutput } from '../stage';
 import type { StageTurn } from '../turn';
 import { askedIntent, detectLanguage, extractQuestion, scoreSentiment } from '../ticket-triage/ticket-rules';
 
@@ -69,7 +70,7 @@ export async function runClassify(store: Store, pkg: HandoffV1, turn: StageTurn)
   const ticket = await readArtifactBody(store, ref, TicketRaw.omit({ id: true, customer_id: true }));
   const question = extractQuestion(ticket.subject, ticket.body);
   const gaps = [...idGaps(ticket.id, 'ticket_id'), ...idGaps(ticket.customer_id, 'customer_id'), ...(question === null ? ['question missing: the ticket has no subject and no body'] : [])];
-  if (gaps.length > 0 || question === null) throw ticketFieldsMissing(classifyStage.name, pkg, gaps);
+  if (gaps.length > 0 || question === null) throw entryFieldsMissing(classifyStage.name, pkg, gaps);
   const ticketId = ticket.id as string;
   const customerId = ticket.customer_id as string;
 

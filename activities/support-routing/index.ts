@@ -8,7 +8,7 @@ import {
   seniorStage,
   supportRouting,
 } from '../../contracts/pipelines/support-routing';
-import { crmOf, turnOptions, type ActivityDeps } from '../deps';
+import { writesOf, turnOptions, type ActivityDeps } from '../deps';
 import { stageActivities } from '../stage';
 import { runClassify } from './classify';
 import { runCrmNote } from './crm-note';
@@ -25,6 +25,6 @@ export function supportRoutingActivities(deps: ActivityDeps) {
     multilingual: (pkg, turn) => runSpecialist(store, multilingualStage, pkg, turn),
     general: (pkg, turn) => runSpecialist(store, generalStage, pkg, turn),
     review: (pkg) => runReview(store, pkg),
-    'crm-note': (pkg) => runCrmNote(store, crmOf(deps), pkg),
+    'crm-note': (pkg) => runCrmNote(store, writesOf(deps), pkg),
   }, turnOptions(deps));
 }

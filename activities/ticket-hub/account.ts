@@ -3,7 +3,8 @@
  * (what writeback and crm-note wrote for earlier jobs). The ticket in hand is left out: a retried
  * or re-run job finds its own earlier write there, which is not history.
  */
-import { AccountHistoryV1, LIMITS, assistantMessage, toolCall, toolResult, type EarlierTicket, type HandoffV1 } from '../../contracts';
+import { LIMITS, assistantMessage, toolCall, toolResult, type HandoffV1 } from '../../contracts';
+import { AccountHistoryV1, type EarlierTicket } from '../../contracts/pipelines/ticket-artifacts';
 import { clip } from '../../contracts/errors';
 import { ACCOUNT_HISTORY, accountStage } from '../../contracts/pipelines/ticket-hub';
 import type { ChatModel } from '../../src/worker/model';

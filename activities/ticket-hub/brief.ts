@@ -3,7 +3,8 @@
  * draft stage's summary, written from the specialists' artifacts the merge lists, with one line
  * on the customer's earlier tickets.
  */
-import { AccountHistoryV1, MergedBranches, type HandoffV1 } from '../../contracts';
+import { MergedBranches, type HandoffV1 } from '../../contracts';
+import { AccountHistoryV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { ACCOUNT_HISTORY, CONTEXT, briefStage } from '../../contracts/pipelines/ticket-hub';
 import type { ChatModel } from '../../src/worker/model';
 import type { Store } from '../../src/worker/store';

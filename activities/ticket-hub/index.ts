@@ -6,6 +6,7 @@
 import { policyStage, ticketHub } from '../../contracts/pipelines/ticket-hub';
 import { turnOptions, type ActivityDeps } from '../deps';
 import { stageActivities } from '../stage';
+import { helpCenterLoaded } from '../ticket-triage/help-center';
 import { runRetrieve } from '../ticket-triage/retrieve';
 import { runAccount } from './account';
 import { runBrief } from './brief';
@@ -13,7 +14,10 @@ import { runBrief } from './brief';
 export function ticketHubActivities(deps: ActivityDeps) {
   const { store, model } = deps;
   return stageActivities(ticketHub, store, {
-    policy: (pkg, turn) => runRetrieve(store, pkg, turn, policyStage),
+    policy: async (pkg, turn) => {
+      await helpCenterLoaded(store);
+      return runRetrieve(store, pkg, turn, policyStage);
+    },
     account: (pkg, turn) => runAccount(store, model, pkg, turn),
     brief: (pkg, turn) => runBrief(store, model, pkg, turn),
   }, turnOptions(deps));

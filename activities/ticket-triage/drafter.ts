@@ -3,7 +3,8 @@
  * passages, citing each passage it uses. Revisions read the judge's failure codes and always
  * differ from every rejected draft.
  */
-import { failureCode, type Chunk, type IntakeV1 } from '../../contracts';
+import { failureCode } from '../../contracts';
+import { type Chunk, type IntakeV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { searchTerms } from '../../src/worker/corpus/query';
 import { FAILURE, refundPromise, stems, type Retrieval } from './summary-policy';
 

@@ -1,9 +1,10 @@
 /** The reference pipeline's stage work (contracts/pipelines/ticket-triage.ts has its cards). */
 import type { Pipeline } from '../../contracts';
 import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
-import { crmOf, turnOptions, type ActivityDeps } from '../deps';
+import { writesOf, turnOptions, type ActivityDeps } from '../deps';
 import { stageActivities } from '../stage';
 import { runDraft } from './draft';
+import { helpCenterLoaded } from './help-center';
 import { runIntake } from './intake';
 import { runJudge } from './judge';
 import { runRetrieve } from './retrieve';
@@ -15,9 +16,12 @@ export function ticketTriageActivities(deps: ActivityDeps, sharedWith: readonly 
   const { store, model } = deps;
   return stageActivities(ticketTriage, store, {
     intake: (pkg, turn) => runIntake(store, pkg, turn),
-    retrieve: (pkg, turn) => runRetrieve(store, pkg, turn),
+    retrieve: async (pkg, turn) => {
+      await helpCenterLoaded(store);
+      return runRetrieve(store, pkg, turn);
+    },
     draft: (pkg, turn) => runDraft(store, model, pkg, turn),
     judge: (pkg, turn) => runJudge(store, model, pkg, turn),
-    writeback: (pkg, turn) => runWriteback(store, crmOf(deps), pkg, turn),
+    writeback: (pkg, turn) => runWriteback(store, writesOf(deps), pkg, turn),
   }, { ...turnOptions(deps), sharedWith });
 }

@@ -3,11 +3,12 @@
  * Ids are taken from the ticket or not at all: a missing or malformed id fails the stage closed
  * with the gap listed as an open question, never filled with a guess.
  */
-import { assistantMessage, IntakeV1, LIMITS, TicketRaw, type HandoffV1 } from '../../contracts';
+import { assistantMessage, type HandoffV1 } from '../../contracts';
+import { IntakeV1, TICKET_LIMITS, TicketRaw } from '../../contracts/pipelines/ticket-artifacts';
 import { intakeStage } from '../../contracts/pipelines/ticket-triage';
 import type { Store } from '../../src/worker/store';
 import { readArtifactText, requireArtifact, writeArtifact } from '../artifacts';
-import { ticketFieldsMissing, type StageOutput } from '../stage';
+import { entryFieldsMissing, type StageOutput } from '../stage';
 import type { StageTurn } from '../turn';
 import { stageFailure } from '../failures';
 import { askedIntent, assessRisk, detectLanguage, extractQuestion, scoreSentiment } from './ticket-rules';
@@ -28,7 +29,7 @@ export async function runIntake(store: Store, pkg: HandoffV1, turn: StageTurn): 
 
   const question = extractQuestion(ticket.subject, ticket.body);
   const missing = missingFields(ticket, question);
-  if (missing.length > 0 || question === null) throw ticketFieldsMissing(intakeStage.name, pkg, missing);
+  if (missing.length > 0 || question === null) throw entryFieldsMissing(intakeStage.name, pkg, missing);
   const ticketId = ticket.id as string;
   const customerId = ticket.customer_id as string;
 
@@ -87,11 +88,11 @@ function missingFields(ticket: ReadTicket, question: string | null): string[] {
 /** A JSON ticket (`application/json`, or text that is a JSON object) or a plain-text email. */
 function parseTicket(text: string, mediaType: string): ReadTicket {
   const ticket = mediaType === 'application/json' || text.trimStart().startsWith('{') ? parseJsonTicket(text) : parseEmailTicket(text);
-  if (ticket.subject.length > LIMITS.ticketSubject) {
-    throw stageFailure('ArtifactInvalid', `ticket.raw: subject is ${ticket.subject.length} characters, over the ${LIMITS.ticketSubject} cap`);
+  if (ticket.subject.length > TICKET_LIMITS.subject) {
+    throw stageFailure('ArtifactInvalid', `ticket.raw: subject is ${ticket.subject.length} characters, over the ${TICKET_LIMITS.subject} cap`);
   }
-  if (ticket.body.length > LIMITS.ticketBody) {
-    throw stageFailure('ArtifactInvalid', `ticket.raw: body is ${ticket.body.length} characters, over the ${LIMITS.ticketBody} cap`);
+  if (ticket.body.length > TICKET_LIMITS.body) {
+    throw stageFailure('ArtifactInvalid', `ticket.raw: body is ${ticket.body.length} characters, over the ${TICKET_LIMITS.body} cap`);
   }
   return ticket;
 }

@@ -2,7 +2,8 @@
  * judge: `summary_md` → `verdict.v1`, and the package's evaluator state. The critic holds no
  * tools at all; with a model configured, the model grades only "answers the question".
  */
-import { assistantMessage, failureCode, SummaryMd, VerdictV1, type HandoffV1, type IntakeV1 } from '../../contracts';
+import { assistantMessage, failureCode, SummaryMd, VerdictV1, type HandoffV1 } from '../../contracts';
+import { type IntakeV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { clip } from '../../contracts/errors';
 import { judgeStage } from '../../contracts/pipelines/ticket-triage';
 import type { ChatMessage, ChatModel } from '../../src/worker/model';

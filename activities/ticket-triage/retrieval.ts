@@ -1,5 +1,6 @@
 /** Reading the pieces of earlier stages that draft, judge and writeback build on. */
-import { ChunksV1, IntakeV1, NoHitV1, type HandoffV1 } from '../../contracts';
+import { type HandoffV1 } from '../../contracts';
+import { ChunksV1, IntakeV1, NoHitV1 } from '../../contracts/pipelines/ticket-artifacts';
 import type { Store } from '../../src/worker/store';
 import { readArtifactBody, requireArtifact } from '../artifacts';
 import type { Retrieval } from './summary-policy';

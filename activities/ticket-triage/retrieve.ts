@@ -1,5 +1,6 @@
 /** retrieve: `intake.v1` → `chunks.v1` (help-center passages with citation keys) or `no_hit.v1`. */
-import { ChunksV1, NoHitV1, toolCall, toolResult, type HandoffV1, type StageCard } from '../../contracts';
+import { toolCall, toolResult, type HandoffV1, type StageCard } from '../../contracts';
+import { ChunksV1, NoHitV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { retrieveStage } from '../../contracts/pipelines/ticket-triage';
 import { searchTerms } from '../../src/worker/corpus/query';
 import type { Store } from '../../src/worker/store';

@@ -3,7 +3,8 @@
  * Hard checks (citations, constraint breaches, length) are always rule-based; whether the
  * summary answers the question may come from a model, otherwise from word overlap.
  */
-import type { IntakeV1, SummaryMd, VerdictV1 } from '../../contracts';
+import type { SummaryMd, VerdictV1 } from '../../contracts';
+import type { IntakeV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { constraintBreaches, redactPersonalDataFor } from '../../contracts/constraints';
 import { PERSONAL_DATA_TOKENS } from '../../contracts/personal-data';
 import { FAILURE, SUMMARY_MAX_CHARS, SUMMARY_MIN_CHARS, citedKeys, refundPromise, stems, type Retrieval } from './summary-policy';

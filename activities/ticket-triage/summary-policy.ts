@@ -1,5 +1,5 @@
 /** What draft and judge agree on about a triage summary: citation syntax, length, refund promises. */
-import type { Chunk } from '../../contracts';
+import type { Chunk } from '../../contracts/pipelines/ticket-artifacts';
 import { CONSTRAINT_POLICIES } from '../../contracts/constraints';
 import { searchTerms } from '../../src/worker/corpus/query';
 

@@ -3,7 +3,7 @@
  * and explainable on purpose (seed 001: use a model only for soft classification, with hard
  * policy checks after); every rule is a keyword table a reviewer can read.
  */
-import type { Risk, Sentiment } from '../../contracts';
+import type { Risk, Sentiment } from '../../contracts/pipelines/ticket-artifacts';
 
 const words = (text: string): string[] =>
   text

@@ -7,11 +7,13 @@
  */
 import { patched, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import type { HandrailActivities } from '../../activities/builtin';
-import type { HandoffV1, JobRequest, ReceiptV1 } from '../../contracts';
+import type { HandrailActivities } from '../../activities/built-in';
+import type { HandoffV1, JobRequest } from '../../contracts';
+import type { ReceiptV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { firstPackage } from '../../workflows/rail/first-package';
 import { addUsd } from '../../workflows/rail/budget';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
+import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
 
 const CHAIN = ['intake', 'retrieve', 'draft', 'judge', 'writeback'] as const;
 
@@ -27,7 +29,7 @@ export interface BaselineResult {
 
 /** The bench always passes a traceparent, so both workflows carry the same trace. */
 export async function baselineJob(request: JobRequest & { traceparent: string }): Promise<BaselineResult> {
-  let pkg = firstPackage(request, request.traceparent);
+  let pkg = firstPackage(request, request.traceparent, ticketTriage);
   let receipt: unknown;
   for (const [n, stage] of CHAIN.entries()) {
     const result = await stages[stage]({ stage, package: pkg, delivery_key: `${request.job_id}:${stage}:${n}` });
@@ -54,7 +56,7 @@ export type HistoryShape = 'handrail' | 'marker' | 'upsert-per-hop';
  */
 export async function shapedBaselineJob(request: JobRequest & { traceparent: string }, shape: HistoryShape = 'handrail'): Promise<BaselineResult> {
   if (shape !== 'upsert-per-hop') patched('bench-shape');
-  let pkg = firstPackage(request, request.traceparent);
+  let pkg = firstPackage(request, request.traceparent, ticketTriage);
   let receipt: unknown;
   let usd = request.budget.usd;
   for (const [n, stage] of CHAIN.entries()) {

@@ -1,7 +1,8 @@
 // The conversation bench's stage work: `talk` replies with a deterministic conversation of the
 // size its ticket names (in the store, never in history); `read` is handed it and replies small.
 import { z } from 'zod';
-import { assistantMessage, messageText, TicketRaw, toolCall, toolResult, type Message } from '../../contracts';
+import { assistantMessage, messageText, toolCall, toolResult, type Message } from '../../contracts';
+import { TicketRaw } from '../../contracts/pipelines/ticket-artifacts';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../../activities/artifacts';
 import { turnOptions, type ActivityDeps } from '../../activities/deps';
 import { stageFailure } from '../../activities/failures';

@@ -1,6 +1,7 @@
 // The conversation bench's pipeline: `talk` makes a conversation of the size the ticket asks
 // for, `read` is handed it as a trace file. Pure (the rail imports it into the workflow sandbox).
 import { definePipeline, defineStage } from '../../contracts';
+import { ticketEntry } from '../../contracts/pipelines/ticket-entry';
 
 export const TALK = 'talk.v1';
 export const READ = 'read.v1';
@@ -23,6 +24,7 @@ export const readStage = defineStage({
 
 export const conversationBench = definePipeline({
   name: 'bench-conversation',
+  entry: ticketEntry,
   description: 'A conversation of a requested size, handed over as a trace file (bench only).',
   stages: [talkStage, readStage],
   routes: [

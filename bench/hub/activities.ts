@@ -3,7 +3,8 @@
 // once. Every artifact is tiny, so the figures are the rail's and the wait's, not the store's.
 import { sleep } from '@temporalio/activity';
 import { z } from 'zod';
-import { TicketRaw, type Artifact, type HandoffV1 } from '../../contracts';
+import { type Artifact, type HandoffV1 } from '../../contracts';
+import { TicketRaw } from '../../contracts/pipelines/ticket-artifacts';
 import { readArtifactBody, requireArtifact, writeArtifact } from '../../activities/artifacts';
 import { turnOptions, type ActivityDeps } from '../../activities/deps';
 import { stageFailure } from '../../activities/failures';

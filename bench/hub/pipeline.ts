@@ -5,6 +5,7 @@
 // outside a pipeline with the fan-out nothing produces it). Pure (the rail imports it into the
 // workflow sandbox).
 import { definePipeline, defineStage } from '../../contracts';
+import { ticketEntry } from '../../contracts/pipelines/ticket-entry';
 
 export const START = 'bench-start.v1';
 export const SPEC_A = 'bench-spec-a.v1';
@@ -55,6 +56,7 @@ export const finishStage = defineStage({
 
 export const hubBench = definePipeline({
   name: 'bench-hub',
+  entry: ticketEntry,
   description: 'Two specialists at once (shape hub) or one after the other (shape relay), between the same start and finish (bench only).',
   stages: [startStage, specAStage, specBStage, finishStage],
   routes: [

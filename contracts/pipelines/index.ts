@@ -6,3 +6,4 @@ import { ticketTriage } from './ticket-triage';
 
 export { supportRouting, ticketHub, ticketTriage };
 export const BUILT_IN_PIPELINES: readonly Pipeline[] = [ticketTriage, supportRouting, ticketHub];
+export { ticketEntry } from './ticket-entry';

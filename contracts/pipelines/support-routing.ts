@@ -6,6 +6,7 @@
  * activities/support-routing/.
  */
 import { defineStage, definePipeline, type RouteFacts, type RouteRule } from '../rail';
+import { ticketEntry } from './ticket-entry';
 
 /** The classify stage's output: ticket ids, question, intent, sentiment 0..1, complexity 0..10, language. */
 export const CLASSIFICATION = 'classification.v1';
@@ -121,7 +122,7 @@ export const SUPPORT_ROUTES: readonly RouteRule[] = [
 export const supportRouting = definePipeline({
   name: 'support-routing',
   description: 'Classify a support ticket and route it to one specialist (billing, escalation, senior, language, general); review the note and write it to the CRM.',
-  entry: 'ticket.raw',
+  entry: ticketEntry,
   stages: [classifyStage, billingStage, escalationStage, seniorStage, multilingualStage, generalStage, reviewStage, crmNoteStage],
   routes: SUPPORT_ROUTES,
   // Seed 000 handover on two edges: the escalation note and the senior agent read classify's turn

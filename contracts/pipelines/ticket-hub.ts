@@ -6,6 +6,7 @@
  * activities/ticket-hub/ (intake, judge and writeback are ticket-triage's cards, so its activities).
  */
 import { defineStage, definePipeline } from '../rail';
+import { ticketEntry } from './ticket-entry';
 import { intakeStage, judgeStage, judgedWriteback, writebackStage } from './ticket-triage';
 
 /** The rail's merge of the specialists' artifacts (a `MergedBranches` body). */
@@ -52,7 +53,7 @@ const hubEnd = judgedWriteback('brief');
 export const ticketHub = definePipeline({
   name: 'ticket-hub',
   description: 'Research a support ticket with two specialists in parallel (help center, account history), then draft, judge and write the CRM note.',
-  entry: 'ticket.raw',
+  entry: ticketEntry,
   stages: [intakeStage, policyStage, accountStage, briefStage, judgeStage, writebackStage],
   routes: [
     { after: 'ticket.raw', to: 'intake', reason: 'new ticket' },

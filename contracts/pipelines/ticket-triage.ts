@@ -5,6 +5,7 @@
  * author's pipeline.
  */
 import { defineStage, definePipeline, type PipelineSpec } from '../rail';
+import { ticketEntry } from './ticket-entry';
 
 export const intakeStage = defineStage({
   name: 'intake',
@@ -85,7 +86,7 @@ const triageEnd = judgedWriteback('draft');
 export const ticketTriage = definePipeline({
   name: 'ticket-triage',
   description: 'Triage a support ticket into a cited, judged CRM note.',
-  entry: 'ticket.raw',
+  entry: ticketEntry,
   stages: [intakeStage, retrieveStage, draftStage, judgeStage, writebackStage],
   routes: [
     { after: 'ticket.raw', to: 'intake', reason: 'new ticket' },

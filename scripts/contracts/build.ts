@@ -7,6 +7,7 @@ import standaloneCode from 'ajv/dist/standalone';
 import addFormats from 'ajv-formats';
 import { z } from 'zod';
 import * as c from '../../contracts';
+import * as tickets from '../../contracts/pipelines/ticket-artifacts';
 import { isoTime } from '../../contracts/primitives';
 import { artifactExamples, fixtureCases } from './fixtures';
 
@@ -24,7 +25,12 @@ interface SchemaEntry {
   typeName: string;
   schema: z.ZodType;
   comment?: string;
+  /** Where validators.d.ts imports the type from (relative to contracts/generated); the
+   * contracts' own index unless set. */
+  typesFrom?: string;
 }
+
+const TICKET_TYPES = '../pipelines/ticket-artifacts';
 
 const SIZE_CAP_COMMENT =
   `Also reject a package whose compact JSON encoding exceeds ${c.LIMITS.packageBytes} UTF-8 bytes, ` +
@@ -35,14 +41,15 @@ export const SCHEMAS: readonly SchemaEntry[] = [
   { name: c.HANDOFF_V2, exportName: 'handoffV2', typeName: 'HandoffV2', schema: c.handoffV2, comment: SIZE_CAP_COMMENT },
   { name: 'artifact', exportName: 'artifact', typeName: 'Artifact', schema: c.Artifact },
   { name: 'ack_record', exportName: 'ackRecord', typeName: 'AckRecord', schema: c.AckRecord },
-  { name: 'ticket.raw', exportName: 'ticketRaw', typeName: 'TicketRaw', schema: c.TicketRaw },
-  { name: 'intake.v1', exportName: 'intakeV1', typeName: 'IntakeV1', schema: c.IntakeV1 },
-  { name: 'chunks.v1', exportName: 'chunksV1', typeName: 'ChunksV1', schema: c.ChunksV1 },
-  { name: 'no_hit.v1', exportName: 'noHitV1', typeName: 'NoHitV1', schema: c.NoHitV1 },
+  { name: 'ticket.raw', exportName: 'ticketRaw', typeName: 'TicketRaw', schema: tickets.TicketRaw, typesFrom: TICKET_TYPES },
+  { name: 'intake.v1', exportName: 'intakeV1', typeName: 'IntakeV1', schema: tickets.IntakeV1, typesFrom: TICKET_TYPES },
+  { name: 'chunks.v1', exportName: 'chunksV1', typeName: 'ChunksV1', schema: tickets.ChunksV1, typesFrom: TICKET_TYPES },
+  { name: 'no_hit.v1', exportName: 'noHitV1', typeName: 'NoHitV1', schema: tickets.NoHitV1, typesFrom: TICKET_TYPES },
   { name: 'summary_md', exportName: 'summaryMd', typeName: 'SummaryMd', schema: c.SummaryMd },
   { name: 'verdict.v1', exportName: 'verdictV1', typeName: 'VerdictV1', schema: c.VerdictV1 },
-  { name: 'receipt.v1', exportName: 'receiptV1', typeName: 'ReceiptV1', schema: c.ReceiptV1 },
-  { name: 'account_history.v1', exportName: 'accountHistoryV1', typeName: 'AccountHistoryV1', schema: c.AccountHistoryV1 },
+  { name: 'receipt.v1', exportName: 'receiptV1', typeName: 'ReceiptV1', schema: tickets.ReceiptV1, typesFrom: TICKET_TYPES },
+  { name: 'account_history.v1', exportName: 'accountHistoryV1', typeName: 'AccountHistoryV1', schema: tickets.AccountHistoryV1, typesFrom: TICKET_TYPES },
+  { name: 'write_receipt', exportName: 'writeReceipt', typeName: 'WriteReceipt', schema: c.WriteReceipt },
   { name: 'merged_branches', exportName: 'mergedBranches', typeName: 'MergedBranches', schema: c.MergedBranches },
   { name: 'job_request', exportName: 'jobRequest', typeName: 'JobRequest', schema: c.JobRequest },
   { name: 'job_result', exportName: 'jobResult', typeName: 'JobResult', schema: c.JobResult },
@@ -130,7 +137,9 @@ function validatorsModule(schemas: Record<string, unknown>[]): { js: string; dts
   const dts = [
     HEADER.trimEnd(),
     "import type { ErrorObject } from 'ajv';",
-    `import type { ${SCHEMAS.map((e) => e.typeName).join(', ')} } from '../index';`,
+    ...[...new Set(SCHEMAS.map((e) => e.typesFrom ?? '../index'))].map(
+      (from) => `import type { ${SCHEMAS.filter((e) => (e.typesFrom ?? '../index') === from).map((e) => e.typeName).join(', ')} } from '${from}';`,
+    ),
     '',
     '/** A precompiled ajv validator; `errors` holds the last failure (ajv allErrors mode). */',
     'export interface StandaloneValidator<T = unknown> {',

@@ -2,7 +2,8 @@
  * The contract fixtures, built from one valid package so every variant differs from it by
  * exactly the property it is named after. `generate.ts` writes them to `contracts/fixtures/`.
  */
-import { HANDOFF_V1, LIMITS, type AckState, type ArtifactType, type HandoffV1 } from '../../contracts';
+import { HANDOFF_V1, LIMITS, type AckState, type HandoffV1 } from '../../contracts';
+import type { TicketArtifactType } from '../../contracts/pipelines/ticket-artifacts';
 
 export type Reason = 'schema' | 'version' | 'size';
 
@@ -234,7 +235,7 @@ export function fixtureCases(): FixtureCase[] {
 }
 
 /** One valid body per artifact type, for stage authors and non-TS consumers to test against. */
-export const artifactExamples: Record<ArtifactType, unknown> = {
+export const artifactExamples: Record<TicketArtifactType, unknown> = {
   'ticket.raw': {
     id: 'tkt_18422',
     customer_id: 'cus_9',

@@ -21,7 +21,6 @@ import { ensureDevServer } from './devserver/server';
 import { sampleJobRequest } from './samples/tickets';
 import { openStore } from '../worker/store';
 import { tracingFromEnv } from '../worker/tracing';
-import { loadHelpCenter } from '../worker/corpus';
 import { builtInPlugin } from '../pipelines';
 import { createHandrailWorkers, handoverWorkspace, runWorkers } from '../worker/worker';
 
@@ -53,7 +52,6 @@ async function main(): Promise<void> {
   const plugin = builtInPlugin();
   const client = await connectHandrail(config, plugin);
   const tracing = await tracingFromEnv();
-  await loadHelpCenter(store);
   const workers = await createHandrailWorkers({ connection, plugin, config, store, tracer: tracing.tracer, workspace: handoverWorkspace(config) });
   const running = runWorkers(workers);
   try {
@@ -64,7 +62,7 @@ async function main(): Promise<void> {
     console.log(`\nJob ${result.job_id}: ${result.status}${result.reason ? ` (${String(result.reason)})` : ''}`);
     console.log(`hops ${result.hops} · spent $${result.spent_usd} · wallet left $${result.package.budget.usd_remaining}`);
     console.log(`\n${acksTable(result.acks.map((a) => ({ ...a, reason: a.reason.slice(0, 70) })), paintFor(process.stdout, process.env))}`);
-    if (result.receipt) console.log(`CRM receipt: ${result.receipt.idempotency_key} → ${result.receipt.record_id} (${result.receipt.status})`);
+    if (result.receipt) console.log(`receipt: ${result.receipt.write_key} → ${result.receipt.system} ${result.receipt.reference} (${result.receipt.status})`);
     console.log(`\nWeb UI: ${jobUrl(config, jobId)}${codec ? ` (payloads encrypted; the UI decodes them through the codec server at ${codec.url})` : ''}`);
     if (api) {
       console.log(`Handoff records API: ${api.url} (OpenAPI at ${api.url}/openapi.json; user "demo", token in ${path.relative(process.cwd(), api.tokenFile)}): try \`npx handrail handoffs list\``);

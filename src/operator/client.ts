@@ -7,7 +7,7 @@
 import { Client, ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
 import { IllegalStateError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type SearchAttributePair } from '@temporalio/common';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
-import { HumanDecision, JobRequest, findPipeline, issueLines, neutraliseBidi, type Pipeline, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
+import { HumanDecision, JobRequest, entryBodyIssues, findPipeline, issueLines, neutraliseBidi, requestEntry, type Pipeline, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
 import type { handoffJob } from '../../workflows';
 import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../../workflows/definitions';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict, jobSearchAttributes, type JobAttributes } from '../../workflows/search-attributes';
@@ -41,10 +41,23 @@ export async function connectHandrail(config: HandrailConfig = loadConfig(), plu
   return new Client({ connection, namespace: config.namespace, ...(plugin ? { plugins: [plugin] } : { dataConverter: handrailDataConverter() }) });
 }
 
-/** Checks a request against the contract before anything is started. */
-export function parseJobRequest(input: unknown): JobRequest {
+/** Checks a request against the contract before anything is started, and its entry against its
+ * pipeline's entry schema when the pipelines are known (the rail checks it again either way). */
+export function parseJobRequest(input: unknown, pipelines: readonly Pipeline[] = []): JobRequest {
   const parsed = JobRequest.safeParse(input);
   if (!parsed.success) throw new InvalidJobRequestError(parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  // The entry as the rail will check it, so a caller hears what is wrong before a job starts.
+  const pipeline = findPipeline(pipelines, parsed.data.pipeline);
+  if (pipeline) {
+    const { alias } = pipeline.entrySpec;
+    if (parsed.data.entry !== undefined && alias !== undefined && parsed.data[alias] !== undefined) {
+      throw new InvalidJobRequestError([{ path: alias, message: `give the ${pipeline.entry} as entry only, not also as ${alias}` }]);
+    }
+    const field = parsed.data.entry === undefined && alias !== undefined && parsed.data[alias] !== undefined ? alias : 'entry';
+    const body = requestEntry(parsed.data, pipeline.entrySpec);
+    const issues = body === undefined ? [{ path: '', message: `Required (a ${pipeline.entry})` }] : entryBodyIssues(pipeline.entrySpec.schema, body);
+    if (issues.length > 0) throw new InvalidJobRequestError(issues.map((i) => ({ path: i.path ? `${field}.${i.path}` : field, message: i.message })));
+  }
   return parsed.data;
 }
 
@@ -57,10 +70,10 @@ export interface StartOptions extends Pick<HandrailConfig, 'taskQueue'> {
 }
 
 export async function startJob(client: Client, input: unknown, options: Partial<StartOptions> = {}): Promise<StartedJob> {
-  const request = parseJobRequest(input);
-  // The job shows its attributes from the start (before a worker picks it up), and the rail's first
-  // hop then has none to upsert (workflows/handoff-job.ts, patch `start-attributes`).
   const pipelines = options.pipelines ?? handrailPluginOf(client)?.pipelines;
+  const request = parseJobRequest(input, pipelines);
+  // The job shows its attributes from the start (before a worker picks it up), and the rail's first
+  // hop then has none to upsert.
   const pipeline = pipelines && findPipeline(pipelines, request.pipeline);
   try {
     const handle = await client.workflow.start<typeof handoffJob>('handoffJob', {
@@ -71,10 +84,10 @@ export async function startJob(client: Client, input: unknown, options: Partial<
       // One job per business key, ever: a closed job is not re-run under the same id.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-      // The Web UI shows these as they are: the ticket's text is the customer's, made readable.
+      // The Web UI shows these as they are: the entry's text is the caller's, made readable.
       staticSummary: neutraliseBidi(`${request.job_id}: ${request.goal}`.slice(0, 200)),
       staticDetails: neutraliseBidi([
-        `**Ticket** ${request.ticket.id} (customer ${request.ticket.customer_id}): ${request.ticket.subject}`,
+        ...(pipeline ? [`**Entry** (${pipeline.entry}): ${JSON.stringify(requestEntry(request, pipeline.entrySpec)).slice(0, 300)}`] : []),
         `**Constraints**: ${request.constraints.join('; ') || 'none'}`,
         `**Budget**: $${request.budget.usd}, ${request.budget.revisions} revisions, max ${request.max_hops ?? DEFAULT_MAX_HOPS} hops`,
       ].join('\n\n')),

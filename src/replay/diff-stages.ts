@@ -9,7 +9,6 @@ import { packageSha, type StageActivity } from '../../activities/stage';
 import { ApplicationFailure } from '@temporalio/common';
 import { canonicalJson, MERGE_STAGE, type Pipeline } from '../../contracts';
 import { withTranscript } from '../../activities/transcript-log';
-import { loadHelpCenter } from '../worker/corpus';
 import { openStore, type Store } from '../worker/store';
 import { parseArtifactUri, sha256Hex } from '../worker/store/content';
 import { transcriptOf, type RecordedStep, type StageRun, type StageRunner } from './diff';
@@ -60,7 +59,7 @@ async function seed(store: Store, step: RecordedStep): Promise<void> {
 }
 
 /**
- * A runner for one job: a fresh in-memory store with the help-center corpus, and the stages'
+ * A runner for one job: a fresh in-memory store (a stage loads what it searches), and the stages'
  * current code over it (no model: a stage that needs one belongs in `asRecorded`). Each delivery
  * is the recorded one, with two exceptions for what the store holds: the job's log is the one the
  * stages wrote here (a changed stage writes another), and so the delivery's snapshot address no
@@ -68,7 +67,6 @@ async function seed(store: Store, step: RecordedStep): Promise<void> {
  */
 export async function openStageRunner(set: DiffPipelines): Promise<{ run: StageRunner; close(): Promise<void> }> {
   const store = await openStore({ sqlitePath: ':memory:' });
-  await loadHelpCenter(store);
   const activities = set.activities({ store }) as Record<string, StageActivity>;
   const seeded = new Set<RecordedStep>();
   let log: string | undefined;

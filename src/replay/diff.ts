@@ -206,7 +206,7 @@ async function walkJob(job: RecordedJob, pipeline: Pipeline, run: StageRunner | 
   const keys = new Set(stageHops.map((s) => s.work.delivery_key));
   const notes = () => recordedNotes(asRecorded);
   const bodies: Record<string, Record<string, unknown>> = {};
-  let step: Route | undefined = routeOf(pipeline, firstPackage(job.request, traceparent, pipeline.entry));
+  let step: Route | undefined = routeOf(pipeline, firstPackage(job.request, traceparent, pipeline));
   let previous: Hop | undefined;
   let countAtLastHumanDecision = 0;
   /** Reservations of a fan-out's branches admitted so far (what a later branch's ack sees held). */

@@ -17,10 +17,9 @@ import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { handrailDataConverter } from '../codec';
 import type { HandrailPlugin } from '../plugin';
 import { crmDatabaseUrl, loadConfig, workerRole, type HandrailConfig, type WorkerRole } from '../config';
-import { loadHelpCenter } from './corpus';
 import { createChatModel, modelConfigFromEnv } from './model';
 import { connectWorker } from '../connect';
-import { openStore, type CrmStore, type Store } from './store';
+import { openStore, type Store } from './store';
 import { railSinks, tracingFromEnv } from './tracing';
 import { builtInPlugin } from '../pipelines';
 
@@ -45,8 +44,8 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   /** Which stages this process runs (default `all`): `general` never registers a writer, `writer`
    * registers only the writers (and no workflows). */
   role?: WorkerRole;
-  /** The CRM the writers write; unset, the store's own tables. */
-  crm?: CrmStore;
+  /** Where the writers write (their systems' own database); unset, the store's own tables. */
+  writes?: Store;
   /** A prebuilt bundle (tests build one per run); otherwise workflows are bundled at start. */
   workflowBundle?: { code: string };
   /** Where hop spans go (src/worker/tracing.ts); the process's global tracer provider by default. */
@@ -136,7 +135,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
     store: opts.store,
     model: modelConfig ? createChatModel(modelConfig) : undefined,
     ...(opts.workspace === undefined ? {} : { workspace: opts.workspace }),
-    ...(opts.crm ? { crm: opts.crm } : {}),
+    ...(opts.writes ? { writes: opts.writes } : {}),
   };
   const stages = (plugin.activities?.(deps) ?? {}) as Record<string, StageActivity>;
   const real = { ...stages, ...railActivities(opts.store) } as RailActivities & Record<string, StageActivity>;
@@ -196,12 +195,9 @@ async function main(): Promise<void> {
   const crm = crmUrl ? await openStore({ databaseUrl: crmUrl }) : undefined;
   const tracing = await tracingFromEnv();
   try {
-    // The built-in retrieve stage searches the shipped help-center corpus (idempotent: a current
-    // store is unchanged); writers search nothing, so the writer side leaves it to the general one.
-    if (role !== 'writer') await loadHelpCenter(store);
-    const workers = await createHandrailWorkers({ connection, plugin: builtInPlugin(), config, store, role, ...(crm ? { crm } : {}), tracer: tracing.tracer, workspace: handoverWorkspace(config) });
+    const workers = await createHandrailWorkers({ connection, plugin: builtInPlugin(), config, store, role, ...(crm ? { writes: crm } : {}), tracer: tracing.tracer, workspace: handoverWorkspace(config) });
     const queues = workers.map((w) => `"${w.options.taskQueue}"`).join(', ');
-    const crmNote = role === 'general' ? 'no CRM' : crm ? 'CRM on its own database' : 'CRM in the store';
+    const crmNote = role === 'general' ? 'no writers' : crm ? 'writes on their own database' : 'writes in the store';
     console.log(`handrail worker polling ${queues} on ${config.temporalAddress} (role ${role}, namespace ${config.namespace}, store ${store.backend}, ${crmNote}). Ctrl-C stops it.`);
     await runWorkers(workers);
   } finally {

@@ -11,7 +11,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import type { JobRequest, Pipeline } from '../../contracts';
+import type { Pipeline } from '../../contracts';
 import type { ActivityDeps } from '../../activities/deps';
 import type { StageActivity } from '../../activities/stage';
 import type { JobHandle } from '../../src/operator/client';
@@ -19,9 +19,9 @@ import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop'
 import { statusQuery, type JobStatusView } from '../../workflows/definitions';
 import { handrailDataConverter } from '../../src/codec';
 import { sampleJobRequest } from '../../src/devtools/samples/tickets';
+import type { TicketJobRequest } from '../../contracts/pipelines/ticket-artifacts';
 import { openStore, type Store } from '../../src/worker/store';
-import { builtInActivities, type HandrailActivities } from '../../activities/builtin';
-import { loadHelpCenter } from '../../src/worker/corpus';
+import { builtInActivities, type HandrailActivities } from '../../activities/built-in';
 import { HandrailPlugin } from '../../src/plugin';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { createHandrailWorkers, runWorkers } from '../../src/worker/worker';
@@ -85,8 +85,6 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
     dataConverter: opts.dataConverter ?? handrailDataConverter(),
   });
   const client = new Client({ connection, namespace, plugins: [plugin] });
-  // The built-in retrieve stage searches the shipped help-center corpus.
-  await loadHelpCenter(store);
   const workers = await createHandrailWorkers({
     connection: nativeConnection,
     plugin,
@@ -118,7 +116,7 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
 
 /** The sample refund job under a fresh id (and a ticket id of its own, so CRM rows never meet);
  * tests override what they exercise. */
-export function jobRequest(overrides: Partial<JobRequest> = {}): JobRequest {
+export function jobRequest(overrides: Partial<TicketJobRequest> = {}): TicketJobRequest {
   const id = overrides.job_id ?? uniqueId('job');
   const sample = sampleJobRequest(id);
   // A shorter body than the demo's: its first draft passes, so the planned relay takes no revision.

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createActivities } from '../../activities/builtin';
+import { createActivities } from '../../activities/built-in';
 import type { StageWork } from '../../contracts';
 import { PROJECT_ROOT } from '../../src/config';
 import { decide, startJob } from '../../src/operator/client';

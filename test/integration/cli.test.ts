@@ -62,7 +62,7 @@ describe('handrail CLI against the real dev server', () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(/HOP\s+STAGE\s+ACK/);
     expect(shown.stdout).toMatch(/4\s+writeback\s+accepted/);
-    expect(shown.stdout).toContain(`CRM receipt  ${jobId}:writeback:receipt.v1`);
+    expect(shown.stdout).toContain(`receipt  ${jobId}:writeback:receipt.v1 → crm crm_tickets/`);
     // The summary, one numbered segment per stage.
     expect(shown.stdout).toMatch(/^Summary \(5 segments\)\n1\. hop 0 intake → intake\.v1: intent .*\n(?:.*\n){3}5\. hop 4 writeback → receipt\.v1: CRM note written to record /m);
 

@@ -15,6 +15,7 @@ import { firstPackage } from '../../workflows/rail/first-package';
 import { buildPackage, checkAcks, checkJobWrites, mutationArb, type Finding, type Job, type Mutation } from '../../bench/fuzz';
 import { jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
 import { SEED_TRACEPARENT } from '../scenarios';
+import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
 
 const TRACE = SEED_TRACEPARENT;
 const CASES = 25;
@@ -33,7 +34,7 @@ function hop(request: StageHopRequest): Promise<StageHopResult> {
 /** A ticket relayed honestly intake → judge with stageHop; packages[i] is ready for the i-th stage. */
 async function relayed(): Promise<Job> {
   const request = jobRequest();
-  let pkg: HandoffV1 = firstPackage(request, TRACE);
+  let pkg: HandoffV1 = firstPackage(request, TRACE, ticketTriage);
   const packages = [pkg];
   for (const stage of ['intake', 'retrieve', 'draft', 'judge']) {
     const res = await hop({ stage, package: pkg });

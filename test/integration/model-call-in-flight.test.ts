@@ -131,7 +131,7 @@ it('a worker killed mid-draft: the attempt times out on its heartbeat, another w
 
   const writes = await store.listWrites(request.job_id);
   expect(writes).toHaveLength(1);
-  expect(writes[0]!.idempotency_key).toBe(result.receipt?.idempotency_key);
+  expect(writes[0]!.write_key).toBe(result.receipt?.write_key);
 });
 
 it('a job cancelled mid-draft: the job ends cancelled at once, and the worker aborts the model request', { timeout: 120_000 }, async () => {

@@ -13,6 +13,7 @@ import { firstPackage } from '../../workflows/rail/first-package';
 import { startJob } from '../../src/operator/client';
 import { deliverHop, jobRequest, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
 import { SEED_TRACEPARENT } from '../scenarios';
+import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
 
 const TRACE = SEED_TRACEPARENT;
 let rail: Rail;
@@ -28,7 +29,7 @@ const hop = (request: StageHopRequest) => deliverHop(rail, request);
 
 /** A fresh ticket walked through intake → judge with stageHop: the package writeback takes. */
 async function judgedPackage(request: JobRequest = jobRequest()): Promise<HandoffV1> {
-  let pkg: HandoffV1 = firstPackage(request, TRACE);
+  let pkg: HandoffV1 = firstPackage(request, TRACE, ticketTriage);
   for (const stage of ['intake', 'retrieve', 'draft', 'judge']) {
     const res = await hop({ stage, package: pkg });
     expect(res.ack.ack, `${stage}: ${res.ack.reason}`).toBe('accepted');
@@ -42,7 +43,7 @@ const dataRef = (type: string, body: unknown) => ({ type, uri: `data:application
 
 /** A package made by the caller: its own intake (naming someone's ticket), draft and passing verdict. */
 function forgedWriteback(jobId: string, ticketId: string): HandoffV1 {
-  const base = firstPackage(jobRequest({ job_id: jobId }), TRACE);
+  const base = firstPackage(jobRequest({ job_id: jobId }), TRACE, ticketTriage);
   return {
     ...base,
     artifacts: [
@@ -90,7 +91,7 @@ describe('provenance: a writer acts only on evidence the rail recorded for this 
     const result = await completedJob(request);
     const written = await rail.store.getCrmTicket(request.ticket.id);
     expect(written?.note).not.toMatch(/refund you in full/);
-    expect(result.receipt?.note_hash).toBeDefined();
+    expect(result.receipt?.payload_hash).toBeDefined();
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
   });
 
@@ -180,7 +181,7 @@ describe('duplicates are recognised by content, and a job id is one job', () => 
   });
 
   it('5. same key, same content: duplicate; same key, other content: rejected_conflict, never the old result', async () => {
-    const pkg = firstPackage(jobRequest(), TRACE);
+    const pkg = firstPackage(jobRequest(), TRACE, ticketTriage);
     const first = await hop({ stage: 'intake', package: pkg });
     expect(first.ack.ack).toBe('accepted');
     expect((await hop({ stage: 'intake', package: pkg })).ack.ack).toBe('duplicate');
@@ -219,6 +220,10 @@ describe('7. a raw start fails closed within its first workflow task', () => {
     ['max_hops "lots"', ['max_hops'], /max_hops/],
     ['max_hops -1', ['max_hops-neg'], /max_hops/],
     ['a negative budget', ['budget'], /budget/],
+    ['an entry that is not a ticket', ['entry-invalid'], /^invalid job request: entry is not a valid ticket\.raw for pipeline ticket-triage: entry\.customer_id: is required$/],
+    ['a ticket (the older field) that is not a ticket', ['ticket-invalid'], /entry is not a valid ticket\.raw for pipeline ticket-triage: entry\.subject: /],
+    ['no entry', ['entry-missing'], /^invalid job request: entry is required \(a ticket\.raw for pipeline ticket-triage\)$/],
+    ['both entry and ticket', ['entry-both'], /both entry and ticket given/],
   ])('handoffJob with %s', async (_name, which, field) => {
     const request: Record<string, unknown> = { ...jobRequest() };
     const args: unknown[] = which.length === 0 ? [] : [request];
@@ -227,6 +232,12 @@ describe('7. a raw start fails closed within its first workflow task', () => {
     if (which[0] === 'max_hops') request.max_hops = 'lots';
     if (which[0] === 'max_hops-neg') request.max_hops = -1;
     if (which[0] === 'budget') request.budget = { usd: -5, revisions: 1 };
+    const { ticket, ...withoutTicket } = request;
+    const { customer_id: _gone, ...noCustomer } = ticket as Record<string, unknown>;
+    if (which[0] === 'entry-invalid') args[0] = { ...withoutTicket, entry: noCustomer };
+    if (which[0] === 'ticket-invalid') request.ticket = { ...noCustomer, customer_id: 'cus_9', subject: 'x\u0000' };
+    if (which[0] === 'entry-missing') args[0] = withoutTicket;
+    if (which[0] === 'entry-both') request.entry = ticket;
     await refused('handoffJob', args, field, workflowId);
   });
 

@@ -4,8 +4,9 @@
  * drafter that leaves them in is refused by the rail (constraints_enforced), and the refusal
  * does not repeat them.
  */
+import type { TicketJobRequest } from '../../contracts/pipelines/ticket-artifacts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SummaryMd, type JobRequest } from '../../contracts';
+import { SummaryMd } from '../../contracts';
 import { readArtifactBody } from '../../activities/artifacts';
 import { startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, startRail, uniqueId, type Rail } from '../helpers/rail';
@@ -33,7 +34,7 @@ afterAll(async () => {
   await rail?.stop();
 });
 
-function personalTicketJob(prefix: string): JobRequest {
+function personalTicketJob(prefix: string): TicketJobRequest {
   const id = uniqueId(prefix);
   const base = jobRequest({ job_id: id });
   // No "?" in the body, so the subject is the question the summary quotes (intake reads the

@@ -30,7 +30,7 @@ for (const backend of storeBackends()) {
       expect(result.status).toBe('completed');
       expect(result.acks.map((a) => `${a.stage}:${a.ack}`)).toEqual(['intake:accepted', 'retrieve:accepted', 'draft:accepted', 'judge:accepted', 'writeback:accepted']);
       expect(result.package.artifacts.map((a) => a.type)).toEqual(['ticket.raw', 'intake.v1', 'chunks.v1', 'summary_md', 'verdict.v1', 'receipt.v1']);
-      expect(result.receipt?.idempotency_key).toBe(`${request.job_id}:writeback:receipt.v1`);
+      expect(result.receipt?.write_key).toBe(`${request.job_id}:writeback:receipt.v1`);
       expect(result.package.evaluator.last_verdict).toBe('pass');
       expect(result.spent_usd).toBeGreaterThan(0);
       expect(result.package.budget.usd_remaining).toBeCloseTo(request.budget.usd - result.spent_usd, 6);

@@ -8,6 +8,7 @@ import type { StageHopRequest } from '../../workflows/stage-hop';
 import { firstPackage } from '../../workflows/rail/first-package';
 import { deliverHop, jobRequest, scheduledActivities, stageActivities, startRail, type Rail } from '../helpers/rail';
 import { SEED_TRACEPARENT } from '../scenarios';
+import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
 
 const TRACE = SEED_TRACEPARENT;
 let rail: Rail;
@@ -24,7 +25,7 @@ const hop = (request: StageHopRequest, workflowId?: string) => deliverHop(rail, 
 /** Walks a fresh ticket through the stages one stageHop at a time. */
 async function relayTo(stage: 'retrieve' | 'draft' | 'judge' | 'writeback', overrides: Parameters<typeof jobRequest>[0] = {}): Promise<HandoffV1> {
   const order = ['intake', 'retrieve', 'draft', 'judge', 'writeback'] as const;
-  let pkg: HandoffV1 = firstPackage(jobRequest(overrides), TRACE);
+  let pkg: HandoffV1 = firstPackage(jobRequest(overrides), TRACE, ticketTriage);
   for (const next of order.slice(0, order.indexOf(stage))) {
     const res = await hop({ stage: next, package: pkg });
     expect(res.ack.ack, `${next}: ${res.ack.reason}`).toBe('accepted');
@@ -35,7 +36,7 @@ async function relayTo(stage: 'retrieve' | 'draft' | 'judge' | 'writeback', over
 
 describe('stageHop: seed 001 hop tests on the real dev server', () => {
   it('schema accept: a valid package is acked accepted and the stage emits its artifact', async () => {
-    const pkg = firstPackage(jobRequest(), TRACE);
+    const pkg = firstPackage(jobRequest(), TRACE, ticketTriage);
     const res = await hop({ stage: 'intake', package: pkg });
     expect(res.ack.ack).toBe('accepted');
     expect(res.artifact?.type).toBe('intake.v1');
@@ -44,7 +45,7 @@ describe('stageHop: seed 001 hop tests on the real dev server', () => {
   });
 
   it('schema reject: missing job_id is rejected_schema and no stage activity runs', async () => {
-    const { job_id: _dropped, ...pkg } = firstPackage(jobRequest(), TRACE);
+    const { job_id: _dropped, ...pkg } = firstPackage(jobRequest(), TRACE, ticketTriage);
     const res = await hop({ stage: 'intake', package: pkg });
     expect(res.ack.ack).toBe('rejected_schema');
     expect(res.ack.errors).toContainEqual({ path: '/job_id', message: 'is required' });
@@ -143,7 +144,7 @@ describe('stageHop: seed 001 hop tests on the real dev server', () => {
   });
 
   it('role: a package whose newest artifact the stage does not take is rejected_role before any work', async () => {
-    const pkg = firstPackage(jobRequest(), TRACE);
+    const pkg = firstPackage(jobRequest(), TRACE, ticketTriage);
     const res = await hop({ stage: 'judge', package: pkg });
     expect(res.ack.ack).toBe('rejected_role');
     expect(await scheduledActivities(rail.client, res.workflowId)).toEqual([]);

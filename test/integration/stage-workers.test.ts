@@ -99,7 +99,7 @@ describe.skipIf(pgSkip)(`per-stage workers as processes${pgSkip ? ` (skipped: ${
     expect(await stageActivities(client, request.job_id)).toEqual(expect.arrayContaining(['intake', 'retrieve', 'draft', 'judge', 'writeback']));
     expect(await crm.listWrites(request.job_id)).toHaveLength(1);
     expect((await crm.getCrmTicket(request.ticket.id))?.revision).toBe(1);
-    expect(result.receipt?.ticket_id).toBe(request.ticket.id);
+    expect(result.receipt?.reference).toBe(`crm_tickets/${request.ticket.id}`);
     // The store's own CRM tables stay empty: the general side never wrote, the writer wrote elsewhere.
     expect(await store.listWrites(request.job_id)).toHaveLength(0);
   }, 300_000);

@@ -3,8 +3,9 @@
  * names `pipeline: 'support-routing'` is classified, routed by the table to one specialist,
  * reviewed and written to the CRM once.
  */
+import type { TicketJobRequest } from '../../contracts/pipelines/ticket-artifacts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatTranscript, TRANSCRIPT_SEPARATOR, type JobRequest } from '../../contracts';
+import { formatTranscript, TRANSCRIPT_SEPARATOR } from '../../contracts';
 import { readLog } from '../../activities/transcript-log';
 import { startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, startRail, uniqueId, type Rail } from '../helpers/rail';
@@ -17,7 +18,7 @@ afterAll(async () => {
   await rail?.stop();
 });
 
-function supportJob(subject: string, body: string): JobRequest {
+function supportJob(subject: string, body: string): TicketJobRequest {
   const id = uniqueId('route');
   const base = jobRequest({ job_id: id });
   return { ...base, pipeline: 'support-routing', ticket: { ...base.ticket, id: `tkt_${id}`, subject, body } };
@@ -33,7 +34,7 @@ describe('support-routing on the real dev server', () => {
     expect(result.acks.map((a) => `${a.stage}:${a.ack}`)).toEqual(['classify:accepted', 'escalation:accepted', 'review:accepted', 'crm-note:accepted']);
     expect(result.package.artifacts.map((a) => a.type)).toEqual(['ticket.raw', 'classification.v1', 'summary_md', 'verdict.v1', 'receipt.v1']);
     expect(result.package.hop?.chain).toEqual(['client', 'classify', 'escalation', 'review', 'crm-note']);
-    expect(result.receipt).toMatchObject({ idempotency_key: `${request.job_id}:crm-note:receipt.v1`, ticket_id: request.ticket.id, system: 'crm' });
+    expect(result.receipt).toMatchObject({ write_key: `${request.job_id}:crm-note:receipt.v1`, reference: `crm_tickets/${request.ticket.id}`, system: 'crm', status: 'created' });
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
     expect(await rail.store.getCrmTicket(request.ticket.id)).toMatchObject({ status: 'needs_human', note: expect.stringContaining('Why is this still broken?') });
     expect(await scheduledActivities(rail.client, request.job_id)).toEqual(['classify', 'escalation', 'review', 'crm-note']);
@@ -55,7 +56,7 @@ describe('support-routing on the real dev server', () => {
     expect(result.status).toBe('completed');
     expect(result.acks.map((a) => a.stage)).toEqual(['classify', 'billing', 'review', 'crm-note']);
     expect(result.package.hop?.chain).toEqual(['client', 'classify', 'billing', 'review', 'crm-note']);
-    expect(result.receipt?.ticket_id).toBe(request.ticket.id);
+    expect(result.receipt?.reference).toBe(`crm_tickets/${request.ticket.id}`);
     expect((await rail.store.getCrmTicket(request.ticket.id))?.status).toBe('triaged');
   });
 });

@@ -12,6 +12,7 @@ import { statusQuery } from '../../workflows/definitions';
 import { firstPackage } from '../../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
 import { jobRequest, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
+import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -91,7 +92,7 @@ it('a refused hop is an error span with its rejected_* ack under the sender\'s t
   const tp = newTraceparent();
   const parent = parseTraceparent(tp)!;
   const request = jobRequest({ traceparent: tp });
-  const { goal: _dropped, ...broken } = firstPackage(request, tp);
+  const { goal: _dropped, ...broken } = firstPackage(request, tp, ticketTriage);
   const hop: StageHopRequest = { stage: 'intake', package: broken };
   const result = await rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', { taskQueue: rail.taskQueue, workflowId: uniqueId('hop'), args: [hop] });
   expect(result.ack.ack).toBe('rejected_schema');

@@ -14,6 +14,7 @@ import { historyFile } from '../../scripts/replay/histories';
 import { definePipeline } from '../../contracts';
 import { ticketTriage } from '../../contracts/pipelines';
 import { diffHistoryFiles, diffRecordedJob, historyFileSource, loadDiffPipelines, recordedJob, type JobDiff } from '../../src/replay';
+import { ticketEntry } from '../../contracts/pipelines/ticket-entry';
 
 const variant = (name: string) => path.join(__dirname, 'variants', `${name}.ts`);
 const fixtures = ['happy-path', 'revise-then-pass', 'human-top-up', 'human-approve', 'hub-branch-top-up', 'revisions-exhausted', 'hop-cap', 'rejected-schema-at-intake', 'support-routing-handover'].map(historyFile);
@@ -49,6 +50,7 @@ describe('diffHistoryFiles', () => {
   it('a card that now costs more than the wallet holds: the hop is named with the ack it gets now', async () => {
     const dearDraft = definePipeline({
       name: ticketTriage.name,
+      entry: ticketEntry,
       stages: ticketTriage.cards.map((c) => (c.name === 'draft' ? { ...c, nominalCostUsd: 5 } : c)),
       routes: ticketTriage.routes,
       revisits: ticketTriage.revisits,
@@ -65,6 +67,7 @@ describe('diffHistoryFiles', () => {
     // As docs/cluster.md rolls out a new stage: the route predicate asks the patch.
     const gated = definePipeline({
       name: ticketTriage.name,
+      entry: ticketEntry,
       stages: [...ticketTriage.cards],
       routes: [{ after: 'chunks.v1', when: (f) => f.package.hop?.to === 'retrieve' && patched('rerank-chunks'), to: 'draft', reason: 'rerank the chunks' }, ...ticketTriage.routes],
       revisits: ticketTriage.revisits,

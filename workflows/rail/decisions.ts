@@ -13,9 +13,9 @@ type Action = HumanDecision['action'];
  * Decisions that make sense for this escalation. Reject always does; top-up unless the hop was
  * refused for its handover's token cap (money cannot shrink a transcript: approve retries the
  * hop, e.g. once the edge's cap was raised and the worker redeployed). Approve retries
- * what was blocked, which cannot fix a package that fails its schema, and cannot pass a draft
- * the judge failed (writeback runs only behind a passing verdict; the human revises or tops up
- * revisions instead). Revise needs a pipeline with a reviser (its drafter) that can take the package.
+ * what was blocked, which cannot fix a package that fails its schema, and cannot pass work the
+ * critic failed (a writer runs only behind a passing verdict; the human revises or tops up
+ * revisions instead). Revise needs a pipeline with a reviser that can take the package.
  */
 export function decisionOptions(pkg: HandoffV1, lastAck: AckRecord | undefined, blocked: string | undefined, pipeline: Pick<Pipeline, 'get' | 'reviser'>): Action[] {
   const contextCap = lastAck?.ack === 'rejected_budget' && lastAck.reason.startsWith(`${CONTEXT_BUDGET_REASON}:`);
@@ -24,8 +24,8 @@ export function decisionOptions(pkg: HandoffV1, lastAck: AckRecord | undefined, 
   const judgedFail = blocked !== undefined && blocked === pipeline.reviser && pkg.evaluator?.last_verdict === 'fail';
   if (!unfixable && !judgedFail) options.unshift('approve');
   const newest = newestArtifact(pkg)?.type;
-  const drafter = pipeline.reviser === undefined ? undefined : pipeline.get(pipeline.reviser);
-  if (!unfixable && newest && drafter?.accepts.includes(newest)) options.push('revise');
+  const reviser = pipeline.reviser === undefined ? undefined : pipeline.get(pipeline.reviser);
+  if (!unfixable && newest && reviser?.accepts.includes(newest)) options.push('revise');
   return options;
 }
 

@@ -69,9 +69,9 @@ export function summaryNotAppended(delivered: string | undefined, emitted: strin
 
 /**
  * The prose a stage authored, which content policies read: a markdown body (or a plain string).
- * Structured outputs (intake fields, retrieved chunks, verdicts) quote the customer, the help
- * center or the draft under judgement; holding quotes to "no refund promises" would reject a
- * ticket for what the customer wrote.
+ * Structured outputs (extracted fields, retrieved passages, verdicts) quote the job's entry, the
+ * sources searched or the work under judgement; holding quotes to a content policy would reject
+ * a job for what its requester wrote.
  */
 export function outputText(body: unknown): string {
   if (typeof body === 'string') return body;
@@ -88,7 +88,7 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   const add = (invariant: string, reason: string) => v.push({ invariant, reason });
 
   if (after.job_id !== before.job_id) add('job_id_unchanged', `job_id changed from ${before.job_id} to ${after.job_id}`);
-  if (after.goal !== before.goal) add('goal_unchanged', 'the goal is intake-only; the stage rewrote it');
+  if (after.goal !== before.goal) add('goal_unchanged', 'the goal is the job request\'s; the stage rewrote it');
   if (after.trace.traceparent !== before.trace.traceparent) add('trace_unchanged', 'traceparent changed across the hop');
   if (!same(after.constraints, before.constraints)) add('constraints_kept', 'constraints were dropped or changed');
   if (after.budget.usd_remaining > before.budget.usd_remaining || after.budget.revisions_remaining > before.budget.revisions_remaining) {
@@ -101,9 +101,9 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
 
   const evaluatorChanged = !same(after.evaluator, before.evaluator);
   if (card.role !== 'critic' && evaluatorChanged) {
-    add('evaluator_not_reset', `"${card.name}" is not the judge and changed the evaluator state (last verdict ${before.evaluator.last_verdict} → ${after.evaluator.last_verdict})`);
+    add('evaluator_not_reset', `"${card.name}" is not a critic and changed the evaluator state (last verdict ${before.evaluator.last_verdict} → ${after.evaluator.last_verdict})`);
   } else if (card.role === 'critic' && after.evaluator.last_verdict === 'none') {
-    add('evaluator_not_reset', 'the judge left no verdict');
+    add('evaluator_not_reset', `the critic "${card.name}" left no verdict`);
   }
 
   if (!same(after.tools_tried.slice(0, before.tools_tried.length), before.tools_tried)) {
@@ -120,7 +120,7 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   if (added.length !== 1 || !same(added[0], o.artifact)) add('output_declared', 'the emitted package must append exactly the reported output artifact');
   const earlier = entryMoved ? [kept[0]!, ...before.artifacts.slice(1)] : before.artifacts;
   const reused = earlier.find((a) => a.uri === o.artifact.uri || (a.hash !== undefined && a.hash === o.artifact.hash));
-  if (reused) add('no_artifact_reuse', `the output repeats an earlier ${reused.type} (${reused.uri}); a revision must differ from every rejected draft`);
+  if (reused) add('no_artifact_reuse', `the output repeats an earlier ${reused.type} (${reused.uri}); a revision must differ from every rejected output`);
 
   // The critic quotes what it judges, so only producers' text is held to content policies.
   const toolsUsed = after.tools_tried.slice(before.tools_tried.length).map((t) => t.name);

@@ -88,7 +88,17 @@ export function route(pipeline: Pick<Pipeline, 'routes'>, pkg: HandoffV1, bodies
   const handoff = rule.handoff ? { handoff: rule.handoff } : {};
   if (!rule.spendsRevision) return { kind: 'hop', to: rule.to, reason: rule.reason, ...handoff, package: pkg };
   const budget = spendRevision(pkg.budget);
+  const critic = criticOf(pkg);
   return budget
-    ? { kind: 'hop', to: rule.to, reason: `${rule.reason}: ${pkg.evaluator.failures.join('; ') || 'judge failed the draft'}`.slice(0, LIMITS.shortText), ...handoff, package: { ...pkg, budget } }
-    : { kind: 'escalate', reason: 'revisions exhausted: the judge still fails the draft', resume: rule.to };
+    ? { kind: 'hop', to: rule.to, reason: `${rule.reason}: ${pkg.evaluator.failures.join('; ') || `${critic} failed the work of ${rule.to}`}`.slice(0, LIMITS.shortText), ...handoff, package: { ...pkg, budget } }
+    : { kind: 'escalate', reason: revisionsExhausted(critic, rule.to), resume: rule.to };
+}
+
+/** The stage whose verdict sent the package back: the one that last held it. */
+const criticOf = (pkg: HandoffV1): string => (pkg.hop ? `the critic ${pkg.hop.to}` : 'the critic');
+
+/** Why a job escalates when its critic still fails the work and no revision is left: the roles,
+ * by the pipeline's own stage names. */
+export function revisionsExhausted(critic: string, reviser: string): string {
+  return `revisions exhausted: ${critic} still fails the work of the reviser ${reviser}`.slice(0, LIMITS.shortText);
 }

@@ -1,7 +1,7 @@
-import type { JobRequest } from '../../../contracts';
+import type { TicketJobRequest } from '../../../contracts/pipelines/ticket-artifacts';
 
 /** The demo's ticket: a refund question, which tempts a drafter to promise what it must not. */
-export function sampleJobRequest(jobId: string): JobRequest {
+export function sampleJobRequest(jobId: string): TicketJobRequest {
   return {
     job_id: jobId,
     ticket: {

@@ -124,7 +124,7 @@ export function jobText(view: JobView, url: string, summary: JobSummary = { segm
     '',
     `Acks (${view.acks.length})`,
     acksTable(view.acks, paint),
-    ...(view.result?.receipt ? ['', `CRM receipt  ${view.result.receipt.idempotency_key} → ${view.result.receipt.record_id} (${view.result.receipt.status})`] : []),
+    ...(view.result?.receipt ? ['', `receipt  ${view.result.receipt.write_key} → ${view.result.receipt.system} ${view.result.receipt.reference} (${view.result.receipt.status})`] : []),
     '',
     `Web UI: ${url}`,
   ];

@@ -1,8 +1,10 @@
 /**
  * `handrail start <file>`: the file holds a raw ticket (`{id, customer_id, subject, body, ...}`)
- * or a whole JobRequest (`{job_id, ticket, goal, ...}`); flags fill in or override the rest.
+ * or a whole JobRequest (`{job_id, entry, goal, ...}`, or `ticket` for the entry as older requests
+ * carried it); flags fill in or override the rest.
  */
 import type { JobRequest } from '../../../contracts';
+import { BUILT_IN_PIPELINES } from '../../../contracts/pipelines';
 import { InvalidJobRequestError, parseJobRequest } from '../client';
 import type { StartFlags } from './args';
 
@@ -36,9 +38,9 @@ export function jobRequestFromFile(text: string, source: string, flags: StartFla
   }
   if (!isObject(content)) throw new InvalidTicketFileError(source, [{ path: '', message: 'expected a JSON object (a ticket or a job request)' }]);
 
-  const bareTicket = !('ticket' in content);
+  const bareTicket = !('ticket' in content) && !('entry' in content);
   const base: Record<string, unknown> = bareTicket
-    ? { job_id: content.id, ticket: content, goal: DEFAULT_JOB.goal, constraints: [...DEFAULT_JOB.constraints], budget: { ...DEFAULT_JOB.budget } }
+    ? { job_id: content.id, entry: content, goal: DEFAULT_JOB.goal, constraints: [...DEFAULT_JOB.constraints], budget: { ...DEFAULT_JOB.budget } }
     : content;
   const budget = isObject(base.budget) ? base.budget : {};
   const request = {
@@ -57,11 +59,11 @@ export function jobRequestFromFile(text: string, source: string, flags: StartFla
     },
   };
   try {
-    return parseJobRequest(request);
+    return parseJobRequest(request, BUILT_IN_PIPELINES);
   } catch (err) {
     if (!(err instanceof InvalidJobRequestError)) throw err;
     // In a bare ticket file the ticket's fields are top-level (and the job id is the ticket's id).
-    const inFile = (path: string) => (path === 'job_id' && flags.jobId === undefined ? 'id' : path.replace(/^ticket\./, ''));
+    const inFile = (path: string) => (path === 'job_id' && flags.jobId === undefined ? 'id' : path.replace(/^entry(?:\.|$)/, ''));
     const fields = err.issues.map((i) => ({ ...i, path: bareTicket ? inFile(i.path) : i.path }));
     const unique = fields.filter((f, n) => fields.findIndex((g) => g.path === f.path && g.message === f.message) === n);
     throw new InvalidTicketFileError(source, unique);

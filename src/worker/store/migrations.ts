@@ -233,6 +233,24 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: 'writes say which system they wrote, what they touched there, and the hash of what they wrote',
+    // The write-once helper keys any system's writes here; rows from before came from the CRM
+    // writer, whose receipt names its system, record and note hash.
+    sqlite: `
+      ALTER TABLE writes ADD COLUMN system TEXT;
+      ALTER TABLE writes ADD COLUMN reference TEXT;
+      ALTER TABLE writes ADD COLUMN payload_sha256 TEXT;
+      UPDATE writes SET system = json_extract(receipt, '$.system'), reference = json_extract(receipt, '$.record_id'),
+        payload_sha256 = substr(json_extract(receipt, '$.note_hash'), 8);
+    `,
+    postgres: `
+      ALTER TABLE writes ADD COLUMN system text, ADD COLUMN reference text, ADD COLUMN payload_sha256 text;
+      UPDATE writes SET system = receipt::json ->> 'system', reference = receipt::json ->> 'record_id',
+        payload_sha256 = substring(receipt::json ->> 'note_hash' from 8);
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));

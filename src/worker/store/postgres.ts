@@ -1,6 +1,7 @@
 /** The store on PostgreSQL (node-postgres pool): used when DATABASE_URL is set. */
 import pg from 'pg';
-import type { ReceiptV1 } from '../../../contracts';
+import type { WriteReceipt } from '../../../contracts';
+import type { ReceiptV1 } from '../../../contracts/pipelines/ticket-artifacts';
 import type { StageResult } from '../../../contracts/stages';
 import {
   HANDOFF_LIST_DEFAULT,
@@ -36,8 +37,14 @@ import {
   type HelpChunk,
   type HelpHit,
   type Store,
+  type WriteRequest,
+  type WriteRow,
+  writeReceiptOf,
 } from './types';
 import { MIGRATIONS } from './migrations';
+
+const WRITE_COLUMNS = 'idempotency_key, system, reference, payload_sha256, written_at';
+const WRITE_INSERT = 'INSERT INTO writes (idempotency_key, job_id, receipt, written_at, system, reference, payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7)';
 
 /** Arbitrary constant: the advisory lock that serialises migrators across processes. */
 const MIGRATION_LOCK = 4_711_001;
@@ -160,12 +167,7 @@ class PostgresStore implements Store {
             [patch.ticket_id, patch.customer_id, patch.status, patch.note, idempotencyKey, now],
           );
         }
-        await client.query('INSERT INTO writes (idempotency_key, job_id, receipt, written_at) VALUES ($1, $2, $3, $4)', [
-          idempotencyKey,
-          jobId,
-          JSON.stringify(receipt),
-          now,
-        ]);
+        await client.query(WRITE_INSERT, [idempotencyKey, jobId, JSON.stringify(receipt), now, receipt.system, receipt.record_id, sha256Hex(patch.note)]);
         return receipt;
       });
     } catch (error) {
@@ -196,12 +198,33 @@ class PostgresStore implements Store {
     return rows.map((row) => ({ ...row, updated_at: row.updated_at.toISOString() }));
   }
 
-  async listWrites(jobId: string): Promise<ReceiptV1[]> {
-    const { rows } = await this.pool.query<{ receipt: string }>(
-      'SELECT receipt FROM writes WHERE job_id = $1 ORDER BY written_at, idempotency_key',
-      [jobId],
-    );
-    return rows.map((r) => JSON.parse(r.receipt) as ReceiptV1);
+  async writeOnce(write: WriteRequest): Promise<WriteReceipt> {
+    const jobId = jobIdOfKey(write.key);
+    const now = new Date();
+    const row: WriteRow = { idempotency_key: write.key, system: write.system, reference: write.reference, payload_sha256: sha256Hex(write.payload), written_at: now.toISOString() };
+    const receipt = writeReceiptOf(row, 'created');
+    // A concurrent insert of the same key waits on the primary key, then does nothing; the
+    // SELECT that follows sees whichever write won.
+    const inserted = await this.pool.query(`${WRITE_INSERT} ON CONFLICT (idempotency_key) DO NOTHING`, [write.key, jobId, JSON.stringify(receipt), now, row.system, row.reference, row.payload_sha256]);
+    if (inserted.rowCount === 1) return receipt;
+    const prior = await this.writeRow(write.key);
+    if (!prior) throw new Error(`write ${write.key} was neither inserted nor found`);
+    return writeReceiptOf(prior, 'existing');
+  }
+
+  async findWrite(key: string): Promise<WriteReceipt | null> {
+    const row = await this.writeRow(key);
+    return row ? writeReceiptOf(row, 'created') : null;
+  }
+
+  private async writeRow(key: string): Promise<WriteRow | undefined> {
+    const { rows } = await this.pool.query<WriteRow>(`SELECT ${WRITE_COLUMNS} FROM writes WHERE idempotency_key = $1`, [key]);
+    return rows[0];
+  }
+
+  async listWrites(jobId: string): Promise<WriteReceipt[]> {
+    const { rows } = await this.pool.query<WriteRow>(`SELECT ${WRITE_COLUMNS} FROM writes WHERE job_id = $1 ORDER BY written_at, idempotency_key`, [jobId]);
+    return rows.map((row) => writeReceiptOf(row, 'created'));
   }
 
   async syncHelpCenter(chunks: readonly HelpChunk[]): Promise<CorpusSyncReport> {

@@ -2,7 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { ReceiptV1 } from '../../../contracts';
+import type { WriteReceipt } from '../../../contracts';
+import type { ReceiptV1 } from '../../../contracts/pipelines/ticket-artifacts';
 import type { StageResult } from '../../../contracts/stages';
 import {
   HANDOFF_LIST_DEFAULT,
@@ -37,8 +38,14 @@ import {
   type HelpChunk,
   type HelpHit,
   type Store,
+  type WriteRequest,
+  type WriteRow,
+  writeReceiptOf,
 } from './types';
 import { MIGRATIONS } from './migrations';
+
+const WRITE_COLUMNS = 'idempotency_key, system, reference, payload_sha256, written_at';
+const WRITE_INSERT = 'INSERT INTO writes (idempotency_key, job_id, receipt, written_at, system, reference, payload_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)';
 
 /** bm25 column weights for (title, tags, text): a title match outranks a passing mention. */
 const BM25_WEIGHTS = '4.0, 2.0, 1.0';
@@ -193,10 +200,30 @@ class SqliteStore implements Store {
              updated_at = excluded.updated_at`,
         ).run({ ...patch, key: idempotencyKey, at: now.toISOString() });
       }
-      this.sql('INSERT INTO writes (idempotency_key, job_id, receipt, written_at) VALUES (?, ?, ?, ?)')
-        .run(idempotencyKey, jobId, JSON.stringify(receipt), now.toISOString());
+      this.sql(WRITE_INSERT).run(idempotencyKey, jobId, JSON.stringify(receipt), now.toISOString(), receipt.system, receipt.record_id, sha256Hex(patch.note));
       return receipt;
     }).immediate();
+  }
+
+  async writeOnce(write: WriteRequest): Promise<WriteReceipt> {
+    const jobId = jobIdOfKey(write.key);
+    return this.db.transaction((): WriteReceipt => {
+      const prior = this.writeRow(write.key);
+      if (prior) return writeReceiptOf(prior, 'existing');
+      const row: WriteRow = { idempotency_key: write.key, system: write.system, reference: write.reference, payload_sha256: sha256Hex(write.payload), written_at: new Date().toISOString() };
+      const receipt = writeReceiptOf(row, 'created');
+      this.sql(WRITE_INSERT).run(write.key, jobId, JSON.stringify(receipt), row.written_at, row.system, row.reference, row.payload_sha256);
+      return receipt;
+    }).immediate();
+  }
+
+  async findWrite(key: string): Promise<WriteReceipt | null> {
+    const row = this.writeRow(key);
+    return row ? writeReceiptOf(row, 'created') : null;
+  }
+
+  private writeRow(key: string): WriteRow | undefined {
+    return this.sql(`SELECT ${WRITE_COLUMNS} FROM writes WHERE idempotency_key = ?`).get(key) as WriteRow | undefined;
   }
 
   async getCrmTicket(ticketId: string): Promise<CrmTicket | null> {
@@ -212,9 +239,9 @@ class SqliteStore implements Store {
     ).all(customerId, except ?? null, limit) as CustomerTicket[];
   }
 
-  async listWrites(jobId: string): Promise<ReceiptV1[]> {
-    const rows = this.sql('SELECT receipt FROM writes WHERE job_id = ? ORDER BY written_at, idempotency_key').pluck().all(jobId) as string[];
-    return rows.map((r) => JSON.parse(r) as ReceiptV1);
+  async listWrites(jobId: string): Promise<WriteReceipt[]> {
+    const rows = this.sql(`SELECT ${WRITE_COLUMNS} FROM writes WHERE job_id = ? ORDER BY written_at, idempotency_key`).all(jobId) as WriteRow[];
+    return rows.map((row) => writeReceiptOf(row, 'created'));
   }
 
   async syncHelpCenter(chunks: readonly HelpChunk[]): Promise<CorpusSyncReport> {

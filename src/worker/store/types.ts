@@ -2,7 +2,8 @@
  * The store's contract, shared by both backends and their callers: the Store interface, its
  * records, and the pure helpers both backends run (receipts, keys, the corpus-sync plan).
  */
-import type { ReceiptV1 } from '../../../contracts';
+import type { WriteReceipt } from '../../../contracts';
+import type { ReceiptV1 } from '../../../contracts/pipelines/ticket-artifacts';
 import {
   HandoffTransitionError,
   decideHandoffTransition,
@@ -67,7 +68,23 @@ export interface CustomerTicket extends CrmTicket {
 /** What a writer needs of the CRM, and what tests and benches read back: the keyed write and its
  * records. Its own database in a split deployment (HANDRAIL_CRM_DATABASE_URL, held by the writer
  * worker only); the store's own tables otherwise. */
-export type CrmStore = Pick<Store, 'patchCrmOnce' | 'getCrmTicket' | 'listWrites'>;
+export type CrmStore = Pick<Store, 'patchCrmOnce' | 'getCrmTicket' | 'listWrites' | 'findWrite'>;
+
+/** Where a writer's writes go: the keyed write-once and its records. A writer worker may hold
+ * another database than the store (its system's own connection). */
+export type WritesStore = Pick<Store, 'writeOnce' | 'findWrite' | 'listWrites'>;
+
+/** A write to a declared system, made at most once per key. */
+export interface WriteRequest {
+  /** `job_id:stage:artifact_type`. */
+  key: string;
+  /** The system written: the writer card's `writes`. */
+  system: string;
+  /** What the write touches in that system, as the writer names it. */
+  reference: string;
+  /** What was written, as text (canonical JSON for a body): the receipt keeps its sha256. */
+  payload: string;
+}
 
 export interface Store {
   readonly backend: StoreBackend;
@@ -87,17 +104,26 @@ export interface Store {
   findRecordedArtifacts(jobId: string, uri: string): Promise<{ stage: string; result: StageResult }[]>;
 
   /**
-   * Applies a CRM patch at most once per idempotency key (`job_id:stage:artifact_type`): the
-   * write row and the CRM change commit together, and every later call with the same key, however
-   * concurrent, gets the first receipt back without touching the CRM again.
+   * Records a write to `write.system` at most once per key (`job_id:stage:artifact_type`): the
+   * first call stores it (system, reference, payload hash) and answers `created`; every later call
+   * with the key, however concurrent, answers the first write's receipt as `existing`.
+   */
+  writeOnce(write: WriteRequest): Promise<WriteReceipt>;
+  /** The receipt of the write under `key` (status `created`, as recorded), or null. */
+  findWrite(key: string): Promise<WriteReceipt | null>;
+  /** Receipts of every write made for one job, whatever the system, oldest first. */
+  listWrites(jobId: string): Promise<WriteReceipt[]>;
+
+  /**
+   * The built-in pipelines' CRM: applies a patch at most once per write key. The write row
+   * (system `crm`) and the CRM change commit together, and every later call with the same key,
+   * however concurrent, gets the first receipt back without touching the CRM again.
    */
   patchCrmOnce(idempotencyKey: string, patch: CrmPatch): Promise<ReceiptV1>;
   getCrmTicket(ticketId: string): Promise<CrmTicket | null>;
   /** The customer's CRM tickets, most recently changed first, at most `limit`; `except` (the
    * ticket a job is working on) is left out. */
   listCustomerTickets(customerId: string, limit: number, except?: string): Promise<CustomerTicket[]>;
-  /** Receipts of every write made for one job, oldest first. */
-  listWrites(jobId: string): Promise<ReceiptV1[]>;
 
   /** Makes the help-center index hold exactly these chunks (unchanged ones are left alone). */
   syncHelpCenter(chunks: readonly HelpChunk[]): Promise<CorpusSyncReport>;
@@ -169,6 +195,28 @@ export function crmReceipt(
     status,
     note_hash: `sha256:${noteHash}`,
     written_at: writtenAt.toISOString(),
+  };
+}
+
+/** A row of the `writes` table, as both backends read it. */
+export interface WriteRow {
+  idempotency_key: string;
+  system: string | null;
+  reference: string | null;
+  payload_sha256: string | null;
+  written_at: string | Date;
+}
+
+/** The receipt a write row stands for; `status` says whether this call made it. */
+export function writeReceiptOf(row: WriteRow, status: WriteReceipt['status']): WriteReceipt {
+  return {
+    write_key: row.idempotency_key,
+    // Rows from before the columns were kept all came from the CRM writer (migration 6 fills them).
+    system: row.system ?? 'crm',
+    reference: row.reference ?? row.idempotency_key,
+    ...(row.payload_sha256 ? { payload_hash: `sha256:${row.payload_sha256}` } : {}),
+    status,
+    written_at: typeof row.written_at === 'string' ? row.written_at : row.written_at.toISOString(),
   };
 }
 

@@ -2,7 +2,7 @@
  * `--pipelines` variant for `replay --diff`: the built-in pipelines, with a drafter whose offline
  * wording changed (one sentence added under every draft). Test-only: the shipped drafter is untouched.
  */
-import { builtInActivities, type ActivityDeps } from '../../../activities/builtin';
+import { builtInActivities, type ActivityDeps } from '../../../activities/built-in';
 import { writeArtifact } from '../../../activities/artifacts';
 import { stageActivities } from '../../../activities/stage';
 import { runDraft } from '../../../activities/ticket-triage/draft';

@@ -10,7 +10,7 @@ describe('ticket files for handrail start', () => {
   it('a bare ticket becomes the reference job, keyed by the ticket id', () => {
     const request = jobRequestFromFile(sample('refund-ticket.json'), 'refund-ticket.json', {});
     expect(request).toMatchObject({ job_id: 'tkt_18422', goal: DEFAULT_JOB.goal, constraints: DEFAULT_JOB.constraints, budget: DEFAULT_JOB.budget });
-    expect(request.ticket.customer_id).toBe('cus_9');
+    expect(request.entry).toMatchObject({ customer_id: 'cus_9' });
   });
 
   it('flags override a whole job request file, keeping the fields they do not name', () => {

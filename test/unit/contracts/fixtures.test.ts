@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HANDOFF_V1, artifactBodies, handoffV1, validateHandoff, type ArtifactType } from '../../../contracts';
+import { HANDOFF_V1, handoffV1, validateHandoff } from '../../../contracts';
+import { ticketArtifactBodies, type TicketArtifactType } from '../../../contracts/pipelines/ticket-artifacts';
 import { seed001Example } from '../../../scripts/contracts/fixtures';
 import { committedSchemaValidator, fixture, manifest, readJson } from './helpers';
 
@@ -34,9 +35,9 @@ describe('contract fixtures', () => {
   });
 
   it.each(manifest.artifacts)('$file is valid against $schema and its zod schema', ({ file, schema }) => {
-    const type = file.replace(/^artifact-/, '').replace(/\.json$/, '') as ArtifactType;
+    const type = file.replace(/^artifact-/, '').replace(/\.json$/, '') as TicketArtifactType;
     expect(committedSchemaValidator(schema)(fixture(file))).toBe(true);
-    expect(artifactBodies[type].safeParse(fixture(file)).success).toBe(true);
+    expect(ticketArtifactBodies[type].safeParse(fixture(file)).success).toBe(true);
   });
 
   it('passes unknown fields through untouched (v1 readers ignore, never drop, them)', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AckRecord, HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, StageHopRequest, TicketRaw, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
+import { AckRecord, HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, StageHopRequest, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
+import { TicketRaw } from '../../../contracts/pipelines/ticket-artifacts';
 import { sampleJobRequest } from '../../../src/devtools/samples/tickets';
 import { fixture } from './helpers';
 
@@ -72,12 +73,17 @@ describe('a revise note fits the failure item it becomes', () => {
 });
 
 describe('text both stores can hold, refused before any stage runs', () => {
-  const ticket = (patch: object) => ({ ...request, ticket: { ...request.ticket, ...patch } });
+  const ticket = (patch: object) => ({ ...request.ticket, ...patch });
 
   it.each([
-    ['a NUL in the ticket body', ticket({ body: 'charged twice\u0000' }), '/ticket/body'],
-    ['a lone high surrogate in the ticket body', ticket({ body: 'charged twice \ud83d' }), '/ticket/body'],
-    ['a lone low surrogate in the ticket subject', ticket({ subject: '\ude00 refund' }), '/ticket/subject'],
+    ['a NUL in the ticket body', ticket({ body: 'charged twice\u0000' }), '/body'],
+    ['a lone high surrogate in the ticket body', ticket({ body: 'charged twice \ud83d' }), '/body'],
+    ['a lone low surrogate in the ticket subject', ticket({ subject: '\ude00 refund' }), '/subject'],
+  ])('a ticket entry with %s is refused by the ticket pipelines\' entry schema, naming the field', (_name, value, path) => {
+    expect(refusals(TicketRaw, validators.ticketRaw, value)).toEqual(both(path));
+  });
+
+  it.each([
     ['a NUL in the goal', { ...request, goal: 'triage\u0000' }, '/goal'],
     ['a lone surrogate in a constraint', { ...request, constraints: ['no refund promises', 'x\ud800'] }, '/constraints/1'],
   ])('a job request with %s is refused, naming the field', (_name, value, path) => {
@@ -90,7 +96,7 @@ describe('text both stores can hold, refused before any stage runs', () => {
   });
 
   it('paired surrogates (emoji), tabs and newlines are fine', () => {
-    expect(refusals(JobRequest, validators.jobRequest, ticket({ subject: 'refund 😀', body: 'line 1\n\tline 2 😀' }))).toEqual({ zod: [], ajv: [] });
+    expect(refusals(TicketRaw, validators.ticketRaw, ticket({ subject: 'refund 😀', body: 'line 1\n\tline 2 😀' }))).toEqual({ zod: [], ajv: [] });
   });
 
   it('a decision note with a NUL or a lone surrogate is refused', () => {

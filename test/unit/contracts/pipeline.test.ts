@@ -3,9 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { PipelineDefinitionError, checkPipeline, defineStage, definePipeline, findPipeline, type PipelineSpec } from '../../../contracts';
 import { BUILT_IN_PIPELINES, supportRouting, ticketTriage } from '../../../contracts/pipelines';
 import { judgeStage, writebackStage } from '../../../contracts/pipelines/ticket-triage';
+import { ticketEntry } from '../../../contracts/pipelines/ticket-entry';
 
 const triage: PipelineSpec = {
   name: 'triage-copy',
+  entry: ticketEntry,
   stages: ticketTriage.cards,
   routes: ticketTriage.routes,
   revisits: ticketTriage.revisits,
@@ -15,7 +17,7 @@ const problems = (change: Partial<PipelineSpec>) => checkPipeline({ ...triage, .
 
 describe('definePipeline', () => {
   it('accepts the built-in pipelines', () => {
-    for (const p of BUILT_IN_PIPELINES) expect(checkPipeline({ ...p, stages: p.cards, versions: {} })).toEqual([]);
+    for (const p of BUILT_IN_PIPELINES) expect(checkPipeline({ ...p, entry: p.entrySpec, stages: p.cards, versions: {} })).toEqual([]);
     expect(ticketTriage.get('judge')).toBe(judgeStage);
   });
 
@@ -54,7 +56,7 @@ describe('definePipeline', () => {
     });
     expect(found).toEqual(expect.arrayContaining([
       expect.stringMatching(/system "crm" has 2 writers \(writeback, crm-sync\)/),
-      expect.stringMatching(/stage "judge" is a critic \(judge\) and must hold no write tools/),
+      expect.stringMatching(/stage "judge" is a critic and must hold no write tools/),
     ]));
   });
 

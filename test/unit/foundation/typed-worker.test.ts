@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { builtInActivities, type ActivityDeps } from '../../../activities/builtin';
+import { builtInActivities, type ActivityDeps } from '../../../activities/built-in';
 import { stageActivities } from '../../../activities/stage';
 import { defineStage, definePipeline } from '../../../contracts';
 import { supportRouting, ticketTriage } from '../../../contracts/pipelines';
@@ -15,6 +15,7 @@ import { openStore } from '../../../src/worker/store';
 import { builtInPlugin } from '../../../src/pipelines';
 import { HandrailPlugin, type ActivitiesFor } from '../../../src/plugin';
 import { WorkerSetupError, createHandrailWorkers } from '../../../src/worker/worker';
+import { ticketEntry } from '../../../contracts/pipelines/ticket-entry';
 
 const noConnection = undefined as never;
 
@@ -37,6 +38,7 @@ describe('typed worker', () => {
       const extra = defineStage({ name: 'translate', accepts: ['receipt.v1'], outputs: ['translation.v1'], criteria: ['same meaning'], nominalCostUsd: 0 });
       const withTranslate = definePipeline({
         name: 'with-translate',
+        entry: ticketEntry,
         stages: [...ticketTriage.cards, extra],
         routes: [
           ...ticketTriage.routes.filter((r) => r.after !== 'receipt.v1'),
@@ -65,6 +67,7 @@ describe('typed worker', () => {
       const otherDraft = defineStage({ ...ticketTriage.get('draft')!, nominalCostUsd: 0.5 });
       const rival = definePipeline({
         name: 'rival',
+        entry: ticketEntry,
         stages: ticketTriage.cards.map((c) => (c.name === 'draft' ? otherDraft : c)),
         routes: ticketTriage.routes,
         revisits: ticketTriage.revisits,

@@ -13,6 +13,7 @@ import { checkEmitted } from '../../../workflows/rail/invariants';
 import { route, type RecordedBodies, type Route } from '../../../workflows/rail/routing';
 import { TICKET, packageAt, ref } from '../rail/helpers';
 import { firstPackage, ticketRef } from '../stages/helpers';
+import { ticketEntry } from '../../../contracts/pipelines/ticket-entry';
 
 const classification = (over: Partial<Classification> = {}): Classification => ({
   ticket_id: 'tkt_1',
@@ -36,7 +37,7 @@ const hopTo = (r: Route) => (r.kind === 'hop' ? r.to : r.kind);
 
 describe('support-routing: the definition', () => {
   it('is a sound pipeline: one writer (crm-note), a tool-less critic, every stage reachable', () => {
-    expect(checkPipeline({ name: supportRouting.name, stages: supportRouting.cards, routes: SUPPORT_ROUTES })).toEqual([]);
+    expect(checkPipeline({ name: supportRouting.name, entry: ticketEntry, stages: supportRouting.cards, routes: SUPPORT_ROUTES })).toEqual([]);
     expect(supportRouting.cards.filter((c) => c.writes !== null).map((c) => [c.name, c.writes])).toEqual([['crm-note', 'crm']]);
     expect(supportRouting.get('review')).toMatchObject({ role: 'critic', tools: [] });
     expect(supportRouting.revisits).toEqual([]);
@@ -232,7 +233,7 @@ describe('support-routing: the stages on a real store, routed by the table', () 
   it('classify refuses a ticket without ids and lists the gaps as open questions', async () => {
     const error = await deliver('classify', firstPackage(ticketRef({ subject: 'Refund', body: 'Where is my refund?' })), 0).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApplicationFailure);
-    expect(error).toMatchObject({ type: 'TicketFieldsMissing', nonRetryable: true });
+    expect(error).toMatchObject({ type: 'EntryFieldsMissing', nonRetryable: true });
     const [details] = (error as ApplicationFailure).details as [{ open_questions: string[] }];
     expect(details.open_questions).toEqual(['ticket_id missing: the ticket does not name one', 'customer_id missing: the ticket does not name one']);
   });

@@ -4,28 +4,13 @@
  * by hand the way the rail merges (hub artifacts, branches in fan-out order, context.v1 last).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  AccountHistoryV1,
-  ChunksV1,
-  MERGE_STAGE,
-  MergedBranches,
-  PipelineDefinitionError,
-  ReceiptV1,
-  SummaryMd,
-  VerdictV1,
-  checkPipeline,
-  defineStage,
-  definePipeline,
-  lastSegment,
-  reservationUsd,
-  type HandoffV1,
-  type PipelineSpec,
-} from '../../../contracts';
+import { MERGE_STAGE, MergedBranches, PipelineDefinitionError, SummaryMd, VerdictV1, checkPipeline, defineStage, definePipeline, lastSegment, reservationUsd, type HandoffV1, type PipelineSpec } from '../../../contracts';
+import { AccountHistoryV1, ChunksV1, ReceiptV1 } from '../../../contracts/pipelines/ticket-artifacts';
 import type { StageResult } from '../../../contracts/stages';
 import { BUILT_IN_PIPELINES, ticketHub, ticketTriage } from '../../../contracts/pipelines';
 import { ACCOUNT_HISTORY, CONTEXT, accountStage, briefStage, policyStage } from '../../../contracts/pipelines/ticket-hub';
 import { intakeStage, judgeStage, writebackStage } from '../../../contracts/pipelines/ticket-triage';
-import { builtInActivities, createActivities, type HandrailActivities } from '../../../activities/builtin';
+import { builtInActivities, createActivities, type HandrailActivities } from '../../../activities/built-in';
 import { writeArtifact } from '../../../activities/artifacts';
 import { packageSha } from '../../../activities/stage';
 import { ticketHubActivities } from '../../../activities/ticket-hub';
@@ -38,9 +23,11 @@ import type { Store } from '../../../src/worker/store';
 import { stageCards } from '../../../src/worker/worker';
 import { checkEmitted } from '../../../workflows/rail/invariants';
 import { corpusStore, firstPackage, refundTicket, ticketRef } from '../stages/helpers';
+import { ticketEntry } from '../../../contracts/pipelines/ticket-entry';
 
 const hub = (change: Partial<PipelineSpec>): PipelineSpec => ({
   name: 'hub-variant',
+  entry: ticketEntry,
   stages: ticketHub.cards,
   routes: ticketHub.routes,
   revisits: ticketHub.revisits,
@@ -59,7 +46,7 @@ const refusal = (spec: PipelineSpec): PipelineDefinitionError => {
 
 describe('ticket-hub: the definition', () => {
   it('loads: intake fans out to policy and account, merged into context.v1 for brief; judge and writeback are ticket-triage’s', () => {
-    expect(checkPipeline({ ...ticketHub, stages: ticketHub.cards, versions: {} })).toEqual([]);
+    expect(checkPipeline({ ...ticketHub, entry: ticketHub.entrySpec, stages: ticketHub.cards, versions: {} })).toEqual([]);
     expect(ticketHub.routes.find((r) => r.after === 'intake.v1')).toMatchObject({ fanOut: ['policy', 'account'], merge: CONTEXT });
     for (const card of [intakeStage, judgeStage, writebackStage]) expect(ticketHub.get(card.name)).toBe(card);
     expect(ticketHub.cards.filter((c) => c.writes !== null).map((c) => c.name)).toEqual(['writeback']);
@@ -79,7 +66,7 @@ describe('ticket-hub: the definition', () => {
       'fan-out after intake.v1: specialist "account" declares no maxCostUsd; a specialist that runs beside others is reserved and charged at most its worst case',
     ]);
     const merge = defineStage({ ...intakeStage, name: 'merge' });
-    const serial = { name: 'with-merge', stages: ticketTriage.cards.map((c) => (c.name === 'intake' ? merge : c)), routes: ticketTriage.routes.map((r) => ('to' in r && r.to === 'intake' ? { ...r, to: 'merge' } : r)), revisits: ticketTriage.revisits };
+    const serial = { name: 'with-merge', entry: ticketEntry, stages: ticketTriage.cards.map((c) => (c.name === 'intake' ? merge : c)), routes: ticketTriage.routes.map((r) => ('to' in r && r.to === 'intake' ? { ...r, to: 'merge' } : r)), revisits: ticketTriage.revisits };
     expect(() => definePipeline(serial)).toThrow(/stage "merge" is the rail's merge step; rename the stage/);
   });
 

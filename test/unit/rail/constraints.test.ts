@@ -14,8 +14,8 @@ describe('policiesFor', () => {
     },
   );
 
-  it.each(['do not send to customer', 'internal only', 'no customer email', 'No email'])('recognises "%s" as no_customer_send', (c) => {
-    expect(policiesFor([c]).map((p) => p.id)).toEqual(['no_customer_send']);
+  it.each(['do not send to customer', 'internal only', 'no customer email', 'No email'])('recognises "%s" as no_outward_send', (c) => {
+    expect(policiesFor([c]).map((p) => p.id)).toEqual(['no_outward_send']);
   });
 
   it.each([
@@ -119,11 +119,11 @@ describe('no_refund_promises: mentions of the refund policy are not promises', (
   });
 });
 
-describe('no_customer_send', () => {
+describe('no_outward_send', () => {
   const used = (toolsUsed: string[]) => constraintBreaches(['internal only'], { text: '', toolsUsed });
 
   it.each(['email.send', 'email_reply', 'mail-send', 'sms.send', 'chat.reply', 'customer.message', 'Email.Send'])('flags %s', (tool) => {
-    expect(used([tool])).toEqual([{ policy: 'no_customer_send', breach: `used customer-facing tool ${tool}` }]);
+    expect(used([tool])).toEqual([{ policy: 'no_outward_send', breach: `used outward-facing tool ${tool}` }]);
   });
 
   it.each(['crm.patch', 'helpcenter.search', 'tickets.read', 'kb.search', 'email.lookup'])('does not flag %s', (tool) => {
@@ -132,7 +132,7 @@ describe('no_customer_send', () => {
 
   it('reports both policies when an output breaks both', () => {
     const breaches = constraintBreaches(['no refund promises', 'do not send to customer'], { text: 'We will refund you.', toolsUsed: ['email.send'] });
-    expect(breaches.map((b) => b.policy)).toEqual(['no_refund_promises', 'no_customer_send']);
+    expect(breaches.map((b) => b.policy)).toEqual(['no_refund_promises', 'no_outward_send']);
   });
 });
 

@@ -257,7 +257,7 @@ describe('checkEmitted: constraints_enforced at every hop', () => {
     const emitted = { ...withRule(o.emitted), tools_tried: [...o.emitted.tools_tried, { name: 'email.send', ok: true }] };
     const v = checkEmitted({ ...o, delivered: withRule(o.delivered), emitted });
     expect(v.map((x) => x.invariant)).toEqual(['constraints_enforced']);
-    expect(v[0]!.reason).toMatch(/^no_customer_send: used customer-facing tool email.send/);
+    expect(v[0]!.reason).toMatch(/^no_outward_send: used outward-facing tool email.send/);
   });
 
   it('the same middle-stage output is fine when the job has no such constraint', () => {

@@ -5,8 +5,9 @@ import { admitHop } from '../../../workflows/rail/hop';
 import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hops';
 import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
 import { decideAck } from '../../../workflows/rail/ack';
-import { returnToSender, route } from '../../../workflows/rail/routing';
+import { returnToSender, revisionsExhausted, route } from '../../../workflows/rail/routing';
 import { CHUNKS, INTAKE, RECEIPT, SUMMARY, TICKET, VERDICT, at, card, factsFor, packageAt, ref } from './helpers';
+import { ticketEntry } from '../../../contracts/pipelines/ticket-entry';
 
 describe('route: the planned relay', () => {
   it.each([
@@ -65,7 +66,7 @@ describe('route: the critique loop', () => {
   });
 
   it('a failing verdict without a failure list still says why it revises', () => {
-    expect(route(ticketTriage, at.afterJudge('fail', []))).toMatchObject({ kind: 'hop', to: 'draft', reason: 'revise: judge failed the draft' });
+    expect(route(ticketTriage, at.afterJudge('fail', []))).toMatchObject({ kind: 'hop', to: 'draft', reason: 'revise: the critic judge failed the work of draft' });
   });
 });
 
@@ -151,7 +152,17 @@ describe("seed 004's typed handoff reasons", () => {
     expect(route(ticketTriage, at.afterIntake())).not.toHaveProperty('handoff');
   });
   it('a pipeline naming a reason seed 004 does not know refuses to load', () => {
-    const spec = { name: 'odd', stages: ticketTriage.cards, routes: ticketTriage.routes.map((r) => ('to' in r && r.to === 'retrieve' ? { ...r, handoff: 'vibes' as never } : r)), revisits: ticketTriage.revisits };
+    const spec = { name: 'odd', entry: ticketEntry, stages: ticketTriage.cards, routes: ticketTriage.routes.map((r) => ('to' in r && r.to === 'retrieve' ? { ...r, handoff: 'vibes' as never } : r)), revisits: ticketTriage.revisits };
     expect(() => definePipeline(spec)).toThrow(/has handoff "vibes"; use one of capability_boundary, specialization, escalation, load_balancing/);
+  });
+});
+
+describe('route: escalation reasons speak of roles and the pipeline’s own stages', () => {
+  it('revisions exhausted names the critic that still fails the work and the reviser that gets no more', () => {
+    const pkg = { ...at.afterJudge('fail'), budget: { usd_remaining: 1, revisions_remaining: 0 } };
+    const step = route(ticketTriage, pkg);
+    expect(step).toMatchObject({ kind: 'escalate', reason: 'revisions exhausted: the critic judge still fails the work of the reviser draft' });
+    // Another pipeline's stage names, not the reference pipeline's.
+    expect(revisionsExhausted('the critic approver', 'redraft')).toBe('revisions exhausted: the critic approver still fails the work of the reviser redraft');
   });
 });

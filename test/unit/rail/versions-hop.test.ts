@@ -11,6 +11,7 @@ import {
 import { admitHop, decideHop, type HopRequest } from '../../../workflows/rail/hop';
 import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hops';
 import { at } from './helpers';
+import { ticketEntry } from '../../../contracts/pipelines/ticket-entry';
 
 // A one-stage pipeline whose stage reads only handoff.v2, while packages still arrive as v1.
 const NAME = 'v2-triage';
@@ -24,6 +25,7 @@ const intakeV2 = defineStage({
 });
 const spec = {
   name: NAME,
+  entry: ticketEntry,
   stages: [intakeV2],
   routes: [
     { after: 'ticket.raw', to: 'intake', reason: 'new ticket' },

@@ -4,7 +4,7 @@ import type { Artifact, HandoffV1 } from '../../../contracts';
 import type { StageResult } from '../../../contracts/stages';
 import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
 import { checkEmitted } from '../../../workflows/rail/invariants';
-import type { HandrailActivities } from '../../../activities/builtin';
+import type { HandrailActivities } from '../../../activities/built-in';
 import { loadHelpCenter } from '../../../src/worker/corpus';
 import { openStore, type Store } from '../../../src/worker/store';
 

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { IntakeV1 } from '../../../contracts';
-import { createActivities } from '../../../activities/builtin';
+import { IntakeV1 } from '../../../contracts/pipelines/ticket-artifacts';
+import { createActivities } from '../../../activities/built-in';
 import { assessRisk, classifyIntent, detectLanguage, scoreSentiment } from '../../../activities/ticket-triage/ticket-rules';
 import { openStore, type Store } from '../../../src/worker/store';
 import { artifactUri, canonicalJson, sha256Hex } from '../../../src/worker/store/content';
@@ -71,7 +71,7 @@ describe('intake', () => {
   it('fails closed on missing ids, lists them as open questions, and invents nothing', async () => {
     const pkg = firstPackage(ticketRef({ subject: 'Refund', body: 'Where is my refund?' }));
     const error = await failure(runIntake(pkg));
-    expect(error.type).toBe('TicketFieldsMissing');
+    expect(error.type).toBe('EntryFieldsMissing');
     const [details] = error.details as [{ open_questions: string[]; package: { open_questions: string[] } }];
     expect(details.open_questions).toEqual(['ticket_id missing: the ticket does not name one', 'customer_id missing: the ticket does not name one']);
     expect(details.package.open_questions).toEqual(details.open_questions);
@@ -81,7 +81,7 @@ describe('intake', () => {
   it('fails closed on an email without id headers, even when the body mentions something id-like', async () => {
     const email = 'Subject: help\n\nMy customer number is cus_55 and the ticket tkt_9. Can you help?';
     const error = await failure(runIntake(firstPackage(ticketRef(email, 'text/plain'))));
-    expect(error.type).toBe('TicketFieldsMissing');
+    expect(error.type).toBe('EntryFieldsMissing');
     expect(error.message).toMatch(/ticket_id missing.*customer_id missing/);
   });
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SummaryMd, VerdictV1 } from '../../../contracts';
-import { createActivities } from '../../../activities/builtin';
+import { createActivities } from '../../../activities/built-in';
 import { ModelError, createChatModel, modelConfigFromEnv, type ModelConfig } from '../../../src/worker/model';
 import type { Store } from '../../../src/worker/store';
 import { Relay, corpusStore, firstPackage, refundTicket, ticketRef } from './helpers';

@@ -1,11 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChunksV1, NoHitV1, ReceiptV1, SummaryMd, VerdictV1, failureCode, lastSegment, parseEntryUri, storedEntry, type HandoffV1 } from '../../../contracts';
+import { SummaryMd, VerdictV1, failureCode, lastSegment, parseEntryUri, storedEntry, type HandoffV1 } from '../../../contracts';
+import { ChunksV1, NoHitV1, ReceiptV1 } from '../../../contracts/pipelines/ticket-artifacts';
 import type { StageResult } from '../../../contracts/stages';
-import { createActivities, type HandrailActivities } from '../../../activities/builtin';
+import { createActivities, type HandrailActivities } from '../../../activities/built-in';
 import { writeArtifact } from '../../../activities/artifacts';
-import { writeCrmNote } from '../../../activities/stage';
+import { writeCrmNote } from '../../../activities/ticket-triage/crm';
+import { writebackStage } from '../../../contracts/pipelines/ticket-triage';
 import { judgeSummary } from '../../../activities/ticket-triage/rubric';
 import { citedKeys, refundPromise } from '../../../activities/ticket-triage/summary-policy';
 import type { Store } from '../../../src/worker/store';
@@ -243,7 +245,7 @@ describe('writeback', () => {
     const failed = await judgeMarkdown(leaky, judge, ['redact personal data']);
     expect(VerdictV1.parse(failed.body).failures).toEqual(['constraint_breach: redact_personal_data: leaves personal data unmasked: email j***@e***.com']);
     const patch = { ticket_id: 'tkt_18422', customer_id: 'cus_9', status: 'triaged', note: leaky };
-    await expect(writeCrmNote(store, 'job_1:writeback:receipt.v1', patch, ['redact PII'], 'writeback')).rejects.toMatchObject({
+    await expect(writeCrmNote(store, writebackStage, { job_id: 'job_1', constraints: ['redact PII'] }, patch)).rejects.toMatchObject({
       type: 'VerdictNotPassing',
       message: 'writeback refuses to write: redact_personal_data: leaves personal data unmasked: email j***@e***.com',
     });
@@ -273,7 +275,9 @@ describe('writeback', () => {
     expect(firstReceipt).toBeDefined();
 
     const retried = await activities.writeback(work);
-    expect(retried.body).toEqual(firstReceipt);
+    expect(retried.body).toMatchObject({ idempotency_key: firstReceipt!.write_key, system: 'crm', record_id: firstReceipt!.reference, note_hash: firstReceipt!.payload_hash });
+    // The job's result carries the generic receipt: the write the crashed attempt made, found existing.
+    expect(retried.receipt).toEqual({ ...firstReceipt, status: 'existing' });
     // A duplicate delivery under a new hop key (the rail re-sent it) also gets the first receipt.
     const duplicate = await activities.writeback({ ...work, delivery_key: 'job_1:writeback:6' });
     expect(duplicate.artifact).toEqual(retried.artifact);

@@ -67,12 +67,12 @@ describe('registry refusals', () => {
 
   it('refuses a judge that holds a write tool', () => {
     const judge = defineStage({ ...judgeStage, tools: [{ name: 'crm.patch', access: 'write', system: 'crm' }] });
-    expect(refusal(replace(judge))).toMatch(/stage "judge" is a critic \(judge\) and must hold no write tools \(holds crm\.patch on crm\)/);
+    expect(refusal(replace(judge))).toMatch(/stage "judge" is a critic and must hold no write tools \(holds crm\.patch on crm\)/);
   });
 
   it('refuses a judge that declares a system it writes', () => {
     const judge = defineStage({ ...judgeStage, writes: 'crm' });
-    expect(refusal(replace(judge))).toMatch(/critic \(judge\) and must hold no write tools/);
+    expect(refusal(replace(judge))).toMatch(/critic and must hold no write tools/);
   });
 
   it('refuses a stage name the rail could not deliver to (over 64 characters)', () => {

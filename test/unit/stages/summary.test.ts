@@ -2,7 +2,7 @@
  * moved to the store behind chained references once over the cap — nothing lost. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LIMITS, SUMMARY_SEPARATOR, hopSegment, parseReference, splitSummary } from '../../../contracts';
-import { createActivities } from '../../../activities/builtin';
+import { createActivities } from '../../../activities/built-in';
 import { SummaryUnreadableError, appendSegments, readSummarySegments } from '../../../activities/summary';
 import { summaryNotAppended } from '../../../workflows/rail/invariants';
 import { openStore, type Store } from '../../../src/worker/store';

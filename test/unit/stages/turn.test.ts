@@ -21,6 +21,7 @@ import { logMessages, readLog } from '../../../activities/transcript-log';
 import type { TurnPrompt } from '../../../activities/turn';
 import { openStore, type Store } from '../../../src/worker/store';
 import { firstPackage, ticketRef } from './helpers';
+import { ticketEntry } from '../../../contracts/pipelines/ticket-entry';
 
 const stage = <const N extends string>(name: N, accepts: string, output: string) =>
   defineStage({ name, accepts: [accepts], outputs: [output], criteria: ['test'], nominalCostUsd: 0 });
@@ -28,6 +29,7 @@ const cards = [stage('ask', 'ticket.raw', 'a.v1'), stage('answer', 'a.v1', 'b.v1
 const pipelineWith = (edges: EdgeOptions[] = []) =>
   definePipeline({
     name: 'turns',
+    entry: ticketEntry,
     stages: cards,
     routes: [
       { after: 'ticket.raw', to: 'ask', reason: 'new ticket' },
@@ -110,7 +112,7 @@ describe('the job log', () => {
     const roles = logMessages(await readLog(store, second.package, pkg.job_id)).map((m) => `${m.agent_id}:${m.message.role}`);
     expect(roles).toEqual(['ask:system', '__user__:user', 'ask:assistant', 'answer:system', '__user__:user', 'answer:assistant']);
 
-    const agentPipeline = definePipeline({ name: 'bots', stages: cards.map((c) => ({ ...c, agent: 'bot' })), routes: pipeline.routes });
+    const agentPipeline = definePipeline({ name: 'bots', entry: ticketEntry, stages: cards.map((c) => ({ ...c, agent: 'bot' })), routes: pipeline.routes });
     const bot = stageActivities(agentPipeline, store, { ask: work('ask', 'Same prompt.'), answer: work('answer', 'Same prompt.') });
     const a = await bot.ask({ stage: 'ask', package: { ...pkg, job_id: 'job_2' }, delivery_key: 'job_2:ask:1' });
     const b = await bot.answer({ stage: 'answer', package: { ...a.package, hop: { ...pkg.hop!, from: 'ask', to: 'answer', count: 2 } }, delivery_key: 'job_2:answer:2' });

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadHelpCenter } from '../../../src/worker/corpus';
 import { searchTerms } from '../../../src/worker/corpus/query';
 import { openStore, type CrmPatch, type HelpChunk, type Store } from '../../../src/worker/store';
-import { canonicalJson } from '../../../src/worker/store/content';
+import { canonicalJson, sha256Hex } from '../../../src/worker/store/content';
 import { LATEST_SCHEMA_VERSION } from '../../../src/worker/store/migrations';
 import type { StageResult } from '../../../contracts/stages';
 import { openFresh, storeBackends } from '../../helpers/store-backends';
@@ -65,8 +65,25 @@ for (const backend of storeBackends()) {
       const receipts = await Promise.all(Array.from({ length: 5 }, () => store.patchCrmOnce(KEY, patch)));
       expect(new Set(receipts.map((r) => JSON.stringify(r))).size).toBe(1);
       expect(receipts[0]).toMatchObject({ idempotency_key: KEY, system: 'crm', ticket_id: 'tkt_1', status: 'created' });
-      expect(await store.listWrites('job_1')).toEqual([receipts[0]]);
+      const { idempotency_key, record_id, note_hash, written_at } = receipts[0]!;
+      // The CRM write is a row of the generic writes: its system, what it touched, the note's hash.
+      expect(await store.listWrites('job_1')).toEqual([{ write_key: idempotency_key, system: 'crm', reference: record_id, payload_hash: note_hash, status: 'created', written_at }]);
       expect(await store.getCrmTicket('tkt_1')).toEqual({ ...patch, revision: 1, updated_by: KEY });
+    });
+
+    it('writes once per key to any system: 5 concurrent calls, one row, its receipt naming that system', async () => {
+      const write = { key: 'job_1:payout:payout.v1', system: 'payments', reference: 'payouts/E-1', payload: '{"amount":42}' };
+      const receipts = await Promise.all(Array.from({ length: 5 }, () => store.writeOnce(write)));
+      const created = receipts.filter((r) => r.status === 'created');
+      expect(created).toHaveLength(1);
+      expect(created[0]).toMatchObject({ write_key: write.key, system: 'payments', reference: 'payouts/E-1', payload_hash: `sha256:${sha256Hex(write.payload)}` });
+      // Every other call answers the first write's receipt as existing, whatever it asked.
+      for (const r of receipts) expect(r).toEqual({ ...created[0], status: r.status });
+      expect((await store.writeOnce({ ...write, payload: '{"amount":43}' })).payload_hash).toBe(created[0]!.payload_hash);
+      expect(await store.listWrites('job_1')).toEqual([created[0]]);
+      expect(await store.findWrite(write.key)).toEqual(created[0]);
+      expect(await store.findWrite('job_1:payout:other.v1')).toBeNull();
+      await expect(store.writeOnce({ ...write, key: 'job_1:payout' })).rejects.toThrow(TypeError);
     });
 
     it('applies one write once when 5 separate connections (worker processes) race on it', async () => {

@@ -1,0 +1,20 @@
+/**
+ * The shipped help-center corpus, loaded into a store the first time a retrieval there needs it:
+ * a worker whose pipelines never search it never loads it. Idempotent (unchanged chunks are left
+ * alone), so every process may load it once per store.
+ */
+import { loadHelpCenter } from '../../src/worker/corpus';
+import type { Store } from '../../src/worker/store';
+
+const loads = new WeakMap<Store, Promise<unknown>>();
+
+export function helpCenterLoaded(store: Store): Promise<unknown> {
+  let load = loads.get(store);
+  if (!load) {
+    load = loadHelpCenter(store);
+    loads.set(store, load);
+    // A failed load is tried again by the next retrieval (the activity's retry).
+    load.catch(() => loads.delete(store));
+  }
+  return load;
+}
