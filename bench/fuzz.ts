@@ -2,7 +2,7 @@
  * `npm run fuzz [-- --cases N --seed S --activity-share F]`: hostile deliveries against the rail's
  * hop, in-process. Every case plays one hop exactly as workflows/hop.ts does (admitHop →
  * priorDelivery where needsLookupFirst → decideHop → stage activity → recorded_by_other →
- * settleHop, as stageHop under patch stage-lookup), but without
+ * settleHop, as stageHop runs it), but without
  * Temporal, over a real in-memory SQLite store. Most cases exercise the pure core with simulated
  * facts (a simulated duplicate lookup and stage result); a share run the real stage activities
  * (createActivities({ store })) on packages honestly relayed through intake → retrieve → draft →
@@ -85,7 +85,7 @@ const pure = <T>(where: string, fn: () => T): T => {
 };
 
 /**
- * One hop. A faithful mirror of `hopOnce` in workflows/hop.ts (patched branch, checkPriorDelivery
+ * One hop. A faithful mirror of `hopOnce` in workflows/hop.ts (checkPriorDelivery
  * as stageHop runs it); the Temporal-only parts are replaced: the ACK-timeout fallback cannot
  * happen in-process, so the stage runs once, and any stage throw is a failed stage.
  * `store` (optional) is read only to tell whether a writer's run added a write.

@@ -9,9 +9,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
-  patched,
   proxyActivities,
-  proxyLocalActivities,
   TimeoutFailure,
   workflowInfo,
   type ActivityFunctionWithOptions,
@@ -22,7 +20,6 @@ import { needsLookupFirst } from './rail/ack';
 import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type Admission, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
 import { edgeSender } from './rail/hops';
 import { traceHop, type HopTrace } from './tracing';
-import { LEAN_RAIL_PATCH, NO_PROGRESS_PATCH, PRIOR_DELIVERY_PATCH, SETTLE_AT_RESERVATION_PATCH, STAGE_LOOKUP_PATCH, railPatched } from './patches';
 
 export type { HopOutcome, HopRequest };
 
@@ -30,10 +27,6 @@ type StageActivity = (work: StageWork) => Promise<StageResult>;
 
 type PriorDelivery = { priorDelivery(input: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null> };
 
-const { priorDelivery: priorDeliveryLocal } = proxyLocalActivities<PriorDelivery>({
-  startToCloseTimeout: '10s',
-  retry: { maximumAttempts: 6, maximumInterval: '10s' },
-});
 // One indexed read before any stage work. If the store stays unreachable the hop cannot be
 // proven new, so the delivery fails (visibly, with no write) rather than risk a second write.
 const { priorDelivery } = proxyActivities<PriorDelivery>({
@@ -81,10 +74,7 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
   try {
     let prior: StageResult | null = null;
     // Where the stage's activity answers a repeat, the rail does not look up first.
-    if (a.deliverable && !(options.checkPriorDelivery && stageLooksUp(a, r))) {
-      if (!railPatched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: a.key });
-      else if (options.checkPriorDelivery) prior = await priorDelivery({ delivery_key: a.key, package: a.arrived });
-    }
+    if (a.deliverable && options.checkPriorDelivery && !stageLooksUp(a, r)) prior = await priorDelivery({ delivery_key: a.key, package: a.arrived });
     // Decided after the lookup, not reused from stageLooksUp: the wallet a hub's branches hold can
     // change while a lookup is awaited.
     ack = stampAck(a, r, decideHop(a, r, prior), new Date());
@@ -104,14 +94,10 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
         delivery_key: a.key,
         ...(edge ? { edge: edgeOptions(edge) } : {}),
         ...(r.hookResults?.length ? { hook_results: r.hookResults } : {}),
-        ...(inlineText(delivered.artifacts[0]) !== undefined && railPatched(LEAN_RAIL_PATCH) ? { store_entry: true as const } : {}),
+        ...(inlineText(delivered.artifacts[0]) !== undefined ? { store_entry: true as const } : {}),
       };
       const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
-      // Asked only on the branch that differs, so every other history is as before the patches.
-      const concluded = concludeHop(a, r, ack, new Date(), prior, answer, {
-        mayFlagNoProgress: () => railPatched(NO_PROGRESS_PATCH),
-        maySettleAtReservation: () => railPatched(SETTLE_AT_RESERVATION_PATCH),
-      });
+      const concluded = concludeHop(a, r, ack, new Date(), prior, answer);
       // A stage stores the snapshot before its work, so one that answered holds it; one that failed
       // may have failed before (nobody picked the hop up, or it refused the delivery outright).
       outcome = withSnapshot(concluded, snapshot, 'result' in answer);
@@ -130,10 +116,10 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
   }
 }
 
-/** Whether the stage's own activity may answer a repeat (patch `stage-lookup`): asked only where
- * the lookup first could not change the ack. */
+/** Whether the stage's own activity may answer a repeat: only where the lookup first could not
+ * change the ack. */
 function stageLooksUp(a: Admission, r: HopRequest): boolean {
-  return !needsLookupFirst(decideHop(a, r, null)) && patched(STAGE_LOOKUP_PATCH);
+  return !needsLookupFirst(decideHop(a, r, null));
 }
 
 /** The hop's first ack names its snapshot. One no stage stored (the hop was refused, or answered

@@ -56,7 +56,7 @@ export interface StartOptions extends Pick<HandrailConfig, 'taskQueue'> {
 export async function startJob(client: Client, input: unknown, options: StartOptions = loadConfig()): Promise<StartedJob> {
   const request = parseJobRequest(input);
   // The job shows its attributes from the start (before a worker picks it up), and the rail's first
-  // hop then has none to upsert (workflows/handoff-job.ts, patch `start-attributes`).
+  // hop then has none to upsert (workflows/handoff-job.ts `takeStartAttributes`).
   const pipeline = findPipeline(options.pipelines ?? BUILT_IN_PIPELINES, request.pipeline);
   try {
     const handle = await client.workflow.start<typeof handoffJob>('handoffJob', {

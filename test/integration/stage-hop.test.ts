@@ -87,7 +87,7 @@ describe('stageHop: seed 001 hop tests on the real dev server', () => {
     expect(second.artifact).toEqual(first.artifact);
     expect(second.cost_usd).toBe(0);
     expect(await rail.store.listWrites(passed.job_id)).toHaveLength(1);
-    // Patch stage-lookup: no separate lookup; the writer's activity found its record before any work.
+    // No separate lookup: the writer's activity found its record before any work.
     expect(await scheduledActivities(rail.client, first.workflowId)).toEqual(['writeback']);
     expect(await scheduledActivities(rail.client, second.workflowId)).toEqual(['writeback']);
     expect(second.acks).toEqual([second.ack]);

@@ -212,14 +212,6 @@ export function noProgress(delivered: HandoffV1, settled: Settlement, card: Stag
   return codes.join() === failureCodes(before.failures).join() ? `"${card.name}" failed the work for the same reasons twice in a row: ${codes.join(', ')}` : undefined;
 }
 
-export interface ConcludeOptions {
-  /** Asked before a hop is acked `no_progress` (the shell's patch gate); false keeps the old ack. */
-  mayFlagNoProgress?: () => boolean;
-  /** Asked before a report above the hop's reservation is settled at the reservation (the shell's
-   * patch gate); false charges the whole report, as before reservations. */
-  maySettleAtReservation?: () => boolean;
-}
-
 /**
  * The hop's outcome, from its ack and what the shell gathered: the prior result the duplicate
  * lookup found, and — when the hop was accepted and the stage ran — its answer. A result another
@@ -234,7 +226,6 @@ export function concludeHop(
   now: Date,
   prior: StageResult | null,
   answer?: StageAnswer,
-  options: ConcludeOptions = {},
 ): HopOutcome {
   const free = { costUsd: 0, overspentUsd: 0 };
   const refused = (extra: Partial<HopOutcome> = {}): HopOutcome => ({ acks: [ack], package: a.arrived && { ...a.arrived, ack }, ok: false, stage: a.stage, ...free, ...extra });
@@ -268,11 +259,11 @@ export function concludeHop(
   // Only a declared worst case caps the charge: a nominal cost is the offline figure, and a real
   // model's report above it is charged in full (down to an empty wallet, the rest overspent).
   const overReservation = a.card.maxCostUsd !== undefined && settle(reservedUsd, reportedUsd(result.cost_usd)).overspentUsd > 0;
-  const settled = settleHop(r.pipeline, delivered, result, card, overReservation && options.maySettleAtReservation?.() ? reservedUsd : undefined);
+  const settled = settleHop(r.pipeline, delivered, result, card, overReservation ? reservedUsd : undefined);
   const paid = { result, stage: card.name, costUsd: settled.costUsd, overspentUsd: settled.overspentUsd };
   const first = booked(settled.costUsd);
   const stalled = noProgress(delivered, settled, card);
-  if (stalled !== undefined && options.mayFlagNoProgress?.()) {
+  if (stalled !== undefined) {
     const reuse = settled.violations[0];
     const flag = stampAck(a, r, { ack: 'no_progress', reason: stalled, ...(reuse ? { invariant: reuse.invariant } : {}) }, now, card.name);
     return { acks: [first, flag], package: { ...settled.charged, ack: flag }, ok: false, failure: `no progress: ${stalled}`, ...paid };

@@ -296,7 +296,7 @@ describe('decideAck precedence (ack.ts: schema, role/writer gate, duplicate, hop
   });
 });
 
-describe('needsLookupFirst: where a prior delivery changes the ack (patch stage-lookup)', () => {
+describe('needsLookupFirst: where a prior delivery changes the ack', () => {
   const chain = ['intake', 'retrieve', 'draft', 'retrieve'];
   const broke = { budget: { usd_remaining: 0, revisions_remaining: 0 } };
   // One delivery per ack a hop can get before any stage work, decided without the lookup.
