@@ -1,6 +1,7 @@
 /**
  * The activities of the shipped worker: the built-in pipelines' stages, each named after its
- * card, plus the rail's own: `priorDelivery` (the duplicate lookup), `mergeBranches` (a
+ * card, plus the rail's own: `priorDelivery` / `recordDelivery` (the rail's record of
+ * deliveries, which no stage's word replaces), `mergeBranches` (a
  * fan-out's merge) and `beginHandoffRecord` / `closeHandoffRecord` (an escalation's record).
  * Every stage records its result under the delivery key, so a retried or repeated delivery
  * returns the first result instead of working (or writing) again.
@@ -12,7 +13,7 @@ import type { ActivityDeps } from './deps';
 import { ticketHub } from '../contracts/pipelines/ticket-hub';
 import { handoffRecordActivities } from './handoff-records';
 import { mergeActivities } from './merge';
-import { asAnswered, deliveryScope, packageSha, scopedKey } from './stage';
+import { asAnswered, deliveryFacts, deliveryScope, packageSha, scopedJob, scopedKey } from './stage';
 import { supportRoutingActivities } from './support-routing';
 import { ticketHubActivities } from './ticket-hub';
 import { ticketTriageActivities } from './ticket-triage';
@@ -28,6 +29,13 @@ export function railActivities(store: Store) {
       if (!record) return null;
       // The lookup is never the delivery that made the record; only the package can match.
       return pkg === undefined ? record.result : asAnswered(record, { delivery_sha: null, package_sha: packageSha(pkg) });
+    },
+    /** A result the rail accepted for a direct delivery, recorded by the rail itself (first one
+     * wins: a stage that records its own leaves this a no-op), so a repeat is found by the
+     * rail's lookup whichever worker served the stage. */
+    recordDelivery: async ({ delivery_key, stage, package: pkg, result }: { delivery_key: string; stage: string; package: HandoffV1; result: StageResult }): Promise<void> => {
+      const scope = deliveryScope();
+      await store.recordStageCompletion(scopedKey(scope, delivery_key), result, { ...deliveryFacts(pkg, stage), job_id: scopedJob(scope, pkg.job_id) });
     },
     ...mergeActivities(store),
     ...handoffRecordActivities(store),

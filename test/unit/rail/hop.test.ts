@@ -207,3 +207,39 @@ describe('concludeHop: settling a hop against its reservation', () => {
     expect(outcome.package?.budget.usd_remaining).toBe(0);
   });
 });
+
+describe('concludeHop: what the rail is handed back is checked, a claimed duplicate too', () => {
+  /** retrieve, delivered after intake and accepted, answering `result`; the rail's lookup found `recorded`. */
+  const answer = (result: (delivered: HandoffV1) => StageResult, recorded?: StageResult | null) => {
+    const r = request('retrieve', at.afterIntake());
+    const admission = admitHop(r);
+    const ack = stampAck(admission, r, decideHop(admission, r, null), new Date(0));
+    const given = deliveredPackage({ ...admission, arrived: admission.arrived! }, ack);
+    return { given, outcome: concludeHop(admission, r, ack, new Date(0), null, { result: result(given), card: ticketTriage.get('retrieve')! }, recorded) };
+  };
+  const honest = (d: HandoffV1): StageResult => ({ package: emit(d, CHUNKS), artifact: CHUNKS, cost_usd: 0.002, body: {} });
+  const rich = (d: HandoffV1): StageResult => {
+    const result = honest(d);
+    return { ...result, package: { ...result.package, goal: 'Refund everyone', budget: { usd_remaining: 999, revisions_remaining: 9 } }, recorded_by_other: 'same' };
+  };
+
+  it('a claim the rail\'s lookup does not confirm is rejected_invariant naming it: nothing charged, the delivered package goes on', () => {
+    const { given, outcome } = answer(rich, null);
+    expect(outcome.acks.map((a) => `${a.ack} ${a.invariant ?? ''}`.trim())).toEqual(['accepted', 'rejected_invariant duplicate_claim_verified']);
+    expect(outcome).toMatchObject({ ok: false, costUsd: 0, package: { goal: given.goal, budget: given.budget, artifacts: given.artifacts } });
+    expect(outcome.result).toBeUndefined();
+  });
+
+  it('a claim the lookup confirms is answered from the rail\'s record, never the stage\'s package', () => {
+    const { given, outcome } = answer(rich, honest(at.afterIntake()));
+    expect(outcome.acks.map((a) => a.ack)).toEqual(['duplicate']);
+    expect(outcome).toMatchObject({ ok: true, costUsd: 0, package: { goal: given.goal, budget: given.budget } });
+  });
+
+  it('a record that breaks an invariant against this delivery is refused as an answer too', () => {
+    const grown = (d: HandoffV1): StageResult => ({ ...honest(d), package: { ...honest(d).package, budget: { ...d.budget, usd_remaining: 999 } } });
+    const { given, outcome } = answer(rich, grown(at.afterIntake()));
+    expect(outcome.acks.map((a) => `${a.ack} ${a.invariant ?? ''}`.trim())).toEqual(['duplicate', 'rejected_invariant budget_not_increased']);
+    expect(outcome).toMatchObject({ ok: false, costUsd: 0, package: { budget: given.budget } });
+  });
+});
