@@ -9,6 +9,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  log,
   proxyActivities,
   TimeoutFailure,
   workflowInfo,
@@ -103,9 +104,7 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
       const claimed = claimsRecorded(answer);
       const recorded = claimed ? await priorDelivery({ delivery_key: a.key, package: a.arrived }) : null;
       const concluded = concludeHop(a, r, ack, new Date(), prior, answer, recorded);
-      if (options.checkPriorDelivery && concluded.ok && concluded.result && !claimed) {
-        await recordDelivery({ delivery_key: a.key, stage: concluded.stage, package: a.arrived, result: concluded.result });
-      }
+      if (options.checkPriorDelivery && concluded.ok && concluded.result && !claimed) await recordAccepted(a.key, concluded.stage, a.arrived, concluded.result);
       // A stage stores the snapshot before its work, so one that answered holds it; one that failed
       // may have failed before (nobody picked the hop up, or it refused the delivery outright).
       outcome = withSnapshot(concluded, snapshot, 'result' in answer);
@@ -121,6 +120,18 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
     throw err;
   } finally {
     options.onEnd?.();
+  }
+}
+
+/** The rail's record of a result it accepted for a direct delivery. A store that stays down costs
+ * only the record (logged): the result stands, and a repeat is then worked again by a stage that
+ * keeps no record of its own, as if never delivered. */
+async function recordAccepted(key: string, stage: string, arrived: HandoffV1, result: StageResult): Promise<void> {
+  try {
+    await recordDelivery({ delivery_key: key, stage, package: arrived, result });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('the rail could not record an accepted delivery', { delivery_key: key, error: String(err) });
   }
 }
 
