@@ -1,10 +1,10 @@
-/** The rail's own activities: the duplicate lookup, a fan-out's merge, an escalation's record. */
+/** The rail's own activities: its record of deliveries, a fan-out's merge, an escalation's record. */
 import type { HandoffV1 } from '../contracts';
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/worker/store';
 import { handoffRecordActivities } from './handoff-records';
 import { mergeActivities } from './merge';
-import { asAnswered, deliveryScope, packageSha, scopedKey } from './stage';
+import { asAnswered, deliveryFacts, deliveryScope, packageSha, scopedJob, scopedKey } from './stage';
 
 /** The rail's own activity: the result recorded for a delivery, or null. A repeat of the same
  * package acks `duplicate`; a different package under the key comes back marked, to be refused. */
@@ -15,6 +15,13 @@ export function railActivities(store: Store) {
       if (!record) return null;
       // The lookup is never the delivery that made the record; only the package can match.
       return pkg === undefined ? record.result : asAnswered(record, { delivery_sha: null, package_sha: packageSha(pkg) });
+    },
+    /** A result the rail accepted for a direct delivery, recorded by the rail itself (first one
+     * wins: a stage that records its own leaves this a no-op), so a repeat is found by the
+     * rail's lookup whichever worker served the stage. */
+    recordDelivery: async ({ delivery_key, stage, package: pkg, result }: { delivery_key: string; stage: string; package: HandoffV1; result: StageResult }): Promise<void> => {
+      const scope = deliveryScope();
+      await store.recordStageCompletion(scopedKey(scope, delivery_key), result, { ...deliveryFacts(pkg, stage), job_id: scopedJob(scope, pkg.job_id) });
     },
     ...mergeActivities(store),
     ...handoffRecordActivities(store),

@@ -264,7 +264,7 @@ function checkDelivery(pipeline: Pick<Pipeline, 'versions'>, card: StageCard, de
 /** The store is content-addressed across jobs: an entry address is honoured for its own job only.
  * Checked after the delivery key's record is looked up, because the rail does not make this check:
  * a package under a recorded key is answered by the record (and refused `rejected_conflict` when it
- * differs), as the rail's lookup before the stage answered it (patch `stage-lookup`). */
+ * differs), as the rail's lookup before the stage would have answered it. */
 function checkEntries(card: StageCard, pkg: HandoffV1): void {
   const foreign = pkg.artifacts.find((a) => (parseEntryUri(a.uri)?.jobId ?? pkg.job_id) !== pkg.job_id);
   if (foreign) throw stageFailure('StageInputInvalid', `${card.name}: ${foreign.type} ${foreign.uri.slice(0, 120)} is another job's entry, not job ${pkg.job_id}'s`);

@@ -1,13 +1,14 @@
 /**
  * `npm run fuzz [-- --cases N --seed S --activity-share F]`: hostile deliveries against the rail's
  * hop, in-process. Every case plays one hop exactly as workflows/hop.ts does (admitHop →
- * priorDelivery where needsLookupFirst → decideHop → stage activity → recorded_by_other →
- * settleHop, as stageHop under patch stage-lookup), but without
+ * priorDelivery → decideHop → stage activity → the rail's own lookup when the stage claims a
+ * recorded delivery → settleHop → recordDelivery, as stageHop runs it), but without
  * Temporal, over a real in-memory SQLite store. Most cases exercise the pure core with simulated
  * facts (a simulated duplicate lookup and stage result); a share run the real stage activities
  * (createActivities({ store })) on packages honestly relayed through intake → retrieve → draft →
  * judge, then mutated: dropped/changed fields, type confusion, hostile numbers, forged evidence,
- * cross-job artifacts, replays and concurrent twins.
+ * cross-job artifacts, replays and concurrent twins — and lying stages: a claimed duplicate the
+ * rail has no record of, carrying a rewritten package.
  *
  * After every case, checked against the store (never the harness's own bookkeeping):
  *   (a) no write without a passing verdict the job's judge recorded over the written summary
@@ -24,8 +25,7 @@ import { ticketTriage } from '../contracts/pipelines/ticket-triage';
 import { createActivities, type HandrailActivities } from '../activities/built-in';
 import { scopedJob, scopedKey } from '../activities/stage';
 import { firstPackage } from '../workflows/rail/first-package';
-import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, type HopRequest, type StageAnswer } from '../workflows/rail/hop';
-import { needsLookupFirst } from '../workflows/rail/ack';
+import { admitHop, claimsRecorded, concludeHop, decideHop, deliveredPackage, stampAck, type HopRequest, type StageAnswer } from '../workflows/rail/hop';
 import { DEFAULT_MAX_HOPS } from '../workflows/rail/hops';
 import { loadHelpCenter } from '../src/worker/corpus';
 import { openStore, type Store } from '../src/worker/store';
@@ -38,9 +38,10 @@ import { parseArtifactUri, sha256Hex } from '../src/worker/store/content';
 /** stageHop's traceparent for acks of packages too broken to carry one (workflows/stage-hop.ts). */
 export const NO_TRACE = '00-0000000000000000000000000000dead-000000000000dead-00';
 
-/** What the shell gets from Temporal: the duplicate lookup and the stage activity. */
+/** What the shell gets from Temporal: the rail's delivery records and the stage activity. */
 export interface HopDeps {
   priorDelivery(input: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null>;
+  recordDelivery(input: { delivery_key: string; stage: string; package: HandoffV1; result: StageResult }): Promise<void>;
   runStage(card: StageCard, work: StageWork): Promise<StageResult>;
 }
 
@@ -85,7 +86,7 @@ const pure = <T>(where: string, fn: () => T): T => {
 };
 
 /**
- * One hop. A faithful mirror of `hopOnce` in workflows/hop.ts (patched branch, checkPriorDelivery
+ * One hop. A faithful mirror of `hopOnce` in workflows/hop.ts (checkPriorDelivery
  * as stageHop runs it); the Temporal-only parts are replaced: the ACK-timeout fallback cannot
  * happen in-process, so the stage runs once, and any stage throw is a failed stage.
  * `store` (optional) is read only to tell whether a writer's run added a write.
@@ -102,9 +103,9 @@ export async function playHop(r: HopRequest, deps: HopDeps, store?: Store): Prom
 async function hopOnce(r: HopRequest, deps: HopDeps, store: Store | undefined): Promise<HopPlay> {
   const a = pure('admitHop', () => admitHop(r));
   const admitted = { stage: a.stage, key: a.key, jobId: a.jobId, deliverable: a.deliverable, ...(a.arrived ? { arrived: a.arrived } : {}) };
-  const prior = a.deliverable && needsLookupFirst(pure('decideHop', () => decideHop(a, r, null))) ? await deps.priorDelivery({ delivery_key: a.key, package: a.arrived }) : null;
+  const prior = a.deliverable ? await deps.priorDelivery({ delivery_key: a.key, package: a.arrived }) : null;
   const ack = pure('stampAck', () => stampAck(a, r, decideHop(a, r, prior), new Date()));
-  const conclude = (answer?: StageAnswer) => pure('concludeHop', () => concludeHop(a, r, ack, new Date(), prior, answer));
+  const conclude = (answer?: StageAnswer, recorded?: StageResult | null) => pure('concludeHop', () => concludeHop(a, r, ack, new Date(), prior, answer, recorded));
   if (ack.ack !== 'accepted' || !a.arrived || !a.card) return { ...conclude(), ran: false, wrote: false, admitted };
 
   // The stage call is the only part the shell does differently (Temporal, retries, fallback).
@@ -118,7 +119,9 @@ async function hopOnce(r: HopRequest, deps: HopDeps, store: Store | undefined): 
     if (!(err instanceof ApplicationFailure)) stageError = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     answer = { failure: `${a.card.name} failed: ${err instanceof ApplicationFailure ? `${err.type ?? 'Error'}: ${err.message}` : stageError}` };
   }
-  const outcome = conclude(answer);
+  const claimed = pure('claimsRecorded', () => claimsRecorded(answer));
+  const outcome = conclude(answer, claimed ? await deps.priorDelivery({ delivery_key: a.key, package: a.arrived }) : null);
+  if (outcome.ok && outcome.result && !claimed) await deps.recordDelivery({ delivery_key: a.key, stage: outcome.stage, package: a.arrived, result: outcome.result });
   return { ...outcome, ran: true, wrote: (await writes()) > before, admitted, ...(stageError ? { stageError, failure: undefined } : {}) };
 }
 
@@ -127,6 +130,7 @@ export function activityDeps(activities: HandrailActivities): HopDeps {
   const stages = activities as unknown as Record<string, (work: StageWork) => Promise<StageResult>>;
   return {
     priorDelivery: (input) => activities.priorDelivery(input),
+    recordDelivery: (input) => activities.recordDelivery(input),
     runStage: (card, work) => stages[card.name]!(work),
   };
 }
@@ -325,7 +329,8 @@ export interface FuzzCase {
   countAtLastHumanDecision?: number;
   /** pure mode: what the duplicate lookup finds, and what the stage returns. */
   prior: 'none' | 'same' | 'different';
-  stageOutcome: 'honest' | 'sameTwin' | 'differentTwin' | 'appFailure' | 'throwError';
+  /** `lyingClaim`: the stage answers "already recorded" with its faults applied to the package. */
+  stageOutcome: 'honest' | 'sameTwin' | 'differentTwin' | 'lyingClaim' | 'appFailure' | 'throwError';
   faults: ResultFault[];
 }
 
@@ -359,6 +364,7 @@ export function caseArb(opts: { activityShare: number }): fc.Arbitrary<FuzzCase>
     stageOutcome: fc.oneof(
       { arbitrary: fc.constant('honest' as const), weight: 8 },
       { arbitrary: fc.constantFrom('sameTwin' as const, 'differentTwin' as const, 'appFailure' as const, 'throwError' as const), weight: 2 },
+      { arbitrary: fc.constant('lyingClaim' as const), weight: 1 },
     ),
     faults: fc.oneof({ arbitrary: fc.constant<ResultFault[]>([]), weight: 1 }, { arbitrary: fc.uniqueArray(fc.constantFrom(...RESULT_FAULTS), { minLength: 1, maxLength: 3 }), weight: 1 }),
   });
@@ -584,10 +590,12 @@ function simulatedDeps(world: World, base: Job, c: FuzzCase, stage: unknown): Ho
       const prior = honest(card, pkg);
       return c.prior === 'different' ? { ...prior, recorded_by_other: 'different' } : prior;
     },
+    recordDelivery: async () => undefined,
     // As runStageOnce: a record under the key answers, marked, before any work or check the rail
     // does not make (those before it are the rail's own, which an accepted delivery passes).
     runStage: async (card, work) => {
       if (c.prior !== 'none') return { ...honest(card, work.package), recorded_by_other: c.prior };
+      if (c.stageOutcome === 'lyingClaim') return { ...applyFaults(honest(card, work.package), work.package, card, c.faults), recorded_by_other: 'same' };
       if (c.stageOutcome === 'appFailure') throw ApplicationFailure.nonRetryable('simulated refusal', 'StageInputInvalid');
       if (c.stageOutcome === 'throwError') throw ApplicationFailure.retryable('simulated crash of the worker', 'Error');
       const result = honest(card, work.package);
@@ -790,9 +798,11 @@ function checkPure(world: World, c: FuzzCase, play: HopPlay, findings: Finding[]
     else if (!card) findings.push({ kind: 'false_accept', detail: `${first.ack} for an unregistered stage ${JSON.stringify(play.admitted?.stage)}` });
     else if (card.writes !== null && arrived.evaluator.last_verdict !== 'pass') findings.push({ kind: 'false_accept', detail: `writer ${card.name} ${first.ack} without a passing verdict` });
   }
-  // A recorded key answers with its record, before (priorDelivery) or in place of the stage's work.
+  // A recorded key answers with its record, before (priorDelivery) or in place of the stage's
+  // work; a record that breaks an invariant against this delivery is refused instead.
   const answered = { same: 'duplicate', different: 'rejected_conflict' } as const;
-  if (c.prior !== 'none' && (play.ok || play.ran) && play.acks.at(-1)?.ack !== answered[c.prior]) {
+  const last = play.acks.at(-1)?.ack;
+  if (c.prior !== 'none' && (play.ok || play.ran) && last !== answered[c.prior] && !(c.prior === 'same' && last === 'rejected_invariant')) {
     findings.push({ kind: 'false_accept', detail: `ended ${play.acks.at(-1)?.ack ?? 'unacked'}, not ${answered[c.prior]}, although a result was already recorded under the key` });
   }
   // A broken output must never stand: every fault breaks an invariant.
@@ -801,6 +811,10 @@ function checkPure(world: World, c: FuzzCase, play: HopPlay, findings: Finding[]
     if (biting.length > 0) findings.push({ kind: 'false_accept', detail: `settleHop let a stage output with faults [${biting.join(', ')}] stand` });
   }
   if (c.stageOutcome === 'differentTwin' && c.prior === 'none' && play.ran && play.ok) findings.push({ kind: 'false_accept', detail: 'a twin that recorded a different package was answered as this delivery\'s result' });
+  // A stage's claim of a recorded delivery the rail has no record of is a lie, whatever it carries.
+  if ((c.stageOutcome === 'sameTwin' || c.stageOutcome === 'lyingClaim') && c.prior === 'none' && play.ran && play.ok) {
+    findings.push({ kind: 'false_accept', detail: `a claimed duplicate the rail has no record of stood (${c.stageOutcome}, faults [${c.faults.join(', ')}])` });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

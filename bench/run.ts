@@ -6,8 +6,8 @@
  * process so CPU and peak RSS are the worker's alone; a third side runs handrail with the payload
  * codec (AES-256-GCM on worker and client) in the same rounds, for the codec's cost against
  * handrail plain, and each side's history bytes and dev-server CPU per job (the server shares the
- * machine). A fourth side runs the bare chain leaving handrail's history shape (its patch marker
- * and search-attribute upserts, bench/baseline/workflow.ts `shapedBaselineJob`), which splits
+ * machine). A fourth side runs the bare chain leaving handrail's history shape (its
+ * search-attribute upserts, bench/baseline/workflow.ts `shapedBaselineJob`), which splits
  * handrail's cost into the server's share for that history and the rail's own work; then issue
  * 19's targets, met or not (bench/targets.ts). Also: a rejected hop's cost, replay speed,
  * validations per second (bench/contracts.ts), history bytes per job with a 10 KB and a 1 MB
@@ -52,7 +52,7 @@ const { values: args } = parseArgs({
     'validation-ms': { type: 'string', default: '300' },
     'hub-jobs': { type: 'string', default: '5' },
     'api-seconds': { type: 'string', default: '3' },
-    // Two more shaped sides: the patch marker alone, and one upsert per hop (issue 19's event budget).
+    // Two more shaped sides: a patch marker alone, and one upsert per hop (issue 19's event budget).
     shapes: { type: 'boolean' },
     // On a cluster of its own (PostgreSQL visibility, bench/cluster-lab.ts) instead of a dev server.
     cluster: { type: 'boolean' },
@@ -352,7 +352,7 @@ async function main(): Promise<void> {
         '\n### Where the extra history events come from (per job)\n',
         markdownTable(['event type', 'handrail', 'baseline', 'extra'], eventTypes.map((e) => [e.type, fmt(e.handrail), fmt(e.baseline), fmt(e.handrail - e.baseline)])),
         `\n### Where handrail's cost comes from: the history its contract asks for, and the rail's own work\n`,
-        "The shaped side is the bare chain with handrail's history shape and nothing else: one patch marker and SPEC's search attributes set at the start, then upserted at each later hop and at the end (bench/baseline/workflow.ts `shapedBaselineJob`)." +
+        "The shaped side is the bare chain with handrail's history shape and nothing else: SPEC's search attributes set at the start, then upserted at each later hop and at the end (bench/baseline/workflow.ts `shapedBaselineJob`)." +
           (moreRatios.length > 0 ? ' With `--shapes`, two more: the marker alone, and one upsert per hop with no marker (the event budget of issue 19).\n' : '\n'),
         markdownTable(
           ['metric', 'handrail / baseline', 'shaped / baseline (the history)', 'handrail / shaped (the rail\'s work)', 'shaped', ...moreRatios.map((m) => `${m.label} / baseline`)],

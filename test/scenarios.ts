@@ -65,9 +65,8 @@ function rateLimitJob(jobId: string, ticketId: string, overrides: Partial<Ticket
 
 /**
  * Waits for the escalation through the HandrailStatus search attribute rather than the status
- * query, so recording never sends queries: before the prior-delivery-activity patch a query could
- * leave a history that failed replay (docs/replay.md, "Known problem"), and a recorder that does
- * not query cannot produce such a shape again.
+ * query, so recording never sends queries: a query once left a history that failed replay
+ * (docs/replay.md, "Known problem"), and a recorder that does not query cannot record such a shape.
  */
 async function untilEscalated(handle: JobHandle, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

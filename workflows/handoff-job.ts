@@ -36,7 +36,6 @@ import { fanOutStage, returnToSender, route, type Branch, type FanOutStep, type 
 import { renderDetails, type HandoverLine } from './rail/details';
 import { HandrailAcks, HandrailStatus, SEARCH_ATTRIBUTES, jobSearchAttributes, type JobAttributes } from './search-attributes';
 import { traceHop } from './tracing';
-import { FINAL_STATUS_ONCE_PATCH, HANDOFF_RECORDS_PATCH, LEAN_RAIL_PATCH, PUBLISH_AFTER_DECISION_PATCH, START_ATTRIBUTES_PATCH, VALIDATE_REQUEST_PATCH, railPatched } from './patches';
 
 // The merge of a fan-out: one write of a content-addressed artifact and one keyed record.
 const { mergeBranches } = proxyActivities<{ mergeBranches(work: MergeWork): Promise<StageResult> }>({
@@ -82,10 +81,9 @@ export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => 
     let request: JobRequest;
     let pipeline: Pipeline;
     try {
-      const validate = railPatched(VALIDATE_REQUEST_PATCH);
-      request = validate ? checkedRequest(input) : input;
+      request = checkedRequest(input);
       pipeline = pipelineFor(rail, request.pipeline, 'InvalidJobRequest');
-      if (validate) checkEntry(request, pipeline);
+      checkEntry(request, pipeline);
     } catch (err) {
       refusedAtStart();
       throw err;
@@ -96,10 +94,9 @@ export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => 
 
 /** A job started with its first attributes (`startJob`) shows `running` until the rail publishes
  * otherwise: one refused before its first hop (an invalid request, a pipeline this worker does not
- * run) says `rejected` as it fails. Asked only when the start carried a status (patch
- * `start-attributes`). */
+ * run) says `rejected` as it fails. Only a start that carried a status needs the correction. */
 function refusedAtStart(): void {
-  if (workflowInfo().typedSearchAttributes.get(HandrailStatus) !== undefined && railPatched(START_ATTRIBUTES_PATCH)) {
+  if (workflowInfo().typedSearchAttributes.get(HandrailStatus) !== undefined) {
     upsertSearchAttributes([{ key: HandrailStatus, value: 'rejected' }]);
   }
 }
@@ -208,8 +205,6 @@ class Job {
   readonly maxHops: number;
   readonly decisionTimeout: string;
   readonly traceparent: string;
-  /** On the `lean-rail` branch: a change is published at the next step's start (same workflow task), and only what changed. */
-  private readonly leanRail: boolean;
   /** The search attributes as visibility has them (last upserted, or set at the start), canonical JSON by key. */
   private readonly published = new Map<string, string>();
 
@@ -218,7 +213,6 @@ class Job {
     readonly pipeline: Pipeline,
     private readonly stages: StageProxies,
   ) {
-    this.leanRail = railPatched(LEAN_RAIL_PATCH);
     this.maxHops = request.max_hops ?? DEFAULT_MAX_HOPS;
     this.decisionTimeout = request.decision_timeout ?? DEFAULT_DECISION_TIMEOUT;
     this.traceparent = request.traceparent ?? newTraceparent();
@@ -226,7 +220,7 @@ class Job {
     const start = jobStart(request, pipeline, this.traceparent);
     this.package = start.package;
     this.stage = start.stage;
-    if (this.leanRail && railPatched(START_ATTRIBUTES_PATCH)) this.takeStartAttributes();
+    this.takeStartAttributes();
 
     setHandler(packageQuery, () => this.package, { description: 'The handoff.v1 package as it stands now.' });
     setHandler(acksQuery, () => this.acks, { description: 'Every ack of every hop, oldest first.' });
@@ -241,7 +235,6 @@ class Job {
         validator: (decision) => validateDecision(decision, this.escalation, this.pendingDecision !== undefined || this.claiming, this.openRecord?.id),
       },
     );
-    this.changed();
   }
 
   private take(decision: HumanDecision): DecisionReceipt {
@@ -285,7 +278,7 @@ class Job {
   /** Runs one agent hop; `recordHop` takes its outcome. Not async itself (deliver). */
   hop(step: HopStep): Promise<HopOutcome> {
     this.stage = step.to;
-    this.publishStep();
+    this.publish();
     return this.deliver(step);
   }
 
@@ -307,7 +300,7 @@ class Job {
     const pending = step.rule.fanOut.filter((stage) => !step.done.some((b) => b.stage === stage));
     this.stage = fanOutStage(pending);
     // A retried fan-out with every branch answered goes straight to its merge, which publishes.
-    if (pending.length > 0) this.publishStep();
+    if (pending.length > 0) this.publish();
     const settled = await Promise.allSettled(
       pending.map(async (stage): Promise<Branch> => {
         const hop: HopStep = {
@@ -355,7 +348,7 @@ class Job {
   private async merge(step: FanOutStep, branches: readonly Branch[]): Promise<Route | Ended | undefined> {
     const startedAt = Date.now();
     this.stage = MERGE_STAGE;
-    this.publishStep();
+    this.publish();
     const hop = mergeHop(this.package, step.rule);
     // The merge is a step of the job's trace like a hop: a span from the branches' join to its record.
     const traceMerge = (acks: AckRecord[], failure?: string) =>
@@ -396,7 +389,6 @@ class Job {
     this.package = { ...pkg, ...(summary !== undefined ? { summary } : {}), memory_refs, artifacts: [...pkg.artifacts, result.artifact], ack: final };
     if (result.body && typeof result.body === 'object') this.bodies[step.rule.merge] = result.body as Record<string, unknown>;
     this.acks.push(final);
-    this.changed();
     traceMerge([final]);
     return undefined;
   }
@@ -456,7 +448,6 @@ class Job {
     else this.acks.push(...outcome.acks);
     // A fan-out's branch ends in a workflow task of its own: no step starts in it to publish.
     if (admitted) this.publish();
-    else this.changed();
   }
 
   /**
@@ -479,7 +470,7 @@ class Job {
     const acksBefore = this.acks.length;
     this.acks.push(this.humanAck(hop, `escalated: ${step.reason}`));
     this.publish();
-    if (railPatched(HANDOFF_RECORDS_PATCH)) await this.beginRecord();
+    await this.beginRecord();
 
     try {
       let decided = await condition(() => this.pendingDecision !== undefined, this.decisionTimeout as Duration);
@@ -495,14 +486,9 @@ class Job {
       this.acks.push(this.humanAck(hop, describeDecision(decision), decision.actor));
       const hooks = decision.handoff_record === undefined ? await this.closeRecord('decided', decision) : this.claimedHooks;
       this.claimedHooks = undefined;
-      const next = this.apply(decision, step, hooks);
-      // The job runs again: the Web UI must stop listing it under HandrailStatus="escalated" now,
-      // not once the next hop is done. New command, hence the patch (docs/replay.md).
-      if (next !== 'rejected') {
-        if (this.leanRail) this.changed();
-        else if (railPatched(PUBLISH_AFTER_DECISION_PATCH)) this.publish();
-      }
-      return next;
+      // The job runs again: the next step's start (or the job's end) publishes it, in this same
+      // workflow task, so the Web UI stops listing it as escalated at once.
+      return this.apply(decision, step, hooks);
     } finally {
       // The human's hop is traced like any other, from the escalation to the decision (or the
       // timeout, or the job's cancellation).
@@ -605,16 +591,13 @@ class Job {
     // Awaited only when there is a record to close: a workflow promise costs a stack trace (runHop).
     if (this.openRecord) await this.closeRecord(status === 'cancelled' ? 'job_cancelled' : 'timed_out');
     // Handlers still running are awaited, and in a cancelled scope the wait throws and the job ends
-    // cancelled; otherwise nothing is awaited (a promise costs a stack trace, runHop). On
-    // `final-status-once` (asked only then) the wait comes before publishing, so a job cancelled
-    // during its write publishes `cancelled` alone, never `completed` first.
-    const unsettled = !allHandlersFinished() || CancellationScope.current().consideredCancelled;
-    const settleFirst = unsettled && railPatched(FINAL_STATUS_ONCE_PATCH);
-    if (settleFirst) await condition(allHandlersFinished);
+    // cancelled; otherwise nothing is awaited (a promise costs a stack trace, runHop). The wait
+    // comes before publishing, so a job cancelled during its write publishes `cancelled` alone,
+    // never `completed` first.
+    if (!allHandlersFinished() || CancellationScope.current().consideredCancelled) await condition(allHandlersFinished);
     this.status = status;
     this.reason = reason;
     this.publish();
-    if (unsettled && !settleFirst) await condition(allHandlersFinished);
     return {
       job_id: this.jobId,
       status,
@@ -647,18 +630,6 @@ class Job {
     };
   }
 
-  /** After a change: published at once, or on the `lean-rail` branch by the next step's start or
-   * the job's end — every change is followed by one in the same workflow task, so the Web UI sees
-   * it as soon — once per hop however many changes the hop made. */
-  private changed(): void {
-    if (!this.leanRail) this.publish();
-  }
-
-  /** A step (hop, fan-out, merge) starts: on the `lean-rail` branch, publish what changed since the last, the running stage included. */
-  private publishStep(): void {
-    if (this.leanRail) this.publish();
-  }
-
   /** Records `json` as the key's published value; false when it already was. */
   private publishedChange(key: string, json: string): boolean {
     if (this.published.get(key) === json) return false;
@@ -666,7 +637,7 @@ class Job {
     return true;
   }
 
-  /** On the `start-attributes` branch: what the job was started with counts as published
+  /** What the job was started with counts as published
    * (`startJob` sets the job's first attributes, workflows/rail/first-package.ts
    * `startingAttributes`), so the first hop upserts only what differs — nothing when the client
    * got them right, all of them when a caller set none. An absent list is an empty one: upserting
@@ -687,19 +658,20 @@ class Job {
       verdict: view.last_verdict,
       hops: view.hops,
       usdRemaining: view.usd_remaining,
-      // Keys added to an existing upsert need no patch: replay matches the command, not what it
-      // carries (the pre-pipeline histories, test/histories/before-validate-request.*, replay).
+      // Keys added to an existing upsert need no patch: replay matches the command, not what it carries.
       pipeline: this.pipeline.name,
       acks: [...new Set(this.acks.map((a) => a.ack))],
     };
   }
 
-  /** Keeps the Web UI current: search attributes for filtering (on the `lean-rail` branch only
-   * those that changed), markdown details for reading. */
+  /** Keeps the Web UI current: the search attributes that changed since the last upsert, for
+   * filtering, and markdown details for reading. A change is published when the next step (hop,
+   * fan-out, merge) starts or the job ends — every change is followed by one in the same workflow
+   * task — so once per hop however many changes the hop made. */
   private publish(): void {
     const view = this.view();
     const attributes = jobSearchAttributes(this.attributes(view));
-    const changed = this.leanRail ? attributes.filter((a) => this.publishedChange(a.key.name, canonicalJson(a.value))) : attributes;
+    const changed = attributes.filter((a) => this.publishedChange(a.key.name, canonicalJson(a.value)));
     if (changed.length > 0) upsertSearchAttributes(changed);
     setCurrentDetails(renderDetails(view, this.acks, this.handovers));
   }

@@ -9,37 +9,35 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
-  patched,
+  log,
   proxyActivities,
-  proxyLocalActivities,
   TimeoutFailure,
   workflowInfo,
   type ActivityFunctionWithOptions,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import { edgeOptions, inlineText, snapshotOf, type AckRecord, type HandoffV1, type Pipeline, type Snapshot, stageTaskQueue, type StageCard, type StageResult, type StageWork } from '../contracts/rail';
-import { needsLookupFirst } from './rail/ack';
-import { admitHop, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type Admission, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
+import { admitHop, claimsRecorded, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
 import { edgeSender } from './rail/hops';
 import { traceHop, type HopTrace } from './tracing';
-import { LEAN_RAIL_PATCH, NO_PROGRESS_PATCH, PRIOR_DELIVERY_PATCH, SETTLE_AT_RESERVATION_PATCH, STAGE_LOOKUP_PATCH, railPatched } from './patches';
 
 export type { HopOutcome, HopRequest };
 
 type StageActivity = (work: StageWork) => Promise<StageResult>;
 
-type PriorDelivery = { priorDelivery(input: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null> };
+/** The rail's own record of deliveries, served by the rail's worker (the workflow's task queue),
+ * never by a stage's: what a stage says about earlier deliveries is checked against it. */
+type DeliveryRecords = {
+  priorDelivery(input: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null>;
+  recordDelivery(input: { delivery_key: string; stage: string; package: HandoffV1; result: StageResult }): Promise<void>;
+};
 
-const { priorDelivery: priorDeliveryLocal } = proxyLocalActivities<PriorDelivery>({
+// One indexed read (or keyed insert). If the store stays unreachable the hop cannot be proven
+// new, so the delivery fails (visibly, with no write) rather than risk a second write.
+const { priorDelivery, recordDelivery } = proxyActivities<DeliveryRecords>({
   startToCloseTimeout: '10s',
   retry: { maximumAttempts: 6, maximumInterval: '10s' },
-});
-// One indexed read before any stage work. If the store stays unreachable the hop cannot be
-// proven new, so the delivery fails (visibly, with no write) rather than risk a second write.
-const { priorDelivery } = proxyActivities<PriorDelivery>({
-  startToCloseTimeout: '10s',
-  retry: { maximumAttempts: 6, maximumInterval: '10s' },
-  summary: 'duplicate check',
+  summary: 'delivery record',
 });
 
 /** The stage activities of a pipeline, proxied once per card when the rail is created (the
@@ -55,8 +53,9 @@ export function proxyStages(pipeline: Pipeline): StageProxies {
 const activityOptions = (card: StageCard) => ({ ...card.activity, taskQueue: stageTaskQueue(card, workflowInfo().taskQueue) });
 
 export interface HopOptions {
-  /** Ask the store whether this delivery already completed (deliveries from outside the rail):
-   * before the stage where only that could change the ack, else in the stage's activity. */
+  /** Deliveries from outside the rail (`stageHop`): the rail looks the delivery key up before any
+   * stage work, and records an accepted result itself, so a repeat is `duplicate` whoever serves
+   * the stage. `handoffJob` made every earlier delivery of its job itself: its keys are new. */
   checkPriorDelivery: boolean;
   stages: StageProxies;
   /** Told of the hop's first ack as soon as it is decided, before any work (the job reserves the
@@ -79,14 +78,8 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
   const trace = (acks: AckRecord[], hop: Pick<HopTrace, 'cost_usd' | 'ran' | 'failure'>) =>
     traceHop({ ...hop, job_id: a.jobId, acks, from: a.hop.from, stage: acks[0]!.stage, reason: r.reason, traceparent: acks[0]!.traceparent, started_at: startedAt, ended_at: Date.now() });
   try {
-    let prior: StageResult | null = null;
-    // Where the stage's activity answers a repeat, the rail does not look up first.
-    if (a.deliverable && !(options.checkPriorDelivery && stageLooksUp(a, r))) {
-      if (!railPatched(PRIOR_DELIVERY_PATCH)) prior = await priorDeliveryLocal({ delivery_key: a.key });
-      else if (options.checkPriorDelivery) prior = await priorDelivery({ delivery_key: a.key, package: a.arrived });
-    }
-    // Decided after the lookup, not reused from stageLooksUp: the wallet a hub's branches hold can
-    // change while a lookup is awaited.
+    const prior = a.deliverable && options.checkPriorDelivery ? await priorDelivery({ delivery_key: a.key, package: a.arrived }) : null;
+    // Decided after the lookup: the wallet a hub's branches hold can change while it is awaited.
     ack = stampAck(a, r, decideHop(a, r, prior), new Date());
     options.onAck?.(ack);
     // The package as delivered at this hop, refused or not (what arrived, when it is no package).
@@ -104,14 +97,14 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
         delivery_key: a.key,
         ...(edge ? { edge: edgeOptions(edge) } : {}),
         ...(r.hookResults?.length ? { hook_results: r.hookResults } : {}),
-        ...(inlineText(delivered.artifacts[0]) !== undefined && railPatched(LEAN_RAIL_PATCH) ? { store_entry: true as const } : {}),
+        ...(inlineText(delivered.artifacts[0]) !== undefined ? { store_entry: true as const } : {}),
       };
       const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
-      // Asked only on the branch that differs, so every other history is as before the patches.
-      const concluded = concludeHop(a, r, ack, new Date(), prior, answer, {
-        mayFlagNoProgress: () => railPatched(NO_PROGRESS_PATCH),
-        maySettleAtReservation: () => railPatched(SETTLE_AT_RESERVATION_PATCH),
-      });
+      // A stage's word that another delivery recorded this one is never taken: the rail looks.
+      const claimed = claimsRecorded(answer);
+      const recorded = claimed ? await priorDelivery({ delivery_key: a.key, package: a.arrived }) : null;
+      const concluded = concludeHop(a, r, ack, new Date(), prior, answer, recorded);
+      if (options.checkPriorDelivery && concluded.ok && concluded.result && !claimed) await recordAccepted(a.key, concluded.stage, a.arrived, concluded.result);
       // A stage stores the snapshot before its work, so one that answered holds it; one that failed
       // may have failed before (nobody picked the hop up, or it refused the delivery outright).
       outcome = withSnapshot(concluded, snapshot, 'result' in answer);
@@ -130,10 +123,16 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
   }
 }
 
-/** Whether the stage's own activity may answer a repeat (patch `stage-lookup`): asked only where
- * the lookup first could not change the ack. */
-function stageLooksUp(a: Admission, r: HopRequest): boolean {
-  return !needsLookupFirst(decideHop(a, r, null)) && patched(STAGE_LOOKUP_PATCH);
+/** The rail's record of a result it accepted for a direct delivery. A store that stays down costs
+ * only the record (logged): the result stands, and a repeat is then worked again by a stage that
+ * keeps no record of its own, as if never delivered. */
+async function recordAccepted(key: string, stage: string, arrived: HandoffV1, result: StageResult): Promise<void> {
+  try {
+    await recordDelivery({ delivery_key: key, stage, package: arrived, result });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('the rail could not record an accepted delivery', { delivery_key: key, error: String(err) });
+  }
 }
 
 /** The hop's first ack names its snapshot. One no stage stored (the hop was refused, or answered

@@ -40,10 +40,10 @@ export async function baselineJob(request: JobRequest & { traceparent: string })
 }
 
 /**
- * Which of handrail's extra history events a shaped chain leaves: `handrail`, all of them (its
- * patch marker, and SPEC's search attributes — set at the start, as `startJob` sets them, then
- * upserted at each later hop's start and at the job's end with the keys that changed, as the
- * rail publishes them); `marker`, the patch marker alone;
+ * Which of handrail's extra history events a shaped chain leaves: `handrail`, all of them (SPEC's
+ * search attributes — set at the start, as `startJob` sets them, then upserted at each later hop's
+ * start and at the job's end with the keys that changed, as the rail publishes them; the 1.0 rail
+ * records no patch marker); `marker`, a patch marker alone (what one post-1.0 patch costs);
  * `upsert-per-hop`, one upsert per hop and no marker — the event budget issue 19 allows.
  */
 export type HistoryShape = 'handrail' | 'marker' | 'upsert-per-hop';
@@ -52,10 +52,10 @@ export type HistoryShape = 'handrail' | 'marker' | 'upsert-per-hop';
  * The bare chain leaving a history shape (above), and nothing else: no check, no ack, no wallet.
  * Against the bare chain it shows what that history costs the server and the worker; against
  * handoffJob, what the rail's own work costs. A patch marker comes with sdk-core's
- * `TemporalChangeVersion` upsert, as the rail's consolidated patch does.
+ * `TemporalChangeVersion` upsert, as any patch the rail takes would.
  */
 export async function shapedBaselineJob(request: JobRequest & { traceparent: string }, shape: HistoryShape = 'handrail'): Promise<BaselineResult> {
-  if (shape !== 'upsert-per-hop') patched('bench-shape');
+  if (shape === 'marker') patched('bench-shape');
   let pkg = firstPackage(request, request.traceparent, ticketTriage);
   let receipt: unknown;
   let usd = request.budget.usd;

@@ -273,7 +273,7 @@ async function walkJob(job: RecordedJob, pipeline: Pipeline, run: StageRunner | 
     const answer = recorded.result ? { result: recorded.result, card } : { failure: recorded.failure ?? 'no result recorded' };
     // The stage echoes the ack it was delivered: the recorded one (the invariants check it, not the wording of its reason).
     const ack = delivered.ack ?? stampAck(admitted, request, decision, new Date(0));
-    const outcome: HopOutcome = concludeHop(admitted, request, ack, new Date(ack.at), null, answer, { mayFlagNoProgress: () => true, maySettleAtReservation: () => true });
+    const outcome: HopOutcome = concludeHop(admitted, request, ack, new Date(ack.at), null, answer);
     const mine = acks?.filter((a) => a.delivery_key === work.delivery_key && a.stage !== HUMAN);
     const afterWork = mine && mine.length > 0 ? ackDifference(mine, outcome.acks) : undefined;
     if (afterWork) differences.push(afterWork);

@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEntryUri, type HandoffV1, type StageResult, type StageWork } from '../../contracts';
 import { jobResult, startJob } from '../../src/operator/client';
 import { sha256Hex } from '../../src/worker/store/content';
-import { RAIL_2026_12_04_PATCH } from '../../workflows/patches';
 import type { JobStatusView } from '../../workflows/definitions';
 import { HandrailAck, HandrailAcks, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
 import { handrailUpserts, jobRequest, startRail, type Rail } from '../helpers/rail';
@@ -52,14 +51,13 @@ describe('the ticket by reference', () => {
     expect(later.every((w) => w.store_entry === undefined)).toBe(true);
   });
 
-  it('the history marks one patch, the newest generation, which includes lean-rail, and the package query shows the reference', async () => {
-    const patches = events.flatMap((e) => (e.markerRecordedEventAttributes?.markerName === 'core_patch' ? [decoded<{ id: string }>(e.markerRecordedEventAttributes.details!['patch-data']).id] : []));
-    expect(patches).toEqual([RAIL_2026_12_04_PATCH]);
+  it('the history marks no patch (the 1.0 rail has none), and the package query shows the reference', async () => {
+    expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toEqual([]);
     const pkg = await rail.client.workflow.getHandle(request.job_id).query<HandoffV1>('package');
     expect(JSON.stringify(pkg)).not.toContain(body);
   });
 
-  it('the same patch publishes only changed search attributes, once per step, ending as the status query says', async () => {
+  it('the rail publishes only changed search attributes, once per step, ending as the status query says', async () => {
     const handle = rail.client.workflow.getHandle(request.job_id);
     const upserts = handrailUpserts(events);
     // None at the first hop (startJob set the first attributes), one at each of the four later

@@ -113,9 +113,9 @@ describe('handrail replay against the dev server', () => {
   it('a change without a patch fails the finished and the open job by name, with the event; exit 1', async () => {
     const run = await handrail(['replay', '--job', done, '--query', RUNNING, '--workflows', 'test/replay/variants/timer-first.ts']);
     expect(run.code).toBe(1);
-    expect(run.stdout).toContain(`FAIL  ${done}: event 5 (MarkerRecorded) has no matching command\n`);
-    expect(run.stdout).toContain(`FAIL  ${waiting}: event 5 (MarkerRecorded) has no matching command\n`);
-    expect(run.stdout).toContain("hint: the history took patched('rail-2026-12-04') here");
+    expect(run.stdout).toContain(`FAIL  ${done}: the code issues StartTimer at event 5 (ActivityTaskScheduled)\n`);
+    expect(run.stdout).toContain(`FAIL  ${waiting}: the code issues StartTimer at event 5 (ActivityTaskScheduled)\n`);
+    expect(run.stdout).toContain("hint: the code now issues StartTimer where the history has ActivityTaskScheduled; keep recorded jobs on the old path: if (patched('<change-id>'))");
     expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('replayed 2 histories: 0 passed, 2 failed');
   });
 

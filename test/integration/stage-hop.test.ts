@@ -88,9 +88,10 @@ describe('stageHop: seed 001 hop tests on the real dev server', () => {
     expect(second.artifact).toEqual(first.artifact);
     expect(second.cost_usd).toBe(0);
     expect(await rail.store.listWrites(passed.job_id)).toHaveLength(1);
-    // Patch stage-lookup: no separate lookup; the writer's activity found its record before any work.
-    expect(await scheduledActivities(rail.client, first.workflowId)).toEqual(['writeback']);
-    expect(await scheduledActivities(rail.client, second.workflowId)).toEqual(['writeback']);
+    // The rail looks the key up itself and records the result it accepted, whoever serves the
+    // stage: the repeat is answered from the rail's lookup, and the writer is not asked again.
+    expect(await scheduledActivities(rail.client, first.workflowId)).toEqual(['priorDelivery', 'writeback', 'recordDelivery']);
+    expect(await scheduledActivities(rail.client, second.workflowId)).toEqual(['priorDelivery']);
     expect(second.acks).toEqual([second.ack]);
     // The trace on the ack is the trace on the package it acknowledged (seed 001 load check 4).
     expect(second.ack.traceparent).toBe(passed.trace.traceparent);

@@ -1,5 +1,5 @@
 /**
- * A job's first search attributes come with its start (patch `start-attributes`): `startJob` sets
+ * A job's first search attributes come with its start: `startJob` sets
  * them, so the Web UI and `handrail list` show a job before any worker picks it up, and the rail
  * upserts only what differs from what the start carried.
  */

@@ -53,10 +53,11 @@ describe('history files', () => {
 });
 
 describe('known problem (docs/replay.md)', () => {
-  // Recorded while the recorder polled the status query: the query closed a workflow task on the
-  // priorDelivery local-activity marker alone. The patch prior-delivery-activity removed the local
-  // activity from new executions; this pre-patch history still takes the old branch and fails.
-  it('a history with a workflow task closed on a lone local-activity marker fails replay on the code that recorded it', async () => {
+  // Recorded while the recorder polled the status query, when the rail still ran its duplicate
+  // lookup as a local activity: the query closed a workflow task on the local-activity marker
+  // alone, and SDK 1.24 failed to replay it even on the code that recorded it. The rail runs no
+  // local activity since, so no new history has this shape; this one is kept as the evidence.
+  it('a history with a workflow task closed on a lone local-activity marker fails replay', async () => {
     const [outcome] = await replayHistoryFiles([path.join(HISTORIES_DIR, 'known-problems', 'query-during-local-activity.json')], { workflowBundle });
     expect(describeReplayFailure(outcome!)).toMatch(/^query-during-local-activity\.json: DeterminismViolationError: .*Missing associated machine for LocalActivity/);
   });

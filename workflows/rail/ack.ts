@@ -94,17 +94,6 @@ function describeErrors(errors: ContractError[]): string {
   return shown.join('; ') + (errors.length > 3 ? ` (+${errors.length - 3} more)` : '');
 }
 
-/**
- * The refusals a prior delivery overrides: those ordered after `duplicate`. A hop decided without
- * the duplicate lookup needs the lookup first only when it would be one of these. An `accepted`
- * one does not: its stage's activity looks the delivery key up before any work, and the rail
- * decides again with what it found (concludeHop) — `duplicate` or `rejected_conflict`, as the
- * lookup first would have given. Refusals ordered before `duplicate` stand either way.
- */
-export function needsLookupFirst(withoutLookup: AckDecision): boolean {
-  return withoutLookup.ack === 'max_hops_exceeded' || withoutLookup.ack === 'cycle_detected' || withoutLookup.ack === 'rejected_budget';
-}
-
 export function ackRecord(decision: AckDecision, at: { stage: string; hop: Hop; deliveryKey: string; traceparent: string; now: Date; actor?: string }): AckRecord {
   return {
     ack: decision.ack,

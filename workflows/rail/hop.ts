@@ -212,20 +212,24 @@ export function noProgress(delivered: HandoffV1, settled: Settlement, card: Stag
   return codes.join() === failureCodes(before.failures).join() ? `"${card.name}" failed the work for the same reasons twice in a row: ${codes.join(', ')}` : undefined;
 }
 
-export interface ConcludeOptions {
-  /** Asked before a hop is acked `no_progress` (the shell's patch gate); false keeps the old ack. */
-  mayFlagNoProgress?: () => boolean;
-  /** Asked before a report above the hop's reservation is settled at the reservation (the shell's
-   * patch gate); false charges the whole report, as before reservations. */
-  maySettleAtReservation?: () => boolean;
+/** The invariant a stage breaks when it answers that another delivery recorded this one and the
+ * rail's own lookup of the delivery key finds no such record. */
+export const DUPLICATE_CLAIM_INVARIANT = 'duplicate_claim_verified';
+
+/** Whether the stage answered that another delivery already recorded this one: a claim the rail
+ * believes only from its own lookup (the shell looks the key up then, and only then). */
+export function claimsRecorded(answer: StageAnswer): boolean {
+  return 'result' in answer && answer.result.recorded_by_other !== undefined;
 }
 
 /**
  * The hop's outcome, from its ack and what the shell gathered: the prior result the duplicate
- * lookup found, and — when the hop was accepted and the stage ran — its answer. A result another
- * delivery recorded meanwhile is decided again (duplicate or rejected_conflict); otherwise the
- * output is settled, a hop that made no progress becomes a `no_progress` ack, and any broken
- * invariant a `rejected_invariant` ack.
+ * lookup found, and — when the hop was accepted and the stage ran — its answer, with the rail's
+ * own lookup when the answer claims another delivery recorded this one (`recorded`: what the
+ * lookup found, null or absent when nothing). A verified claim is decided again (duplicate or
+ * rejected_conflict), a false one is `rejected_invariant`; otherwise the output is settled, a hop
+ * that made no progress becomes a `no_progress` ack, and any broken invariant a
+ * `rejected_invariant` ack. A recorded result answered as a duplicate is checked too.
  */
 export function concludeHop(
   a: Admission,
@@ -234,11 +238,11 @@ export function concludeHop(
   now: Date,
   prior: StageResult | null,
   answer?: StageAnswer,
-  options: ConcludeOptions = {},
+  recorded?: StageResult | null,
 ): HopOutcome {
   const free = { costUsd: 0, overspentUsd: 0 };
   const refused = (extra: Partial<HopOutcome> = {}): HopOutcome => ({ acks: [ack], package: a.arrived && { ...a.arrived, ack }, ok: false, stage: a.stage, ...free, ...extra });
-  if (ack.ack === 'duplicate' && prior) return { acks: [ack], package: { ...prior.package, ack }, result: prior, ok: true, stage: a.stage, ...free };
+  if (ack.ack === 'duplicate' && prior) return answerFromRecord(a, r, ack, prior, now);
   if (ack.ack !== 'accepted' || !a.arrived || !a.card || !answer) return refused();
   const delivered = deliveredPackage({ ...a, arrived: a.arrived }, ack);
   // The rail's record of an accepted hop's ack carries its reservation and what it settled; the
@@ -258,21 +262,25 @@ export function concludeHop(
   }
 
   const { result, card } = answer;
-  // Another delivery recorded this key meanwhile (a concurrent twin, or a different package).
+  // The stage says another delivery recorded this key (a concurrent twin, a repeat, or a
+  // different package): only the rail's own record decides, and its package is checked.
   if (result.recorded_by_other) {
-    const again = stampAck(a, r, decideHop(a, r, result), now);
-    return again.ack === 'duplicate'
-      ? { acks: [again], package: { ...result.package, ack: again }, result, ok: true, stage: a.stage, ...free }
-      : refused({ acks: [again], package: { ...a.arrived, ack: again } });
+    if (!recorded) {
+      const reason = `"${card.name}" answered that another delivery already recorded this one; the rail finds no record under ${a.key}`;
+      const rejection = stampAck(a, r, { ack: 'rejected_invariant', invariant: DUPLICATE_CLAIM_INVARIANT, reason }, now, card.name);
+      return refused({ acks: [booked(0), rejection], package: { ...delivered, ack: rejection }, stage: card.name });
+    }
+    const again = stampAck(a, r, decideHop(a, r, recorded), now);
+    return again.ack === 'duplicate' ? answerFromRecord(a, r, again, recorded, now) : refused({ acks: [again], package: { ...a.arrived, ack: again } });
   }
   // Only a declared worst case caps the charge: a nominal cost is the offline figure, and a real
   // model's report above it is charged in full (down to an empty wallet, the rest overspent).
   const overReservation = a.card.maxCostUsd !== undefined && settle(reservedUsd, reportedUsd(result.cost_usd)).overspentUsd > 0;
-  const settled = settleHop(r.pipeline, delivered, result, card, overReservation && options.maySettleAtReservation?.() ? reservedUsd : undefined);
+  const settled = settleHop(r.pipeline, delivered, result, card, overReservation ? reservedUsd : undefined);
   const paid = { result, stage: card.name, costUsd: settled.costUsd, overspentUsd: settled.overspentUsd };
   const first = booked(settled.costUsd);
   const stalled = noProgress(delivered, settled, card);
-  if (stalled !== undefined && options.mayFlagNoProgress?.()) {
+  if (stalled !== undefined) {
     const reuse = settled.violations[0];
     const flag = stampAck(a, r, { ack: 'no_progress', reason: stalled, ...(reuse ? { invariant: reuse.invariant } : {}) }, now, card.name);
     return { acks: [first, flag], package: { ...settled.charged, ack: flag }, ok: false, failure: `no progress: ${stalled}`, ...paid };
@@ -288,6 +296,30 @@ export function concludeHop(
     return { acks: [first, rejection], package: { ...settled.charged, ack: rejection }, ok: false, ...paid };
   }
   return { acks: [first], package: settled.emitted ?? settled.charged, ok: true, ...paid };
+}
+
+/**
+ * A delivery answered from the rail's record of an earlier one (acked `duplicate`, free): the
+ * recorded package goes through the same invariants against the package this delivery carried
+ * (its hop block and ack are the rail's, as on any answer), so a record that would have been
+ * refused as a fresh result is refused as an answer too.
+ */
+function answerFromRecord(a: Admission, r: Pick<HopRequest, 'pipeline' | 'actor'>, ack: AckRecord, recorded: StageResult, now: Date): HopOutcome {
+  const answered: HopOutcome = { acks: [ack], package: { ...recorded.package, ack }, result: recorded, ok: true, stage: a.stage, costUsd: 0, overspentUsd: 0 };
+  if (!a.arrived || !a.card) return answered;
+  const delivered = deliveredPackage({ ...a, arrived: a.arrived }, ack);
+  const violations = recordViolations(r.pipeline, delivered, recorded, a.card);
+  if (violations.length === 0) return answered;
+  const rejection = stampAck(a, r, { ack: 'rejected_invariant', invariant: violations[0]!.invariant, reason: violations.map((v) => `${v.invariant}: ${v.reason}`).join('; ') }, now);
+  return { acks: [ack, rejection], package: { ...a.arrived, ack: rejection }, ok: false, stage: a.stage, costUsd: 0, overspentUsd: 0 };
+}
+
+/** Every invariant a recorded result breaks against `delivered`, the rail's hop block and ack put on it first. */
+function recordViolations(pipeline: Pipeline, delivered: HandoffV1, recorded: StageResult, card: StageCard): Violation[] {
+  const emitted = validateHandoff(recorded.package, { accept: card.packageVersions, registry: pipeline.versions });
+  if (!emitted.ok) return [{ invariant: 'emitted_schema_valid', reason: `the recorded package fails ${card.packageVersions.join(' | ')}` }];
+  const answered = { ...emitted.value, hop: delivered.hop, ack: delivered.ack };
+  return checkEmitted({ delivered, emitted: answered, artifact: recorded.artifact, body: recorded.body, costUsd: recorded.cost_usd, card });
 }
 
 /** A rejected package's own traceparent, when it carries a valid one: the ack of a refused hop

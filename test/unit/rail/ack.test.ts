@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AckRecord, HANDOFF_V1, defineStage } from '../../../contracts';
 import { newestArtifact, roleMismatch } from '../../../contracts';
-import { ackRecord, decideAck, needsLookupFirst, type AckFacts } from '../../../workflows/rail/ack';
+import { ackRecord, decideAck, type AckFacts } from '../../../workflows/rail/ack';
 import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from '../../../workflows/rail/hops';
 import {
   CHUNKS,
@@ -293,33 +293,6 @@ describe('decideAck precedence (ack.ts: schema, role/writer gate, duplicate, hop
   it('cycle beats budget', () => {
     const pkg = packageAt(['intake', 'retrieve', 'draft', 'retrieve'], [TICKET, INTAKE, CHUNKS], broke);
     expect(ackOf(factsFor(pkg, 'draft'))).toBe('cycle_detected');
-  });
-});
-
-describe('needsLookupFirst: where a prior delivery changes the ack (patch stage-lookup)', () => {
-  const chain = ['intake', 'retrieve', 'draft', 'retrieve'];
-  const broke = { budget: { usd_remaining: 0, revisions_remaining: 0 } };
-  // One delivery per ack a hop can get before any stage work, decided without the lookup.
-  const cases: [string, AckFacts][] = [
-    ['rejected_schema', factsFor(rawFixture('wrong-version.json'), 'judge')],
-    ['rejected_role', factsFor(at.afterIntake(), 'judge')],
-    ['rejected_invariant', factsFor({ ...at.afterJudge('pass'), evaluator: { last_verdict: 'fail', failures: ['x'] } }, 'writeback')],
-    ['max_hops_exceeded', factsFor(packageAt(chain, [TICKET, INTAKE, CHUNKS]), 'draft', { maxHops: 3 })],
-    ['cycle_detected', factsFor(packageAt(chain, [TICKET, INTAKE, CHUNKS]), 'draft')],
-    ['rejected_budget', factsFor({ ...at.afterDraft(), ...broke }, 'judge')],
-    ['accepted', factsFor(at.afterDraft(), 'judge')],
-  ];
-
-  it.each(cases)('%s: the lookup first is needed exactly when a prior delivery would change it and the stage cannot find out', (expected, facts) => {
-    const without = decideAck({ ...facts, alreadyDelivered: false });
-    expect(without.ack).toBe(expected);
-    for (const otherPackage of [false, true]) {
-      const withPrior = decideAck({ ...facts, alreadyDelivered: true, otherPackage });
-      const changed = withPrior.ack !== without.ack;
-      // An accepted hop reaches its stage, whose activity finds the record; concludeHop then decides again.
-      expect(changed, `other package: ${otherPackage}`).toBe(needsLookupFirst(without) || without.ack === 'accepted');
-      if (changed) expect(withPrior.ack).toBe(otherPackage ? 'rejected_conflict' : 'duplicate');
-    }
   });
 });
 

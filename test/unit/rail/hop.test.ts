@@ -128,14 +128,14 @@ describe('concludeHop: no progress', () => {
   const revision = packageAt(['intake', 'retrieve', 'draft', 'judge', 'draft'], [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT, SUMMARY_2], {
     evaluator: { last_verdict: 'fail', failures: ['citation_missing: no help-center key cited'] },
   });
-  const conclude = (pkg: HandoffV1, stage: string, output: (delivered: HandoffV1) => { pkg: HandoffV1; artifact: Artifact }, mayFlag = true) => {
+  const conclude = (pkg: HandoffV1, stage: string, output: (delivered: HandoffV1) => { pkg: HandoffV1; artifact: Artifact }) => {
     const r = request(stage, pkg);
     const admission = admitHop(r);
     const ack = stampAck(admission, r, decideHop(admission, r, null), new Date(0));
     expect(ack.ack).toBe('accepted');
     const { pkg: emitted, artifact } = output(deliveredPackage({ ...admission, arrived: admission.arrived! }, ack));
     const result: StageResult = { package: emitted, artifact, cost_usd: 0.005, body: { verdict: emitted.evaluator.last_verdict } };
-    return concludeHop(admission, r, ack, new Date(0), null, { result, card: ticketTriage.get(stage)! }, { mayFlagNoProgress: () => mayFlag });
+    return concludeHop(admission, r, ack, new Date(0), null, { result, card: ticketTriage.get(stage)! });
   };
   const verdict = (failures: string[]) => (d: HandoffV1) => ({
     pkg: emit(d, ref('verdict.v1', '7'), { evaluator: { last_verdict: failures.length > 0 ? ('fail' as const) : ('pass' as const), failures } }),
@@ -163,12 +163,6 @@ describe('concludeHop: no progress', () => {
     const outcome = conclude(at.afterJudge('fail'), 'draft', (d) => ({ pkg: emit(d, SUMMARY), artifact: SUMMARY }));
     expect(outcome.acks.map((a) => `${a.ack}${a.invariant ? ` (${a.invariant})` : ''}`)).toEqual(['accepted', 'no_progress (no_artifact_reuse)']);
   });
-
-  it('where the shell may not flag it (a history from before the patch), the old acks stand', () => {
-    expect(conclude(revision, 'judge', verdict(['citation_missing: still no key']), false).acks.map((a) => a.ack)).toEqual(['accepted']);
-    const reused = conclude(at.afterJudge('fail'), 'draft', (d) => ({ pkg: emit(d, SUMMARY), artifact: SUMMARY }), false);
-    expect(reused.acks.map((a) => a.ack)).toEqual(['accepted', 'rejected_invariant']);
-  });
 });
 
 describe('concludeHop: nobody picked the hop up', () => {
@@ -191,29 +185,61 @@ describe('concludeHop: settling a hop against its reservation', () => {
     const admission = admitHop(r);
     const ack = stampAck(admission, r, decideHop(admission, r, null), new Date(0));
     const emitted = emit(deliveredPackage({ ...admission, arrived: admission.arrived! }, ack), CHUNKS);
-    let asked = 0;
-    const outcome = concludeHop(admission, r, ack, new Date(0), null, { result: { package: emitted, artifact: CHUNKS, cost_usd: cost, body: {} }, card }, { maySettleAtReservation: () => (asked++, true) });
-    return { outcome, asked };
+    return concludeHop(admission, r, ack, new Date(0), null, { result: { package: emitted, artifact: CHUNKS, cost_usd: cost, body: {} }, card });
   };
 
-  it('a declared worst case caps the charge; the rest is the hop\'s overspend, and the patch is asked', () => {
-    const { outcome, asked } = settleRetrieve(0.05, { ...ticketTriage.get('retrieve')!, maxCostUsd: 0.004 });
+  it('a declared worst case caps the charge; the rest is the hop\'s overspend', () => {
+    const outcome = settleRetrieve(0.05, { ...ticketTriage.get('retrieve')!, maxCostUsd: 0.004 });
     expect(outcome).toMatchObject({ ok: true, costUsd: 0.004, overspentUsd: 0.046 });
     expect(outcome.acks[0]).toMatchObject({ reserved_usd: 0.004, settled_usd: 0.004 });
     expect(outcome.package?.budget.usd_remaining).toBe(0.996);
-    expect(asked).toBe(1);
   });
 
-  it('a nominal cost is no cap: a real report above it is charged in full, and the patch is not asked', () => {
-    const { outcome, asked } = settleRetrieve(0.05);
+  it('a nominal cost is no cap: a real report above it is charged in full', () => {
+    const outcome = settleRetrieve(0.05);
     expect(outcome).toMatchObject({ ok: true, costUsd: 0.05, overspentUsd: 0 });
     expect(outcome.acks[0]).toMatchObject({ reserved_usd: 0.002, settled_usd: 0.05 });
-    expect(asked).toBe(0);
   });
 
   it('the wallet pays at most what it holds: the job spent that, the rest is overspent', () => {
-    const { outcome } = settleRetrieve(0.05, ticketTriage.get('retrieve')!, 0.01);
+    const outcome = settleRetrieve(0.05, ticketTriage.get('retrieve')!, 0.01);
     expect(outcome).toMatchObject({ costUsd: 0.01, overspentUsd: 0.04 });
     expect(outcome.package?.budget.usd_remaining).toBe(0);
+  });
+});
+
+describe('concludeHop: what the rail is handed back is checked, a claimed duplicate too', () => {
+  /** retrieve, delivered after intake and accepted, answering `result`; the rail's lookup found `recorded`. */
+  const answer = (result: (delivered: HandoffV1) => StageResult, recorded?: StageResult | null) => {
+    const r = request('retrieve', at.afterIntake());
+    const admission = admitHop(r);
+    const ack = stampAck(admission, r, decideHop(admission, r, null), new Date(0));
+    const given = deliveredPackage({ ...admission, arrived: admission.arrived! }, ack);
+    return { given, outcome: concludeHop(admission, r, ack, new Date(0), null, { result: result(given), card: ticketTriage.get('retrieve')! }, recorded) };
+  };
+  const honest = (d: HandoffV1): StageResult => ({ package: emit(d, CHUNKS), artifact: CHUNKS, cost_usd: 0.002, body: {} });
+  const rich = (d: HandoffV1): StageResult => {
+    const result = honest(d);
+    return { ...result, package: { ...result.package, goal: 'Refund everyone', budget: { usd_remaining: 999, revisions_remaining: 9 } }, recorded_by_other: 'same' };
+  };
+
+  it('a claim the rail\'s lookup does not confirm is rejected_invariant naming it: nothing charged, the delivered package goes on', () => {
+    const { given, outcome } = answer(rich, null);
+    expect(outcome.acks.map((a) => `${a.ack} ${a.invariant ?? ''}`.trim())).toEqual(['accepted', 'rejected_invariant duplicate_claim_verified']);
+    expect(outcome).toMatchObject({ ok: false, costUsd: 0, package: { goal: given.goal, budget: given.budget, artifacts: given.artifacts } });
+    expect(outcome.result).toBeUndefined();
+  });
+
+  it('a claim the lookup confirms is answered from the rail\'s record, never the stage\'s package', () => {
+    const { given, outcome } = answer(rich, honest(at.afterIntake()));
+    expect(outcome.acks.map((a) => a.ack)).toEqual(['duplicate']);
+    expect(outcome).toMatchObject({ ok: true, costUsd: 0, package: { goal: given.goal, budget: given.budget } });
+  });
+
+  it('a record that breaks an invariant against this delivery is refused as an answer too', () => {
+    const grown = (d: HandoffV1): StageResult => ({ ...honest(d), package: { ...honest(d).package, budget: { ...d.budget, usd_remaining: 999 } } });
+    const { given, outcome } = answer(rich, grown(at.afterIntake()));
+    expect(outcome.acks.map((a) => `${a.ack} ${a.invariant ?? ''}`.trim())).toEqual(['duplicate', 'rejected_invariant budget_not_increased']);
+    expect(outcome).toMatchObject({ ok: false, costUsd: 0, package: { budget: given.budget } });
   });
 });

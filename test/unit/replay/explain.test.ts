@@ -11,13 +11,24 @@ import { temporal } from '@temporalio/proto';
 import { ReplayError } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { describe, expect, it } from 'vitest';
-import { historyFile } from '../../../scripts/replay/histories';
+import { HISTORIES_DIR, historyFile } from '../../../scripts/replay/histories';
 import { replayLine, replaySummary } from '../../../src/operator/cli/format';
 import { explainReplayError, readHistoryFile, withEnumNames, type ReplayOutcome } from '../../../src/replay';
 
 const enums = temporal.api.enums.v1;
 const happyPath = readHistoryFile(historyFile('happy-path'));
-const localActivityHop = readHistoryFile(historyFile('before-prior-delivery-activity.duplicate-delivery'));
+// A history from when the rail still ran a local activity (the known problem, docs/replay.md).
+const localActivityHop = readHistoryFile(path.join(HISTORIES_DIR, 'known-problems', 'query-during-local-activity.json'));
+
+/** The happy path as a run that took `patched(id)` in its first workflow task would have it: the
+ * marker as event 5 (the 1.0 rail asks no patch, so no recorded history has one). */
+function withPatchMarker(history: typeof happyPath, id: string): typeof happyPath {
+  const events = history.events ?? [];
+  const data = Buffer.from(JSON.stringify({ id, deprecated: false }));
+  const event = temporal.api.history.v1.HistoryEvent;
+  const marker = event.fromObject({ eventId: 5, eventType: enums.EventType.EVENT_TYPE_MARKER_RECORDED, markerRecordedEventAttributes: { markerName: 'core_patch', details: { 'patch-data': { payloads: [{ data }] } } } });
+  return { events: [...events.slice(0, 4), marker, ...events.slice(4).map((e) => event.fromObject({ ...event.toObject(event.fromObject(e)), eventId: Number(e.eventId) + 1 }))] };
+}
 
 /** What the SDK throws: core's reason wrapped in a Debug dump of the activation failure (SDK 1.24). */
 const violation = (reason: string) =>
@@ -57,15 +68,15 @@ describe('explainReplayError', () => {
   });
 
   it('a patch marker the code no longer calls patched() for: found in the history by its change id', () => {
-    expect(explainReplayError(violation('Non-deprecated patch marker encountered for change rail-2026-12-04, but there is no corresponding change command!'), happyPath)).toMatchObject({
+    expect(explainReplayError(violation('Non-deprecated patch marker encountered for change extra-step, but there is no corresponding change command!'), withPatchMarker(happyPath, 'extra-step'))).toMatchObject({
       eventId: 5,
       event: 'MarkerRecorded',
-      hint: expect.stringContaining("keep patched('rail-2026-12-04')"),
+      hint: expect.stringContaining("keep patched('extra-step')"),
     });
   });
 
   it('a local activity the code no longer schedules: found by its sequence number in the marker', () => {
-    expect(explainReplayError(violation('Missing associated machine for LocalActivity(1)'), localActivityHop)).toMatchObject({ eventId: 5, event: 'MarkerRecorded' });
+    expect(explainReplayError(violation('Missing associated machine for LocalActivity(1)'), localActivityHop)).toMatchObject({ eventId: 6, event: 'MarkerRecorded' });
   });
 
   it('another activity in the same slot: the new activity is the command; an id finds the event, a type cannot', () => {
@@ -73,7 +84,7 @@ describe('explainReplayError', () => {
       expect.objectContaining({ command: 'ScheduleActivityTask notify', hint: expect.stringContaining('schedules notify where the history has retrieve') }),
     );
     expect(explainReplayError(violation("Activity type of scheduled event 'retrieve' does not match activity type of activity command 'notify'"), happyPath)).not.toHaveProperty('eventId');
-    expect(explainReplayError(violation("Activity id of scheduled event '2' does not match activity id of activity command '1'"), happyPath)).toMatchObject({ eventId: 14, event: 'ActivityTaskScheduled', command: 'ScheduleActivityTask 1' });
+    expect(explainReplayError(violation("Activity id of scheduled event '2' does not match activity id of activity command '1'"), happyPath)).toMatchObject({ eventId: 12, event: 'ActivityTaskScheduled', command: 'ScheduleActivityTask 1' });
   });
 
   it('a replay error that is no determinism failure keeps the SDK message and a hint about the bundle', () => {
