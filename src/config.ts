@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import type { TLSConfig } from '@temporalio/client';
 
 /** Where handrail's own files live (its sources, the shipped corpus); an installed package's
  * folder, so nothing is ever written under it. */
@@ -21,14 +23,42 @@ export interface HandrailConfig {
   /** Root of the handover workspace (seed 000: `transcript_materialize` trace files):
    * HANDRAIL_WORKSPACE, else `<dataDir>/workspace`. */
   workspace: string;
+  /** TLS, API key and gRPC metadata for the Temporal connection, from Temporal's environment
+   * configuration (a `temporal.toml` profile, TEMPORAL_API_KEY, TEMPORAL_TLS*, …), as the
+   * `temporal` CLI and the SDKs read it. */
+  connection: TemporalConnectionExtras;
 }
 
-/** Reads configuration from the environment; every name here is documented in the README. */
+export interface TemporalConnectionExtras {
+  tls?: TLSConfig | boolean;
+  apiKey?: string;
+  metadata?: Record<string, string>;
+}
+
+/** Temporal's environment configuration (`@temporalio/envconfig`): the profile named by
+ * TEMPORAL_PROFILE (default `default`) in TEMPORAL_CONFIG_FILE or the per-user `temporal.toml`,
+ * overridden by TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY and TEMPORAL_TLS_*. */
+function temporalProfile(env: NodeJS.ProcessEnv) {
+  const vars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+  const { connectionOptions, namespace } = loadClientConnectConfig({ overrideEnvVars: vars, ...(vars.TEMPORAL_PROFILE ? { profile: vars.TEMPORAL_PROFILE } : {}) });
+  const { address, tls, apiKey, metadata } = connectionOptions;
+  const extras: TemporalConnectionExtras = {
+    ...(tls !== undefined && tls !== null ? { tls } : {}),
+    ...(typeof apiKey === 'string' ? { apiKey } : {}),
+    ...(metadata ? { metadata: metadata as Record<string, string> } : {}),
+  };
+  return { address, namespace, extras };
+}
+
+/** Reads configuration from the environment (and the Temporal profile, for the connection);
+ * every name here is documented in docs/. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): HandrailConfig {
   const dataDir = path.resolve(cwd, env.HANDRAIL_DATA_DIR || '.data');
+  const profile = temporalProfile(env);
   return {
-    temporalAddress: env.TEMPORAL_ADDRESS || 'localhost:7233',
-    namespace: env.TEMPORAL_NAMESPACE || 'default',
+    temporalAddress: profile.address || 'localhost:7233',
+    namespace: profile.namespace || 'default',
+    connection: profile.extras,
     taskQueue: env.HANDRAIL_TASK_QUEUE || 'handrail',
     dataDir,
     webUiUrl: (env.HANDRAIL_WEB_UI_URL || 'http://localhost:8233').replace(/\/+$/, ''),

@@ -30,7 +30,7 @@ export class NamespaceNotFoundError extends Error {
 /** gRPC status NOT_FOUND (grpc-js `status.NOT_FOUND`), which DescribeNamespace returns for an unknown namespace. */
 const GRPC_NOT_FOUND = 5;
 
-type Target = Pick<HandrailConfig, 'temporalAddress' | 'namespace'>;
+type Target = Pick<HandrailConfig, 'temporalAddress' | 'namespace'> & Partial<Pick<HandrailConfig, 'connection'>>;
 
 async function withDeadline<T>(what: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -48,7 +48,7 @@ async function withDeadline<T>(what: Promise<T>, ms: number): Promise<T> {
 export async function connectClient(target: Target, timeoutMs = 5_000): Promise<Connection> {
   let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ address: target.temporalAddress, connectTimeout: timeoutMs });
+    connection = await Connection.connect({ ...target.connection, address: target.temporalAddress, connectTimeout: timeoutMs });
     await withDeadline(connection.workflowService.describeNamespace({ namespace: target.namespace }), timeoutMs);
     return connection;
   } catch (err) {
@@ -61,7 +61,7 @@ export async function connectClient(target: Target, timeoutMs = 5_000): Promise<
 /** The worker's connection, with the same deadline. */
 export async function connectWorker(target: Target, timeoutMs = 5_000): Promise<NativeConnection> {
   try {
-    return await withDeadline(NativeConnection.connect({ address: target.temporalAddress }), timeoutMs);
+    return await withDeadline(NativeConnection.connect({ ...target.connection, address: target.temporalAddress }), timeoutMs);
   } catch (err) {
     throw new TemporalUnreachableError(target.temporalAddress, target.namespace, err);
   }
