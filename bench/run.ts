@@ -15,6 +15,7 @@
  * same stages (bench/hub/), and the handoff records API's list route against a bare Fastify
  * route (bench/api/). Markdown on stdout (with --json, the JSON report), JSON under results/.
  */
+import { handrailLogger } from '../src/worker/logger';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { Runtime, Worker } from '@temporalio/worker';
 import type { JobResult } from '../contracts';
 import { startJob, startSearchAttributes } from '../src/operator/client';
 import { ticketTriage } from '../contracts/pipelines';
@@ -121,7 +122,7 @@ interface SideFigures {
 }
 
 // Worker and replay chatter would bury the tables; warnings still show.
-Runtime.install({ logger: new DefaultLogger('WARN') });
+Runtime.install({ logger: handrailLogger() });
 
 /** One batch: N jobs started at once, each timed from its start call to its result. */
 async function runBatch(side: Side, tag: string, record: boolean, serverCpuMicros: () => number | undefined): Promise<void> {

@@ -8,12 +8,13 @@
  * every stage activity's start). Each should grow linearly in hops: the per-hop increment over
  * 10→20 is compared with the one over 1→5.
  */
+import { handrailLogger } from '../src/worker/logger';
 import { builtInPlugin } from '../src/pipelines';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import type { JobResult } from '../contracts';
 import { readArtifactBody, requireArtifact, stageActivities, SummaryMd, VerdictV1, writeArtifact, type StageActivity } from '../src';
 import { ticketTriage } from '../contracts/pipelines';
@@ -41,7 +42,7 @@ const LINEAR_WITHIN = 1.3;
 const PACKAGE_TARGET = 1.2;
 const STAGES: readonly string[] = ticketTriage.cards.map((card) => card.name);
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
+Runtime.install({ logger: handrailLogger() });
 
 /** A critic that fails the first `rounds` drafts of a job, then hands the draft to the real judge.
  * Its failure codes alternate: the rail stops a loop that fails twice for the same reasons. */

@@ -6,9 +6,10 @@
  *   HANDRAIL_WORKFLOW_BUNDLE a prebuilt bundle, so a restart takes a second, not a webpack run
  * Tells its parent `ready` over IPC and answers `usage` with its own rusage.
  */
+import { handrailLogger } from '../src/worker/logger';
 import { builtInPlugin } from '../src/pipelines';
 import fs from 'node:fs';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/built-in';
 import { loadConfig } from '../src/config';
 import { connectWorker } from '../src/connect';
@@ -33,7 +34,7 @@ function usage(): WorkerUsage {
 }
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: handrailLogger() });
   const kind = process.env.HANDRAIL_BENCH_WORKER as WorkerKind;
   const bundlePath = process.env.HANDRAIL_WORKFLOW_BUNDLE;
   if (!bundlePath || (kind !== 'handrail' && kind !== 'baseline')) throw new Error('set HANDRAIL_BENCH_WORKER=handrail|baseline and HANDRAIL_WORKFLOW_BUNDLE');

@@ -5,13 +5,14 @@
  * test/histories/results/<scenario>.json (the normalized result, for the results test).
  * Fixtures of scenarios no longer listed are left alone: old histories stay replayable on purpose.
  */
+import { handrailLogger } from '../src/worker/logger';
 import { BUILT_IN_WORKFLOWS, builtInPlugin } from '../src/pipelines';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../src/config';
 import { ensureDevServer, freePort } from '../src/devtools/devserver/server';
 import { SCENARIOS, normalizeResult, type Scenario } from '../test/scenarios';
@@ -29,7 +30,7 @@ async function main(): Promise<void> {
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
   const scenarios = wanted.length > 0 ? SCENARIOS.filter((s) => wanted.includes(s.name)) : SCENARIOS;
 
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: handrailLogger() });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-record-'));
   // In-memory history on free ports: recording never touches a developer's server or data.
   const server = await ensureDevServer({ port: await freePort(), uiPort: await freePort(), logFile: path.join(tmp, 'temporal-server.log') });

@@ -20,6 +20,7 @@ import { ensureDevServer, freePort } from './devtools/devserver/server';
 import { startJob } from './operator/client';
 import type { HandrailPlugin } from './plugin';
 import { openStore, type Store } from './worker/store';
+import { installHandrailLogger } from './worker/logger';
 import { createHandrailWorkers, runWorkers } from './worker/worker';
 
 export interface TestServer {
@@ -47,6 +48,8 @@ export interface TestWorker {
 /** Workers of `plugin` (its pipelines, activities and workflow module) on a fresh task queue,
  * with a store in a temp directory, and a client that knows the same plugin. */
 export async function startTestWorker<P extends readonly Pipeline[]>(server: Pick<TestServer, 'address' | 'namespace'>, plugin: HandrailPlugin<P>): Promise<TestWorker> {
+  // Warnings only, unless the test process installed a Temporal runtime of its own.
+  installHandrailLogger('WARN');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-test-'));
   const taskQueue = `test-${crypto.randomUUID()}`;
   const store = await openStore({ dataDir });

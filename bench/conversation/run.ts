@@ -2,13 +2,14 @@
  * `tsx bench/conversation/run.ts`: the "Conversation size vs history" section of `npm run bench`
  * alone, on a dev server of its own. Markdown on stdout, JSON under results/.
  */
+import { handrailLogger } from '../../src/worker/logger';
 import path from 'node:path';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { Runtime } from '@temporalio/worker';
 import { startLab } from '../lab';
 import { runMain, writeResults } from '../report';
 import { conversationMarkdown, conversationVsHistory } from './measure';
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
+Runtime.install({ logger: handrailLogger() });
 
 async function main(): Promise<void> {
   const lab = await startLab('bench-conversation');

@@ -2,14 +2,15 @@
  * `tsx bench/hub/run.ts [--jobs 5]`: the "Hub vs serial relay" section of `npm run bench` alone,
  * on a dev server of its own. Markdown on stdout, JSON under results/.
  */
+import { handrailLogger } from '../../src/worker/logger';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { Runtime } from '@temporalio/worker';
 import { startLab } from '../lab';
 import { runMain, writeResults } from '../report';
 import { hubMarkdown, hubVsRelay } from './measure';
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
+Runtime.install({ logger: handrailLogger() });
 
 const { values: args } = parseArgs({ options: { jobs: { type: 'string', default: '5' } } });
 

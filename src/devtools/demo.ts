@@ -5,10 +5,11 @@
  * afterwards, so the job stays visible; `npm run server:stop` stops both.
  * `npm run demo -- --pipeline <name>` runs the job through another built-in pipeline.
  */
+import { handrailLogger } from '../worker/logger';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { Runtime } from '@temporalio/worker';
 import { jobUrl, loadConfig } from '../config';
 import { connectHandrail, startJob } from '../operator/client';
 import { connectWorker } from '../connect';
@@ -34,7 +35,7 @@ function chosenPipeline(): string {
 async function main(): Promise<void> {
   const pipeline = chosenPipeline();
   // The demo prints its own story; worker chatter stays at warnings.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: handrailLogger() });
   const config = loadConfig();
   const settings = devServerSettings(config);
   const codec = await ensureCodecServer(config);

@@ -22,6 +22,7 @@ import { connectWorker } from '../connect';
 import { openStore, type Store } from './store';
 import { railSinks, tracingFromEnv } from './tracing';
 import { builtInPlugin } from '../pipelines';
+import { installHandrailLogger } from './logger';
 
 /**
  * How workflow code is run: data converter (the payload codec, src/codec.ts), workflow
@@ -186,6 +187,7 @@ export function handoverWorkspace(config: Pick<HandrailConfig, 'workspace'>, env
 }
 
 async function main(): Promise<void> {
+  installHandrailLogger('INFO');
   const config = loadConfig();
   const role = workerRole();
   // Only a process that runs writers reads the CRM's URL: the general side never looks at it.
