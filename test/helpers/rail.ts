@@ -2,6 +2,7 @@
  * Integration helpers: a real worker (the production activities over a real store) on the
  * suite's dev server, on a task queue of its own so test files never steal each other's tasks.
  */
+import { handrailLogger } from '../../src/worker/logger';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,7 +10,7 @@ import type { Tracer } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { Pipeline } from '../../contracts';
 import type { ActivityDeps } from '../../activities/deps';
@@ -39,7 +40,7 @@ export interface Rail {
 
 // Worker chatter (state changes, bundle stats) drowns test output; warnings still show.
 try {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: handrailLogger() });
 } catch {
   // Already installed by an earlier file in this worker process.
 }
