@@ -33,8 +33,18 @@ export interface TestServer {
 /** A dev server of the test run's own, with its history in memory; `stop()` ends it. */
 export async function startTestServer(opts: { log?: (message: string) => void } = {}): Promise<TestServer> {
   const [port, uiPort] = [await freePort(), await freePort()];
-  const server = await ensureDevServer({ port, uiPort, log: opts.log ?? (() => undefined) });
-  return { address: server.address, namespace: 'default', webUiUrl: server.webUiUrl, stop: () => server.stop() };
+  // The server's own log goes to a file of the run's, not into the test report.
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-test-server-'));
+  const server = await ensureDevServer({ port, uiPort, logFile: path.join(logDir, 'temporal-server.log'), log: opts.log ?? (() => undefined) });
+  return {
+    address: server.address,
+    namespace: 'default',
+    webUiUrl: server.webUiUrl,
+    async stop() {
+      await server.stop();
+      fs.rmSync(logDir, { recursive: true, force: true });
+    },
+  };
 }
 
 export interface TestWorker {

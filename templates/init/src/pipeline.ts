@@ -29,6 +29,8 @@ export const policy = defineStage({
   outputs: ['policy_check.v1'],
   criteria: ['names the limit of the claim’s category and whether the amount is within it'],
   nominalCostUsd: 0.002,
+  // A stage that runs beside others is reserved, and charged at most, its worst case.
+  maxCostUsd: 0.004,
 });
 
 export const fraud = defineStage({
@@ -37,6 +39,7 @@ export const fraud = defineStage({
   outputs: ['fraud_check.v1'],
   criteria: ['flags a merchant on the watch list or a round amount over 1,000 USD'],
   nominalCostUsd: 0.002,
+  maxCostUsd: 0.004,
 });
 
 // A critic: it judges, and may hold no write tools.
@@ -54,6 +57,7 @@ export const payout = defineStage({
   name: 'payout',
   role: 'writer',
   writes: 'payments',
+  tools: [{ name: 'payments.pay', access: 'write', system: 'payments' }],
   accepts: ['approval.v1'],
   outputs: ['payout.v1'],
   criteria: ['pays the approved amount to the employee, once'],

@@ -34,7 +34,7 @@ test('a claim within policy is checked twice at once, approved, and paid once to
   assert.equal(result.receipt?.system, 'payments');
   assert.equal(result.receipt?.reference, 'pay_ok-1');
   assert.equal(result.receipt?.write_key, 'expense-ok-1:payout:payout.v1');
-  assert.deepEqual(result.package.hop?.chain, ['client', 'extract', 'policy+fraud', 'merge', 'approver', 'payout']);
+  assert.deepEqual(result.package.hop?.chain, ['client', 'extract', 'policy', 'fraud', 'merge', 'approver', 'payout']);
 });
 
 test('starting the same job again attaches to it: still one payment', async () => {
@@ -52,8 +52,10 @@ test('an over-limit claim is refused by the approver and waits for a human; noth
 });
 
 test('an entry that does not match the pipeline’s schema is refused before any stage runs', async () => {
-  const result = await runJob(rail, { ...request('bad-1', 10), entry: { id: 'bad-1', amount_usd: -5 } });
-  assert.equal(result.status, 'rejected');
-  assert.match(result.reason ?? '', /entry/);
-  assert.equal(result.hops, 0);
+  const bad = { ...request('bad-1', 10), entry: { id: 'bad-1', amount_usd: -5 } };
+  // The client checks it first and names the fields…
+  await assert.rejects(startJob(rail.client, bad, { taskQueue: rail.taskQueue }), (err: Error) => err.name === 'InvalidJobRequestError' && /entry\.amount_usd/.test(err.message));
+  // …and the rail refuses it too when a start bypasses the client (any SDK, the CLI, the Web UI).
+  const handle = await rail.client.workflow.start('handoffJob', { taskQueue: rail.taskQueue, workflowId: 'expense-bad-1', args: [bad] });
+  await assert.rejects(handle.result(), (err: Error) => /invalid job request: entry/.test(String((err.cause as Error | undefined)?.message)));
 });
