@@ -1,5 +1,5 @@
 /**
- * README "Adding a stage", run: a stage defined in a test fixture (test/integration/fixtures/
+ * docs/authoring.md "Adding a stage", run: a stage defined in a test fixture (test/integration/fixtures/
  * authoring/) reaches the rail with no edit to the rail, the reference pipeline or the worker.
  */
 import path from 'node:path';

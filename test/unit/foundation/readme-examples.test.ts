@@ -1,9 +1,9 @@
 /**
- * README "Adding a stage" shows the files test/integration/authoring.test.ts runs
+ * docs/authoring.md "Adding a stage" shows the files test/integration/authoring.test.ts runs
  * (test/integration/fixtures/authoring/), with imports spelled as a user writes them. This test
- * keeps the two from drifting: each README block, its imports mapped to the fixture's relative
- * paths and its comments dropped, must equal the fixture file; and every name the README imports
- * from `handrail…` must be a real export of that entry (package.json `exports`).
+ * keeps the two from drifting: each block of the guide, its imports mapped to the fixture's
+ * relative paths and its comments dropped, must equal the fixture file; and every name the guide
+ * imports from `handrail…` must be a real export of that entry (package.json `exports`).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,15 +11,16 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const FIXTURES = path.join(ROOT, 'test', 'integration', 'fixtures', 'authoring');
-/** The fixture files the README shows, in the order it shows them. */
+/** The guide page that shows the example, and the fixture files it shows, in its order. */
+const GUIDE = path.join('docs', 'authoring.md');
 const SHOWN = ['notify-pipeline.ts', 'notify-activities.ts', 'notify-workflows.ts'];
 
-/** The `ts` code blocks of one README section, keyed by the file name on their first line (`// name.ts`). */
-function sectionBlocks(readme: string, heading: string): Map<string, string> {
-  const start = readme.indexOf(`\n## ${heading}\n`);
-  if (start < 0) throw new Error(`README has no "## ${heading}" section`);
-  const next = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, next < 0 ? undefined : next);
+/** The `ts` code blocks of one section of the guide, keyed by the file name on their first line (`// name.ts`). */
+function sectionBlocks(guide: string, heading: string): Map<string, string> {
+  const start = guide.indexOf(`\n## ${heading}\n`);
+  if (start < 0) throw new Error(`${GUIDE} has no "## ${heading}" section`);
+  const next = guide.indexOf('\n## ', start + 1);
+  const section = guide.slice(start, next < 0 ? undefined : next);
   const blocks = new Map<string, string>();
   for (const [, code] of section.matchAll(/```ts\n([\s\S]*?)```/g)) {
     const name = /^\/\/ ([\w.-]+\.ts)\b/.exec(code!)?.[1];
@@ -43,13 +44,13 @@ function packageEntries(): Map<string, string> {
 }
 const ENTRIES = packageEntries();
 
-/** The specifier a fixture in FIXTURES would use for what the README (files at the repository root) imports. */
+/** The specifier a fixture in FIXTURES would use for what the guide (files at the repository root) imports. */
 function fixtureSpecifier(specifier: string): string {
   const entry = ENTRIES.get(specifier);
   let target: string;
   if (entry) target = entry.replace(/\.ts$/, '').replace(/\/index$/, '');
   else if (specifier.startsWith('.')) {
-    // A sibling README file stays a sibling; anything else is a path from the repository root.
+    // A sibling file of the guide stays a sibling; anything else is a path from the repository root.
     const shown = SHOWN.find((f) => `./${f.replace(/\.ts$/, '')}` === specifier);
     if (shown) return specifier;
     target = path.join(ROOT, specifier);
@@ -80,15 +81,15 @@ function handrailImports(code: string): { specifier: string; names: string[] }[]
   }));
 }
 
-const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const blocks = sectionBlocks(readme, 'Adding a stage');
+const guide = fs.readFileSync(path.join(ROOT, GUIDE), 'utf8');
+const blocks = sectionBlocks(guide, 'Adding a stage');
 
-describe('README "Adding a stage" is the example the suite runs', () => {
+describe('docs/authoring.md "Adding a stage" is the example the suite runs', () => {
   it('shows every fixture file of the authoring test', () => {
     expect([...blocks.keys()].filter((name) => SHOWN.includes(name))).toEqual(SHOWN);
   });
 
-  it.each(SHOWN)('%s: the README block equals the fixture file', (name) => {
+  it.each(SHOWN)('%s: the block in the guide equals the fixture file', (name) => {
     const fixture = fs.readFileSync(path.join(FIXTURES, name), 'utf8');
     expect(normalize(blocks.get(name) ?? '', true)).toBe(normalize(fixture, false));
   });
