@@ -7,4 +7,4 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund && npm rebuild better-sqlite3
 COPY . .
 # SIGTERM from `docker stop` drains in-flight tasks (the SDK runtime handles it).
-CMD ["npx", "tsx", "src/worker/worker.ts"]
+CMD ["npx", "tsx", "src/worker/main.ts"]

@@ -1,8 +1,6 @@
 /**
- * The handrail worker: runs the rail (workflows) and the stages (activities).
- * `npm run worker` — configuration from the environment (src/config.ts); SIGINT/SIGTERM drain
- * in-flight tasks and stop (the SDK's runtime installs those handlers). HANDRAIL_WORKER_ROLE
- * picks one side of the per-stage split (general or writer); unset, it runs both.
+ * The handrail worker: the rail (workflows) and the stages (activities) of a plugin's pipelines,
+ * one Temporal worker per task queue they use. The shipped worker process is ./main.ts.
  */
 import fs from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
@@ -16,13 +14,10 @@ import { canonicalJson, stageTaskQueue, type Pipeline, type StageCard } from '..
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { handrailDataConverter } from '../codec';
 import type { HandrailPlugin } from '../plugin';
-import { crmDatabaseUrl, loadConfig, workerRole, type HandrailConfig, type WorkerRole } from '../config';
+import { loadConfig, type HandrailConfig, type WorkerRole } from '../config';
 import { createChatModel, modelConfigFromEnv } from './model';
-import { connectWorker } from '../connect';
-import { openStore, type Store } from './store';
-import { railSinks, tracingFromEnv } from './tracing';
-import { builtInPlugin } from '../pipelines';
-import { installHandrailLogger } from './logger';
+import type { Store } from './store';
+import { railSinks } from './tracing';
 
 /**
  * How workflow code is run: data converter (the payload codec, src/codec.ts), workflow
@@ -184,35 +179,4 @@ export async function runWorkers(workers: Worker[]): Promise<void> {
 export function handoverWorkspace(config: Pick<HandrailConfig, 'workspace'>, env: NodeJS.ProcessEnv = process.env): string {
   if (!env.HANDRAIL_WORKSPACE) fs.mkdirSync(config.workspace, { recursive: true });
   return config.workspace;
-}
-
-async function main(): Promise<void> {
-  installHandrailLogger('INFO');
-  const config = loadConfig();
-  const role = workerRole();
-  // Only a process that runs writers reads the CRM's URL: the general side never looks at it.
-  const crmUrl = role === 'general' ? undefined : crmDatabaseUrl();
-  const connection = await connectWorker(config);
-  const store = await openStore(config);
-  const crm = crmUrl ? await openStore({ databaseUrl: crmUrl }) : undefined;
-  const tracing = await tracingFromEnv();
-  try {
-    const workers = await createHandrailWorkers({ connection, plugin: builtInPlugin(), config, store, role, ...(crm ? { writes: crm } : {}), tracer: tracing.tracer, workspace: handoverWorkspace(config) });
-    const queues = workers.map((w) => `"${w.options.taskQueue}"`).join(', ');
-    const crmNote = role === 'general' ? 'no writers' : crm ? 'writes on their own database' : 'writes in the store';
-    console.log(`handrail worker polling ${queues} on ${config.temporalAddress} (role ${role}, namespace ${config.namespace}, store ${store.backend}, ${crmNote}). Ctrl-C stops it.`);
-    await runWorkers(workers);
-  } finally {
-    await tracing.shutdown();
-    await crm?.close();
-    await store.close();
-    await connection.close();
-  }
-}
-
-if (require.main === module) {
-  main().catch((err: Error) => {
-    console.error(err.message);
-    process.exit(1);
-  });
 }

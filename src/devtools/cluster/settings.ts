@@ -67,7 +67,7 @@ export function clusterWorkers(taskQueue: string, crmUrl: string): WorkerSpec[] 
   const worker = (name: string, role: WorkerRole, taskQueues: string[], env: Record<string, string> = {}): WorkerSpec => ({
     name,
     role,
-    script: 'src/worker/worker.ts',
+    script: 'src/worker/main.ts',
     env: { [WORKER_ROLE_ENV]: role, ...env },
     taskQueues,
     readyLine: /handrail worker polling/,
