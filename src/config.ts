@@ -40,7 +40,17 @@ export interface TemporalConnectionExtras {
  * overridden by TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY and TEMPORAL_TLS_*. */
 function temporalProfile(env: NodeJS.ProcessEnv) {
   const vars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
-  const { connectionOptions, namespace } = loadClientConnectConfig({ overrideEnvVars: vars, ...(vars.TEMPORAL_PROFILE ? { profile: vars.TEMPORAL_PROFILE } : {}) });
+  const options = { overrideEnvVars: vars, ...(vars.TEMPORAL_PROFILE ? { profile: vars.TEMPORAL_PROFILE } : {}) };
+  let loaded: ReturnType<typeof loadClientConnectConfig>;
+  try {
+    loaded = loadClientConnectConfig(options);
+  } catch (err) {
+    // A file someone named must be read; the per-user default is optional, and a process may
+    // run where it cannot read its home (a service user, a sandbox).
+    if (vars.TEMPORAL_CONFIG_FILE) throw new Error(`TEMPORAL_CONFIG_FILE ${vars.TEMPORAL_CONFIG_FILE}: ${(err as Error).message}`);
+    loaded = loadClientConnectConfig({ ...options, disableFile: true });
+  }
+  const { connectionOptions, namespace } = loaded;
   const { address, tls, apiKey, metadata } = connectionOptions;
   const extras: TemporalConnectionExtras = {
     ...(tls !== undefined && tls !== null ? { tls } : {}),
