@@ -115,7 +115,7 @@ describe('npm run cluster, on its own ports and data dir', () => {
     expect((await crm!.getCrmTicket(request.ticket.id))?.revision).toBe(1);
     expect(await store!.listWrites(request.job_id)).toHaveLength(0);
     // The general worker rode out the restart: it ran the workflow to the end.
-    expect(fs.readFileSync(general.logFile, 'utf8')).toMatch(/role general.*no CRM/);
+    expect(fs.readFileSync(general.logFile, 'utf8')).toMatch(/role general.*no writers/);
   }, 240_000);
 });
 
