@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     if (result.receipt) console.log(`receipt: ${result.receipt.write_key} → ${result.receipt.system} ${result.receipt.reference} (${result.receipt.status})`);
     console.log(`\nWeb UI: ${jobUrl(config, jobId)}${codec ? ` (payloads encrypted; the UI decodes them through the codec server at ${codec.url})` : ''}`);
     if (api) {
-      console.log(`Handoff records API: ${api.url} (OpenAPI at ${api.url}/openapi.json; user "demo", token in ${path.relative(process.cwd(), api.tokenFile)}): try \`npx handrail handoffs list\``);
+      console.log(`Handoff records API: ${api.url} (OpenAPI at ${api.url}/openapi.json; user "demo", token in ${path.relative(process.cwd(), api.tokenFile)}): try \`npm run cli -- handoffs list\``);
     }
     console.log(`The dev server${api ? ' and the API keep' : ' keeps'} running (${server.address}); stop ${api ? 'them' : 'it'} with \`npm run server:stop\`.`);
   } finally {
