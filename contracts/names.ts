@@ -36,7 +36,7 @@ export const BIDI_CONTROLS = '\\u202A-\\u202E\\u2066-\\u2069';
 // A private copy, like ID and SLUG above.
 const BIDI_CONTROL = new RegExp(`[${BIDI_CONTROLS}]`, 'gu');
 
-/** Text the rail shows but cannot refuse (a stage's output, a customer's ticket): each bidi
+/** Text the rail shows but cannot refuse (a stage's output, a caller's entry): each bidi
  * embedding, override or isolate becomes U+FFFD, visible where it was and reordering nothing. */
 export const neutraliseBidi = (text: string): string => text.replace(BIDI_CONTROL, '\uFFFD');
 

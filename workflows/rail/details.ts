@@ -3,7 +3,7 @@ import { neutraliseBidi, type AckRecord } from '../../contracts/rail';
 import type { JobStatusView } from '../definitions';
 
 // The Web UI's markdown reads `$…$` as maths: amounts inside free text are escaped. Free text may
-// quote a stage or a ticket, so a bidi override in it must not reorder what the operator reads.
+// quote a stage or a job's entry, so a bidi override in it must not reorder what the operator reads.
 const cell = (s: string) => neutraliseBidi(s).replace(/\|/g, '\\|').replace(/\$/g, '\\$').replace(/\n/g, ' ');
 
 /** What one hop's stage was handed over its edge, and the job's log after its turn. */
