@@ -8,9 +8,10 @@
  * complete — a hop to a stage, a fan-out and its merge, or an escalation to a human — and finish.
  */
 import { CancellationScope, allHandlersFinished, condition, isCancellation } from '@temporalio/workflow';
-import type { JobRequest, JobResult, JobStatus } from '../contracts/rail';
+import type { CarriedJob, JobRequest, JobResult, JobStatus } from '../contracts/rail';
 import { returnToSender, type Route } from './rail/routing';
 import { jobStart } from './rail/first-package';
+import { acceptCarried, continueDue, continueJob } from './job/continue-as-new';
 import { Escalations } from './job/escalation';
 import { fanOut } from './job/fan-out';
 import { hop } from './job/hops';
@@ -18,18 +19,20 @@ import { answerQueries } from './job/queries';
 import { acceptRequest, jobSettings, type RailPipelines } from './job/request';
 import { JobState } from './job/state';
 
-/** The `handoffJob` workflow for these pipelines: a job names one in `pipeline` (the first by default). */
-export function createHandoffJob(rail: RailPipelines): (request: JobRequest) => Promise<JobResult> {
-  return async function handoffJob(input: JobRequest): Promise<JobResult> {
+/** The `handoffJob` workflow for these pipelines: a job names one in `pipeline` (the first by
+ * default). `carried`: what the job's previous run handed on when it continued as new. */
+export function createHandoffJob(rail: RailPipelines): (request: JobRequest, carried?: CarriedJob) => Promise<JobResult> {
+  return async function handoffJob(input: JobRequest, carriedInput?: CarriedJob): Promise<JobResult> {
     const { request, pipeline } = acceptRequest(rail, input);
-    const settings = jobSettings(request);
-    const job = new JobState(settings, pipeline, rail.stages.get(pipeline.name)!, jobStart(request, pipeline, settings.traceparent));
+    const carried = acceptCarried(carriedInput, request);
+    const settings = jobSettings(request, carried?.traceparent);
+    const job = new JobState(settings, pipeline, rail.stages.get(pipeline.name)!, jobStart(request, pipeline, settings.traceparent), carried);
     answerQueries(job);
-    return await runJob(job, new Escalations(job));
+    return await runJob(request, job, new Escalations(job, carried?.escalations));
   };
 }
 
-async function runJob(job: JobState, humans: Escalations): Promise<JobResult> {
+async function runJob(request: JobRequest, job: JobState, humans: Escalations): Promise<JobResult> {
   const finish = (status: JobStatus, reason: string) => finishJob(job, humans, status, reason);
   try {
     let step: Route = job.route();
@@ -57,8 +60,11 @@ async function runJob(job: JobState, humans: Escalations): Promise<JobResult> {
           const conflict = outcome.acks.find((a) => a.ack === 'rejected_conflict');
           if (conflict) return await finish('rejected', conflict.reason);
           const reason = outcome.failure ?? outcome.acks[outcome.acks.length - 1]!.reason;
-          if (outcome.ok) step = job.route();
-          else if (outcome.acks.some((a) => a.ack === 'target_unavailable')) step = returnToSender(job.pipeline, job.package, step, reason);
+          if (outcome.ok) {
+            // Between two steps, nothing held or open: where a long job hands on to a new run.
+            if (continueDue(job.settings.continueAfter, humans.decisions.handled)) return await continueJob(request, job, humans);
+            step = job.route();
+          } else if (outcome.acks.some((a) => a.ack === 'target_unavailable')) step = returnToSender(job.pipeline, job.package, step, reason);
           else step = { kind: 'escalate', reason, resume: step.to, retry: step };
         }
       }

@@ -41,12 +41,13 @@ export function acceptRequest(rail: RailPipelines, input: unknown): { request: J
 }
 
 /** What the request fixes for the whole job. */
-export function jobSettings(request: JobRequest): JobSettings {
+export function jobSettings(request: JobRequest, carriedTraceparent?: string): JobSettings {
   return {
     maxHops: request.max_hops ?? DEFAULT_MAX_HOPS,
     decisionTimeout: request.decision_timeout ?? DEFAULT_DECISION_TIMEOUT,
-    traceparent: request.traceparent ?? newTraceparent(),
+    traceparent: request.traceparent ?? carriedTraceparent ?? newTraceparent(),
     owner: request.owner,
+    continueAfter: request.continue_after,
   };
 }
 

@@ -4,7 +4,7 @@
  * publishes it; the queries read it.
  */
 import { workflowInfo } from '@temporalio/workflow';
-import { isTranscriptUri, type AckRecord, type HandoffV1, type JobResult, type JobStatus, type Pipeline, type Snapshot, type WriteReceipt } from '../../contracts/rail';
+import { isTranscriptUri, type AckRecord, type CarriedJob, type HandoffV1, type JobRequest, type JobResult, type JobStatus, type Pipeline, type Snapshot, type WriteReceipt } from '../../contracts/rail';
 import type { Escalation, JobStatusView, RailStatus } from '../definitions';
 import type { HopOutcome, StageProxies } from '../hop';
 import { Reservations, addUsd } from '../rail/budget';
@@ -23,6 +23,7 @@ export interface JobSettings {
   decisionTimeout: string;
   traceparent: string;
   owner: string | undefined;
+  continueAfter: JobRequest['continue_after'];
 }
 
 export class JobState {
@@ -46,6 +47,10 @@ export class JobState {
   lastActor = '';
   countAtLastHumanDecision = 0;
   reason?: string;
+  /** This run's number: 1 unless earlier runs continued as new into it. */
+  readonly runs: number = 1;
+  /** Acks of earlier runs no longer kept (a run hands on the newest), counted by kind. */
+  readonly earlierAcks: Record<string, number> = {};
   private readonly visibility = new Visibility();
 
   constructor(
@@ -53,9 +58,25 @@ export class JobState {
     readonly pipeline: Pipeline,
     readonly stages: StageProxies,
     start: { package: HandoffV1; stage: string },
+    carried?: CarriedJob,
   ) {
     this.package = start.package;
     this.stage = start.stage;
+    if (carried) {
+      this.runs = carried.runs + 1;
+      this.package = carried.package;
+      this.stage = carried.stage;
+      Object.assign(this.bodies, carried.bodies);
+      this.spentUsd = carried.spent_usd;
+      this.overspentUsd = carried.overspent_usd;
+      this.receipt = carried.receipt;
+      this.acks.push(...carried.acks);
+      Object.assign(this.earlierAcks, carried.earlier_acks);
+      this.handovers.push(...carried.handovers);
+      for (const { uri, content } of carried.snapshots) this.snapshots.set(uri, content);
+      this.lastActor = carried.last_actor;
+      this.countAtLastHumanDecision = carried.count_at_last_human_decision;
+    }
   }
 
   get jobId(): string {
@@ -112,6 +133,7 @@ export class JobState {
       ...(last ? { last_ack: last } : {}),
       ...(this.escalation ? { escalation: publicEscalation(this.escalation) } : {}),
       ...(this.reason ? { reason: this.reason } : {}),
+      ...(this.runs > 1 ? { runs: this.runs, earlier_acks: this.earlierAcks } : {}),
     };
   }
 

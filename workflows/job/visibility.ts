@@ -51,6 +51,6 @@ export function jobAttributes(view: JobStatusView, pipeline: string, acks: reado
     hops: view.hops,
     usdRemaining: view.usd_remaining,
     pipeline,
-    acks: [...new Set(acks.map((a) => a.ack))],
+    acks: [...new Set([...Object.keys(view.earlier_acks ?? {}), ...acks.map((a) => a.ack)])],
   };
 }
