@@ -58,7 +58,7 @@ export class Escalations {
   /** The hop to the human: the job shows as escalated, with the decisions it allows. */
   private open(step: EscalateStep): Hop {
     const job = this.job;
-    const hop = nextHop(job.package.hop, HUMAN, step.reason, undefined, 'escalation');
+    const hop = nextHop(step.after ?? job.package.hop, HUMAN, step.reason, undefined, 'escalation');
     job.package = { ...job.package, hop };
     job.status = 'escalated';
     job.stage = HUMAN;

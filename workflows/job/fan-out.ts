@@ -9,7 +9,7 @@ import { mergeBranches } from '../activities';
 import { describeFailure } from '../hop';
 import { ackRecord } from '../rail/ack';
 import { charge } from '../rail/budget';
-import { branchFailure, branchSegments, failedBranch, mergeHop, mergeKey, mergedBody, mergedPackage } from '../rail/merge';
+import { branchFailure, branchesHop, branchSegments, failedBranch, inFanOutOrder, mergeHop, mergeKey, mergedBody, mergedPackage } from '../rail/merge';
 import { fanOutStage, type Branch, type FanOutStep, type HopStep, type Route } from '../rail/routing';
 import { traceHop } from '../tracing';
 import { deliver } from './hops';
@@ -38,14 +38,17 @@ export async function fanOut(job: JobState, step: FanOutStep): Promise<Route | E
   const ran = settled.map((s) => (s as PromiseFulfilledResult<Branch>).value);
   const answered = [...step.done, ...ran.filter((b) => b.outcome.ok)];
   const failed = failedBranch(step.rule, ran);
+  const hub = step.hub ?? step.package.hop;
   if (failed) {
     const ack = failed.outcome.acks[failed.outcome.acks.length - 1];
-    return { kind: 'escalate', reason: branchFailure(step.rule, failed), resume: failed.stage, retry: { ...step, done: answered }, ...(ack ? { ack } : {}) };
+    const after = branchesHop(hub, job.package.hop, inFanOutOrder(step.rule, answered).map((b) => b.stage));
+    const retry = { ...step, done: answered, ...(hub ? { hub } : {}) };
+    return { kind: 'escalate', reason: branchFailure(step.rule, failed), resume: failed.stage, retry, ...(ack ? { ack } : {}), ...(after ? { after } : {}) };
   }
   // A branch whose delivery key already holds another package's result ends the job, as a serial hop's does.
   const conflict = ran.flatMap((b) => b.outcome.acks).find((a) => a.ack === 'rejected_conflict');
   if (conflict) return { kind: 'ended', reason: conflict.reason };
-  return (await merge(job, step, answered)) ?? job.route();
+  return (await merge(job, { ...step, ...(hub ? { hub } : {}) }, answered)) ?? job.route();
 }
 
 /** One branch: the hub's package to one specialist, paid from the hub's wallet. */
@@ -81,7 +84,7 @@ async function merge(job: JobState, step: FanOutStep, branches: readonly Branch[
   const startedAt = Date.now();
   job.stage = MERGE_STAGE;
   job.publish();
-  const hop = mergeHop(job.package, step.rule);
+  const hop = mergeHop(step.hub ?? job.package.hop, step.rule, job.package.hop);
   // The merge is a step of the job's trace like a hop: a span from the branches' join to its record.
   const traceMerge = (acks: AckRecord[], failure?: string) =>
     traceHop({ job_id: job.jobId, stage: MERGE_STAGE, from: hop.from, reason: step.rule.reason, traceparent: job.settings.traceparent, started_at: startedAt, ended_at: Date.now(), acks, cost_usd: 0, ...(failure ? { failure } : {}) });

@@ -6,15 +6,14 @@
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { LIMITS, type AckRecord } from '../../../contracts';
+import { ticketTriage } from '../../../contracts/pipelines';
+import { acceptCarried, carry, continueDue } from '../../../workflows/job/continue-as-new';
+import { JobState } from '../../../workflows/job/state';
+import { jobAttributes } from '../../../workflows/job/visibility';
 import { fixturePackage } from '../rail/helpers';
 
-const info = { workflowId: 'job-1', historyLength: 10, continueAsNewSuggested: false, typedSearchAttributes: { getAll: () => [] } };
+const info = vi.hoisted(() => ({ workflowId: 'job-1', historyLength: 10, continueAsNewSuggested: false, typedSearchAttributes: { getAll: () => [] } }));
 vi.mock('@temporalio/workflow', async (real) => ({ ...(await real<object>()), workflowInfo: () => info, setHandler: () => undefined }));
-
-const { acceptCarried, carry, continueDue } = await import('../../../workflows/job/continue-as-new');
-const { JobState } = await import('../../../workflows/job/state');
-const { jobAttributes } = await import('../../../workflows/job/visibility');
-const { ticketTriage } = await import('../../../contracts/pipelines');
 
 const settings = { maxHops: 8, decisionTimeout: '7 days', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', owner: undefined, continueAfter: undefined };
 const humans = { records: { count: 2 } } as never;
