@@ -27,3 +27,10 @@ export const { beginHandoffRecord, closeHandoffRecord } = proxyActivities<Pick<R
   retry: { maximumAttempts: 8, maximumInterval: '30s' },
   summary: 'handoff record',
 });
+
+// A job id started again after its job completed: the earlier run's result, read once.
+export const { earlierJobResult } = proxyActivities<Pick<RailActivities, 'earlierJobResult'>>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 4, maximumInterval: '10s' },
+  summary: 'earlier run',
+});

@@ -16,6 +16,7 @@ import { Escalations } from './job/escalation';
 import { fanOut } from './job/fan-out';
 import { hop } from './job/hops';
 import { answerQueries } from './job/queries';
+import { answerAsEarlier, earlierResult } from './job/started-again';
 import { acceptRequest, jobSettings, type RailPipelines } from './job/request';
 import { JobState } from './job/state';
 
@@ -55,10 +56,14 @@ async function runJob(request: JobRequest, job: JobState, humans: Escalations): 
         }
         case 'hop': {
           const outcome = await hop(job, step);
-          // The job id's evidence belongs to another package (a closed job started again, say):
-          // no human decision can make it this job's, so the job ends here.
+          // The job id's evidence belongs to another package: no human decision can make it this
+          // job's, so the job ends here — as the earlier run did, when that is a completed job
+          // started again.
           const conflict = outcome.acks.find((a) => a.ack === 'rejected_conflict');
-          if (conflict) return await finish('rejected', conflict.reason);
+          if (conflict) {
+            const earlier = await earlierResult(job);
+            return earlier ? answerAsEarlier(job, earlier) : await finish('rejected', conflict.reason);
+          }
           const reason = outcome.failure ?? outcome.acks[outcome.acks.length - 1]!.reason;
           if (outcome.ok) {
             // Between two steps, nothing held or open: where a long job hands on to a new run.
