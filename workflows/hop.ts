@@ -17,7 +17,8 @@ import {
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import { edgeOptions, inlineText, snapshotOf, type AckRecord, type HandoffV1, type Pipeline, type Snapshot, stageTaskQueue, type StageCard, type StageResult, type StageWork } from '../contracts/rail';
-import { admitHop, claimsRecorded, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
+import { admitHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
+import { claimsRecorded, concludeHop } from './rail/conclude';
 import type { StageActivity } from '../activities/stage';
 import { priorDelivery, recordDelivery } from './activities';
 import { edgeSender } from './rail/hops';
