@@ -2,6 +2,7 @@
 import type { HandoffV1 } from '../contracts';
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/worker/store';
+import { earlierRunActivities } from './earlier-run';
 import { handoffRecordActivities } from './handoff-records';
 import { mergeActivities } from './merge';
 import { asAnswered, deliveryFacts, deliveryScope, packageSha, scopedJob, scopedKey } from './stage';
@@ -25,5 +26,6 @@ export function railActivities(store: Store) {
     },
     ...mergeActivities(store),
     ...handoffRecordActivities(store),
+    ...earlierRunActivities(),
   };
 }

@@ -26,8 +26,43 @@ export const JobRequest = z.looseObject({
   /** How long an escalation waits for a human `decide` before the job ends as `escalated`,
    * as a Temporal duration string (`30s`, `4h`, `7 days`); the rail defaults to 7 days. */
   decision_timeout: z.string().max(32).regex(/^\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w|seconds?|minutes?|hours?|days?|weeks?)$/).optional(),
+  /** When a run of the job continues as new (same job id, same queries): once its history holds
+   * `events` events or it took `updates` decisions, whichever comes first; Temporal's own
+   * suggestion (history size or length) always counts. The rail defaults to 10,000 events and
+   * 1,000 decisions, below Temporal's 10,240-event warning and 2,000 updates per run; tests set
+   * them low to see a job continue. */
+  continue_after: z.strictObject({ events: z.int().min(1).optional(), updates: z.int().min(1).optional() }).optional(),
 });
 export type JobRequest = z.infer<typeof JobRequest>;
+
+/** What a run of a job hands the next when it continues as new, between two steps (no hop running,
+ * so no reservation held; no escalation open): the new run takes it as its second input and checks
+ * it like any input. Acks beyond the newest `LIMITS.acks` are kept as a count per kind. */
+export const CarriedJob = z.strictObject({
+  /** Runs of the job before the one this starts. */
+  runs: count.min(1),
+  package: handoffV1,
+  stage: text(LIMITS.name * 4),
+  traceparent,
+  /** Bodies of the newest artifact of each type (routing reads them). */
+  bodies: z.record(z.string().max(LIMITS.name), z.record(z.string(), z.unknown())),
+  spent_usd: usd,
+  overspent_usd: usd,
+  receipt: WriteReceipt.optional(),
+  acks: list(AckRecord, LIMITS.acks),
+  /** Acks of earlier runs no longer kept, counted by kind. */
+  earlier_acks: z.record(z.string().max(LIMITS.name), count),
+  /** Per hop that ran: the handover its stage got and the job's log after it (the details). */
+  handovers: list(
+    z.strictObject({ hop: count, stage: text(LIMITS.name * 4), used: text(LIMITS.name).optional(), tokens: count.optional(), fell_back: z.boolean().optional(), transcript: text(LIMITS.uri).optional() }),
+    LIMITS.acks,
+  ),
+  snapshots: list(z.strictObject({ uri: text(LIMITS.uri), content: z.string() }), 16),
+  last_actor: text(LIMITS.id),
+  count_at_last_human_decision: count,
+  escalations: count,
+});
+export type CarriedJob = z.infer<typeof CarriedJob>;
 
 export const JobStatus = z.enum(['completed', 'escalated', 'rejected', 'cancelled']);
 export type JobStatus = z.infer<typeof JobStatus>;

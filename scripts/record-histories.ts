@@ -7,6 +7,7 @@
  */
 import { handrailLogger } from '../src/worker/logger';
 import { BUILT_IN_WORKFLOWS, builtInPlugin } from '../src/pipelines';
+import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
         const own = scenario.activities ? await startWorkers(taskQueue, scenario) : undefined;
         let run: Awaited<ReturnType<Scenario['run']>>;
         try {
-          run = await scenario.run({ client, taskQueue }, jobId);
+          run = await scenario.run({ client, taskQueue, pipelines: BUILT_IN_PIPELINES }, jobId);
         } finally {
           if (own) await stopWorkers(own);
         }

@@ -5,7 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { HandrailActivities } from '../activities/built-in';
-import { isSnapshotUri, isTranscriptUri, type HandoffV1, type JobRequest, type JobResult } from '../contracts';
+import { isSnapshotUri, isTranscriptUri, type HandoffV1, type JobRequest, type JobResult, type Pipeline } from '../contracts';
 import { decideUpdate } from '../workflows/definitions';
 import { firstPackage } from '../workflows/rail/first-package';
 import { HandrailStatus } from '../workflows/search-attributes';
@@ -19,6 +19,8 @@ import { ticketTriage } from '../contracts/pipelines/ticket-triage';
 export interface ScenarioRail {
   client: Client;
   taskQueue: string;
+  /** The worker's pipelines, for the start attributes `startJob` sets (the client's plugin's when absent). */
+  pipelines?: readonly Pipeline[];
 }
 
 export interface ScenarioRun {
@@ -150,6 +152,12 @@ export const SCENARIOS: readonly Scenario[] = [
     summary: 'a refund ticket relays intake → retrieve → draft → judge (pass) → writeback',
     run: (rail, jobId) => job(rail, refundJob(jobId, 'tkt_happy')),
     check: jobEnded('completed', ['judge:accepted', 'writeback:accepted']),
+  },
+  {
+    name: 'continued-as-new',
+    summary: 'the happy path with a low continue-as-new threshold (20 events): the job hands on to a new run mid-relay, which completes it (the history is the last run, started with the carried state)',
+    run: (rail, jobId) => job(rail, refundJob(jobId, 'tkt_continued', { continue_after: { events: 20 } })),
+    check: jobEnded('completed', ['intake:accepted', 'judge:accepted', 'writeback:accepted']),
   },
   {
     name: 'revise-then-pass',

@@ -11,7 +11,8 @@
  * the default. Stage activities are proxied once here, not per hop.
  */
 import type { Pipeline } from '../contracts/rail';
-import { createHandoffJob, type RailPipelines } from './handoff-job';
+import { createHandoffJob } from './handoff-job';
+import type { RailPipelines } from './job/request';
 import { proxyStages } from './hop';
 import { createStageHop } from './stage-hop';
 

@@ -34,6 +34,10 @@ export interface JobStatusView {
   escalation?: Escalation;
   /** Why the job ended, once it has. */
   reason?: string;
+  /** Once the job has continued as new: this run's number (from 1), and the acks of earlier
+   * runs the `acks` query no longer returns (it keeps the newest), counted by kind. */
+  runs?: number;
+  earlier_acks?: Record<string, number>;
 }
 
 export interface DecisionReceipt {
@@ -44,6 +48,8 @@ export interface DecisionReceipt {
 }
 
 export const packageQuery = defineQuery<HandoffV1>('package');
+/** Every ack of every hop, oldest first; once the job has continued as new, the newest ones it
+ * kept (`status.earlier_acks` counts the rest by kind). */
 export const acksQuery = defineQuery<AckRecord[]>('acks');
 export const statusQuery = defineQuery<JobStatusView>('status');
 /** A snapshot no stage's worker stored (a refused hop, a duplicate, a hop to a human), by its

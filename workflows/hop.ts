@@ -17,28 +17,14 @@ import {
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import { edgeOptions, inlineText, snapshotOf, type AckRecord, type HandoffV1, type Pipeline, type Snapshot, stageTaskQueue, type StageCard, type StageResult, type StageWork } from '../contracts/rail';
-import { admitHop, claimsRecorded, concludeHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
+import { admitHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
+import { claimsRecorded, concludeHop } from './rail/conclude';
+import type { StageActivity } from '../activities/stage';
+import { priorDelivery, recordDelivery } from './activities';
 import { edgeSender } from './rail/hops';
 import { traceHop, type HopTrace } from './tracing';
 
 export type { HopOutcome, HopRequest };
-
-type StageActivity = (work: StageWork) => Promise<StageResult>;
-
-/** The rail's own record of deliveries, served by the rail's worker (the workflow's task queue),
- * never by a stage's: what a stage says about earlier deliveries is checked against it. */
-type DeliveryRecords = {
-  priorDelivery(input: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null>;
-  recordDelivery(input: { delivery_key: string; stage: string; package: HandoffV1; result: StageResult }): Promise<void>;
-};
-
-// One indexed read (or keyed insert). If the store stays unreachable the hop cannot be proven
-// new, so the delivery fails (visibly, with no write) rather than risk a second write.
-const { priorDelivery, recordDelivery } = proxyActivities<DeliveryRecords>({
-  startToCloseTimeout: '10s',
-  retry: { maximumAttempts: 6, maximumInterval: '10s' },
-  summary: 'delivery record',
-});
 
 /** The stage activities of a pipeline, proxied once per card when the rail is created (the
  * workflow's info is set by then: writers go to the writers' queue next to the job's). */

@@ -6,7 +6,7 @@
 import { ApplicationFailure, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { refusalLines, validators, type AckRecord, type Artifact, type HandoffV1, type StageHopRequest } from '../contracts/rail';
 import { snapshotQuery } from './definitions';
-import { pipelineFor, type RailPipelines } from './handoff-job';
+import { pipelineFor, type RailPipelines } from './job/request';
 import { runHop } from './hop';
 import { DEFAULT_MAX_HOPS } from './rail/hops';
 import { HandrailAck, HandrailStage, HandrailStatus } from './search-attributes';

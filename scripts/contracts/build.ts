@@ -53,6 +53,7 @@ export const SCHEMAS: readonly SchemaEntry[] = [
   { name: 'merged_branches', exportName: 'mergedBranches', typeName: 'MergedBranches', schema: c.MergedBranches },
   { name: 'job_request', exportName: 'jobRequest', typeName: 'JobRequest', schema: c.JobRequest },
   { name: 'job_result', exportName: 'jobResult', typeName: 'JobResult', schema: c.JobResult },
+  { name: 'carried_job', exportName: 'carriedJob', typeName: 'CarriedJob', schema: c.CarriedJob },
   { name: 'human_decision', exportName: 'humanDecision', typeName: 'HumanDecision', schema: c.HumanDecision },
   { name: 'stage_hop_request', exportName: 'stageHopRequest', typeName: 'StageHopRequest', schema: c.StageHopRequest },
   { name: 'handoff_record', exportName: 'handoffRecord', typeName: 'HandoffRecord', schema: c.HandoffRecord },

@@ -162,9 +162,17 @@ export class JobClosedError extends Error {
 
 const QUERY_DEADLINE_MS = 10_000;
 
+/** How a run ended that the rail did not end itself (stopped from outside: terminated, timed
+ * out; or failed), as Temporal says, lower-case. A terminated run runs no code, so its search
+ * attributes keep what the rail last published; readers ask Temporal instead. */
+export type EndedOutsideRail = 'terminated' | 'timed_out' | 'failed' | 'canceled';
+
+/** A job's status as an operator reads it: the rail's view, or how Temporal ended the run. */
+export type JobStatusShown = Omit<JobStatusView, 'status'> & { status: JobStatusView['status'] | EndedOutsideRail };
+
 /** Everything an operator reads about one job. */
 export interface JobView {
-  status: JobStatusView;
+  status: JobStatusShown;
   package: HandoffV1;
   acks: AckRecord[];
   /** Temporal's own status of the run (RUNNING, COMPLETED, TERMINATED, ...). */
@@ -189,8 +197,12 @@ async function describeJob(client: Client, jobId: string) {
  * when the run was stopped from outside (terminated, timed out) while the rail said `running` or
  * `escalated`. */
 function endedAs(described: Awaited<ReturnType<typeof describeJob>>): string {
-  const rail = described.typedSearchAttributes.get(HandrailStatus);
-  return rail !== undefined && !OPEN_RAIL_STATUSES.has(rail) ? rail : described.status.name.toLowerCase();
+  return shownStatus(described.typedSearchAttributes.get(HandrailStatus), described.status.name) ?? '';
+}
+
+/** The status a job shows: the rail's, unless the run closed while the rail said it was under way. */
+function shownStatus(rail: string | undefined, runStatus: string): string | undefined {
+  return runStatus === 'RUNNING' || (rail !== undefined && !OPEN_RAIL_STATUSES.has(rail)) ? rail : runStatus.toLowerCase();
 }
 
 /** Rail statuses of a job still under way: a closed run that last said one of these was stopped from outside. */
@@ -238,7 +250,10 @@ async function readJob(client: Client, jobId: string, described: DescribedJob): 
     // include at least every hop the status reflects (a follower never misses the last ones).
     const status = await handle.query(statusQuery);
     const [pkg, acks] = await Promise.all([handle.query(packageQuery), handle.query(acksQuery)]);
-    return { ...run, status, package: pkg, acks };
+    // A run stopped from outside answers as it stood when stopped: it ended as Temporal says.
+    if (described.status.name === 'RUNNING') return { ...run, status, package: pkg, acks };
+    const { escalation: _open, ...ended } = status;
+    return { ...run, status: { ...ended, status: described.status.name.toLowerCase() as EndedOutsideRail }, package: pkg, acks };
   });
 }
 
@@ -264,7 +279,7 @@ function statusFromResult(result: JobResult, stage: string | undefined): JobStat
 
 /** What changed since the previous poll of a followed job. */
 export interface JobProgress {
-  status: JobStatusView;
+  status: JobStatusShown;
   /** Acks recorded since the previous progress (on the first: all but the `seenAcks` oldest);
    * the newest is `status.last_ack`. */
   acks: AckRecord[];
@@ -429,7 +444,7 @@ export async function listJobs(client: Client, filter: JobFilter = {}): Promise<
     const attrs = w.typedSearchAttributes;
     jobs.push({
       job_id: w.workflowId,
-      status: attrs.get(HandrailStatus) ?? '',
+      status: shownStatus(attrs.get(HandrailStatus), w.status.name) ?? '',
       pipeline: attrs.get(HandrailPipeline) ?? '',
       stage: attrs.get(HandrailStage) ?? '',
       ack: attrs.get(HandrailAck) ?? '',

@@ -5,7 +5,7 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SummaryMd } from '../../contracts';
-import { cancelJob, startJob } from '../../src/operator/client';
+import { cancelJob, getJob, startJob } from '../../src/operator/client';
 import { decideUpdate, statusQuery } from '../../workflows/definitions';
 import { HandrailStatus } from '../../workflows/search-attributes';
 import { SCENARIOS } from '../scenarios';
@@ -151,6 +151,11 @@ describe('handoffJob on the real dev server', () => {
     await waitForStatus(handle, 'escalated');
     await handle.terminate('test over');
     await expect(cancelJob(rail.client, request.job_id)).rejects.toThrow(`job "${request.job_id}" already ended (terminated)`);
+    // Read back, the job says what Temporal says, with the package and acks it held.
+    const view = await getJob(rail.client, request.job_id);
+    expect(view.status.status).toBe('terminated');
+    expect(view.status.escalation).toBeUndefined();
+    expect(view.acks.at(-1)?.stage).toBe('human');
   });
 
   it('cancelled during its write: the write finishes, and the job publishes its ending once, cancelled, never completed first', async () => {

@@ -138,6 +138,21 @@ describe('hub with parallel specialists', () => {
     expect(result.spent_usd).toBeCloseTo(settledTotal(result.acks), 9);
     // The refused branch added no segment; its run after the top-up did, once, after policy's.
     expect(splitSummary(result.package.summary).map((s) => s.split(' → ', 1)[0]!.replace(/^hop \d+ /, ''))).toEqual(['intake', 'policy', 'account', 'brief', 'judge', 'writeback']);
+    // The human follows the branches at their hop, the re-run branch runs at it too, and the
+    // chain lists each stage after the one it followed.
+    expect(result.acks.map((a) => `${a.stage}:${a.ack}:${a.hop}`)).toEqual([
+      'intake:accepted:0',
+      'policy:accepted:1',
+      'account:rejected_budget:1',
+      'human:accepted:1',
+      'human:accepted:1',
+      'account:accepted:1',
+      'merge:accepted:2',
+      'brief:accepted:3',
+      'judge:accepted:4',
+      'writeback:accepted:5',
+    ]);
+    expect(result.package.hop?.chain).toEqual(['client', 'intake', 'policy', 'human', 'account', 'merge', 'brief', 'judge', 'writeback']);
   });
 
   it('a stage that reports more than its reservation is charged the reservation and the hop flagged overspent', async () => {

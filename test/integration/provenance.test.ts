@@ -11,7 +11,8 @@ import type { AckRecord, HandoffV1, JobRequest, JobResult } from '../../contract
 import type { StageHopRequest } from '../../workflows/stage-hop';
 import { firstPackage } from '../../workflows/rail/first-package';
 import { startJob } from '../../src/operator/client';
-import { deliverHop, jobRequest, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
+import { deliverHop, jobRequest, startRail, uniqueId, upsertedValues, waitForStatus, type Rail } from '../helpers/rail';
+import { HandrailStatus } from '../../workflows/search-attributes';
 import { SEED_TRACEPARENT } from '../scenarios';
 import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
 
@@ -165,9 +166,9 @@ describe('duplicates are recognised by content, and a job id is one job', () => 
     expect(await rail.store.listWrites(pkg.job_id)).toHaveLength(1);
   });
 
-  it('4. starting a closed job id again (the SDK\'s default reuse policy) ends at once, writing nothing more', async () => {
+  it('4. starting a completed job id again (the SDK\'s and the temporal CLI\'s default reuse policy) re-answers its result, writing nothing more and never showing the job rejected', async () => {
     const request = jobRequest();
-    await completedJob(request);
+    const first = await completedJob(request);
     const again = await rail.client.workflow.start('handoffJob', {
       taskQueue: rail.taskQueue,
       workflowId: request.job_id,
@@ -175,9 +176,10 @@ describe('duplicates are recognised by content, and a job id is one job', () => 
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
     });
     const result = (await again.result()) as JobResult;
-    expect(result.status).not.toBe('escalated');
-    expect(result.acks[0]?.ack).toBe('rejected_conflict');
+    expect(result).toEqual(first);
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
+    expect((await again.describe()).typedSearchAttributes.get(HandrailStatus)).toBe('completed');
+    expect(upsertedValues((await again.fetchHistory()).events ?? [], HandrailStatus.name)).not.toContain('rejected');
   });
 
   it('5. same key, same content: duplicate; same key, other content: rejected_conflict, never the old result', async () => {

@@ -43,6 +43,9 @@ describe('a job shows its attributes from its start', () => {
     await expect(cancelJob(rail.client, request.job_id)).rejects.toThrow(`job "${request.job_id}" already ended (terminated)`);
     await until('visibility to list it terminated', async () => (await listJobs(rail.client, { taskQueue }))[0]?.run_status === 'TERMINATED');
     expect(await listJobs(rail.client, { taskQueue, status: 'running' })).toEqual([]);
+    // Listed, it shows how the run ended, not the `running` its attribute still says (a
+    // terminated run runs no code to change it).
+    expect((await listJobs(rail.client, { taskQueue }))[0]?.status).toBe('terminated');
   });
 
   it('a job refused before its first hop (a pipeline this worker does not run) says rejected, not the running it was started with', async () => {

@@ -27,16 +27,28 @@ export function branchFailure(rule: Pick<FanOutRule, 'after'>, failed: Branch): 
   return `branch "${failed.stage}" of the fan-out after ${rule.after} did not answer: ${why}`.slice(0, LIMITS.shortText);
 }
 
-/** The merge's hop: from the hub, through every branch, to the merge (each branch a transfer). */
-export function mergeHop(hub: Pick<HandoffV1, 'hop'>, rule: Pick<FanOutRule, 'fanOut' | 'reason'>): Hop {
-  const chain = hub.hop?.chain ?? [];
+/** The merge's hop: from the hub, through every branch, to the merge (each branch a transfer).
+ * `hub`: the hub's hop when the fan-out began; `current`: the job's hop now, which a human's hop
+ * after a refused branch may have followed (those stages stay in the chain, once, in order). */
+export function mergeHop(hub: Hop | undefined, rule: Pick<FanOutRule, 'fanOut' | 'reason'>, current: Hop | undefined = hub): Hop {
+  const chain = current?.chain ?? [];
+  const since = chain.slice(hub?.chain.length ?? 0);
   return {
-    from: hub.hop?.to ?? MERGE_STAGE,
+    from: hub?.to ?? MERGE_STAGE,
     to: MERGE_STAGE,
     reason: `merged ${rule.fanOut.join(', ')}: ${rule.reason}`.slice(0, LIMITS.shortText),
-    count: (hub.hop?.count ?? 0) + rule.fanOut.length,
-    chain: [...chain, ...rule.fanOut, MERGE_STAGE].slice(-LIMITS.chain),
+    count: (hub?.count ?? 0) + rule.fanOut.length,
+    chain: [...chain, ...rule.fanOut.filter((stage) => !since.includes(stage)), MERGE_STAGE].slice(-LIMITS.chain),
   };
+}
+
+/** The hop a fan-out's refused branch leaves the job at, for the human it escalates to: after
+ * the branches that answered (listed once since the fan-out began), at the hop they ran at. */
+export function branchesHop(hub: Hop | undefined, current: Hop | undefined, answered: readonly string[]): Hop | undefined {
+  if (!hub || !current) return current;
+  const since = current.chain.slice(hub.chain.length);
+  const added = answered.filter((stage) => !since.includes(stage));
+  return { ...current, ...(added.length > 0 ? { to: added[added.length - 1]! } : {}), count: hub.count + 1, chain: [...current.chain, ...added].slice(-LIMITS.chain) };
 }
 
 /** The body of the merged artifact: each branch's artifact by reference. */

@@ -3,7 +3,7 @@
  * table"). The sequence is known when the pipeline is defined, so a table decides, not a model
  * (seed 001).
  */
-import { LIMITS, isCompleteRule, isFanOutRule, matchRoute, newestArtifact, type AckRecord, type FanOutRule, type HandoffReason, type HandoffV1, type HookResult, type Pipeline, type RouteFacts } from '../../contracts/rail';
+import { LIMITS, isCompleteRule, isFanOutRule, matchRoute, newestArtifact, type AckRecord, type FanOutRule, type HandoffReason, type HandoffV1, type Hop, type HookResult, type Pipeline, type RouteFacts } from '../../contracts/rail';
 import type { HopOutcome } from './hop';
 import { spendRevision } from './budget';
 
@@ -29,6 +29,8 @@ export interface FanOutStep {
   reason: string;
   package: HandoffV1;
   done: readonly Branch[];
+  /** The hub's hop when the fan-out began (kept when a refused branch is retried). */
+  hub?: Hop;
   from?: string;
   actor?: string;
   hooks?: HookResult[];
@@ -48,8 +50,9 @@ export type Route =
   | FanOutStep
   | { kind: 'complete'; reason: string }
   /** `resume`: the stage that was blocked; `retry`: the refused step to try again after a
-   * decision; `ack`: the refusal, when it is not the job's newest ack (a fan-out's branch). */
-  | { kind: 'escalate'; reason: string; resume?: string; retry?: HopStep | FanOutStep; ack?: AckRecord };
+   * decision; `ack`: the refusal, when it is not the job's newest ack (a fan-out's branch);
+   * `after`: the hop the human follows, when it is not the package's (a fan-out's branches). */
+  | { kind: 'escalate'; reason: string; resume?: string; retry?: HopStep | FanOutStep; ack?: AckRecord; after?: Hop };
 
 /** Bodies the rail recorded with each artifact type, newest last (what routing rules read). */
 export type RecordedBodies = Readonly<Record<string, Record<string, unknown>>>;

@@ -2,8 +2,8 @@
  * comes in as a `Paint`, plain unless the CLI writes to a terminal). */
 import { splitSummary, type AckRecord, type HandoffRecord } from '../../../contracts';
 import type { JobSummary } from '../summary';
-import type { JobListing, JobView } from '../client';
-import type { DecisionReceipt, JobStatusView } from '../../../workflows/definitions';
+import type { JobListing, JobStatusShown, JobView } from '../client';
+import type { DecisionReceipt } from '../../../workflows/definitions';
 import type { JobDiff, ReplayOutcome } from '../../replay';
 import { plain, type Paint } from './terminal';
 
@@ -52,7 +52,7 @@ const revisions = (n: number) => `${Number.isSafeInteger(n) ? n : '-'} revision$
  * One hop as a plain line: what `--follow` prints for every ack. The verdict and wallet are
  * given with the ack the status describes (`status` undefined for older ones).
  */
-export function progressLine(ack: AckRecord, status?: JobStatusView, paint: Paint = plain): string {
+export function progressLine(ack: AckRecord, status?: JobStatusShown, paint: Paint = plain): string {
   const [before, label, after] = [`hop ${ack.hop}  ${ack.stage.padEnd(9)}  `, ackLabel(ack), ack.actor ? ` by ${ack.actor}` : ''];
   const head = `${before}${paint(label, ack.ack)}${after}`;
   const width = before.length + label.length + after.length;
@@ -60,19 +60,19 @@ export function progressLine(ack: AckRecord, status?: JobStatusView, paint: Pain
 }
 
 /** The transient line redrawn on a TTY while a job runs. */
-export function followLine(status: JobStatusView, elapsedMs: number): string {
+export function followLine(status: JobStatusShown, elapsedMs: number): string {
   return `… ${status.job_id}: ${status.status} at ${status.stage} · hop ${status.hops} · ${usd(status.usd_remaining)} left · ${(elapsedMs / 1000).toFixed(1)} s`;
 }
 
 /** How a followed job stopped, with what an operator can do next. */
-export function outcomeLine(status: JobStatusView): string {
+export function outcomeLine(status: JobStatusShown): string {
   if (status.status === 'escalated' && status.escalation) {
     return `${status.job_id} is waiting for a human: ${status.escalation.reasons.join('; ')}\n` + `  decide with: handrail decide ${status.job_id} ${status.escalation.options.map((o) => o.replace('_', '-')).join('|')} --actor <you>`;
   }
   return `${status.job_id} ${status.status}${status.reason ? `: ${status.reason}` : ''} (hops ${status.hops}, spent ${usd(status.spent_usd)})`;
 }
 
-export function statusText(status: JobStatusView): string {
+export function statusText(status: JobStatusShown): string {
   const rows: [string, string][] = [
     ['job', status.job_id],
     ['status', status.status],

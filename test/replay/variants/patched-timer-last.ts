@@ -3,14 +3,14 @@
  * this code wait; recorded executions replay down the old path.
  */
 import { patched, sleep } from '@temporalio/workflow';
-import type { JobRequest, JobResult } from '../../../contracts';
+import type { CarriedJob, JobRequest, JobResult } from '../../../contracts';
 import { handoffJob as currentHandoffJob, stageHop as currentStageHop } from '../../../workflows';
 import type { StageHopRequest, StageHopResult } from '../../../workflows/stage-hop';
 
 const PATCH = 'timer-last';
 
-export async function handoffJob(request: JobRequest): Promise<JobResult> {
-  const result = await currentHandoffJob(request);
+export async function handoffJob(request: JobRequest, carried?: CarriedJob): Promise<JobResult> {
+  const result = await currentHandoffJob(request, carried);
   if (patched(PATCH)) await sleep('1 second');
   return result;
 }

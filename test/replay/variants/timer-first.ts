@@ -3,13 +3,13 @@
  * with a one-second timer. Every recorded history begins with other commands, so replay must fail.
  */
 import { sleep } from '@temporalio/workflow';
-import type { JobRequest, JobResult } from '../../../contracts';
+import type { CarriedJob, JobRequest, JobResult } from '../../../contracts';
 import { handoffJob as currentHandoffJob, stageHop as currentStageHop } from '../../../workflows';
 import type { StageHopRequest, StageHopResult } from '../../../workflows/stage-hop';
 
-export async function handoffJob(request: JobRequest): Promise<JobResult> {
+export async function handoffJob(request: JobRequest, carried?: CarriedJob): Promise<JobResult> {
   await sleep('1 second');
-  return currentHandoffJob(request);
+  return currentHandoffJob(request, carried);
 }
 
 export async function stageHop(request: StageHopRequest): Promise<StageHopResult> {

@@ -4,12 +4,12 @@
  * replay names the command (StartTimer) and the history's event (the completion) it met.
  */
 import { sleep } from '@temporalio/workflow';
-import type { JobRequest, JobResult } from '../../../contracts';
+import type { CarriedJob, JobRequest, JobResult } from '../../../contracts';
 import { handoffJob as currentHandoffJob, stageHop as currentStageHop } from '../../../workflows';
 import type { StageHopRequest, StageHopResult } from '../../../workflows/stage-hop';
 
-export async function handoffJob(request: JobRequest): Promise<JobResult> {
-  const result = await currentHandoffJob(request);
+export async function handoffJob(request: JobRequest, carried?: CarriedJob): Promise<JobResult> {
+  const result = await currentHandoffJob(request, carried);
   await sleep('1 second');
   return result;
 }

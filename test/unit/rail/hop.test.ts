@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Artifact, HandoffV1, StageResult } from '../../../contracts';
 import { ticketTriage } from '../../../contracts/pipelines';
-import { admitHop, concludeHop, decideHop, deliveredPackage, settleHop, stampAck, type HopRequest } from '../../../workflows/rail/hop';
+import { admitHop, decideHop, deliveredPackage, settleHop, stampAck, type HopRequest } from '../../../workflows/rail/hop';
+import { concludeHop } from '../../../workflows/rail/conclude';
 import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hops';
 import { CHUNKS, INTAKE, SUMMARY, SUMMARY_2, TICKET, VERDICT, at, delivered, emit, packageAt, ref } from './helpers';
 

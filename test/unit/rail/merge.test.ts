@@ -5,9 +5,10 @@ import { mergeActivities } from '../../../activities/merge';
 import { readSummarySegments } from '../../../activities/summary';
 import { openStore } from '../../../src/worker/store';
 import { ackRecord } from '../../../workflows/rail/ack';
-import { branchFailure, branchSegments, failedBranch, inFanOutOrder, mergeHop, mergeKey, mergedBody, mergedPackage } from '../../../workflows/rail/merge';
+import { branchFailure, branchesHop, branchSegments, failedBranch, inFanOutOrder, mergeHop, mergeKey, mergedBody, mergedPackage } from '../../../workflows/rail/merge';
 import type { HopOutcome } from '../../../workflows/rail/hop';
 import type { Branch } from '../../../workflows/rail/routing';
+import { HUMAN, nextHop } from '../../../workflows/rail/hops';
 import { INTAKE, TICKET, at, emit, ref } from './helpers';
 
 const rule: FanOutRule = { after: 'intake.v1', fanOut: ['policy', 'account'], merge: 'context.v1', reason: 'research the ticket' };
@@ -48,7 +49,7 @@ describe('fan-out join', () => {
       const pkg = { ...b.outcome.result!.package, memory_refs: refs };
       return { stage, outcome: { ...b.outcome, result: { ...b.outcome.result!, package: pkg } } };
     };
-    const hop = mergeHop(base, rule);
+    const hop = mergeHop(base.hop, rule);
     const ack = ackRecord({ ack: 'accepted', reason: 'merging' }, { stage: MERGE_STAGE, hop, deliveryKey: mergeKey(base.job_id, rule), traceparent: base.trace.traceparent, now: new Date(0) });
     const merged = mergedPackage(base, rule, [withRefs('policy', POLICY, ['kb://shared', log('a')]), withRefs('account', ACCOUNT, ['kb://shared', 'crm://cus_9', log('b')])], hop, ack);
     expect(merged.memory_refs).toEqual(['kb://shared', log('0'), 'crm://cus_9']);
@@ -59,9 +60,22 @@ describe('fan-out join', () => {
   });
 
   it('counts each branch as a transfer and puts the merge in the chain after them', () => {
-    const hop = mergeHop(hub, rule);
+    const hop = mergeHop(hub.hop, rule);
     expect(hop).toMatchObject({ from: 'intake', to: MERGE_STAGE, count: hub.hop!.count + 2 });
     expect(hop.chain.slice(-3)).toEqual(['policy', 'account', MERGE_STAGE]);
+  });
+
+  it('a human after a refused branch follows the branches that answered, at their hop; the merge lists each stage once, in order', () => {
+    const after = branchesHop(hub.hop, hub.hop, ['policy'])!;
+    expect(after).toMatchObject({ to: 'policy', count: hub.hop!.count + 1 });
+    expect(after.chain.slice(-2)).toEqual(['intake', 'policy']);
+    const human = nextHop(after, HUMAN, 'branch refused', undefined, 'escalation');
+    expect(human.count).toBe(hub.hop!.count + 1);
+    // Escalated twice: the branch already listed is not listed again.
+    expect(branchesHop(hub.hop, human, ['policy'])!.chain.slice(-2)).toEqual(['policy', HUMAN]);
+    const merged = mergeHop(hub.hop, rule, human);
+    expect(merged.count).toBe(hub.hop!.count + 2);
+    expect(merged.chain.slice(-5)).toEqual(['intake', 'policy', HUMAN, 'account', MERGE_STAGE]);
   });
 
   it("builds a valid package with every branch's artifact, tools and questions once, in fan-out order", () => {
@@ -69,7 +83,7 @@ describe('fan-out join', () => {
       answered('account', ACCOUNT, { open_questions: [...hub.open_questions, 'which order?'], tools_tried: [...hub.tools_tried, { name: 'crm.read', ok: true }] }),
       answered('policy', POLICY, { open_questions: [...hub.open_questions, 'which order?'], tools_tried: [...hub.tools_tried, { name: 'helpcenter.search', ok: true }] }),
     ];
-    const hop = mergeHop(hub, rule);
+    const hop = mergeHop(hub.hop, rule);
     const ack = ackRecord({ ack: 'accepted', reason: 'merging' }, { stage: MERGE_STAGE, hop, deliveryKey: mergeKey(hub.job_id, rule), traceparent: hub.trace.traceparent, now: new Date(0) });
     const merged = mergedPackage(hub, rule, branches, hop, ack);
     expect(merged.artifacts).toEqual([TICKET, INTAKE, POLICY, ACCOUNT]);

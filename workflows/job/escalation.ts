@@ -1,0 +1,117 @@
+/**
+ * Escalation is a hop to a human: the package, the reasons and the allowed decisions are visible
+ * through queries, details and the escalation's handoff record; the job waits for `decide` or the
+ * timeout, and the decision is one more typed hop, its actor on its ack.
+ */
+import { HUMAN_NOTE_PREFIX, LIMITS, snapshotOf, type AckRecord, type Hop, type HookResult, type HumanDecision } from '../../contracts/rail';
+import { ackRecord } from '../rail/ack';
+import { topUp } from '../rail/budget';
+import { decisionOptions } from '../rail/decisions';
+import { HUMAN, deliveryKey, nextHop } from '../rail/hops';
+import type { FanOutStep, HopStep, Route } from '../rail/routing';
+import { traceHop } from '../tracing';
+import { Decisions } from './decisions';
+import { EscalationRecords } from './records';
+import type { EscalateStep, JobState } from './state';
+
+type HumanSender = { from: string; actor: string; hooks?: HookResult[] };
+
+export class Escalations {
+  readonly records: EscalationRecords;
+  readonly decisions: Decisions;
+
+  constructor(
+    private readonly job: JobState,
+    recordsBegun = 0,
+  ) {
+    this.records = new EscalationRecords(recordsBegun);
+    this.decisions = new Decisions(job, this.records);
+  }
+
+  /** Escalates and waits: the next step the human's decision makes, or how the wait ended. */
+  async escalate(step: EscalateStep): Promise<Route | 'timeout' | 'rejected'> {
+    const job = this.job;
+    const startedAt = Date.now();
+    const acksBefore = job.acks.length;
+    const hop = this.open(step);
+    await this.records.begin(job);
+    try {
+      const decision = await this.decisions.next(job.settings.decisionTimeout);
+      if (!decision) return 'timeout';
+      job.escalation = undefined;
+      job.lastActor = decision.actor;
+      job.status = 'running';
+      // The decision is recorded like any hop's ack, with its actor (and a top-up's amounts).
+      job.acks.push(humanAck(job, hop, describeDecision(decision), decision.actor));
+      const hooks = decision.handoff_record === undefined ? await this.records.close('decided', decision) : this.decisions.takeClaimedHooks();
+      // The job runs again: the next step's start (or the job's end) publishes it, in this same
+      // workflow task, so the Web UI stops listing it as escalated at once.
+      return apply(job, decision, step, hooks);
+    } finally {
+      // The human's hop is traced like any other, from the escalation to the decision (or the
+      // timeout, or the job's cancellation).
+      const at = { job_id: job.jobId, stage: HUMAN, from: hop.from, reason: step.reason, traceparent: job.settings.traceparent };
+      traceHop({ ...at, started_at: startedAt, ended_at: Date.now(), acks: job.acks.slice(acksBefore), cost_usd: 0 });
+    }
+  }
+
+  /** The hop to the human: the job shows as escalated, with the decisions it allows. */
+  private open(step: EscalateStep): Hop {
+    const job = this.job;
+    const hop = nextHop(step.after ?? job.package.hop, HUMAN, step.reason, undefined, 'escalation');
+    job.package = { ...job.package, hop };
+    job.status = 'escalated';
+    job.stage = HUMAN;
+    const options = decisionOptions(job.package, step.ack ?? job.acks[job.acks.length - 1], step.resume, job.pipeline);
+    job.escalation = { reasons: [step.reason], blocked: step.resume ?? 'route', options, since: new Date().toISOString(), step };
+    job.acks.push(humanAck(job, hop, `escalated: ${step.reason}`));
+    job.publish();
+    return hop;
+  }
+}
+
+/** The ack of the human's hop: one when the job escalates (naming the package the human got),
+ * one when the human decides. */
+function humanAck(job: JobState, hop: Hop, reason: string, actor?: string): AckRecord {
+  const at = { stage: HUMAN, hop, deliveryKey: deliveryKey({ job_id: job.jobId, hop }, HUMAN), traceparent: job.settings.traceparent, now: new Date() };
+  if (actor) return ackRecord({ ack: 'accepted', reason }, { ...at, actor });
+  const ack = ackRecord({ ack: 'accepted', reason }, at);
+  const snapshot = snapshotOf(job.jobId, { ...job.package, ack });
+  job.keepSnapshot(snapshot);
+  return { ...ack, snapshot: snapshot.uri };
+}
+
+/** Turns a human decision into the next step. The human's hop carries the actor on its ack. */
+function apply(job: JobState, decision: HumanDecision, step: EscalateStep, hooks?: HookResult[]): Route | 'rejected' {
+  job.countAtLastHumanDecision = job.package.hop?.count ?? 0;
+  const human = { from: HUMAN, actor: decision.actor, ...(hooks ? { hooks } : {}) };
+  switch (decision.action) {
+    case 'reject':
+      return 'rejected';
+    case 'top_up':
+      // The only way a wallet grows; the decision (actor, amounts) is recorded in the acks.
+      job.package = { ...job.package, budget: topUp(job.package.budget, decision) };
+      return resume(job, step, human, `top-up by ${decision.actor}`);
+    case 'approve':
+      return resume(job, step, human, `approved by ${decision.actor}`);
+    case 'revise': {
+      // decisionOptions offers revise only when the pipeline names a reviser.
+      const note = decision.note ?? 'revise';
+      job.package = { ...job.package, evaluator: { last_verdict: 'fail', failures: [...job.package.evaluator.failures, `${HUMAN_NOTE_PREFIX}${note}`].slice(-LIMITS.listItems) } };
+      return { kind: 'hop', to: job.pipeline.reviser!, reason: `revision asked by ${decision.actor}: ${note}`.slice(0, LIMITS.shortText), package: job.package, ...human };
+    }
+  }
+}
+
+/** Retry what was blocked: the refused hop, or the routing decision with the new wallet. */
+function resume(job: JobState, step: EscalateStep, human: HumanSender, reason: string): Route {
+  // A retried step keeps no hook results of an earlier decision: only this one's go on.
+  const { hooks: _earlier, ...retry } = step.retry ?? {};
+  const next = step.retry ? ({ ...retry, package: job.package } as HopStep | FanOutStep) : job.route();
+  return next.kind === 'hop' || next.kind === 'fanout' ? { ...next, reason: `${reason}: ${next.reason}`.slice(0, LIMITS.shortText), ...human } : next;
+}
+
+export function describeDecision(d: HumanDecision): string {
+  const amounts = d.action === 'top_up' ? ` (+$${d.usd ?? 0}, +${d.revisions ?? 0} revisions)` : '';
+  return `decided ${d.action}${amounts} by ${d.actor}${d.note ? `: ${d.note}` : ''}`;
+}

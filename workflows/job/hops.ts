@@ -1,0 +1,55 @@
+/** A job's hops to its stages: each under a reservation of its stage's worst case. */
+import { reservationUsd, type AckRecord } from '../../contracts/rail';
+import { runHop, type HopOutcome } from '../hop';
+import type { Reservation } from '../rail/budget';
+import type { HopStep } from '../rail/routing';
+import type { JobState } from './state';
+
+/** One hop of the relay: the job moves to the stage, publishes, and takes what the hop acked
+ * and its stage emitted. */
+export async function hop(job: JobState, step: HopStep): Promise<HopOutcome> {
+  job.stage = step.to;
+  job.publish();
+  const outcome = await deliver(job, step);
+  // The stage appended its own summary segment (activities/summary.ts); a refused hop adds none.
+  if (outcome.package) job.package = outcome.package;
+  job.record(outcome);
+  return outcome;
+}
+
+/** Runs a hop under a reservation of its stage's worst case, made the moment the hop is
+ * accepted and released however the hop ends. `onAdmitted`: told of the hop's first ack.
+ * Not async itself: every workflow promise costs a stack trace (runHop). */
+export function deliver(job: JobState, step: HopStep, onAdmitted?: (ack: AckRecord) => void): Promise<HopOutcome> {
+  let reservation: Reservation | undefined;
+  const card = job.pipeline.get(step.to);
+  return runHop(
+    {
+      pipeline: job.pipeline,
+      stage: step.to,
+      package: step.package,
+      reason: step.reason,
+      from: step.from,
+      actor: step.actor,
+      ...(step.handoff ? { handoff: step.handoff } : {}),
+      ...(step.hooks ? { hookResults: step.hooks } : {}),
+      maxHops: job.settings.maxHops,
+      countAtLastHumanDecision: job.countAtLastHumanDecision,
+      fallbackTraceparent: job.settings.traceparent,
+      fallbackJobId: job.jobId,
+      heldUsd: () => job.reservations.heldUsd,
+    },
+    {
+      // The rail made every earlier delivery of this job itself: each key is new.
+      checkPriorDelivery: false,
+      stages: job.stages,
+      onAck: (ack) => {
+        if (ack.ack === 'accepted' && card) reservation = job.reservations.reserve(card.name, ack.hop, reservationUsd(card));
+        onAdmitted?.(ack);
+      },
+      onEnd: () => {
+        if (reservation) job.reservations.release(reservation);
+      },
+    },
+  );
+}
