@@ -8,6 +8,7 @@
  * of which a kill may hit; its PostgreSQL, which holds the server's persistence and visibility,
  * the store and the CRM, is restarted once while jobs run).
  */
+import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { decodeTimeoutType } from '@temporalio/common';
@@ -284,7 +285,7 @@ async function startStaggered(client: Client, requests: JobRequest[], taskQueue:
       await sleep(Math.max(0, t0 + (windowMs * i) / requests.length - Date.now()));
       for (let attempt = 1; ; attempt++) {
         try {
-          await startJob(client, request, { taskQueue });
+          await startJob(client, request, { taskQueue, pipelines: BUILT_IN_PIPELINES });
           return;
         } catch (err) {
           if (attempt === 30) throw err;

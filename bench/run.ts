@@ -15,6 +15,7 @@
  * same stages (bench/hub/), and the handoff records API's list route against a bare Fastify
  * route (bench/api/). Markdown on stdout (with --json, the JSON report), JSON under results/.
  */
+import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
 import { handrailLogger } from '../src/worker/logger';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -136,7 +137,7 @@ async function runBatch(side: Side, tag: string, record: boolean, serverCpuMicro
       const request = { ...sampleJobRequest(jobId), traceparent: newTraceparent() };
       const started = Date.now();
       if (side.kind === 'handrail') {
-        const { handle } = await startJob(client, request, { taskQueue: side.taskQueue });
+        const { handle } = await startJob(client, request, { taskQueue: side.taskQueue, pipelines: BUILT_IN_PIPELINES });
         const result: JobResult = await handle.result();
         if (result.status !== 'completed') throw new Error(`${jobId} ended ${result.status}: ${result.reason ?? ''}`);
       } else {

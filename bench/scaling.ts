@@ -8,6 +8,7 @@
  * every stage activity's start). Each should grow linearly in hops: the per-hop increment over
  * 10→20 is compared with the one over 1→5.
  */
+import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
 import { handrailLogger } from '../src/worker/logger';
 import { builtInPlugin } from '../src/pipelines';
 import fs from 'node:fs';
@@ -129,7 +130,7 @@ async function main(): Promise<boolean> {
         const { handle } = await startJob(
           client,
           { ...request, ticket: { ...request.ticket, id: `tkt_${taskQueue}_${j}` }, budget: { usd: 10, revisions: ROUNDS + 1 }, max_hops: 4 + 2 * ROUNDS + 2 },
-          { taskQueue },
+          { taskQueue, pipelines: BUILT_IN_PIPELINES },
         );
         const result: JobResult = await handle.result();
         const cpuAtEnd = cpuNow();
