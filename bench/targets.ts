@@ -1,5 +1,5 @@
 /**
- * Issue 19's targets for `npm run bench`, and whether a run met them. Pure: the bench hands in
+ * The performance targets for `npm run bench`, and whether a run met them. Pure: the bench hands in
  * its figures, this says what each target asks and if the run met it.
  */
 
