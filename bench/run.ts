@@ -360,7 +360,7 @@ async function main(): Promise<void> {
           ['metric', 'handrail / baseline', 'shaped / baseline (the history)', 'handrail / shaped (the rail\'s work)', 'shaped', ...moreRatios.map((m) => `${m.label} / baseline`)],
           metrics.map(([k, label]) => [label, `${fmt(ratios[k]!)}×`, `${fmt(shapeRatios[k]!)}×`, `${fmt(railRatios[k]!)}×`, fmt(s.figures[k]), ...moreRatios.map((m) => `${fmt(m.ratios_vs_baseline[k]!)}×`)]),
         ),
-        `\n### Issue 19's targets (${targets.filter((t) => t.met).length} of ${targets.length} met in this run)\n`,
+        `\n### The performance targets (${targets.filter((t) => t.met).length} of ${targets.length} met in this run)\n`,
         markdownTable(['figure', 'target', 'this run', 'met'], targets.map((t) => [t.figure, t.target, t.figure.startsWith('history events') ? fmt(t.measured) : `${t.measured.toFixed(3)}×`, t.met ? 'yes' : 'no'])),
         '\n`npm run load` judges its own target (stageHop / bare deliveries/s ≥ 0.9×) and `npm run bench:scaling` shows package bytes by hop.\n',
         `\n### The payload codec's cost: handrail with AES-256-GCM payloads against handrail plain (same rounds)\n`,
