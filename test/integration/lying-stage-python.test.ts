@@ -28,7 +28,7 @@ const RESERVATION = reservationUsd(pythonRetrieve);
 let rail: Rail;
 let liar: ChildProcess | undefined;
 /** Where the test tells the Python worker which lie to tell, and reads back what it worked on. */
-const control = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-py-liar-'));
+let control: string;
 const tell = (lie: Lie) => fs.writeFileSync(path.join(control, 'lie'), lie);
 const worked = (): string[] => fs.readFileSync(path.join(control, 'worked'), 'utf8').split('\n').filter(Boolean);
 
@@ -48,6 +48,7 @@ function startPythonLiar({ python, pythonPath }: PythonSdk): Promise<ChildProces
 
 beforeAll(async () => {
   if (skip) return;
+  control = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-py-liar-'));
   tell('honest');
   fs.writeFileSync(path.join(control, 'worked'), '');
   liar = await startPythonLiar(sdk as PythonSdk);
@@ -60,7 +61,7 @@ beforeAll(async () => {
 afterAll(async () => {
   liar?.kill('SIGKILL');
   await rail?.stop();
-  fs.rmSync(control, { recursive: true, force: true });
+  if (control) fs.rmSync(control, { recursive: true, force: true });
 });
 
 describe.skipIf(skip)(`a lying Python stage through stageHop${skip ? ` (skipped: ${skip})` : ''}`, () => {
