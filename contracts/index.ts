@@ -8,3 +8,5 @@ export * from './job';
 export * from './transcript';
 export * from './handoff-record';
 export { issueLines } from './errors';
+// Zod building blocks for artifact schemas: bounded text, ids, slugs, hashes, times, lists.
+export * from './primitives';

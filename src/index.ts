@@ -2,7 +2,9 @@
  * `handrail` — the pipeline author's entry: define pipelines and stages, write stage activities,
  * and run a worker. The other entries, by audience:
  * - `handrail/contracts` — the same definitions and the package contract, and nothing else: pure,
- *   safe in the workflow sandbox (a pipelines module imports only this).
+ *   safe in the workflow sandbox.
+ * - `handrail/contracts/rail` — the same without the zod schemas: what a pipelines module that a
+ *   workflow bundle preloads imports.
  * - `handrail/workflow` — `createRail`, for the worker's workflow module (sandbox-safe).
  * - `handrail/client` — start, follow, decide, list, cancel and export jobs.
  * - `handrail/replay` — replay recorded or live histories against the workflow code.
@@ -21,13 +23,30 @@ export { stageFailure } from '../activities/failures';
 export { readSummarySegments, SummaryUnreadableError } from '../activities/summary';
 export { applyHandover, fitHandover, materializeTrace, transcriptXml, turnDirFor, ContextBudgetExceeded, HandoverError, type HandoverResult } from '../activities/handover';
 export type { StageTurn, TurnPrompt } from '../activities/turn';
+export { entryFieldsMissing, refuseBreaches, refuseForeignWrite } from '../activities/stage';
+export { passedSummary } from '../activities/verdict';
 export type { ActivityDeps } from '../activities/deps';
-export { writesOf } from '../activities/deps';
+export { writesOf, turnOptions } from '../activities/deps';
+// The rail's own activities (a worker adds them beside every pipeline's stages; so can a test).
+export { railActivities, type RailActivities } from '../activities';
+
+// Asking the worker's chat model from a stage.
+export { askModel } from '../activities/model-call';
+export type { ChatMessage, ChatModel, ChatReply } from './worker/model';
+
+// A job's constraints as policies: the breaches a stage output shows, personal data redacted.
+export { CONSTRAINT_POLICIES, constraintBreaches, redactPersonalDataFor, type ConstraintPolicy, type StageOutputView } from '../contracts/constraints';
+export { PERSONAL_DATA_TOKENS } from '../contracts/personal-data';
 
 // The worker: one plugin for worker and client, the workers it creates, the store.
 export { HandrailPlugin, type ActivitiesFor, type HandrailPluginOptions } from './plugin';
 export { createHandrailWorkers, runWorkers, WorkerSetupError, type HandrailWorkerOptions } from './worker/worker';
-export { openStore, type Store, type WriteRequest, type WritesStore } from './worker/store';
+export { openStore, type CrmPatch, type CustomerTicket, type Store, type WriteRequest, type WritesStore } from './worker/store';
+// Content hashing as the store addresses artifacts.
+export { sha256Hex } from './worker/store/content';
+// The store's help-center corpus: load it, and turn a question into the terms its search takes.
+export { loadHelpCenter } from './worker/corpus';
+export { searchTerms } from './worker/corpus/query';
 export { loadConfig, type HandrailConfig, type WorkerRole } from './config';
 export { connectWorker, TemporalUnreachableError, NamespaceNotFoundError } from './connect';
 export { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';

@@ -7,10 +7,10 @@
  */
 import { builtInActivities } from '../activities/built-in';
 import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
+import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
-import { modulePath } from './package-paths';
-import { HandrailPlugin } from './plugin';
-import type { DiffPipelines } from './replay/diff-stages';
+import { HandrailPlugin } from './index';
+import type { DiffPipelines } from './replay';
 
 export { builtInActivities };
 export { ticketTriageActivities } from '../activities/ticket-triage';
@@ -19,9 +19,12 @@ export { ticketHubActivities } from '../activities/ticket-hub';
 // The built-in pipelines' artifact schemas (zod: worker side, never in the workflow bundle).
 export * from '../contracts/pipelines/ticket-artifacts';
 
+/** A built-in module by its path from the code root: `.ts` from the sources, `.js` from the build. */
+const builtInModule = (fromCodeRoot: string): string => path.join(__dirname, '..', `${fromCodeRoot}${path.extname(__filename)}`);
+
 /** The built-in pipelines' workflow module (`createRail(BUILT_IN_PIPELINES)`) and the modules
  * evaluated once per worker with it (their definitions: pure, stateless). */
-export const BUILT_IN_WORKFLOWS = { workflowsPath: modulePath('workflows/index'), preloadModules: [modulePath('contracts/pipelines/index')] } as const;
+export const BUILT_IN_WORKFLOWS = { workflowsPath: builtInModule('workflows/index'), preloadModules: [builtInModule('contracts/pipelines/index')] } as const;
 
 /** `handrail replay --diff`'s default: the built-in pipelines and their stages. */
 export const BUILT_IN_DIFF: DiffPipelines = { pipelines: BUILT_IN_PIPELINES, activities: builtInActivities };

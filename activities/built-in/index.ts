@@ -3,8 +3,7 @@
  * named after its card, plus the rail's own (railActivities).
  */
 import { ticketHub } from '../../contracts/pipelines/ticket-hub';
-import type { ActivityDeps } from '../deps';
-import { railActivities } from '../rail-activities';
+import { type ActivityDeps, railActivities } from '../../src';
 import { supportRoutingActivities } from '../support-routing';
 import { ticketHubActivities } from '../ticket-hub';
 import { ticketTriageActivities } from '../ticket-triage';

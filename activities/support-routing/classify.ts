@@ -8,10 +8,7 @@ import { z } from 'zod';
 import { assistantMessage, type HandoffV1 } from '../../contracts';
 import { IntakeV1, TicketRaw } from '../../contracts/pipelines/ticket-artifacts';
 import { CLASSIFICATION, classifyStage } from '../../contracts/pipelines/support-routing';
-import type { Store } from '../../src/worker/store';
-import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
-import { entryFieldsMissing, type StageOutput } from '../stage';
-import type { StageTurn } from '../turn';
+import { type Store, readArtifactBody, requireArtifact, writeArtifact, entryFieldsMissing, type StageOutput, type StageTurn } from '../../src';
 import { askedIntent, detectLanguage, extractQuestion, scoreSentiment } from '../ticket-triage/ticket-rules';
 
 export const MAX_COMPLEXITY = 10;

@@ -6,11 +6,8 @@
 import type { HandoffV1 } from '../../contracts';
 import { ReceiptV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { CLASSIFICATION, crmNoteStage, escalationStage } from '../../contracts/pipelines/support-routing';
-import type { Store } from '../../src/worker/store';
-import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
-import type { StageOutput } from '../stage';
+import { type Store, readArtifactBody, requireArtifact, writeArtifact, type StageOutput, passedSummary } from '../../src';
 import { crmNoteSummary, writeCrmNote, type CrmWrites } from '../ticket-triage/crm';
-import { passedSummary } from '../verdict';
 import { Classification } from './classify';
 import { SpecialistNote } from './specialists';
 

@@ -8,8 +8,7 @@ import {
   seniorStage,
   supportRouting,
 } from '../../contracts/pipelines/support-routing';
-import { writesOf, turnOptions, type ActivityDeps } from '../deps';
-import { stageActivities } from '../stage';
+import { writesOf, turnOptions, type ActivityDeps, stageActivities } from '../../src';
 import { runClassify } from './classify';
 import { runCrmNote } from './crm-note';
 import { runReview } from './review';

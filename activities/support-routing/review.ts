@@ -4,11 +4,8 @@
  * breach none of the job's enforceable constraints.
  */
 import { SummaryMd, VerdictV1, type HandoffV1 } from '../../contracts';
-import { constraintBreaches, redactPersonalDataFor } from '../../contracts/constraints';
+import { constraintBreaches, redactPersonalDataFor, type Store, readArtifactBody, requireArtifact, writeArtifact, type StageOutput } from '../../src';
 import { CLASSIFICATION, reviewStage } from '../../contracts/pipelines/support-routing';
-import type { Store } from '../../src/worker/store';
-import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
-import type { StageOutput } from '../stage';
 import { FAILURE, SUMMARY_MAX_CHARS, SUMMARY_MIN_CHARS, refundPromise } from '../ticket-triage/summary-policy';
 import { verdictSummary } from '../ticket-triage/judge';
 import { Classification } from './classify';

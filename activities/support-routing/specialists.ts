@@ -6,12 +6,8 @@
  */
 import { z } from 'zod';
 import { assistantMessage, SummaryMd, type HandoffV1, type StageCard } from '../../contracts';
-import { redactPersonalDataFor } from '../../contracts/constraints';
+import { redactPersonalDataFor, type Store, readArtifactBody, requireArtifact, writeArtifact, type StageOutput, type StageTurn } from '../../src';
 import { CLASSIFICATION, classifyStage } from '../../contracts/pipelines/support-routing';
-import type { Store } from '../../src/worker/store';
-import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
-import type { StageOutput } from '../stage';
-import type { StageTurn } from '../turn';
 import { Classification } from './classify';
 
 export type Specialist = 'billing' | 'escalation' | 'senior' | 'multilingual' | 'general';

@@ -3,16 +3,10 @@
  * (what writeback and crm-note wrote for earlier jobs). The ticket in hand is left out: a retried
  * or re-run job finds its own earlier write there, which is not history.
  */
-import { LIMITS, assistantMessage, toolCall, toolResult, type HandoffV1 } from '../../contracts';
+import { LIMITS, assistantMessage, toolCall, toolResult, type HandoffV1, clip } from '../../contracts';
 import { AccountHistoryV1, type EarlierTicket } from '../../contracts/pipelines/ticket-artifacts';
-import { clip } from '../../contracts/errors';
 import { ACCOUNT_HISTORY, accountStage } from '../../contracts/pipelines/ticket-hub';
-import type { ChatModel } from '../../src/worker/model';
-import type { CustomerTicket, Store } from '../../src/worker/store';
-import { askModel } from '../model-call';
-import { writeArtifact } from '../artifacts';
-import type { StageOutput } from '../stage';
-import type { StageTurn } from '../turn';
+import { type ChatModel, type CustomerTicket, type Store, askModel, writeArtifact, type StageOutput, type StageTurn } from '../../src';
 import { readIntake } from '../ticket-triage/retrieval';
 
 /** Earlier tickets listed: enough to see a pattern, few enough to keep the artifact small. */

@@ -6,11 +6,7 @@
 import { MergedBranches, type HandoffV1 } from '../../contracts';
 import { AccountHistoryV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { ACCOUNT_HISTORY, CONTEXT, briefStage } from '../../contracts/pipelines/ticket-hub';
-import type { ChatModel } from '../../src/worker/model';
-import type { Store } from '../../src/worker/store';
-import { readArtifactBody, requireArtifact } from '../artifacts';
-import type { StageOutput } from '../stage';
-import type { StageTurn } from '../turn';
+import { type ChatModel, type Store, readArtifactBody, requireArtifact, type StageOutput, type StageTurn } from '../../src';
 import { writeSummary } from '../ticket-triage/draft';
 import { readIntake, readRetrieval } from '../ticket-triage/retrieval';
 

@@ -4,8 +4,7 @@
  * per name on a worker): `builtInActivities` tells those about ticket-hub.
  */
 import { policyStage, ticketHub } from '../../contracts/pipelines/ticket-hub';
-import { turnOptions, type ActivityDeps } from '../deps';
-import { stageActivities } from '../stage';
+import { turnOptions, type ActivityDeps, stageActivities } from '../../src';
 import { helpCenterLoaded } from '../ticket-triage/help-center';
 import { runRetrieve } from '../ticket-triage/retrieve';
 import { runAccount } from './account';

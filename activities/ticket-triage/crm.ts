@@ -5,9 +5,7 @@
  */
 import { writeKey, type HandoffV1, type StageCard, type WriteReceipt } from '../../contracts';
 import type { ReceiptV1 } from '../../contracts/pipelines/ticket-artifacts';
-import { sha256Hex } from '../../src/worker/store/content';
-import type { CrmPatch, Store } from '../../src/worker/store';
-import { refuseBreaches, refuseForeignWrite } from '../stage';
+import { sha256Hex, type CrmPatch, type Store, refuseBreaches, refuseForeignWrite } from '../../src';
 
 /** What the CRM writer needs of a store: the patch and the keyed writes it leaves. */
 export type CrmWrites = Pick<Store, 'patchCrmOnce' | 'findWrite'>;

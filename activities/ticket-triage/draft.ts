@@ -4,15 +4,9 @@
  * judge's rules apply to it all the same. `writeSummary` writes ticket-hub's brief too.
  */
 import { assistantMessage, LIMITS, SummaryMd, type HandoffV1, type StageCard } from '../../contracts';
-import { redactPersonalDataFor } from '../../contracts/constraints';
+import { redactPersonalDataFor, type ChatModel, type Store, readArtifactBody, writeArtifact, type StageOutput, type StageTurn, askModel } from '../../src';
 import { draftStage } from '../../contracts/pipelines/ticket-triage';
-import type { ChatModel } from '../../src/worker/model';
-import type { Store } from '../../src/worker/store';
-import { readArtifactBody, writeArtifact } from '../artifacts';
-import type { StageOutput } from '../stage';
-import type { StageTurn } from '../turn';
 import { offlineDraft, type DraftInput } from './drafter';
-import { askModel } from '../model-call';
 import { readIntake, readRetrieval } from './retrieval';
 import { SUMMARY_MAX_CHARS, citedKeys } from './summary-policy';
 

@@ -5,7 +5,7 @@
  */
 import { failureCode } from '../../contracts';
 import { type Chunk, type IntakeV1 } from '../../contracts/pipelines/ticket-artifacts';
-import { searchTerms } from '../../src/worker/corpus/query';
+import { searchTerms } from '../../src';
 import { FAILURE, refundPromise, stems, type Retrieval } from './summary-policy';
 
 export interface DraftInput {

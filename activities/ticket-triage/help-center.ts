@@ -3,8 +3,7 @@
  * a worker whose pipelines never search it never loads it. Idempotent (unchanged chunks are left
  * alone), so every process may load it once per store.
  */
-import { loadHelpCenter } from '../../src/worker/corpus';
-import type { Store } from '../../src/worker/store';
+import { loadHelpCenter, type Store } from '../../src';
 
 const loads = new WeakMap<Store, Promise<unknown>>();
 

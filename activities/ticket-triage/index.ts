@@ -1,8 +1,7 @@
 /** The reference pipeline's stage work (contracts/pipelines/ticket-triage.ts has its cards). */
 import type { Pipeline } from '../../contracts';
 import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
-import { writesOf, turnOptions, type ActivityDeps } from '../deps';
-import { stageActivities } from '../stage';
+import { writesOf, turnOptions, type ActivityDeps, stageActivities } from '../../src';
 import { runDraft } from './draft';
 import { helpCenterLoaded } from './help-center';
 import { runIntake } from './intake';

@@ -6,11 +6,7 @@
 import { assistantMessage, type HandoffV1 } from '../../contracts';
 import { IntakeV1, TICKET_LIMITS, TicketRaw } from '../../contracts/pipelines/ticket-artifacts';
 import { intakeStage } from '../../contracts/pipelines/ticket-triage';
-import type { Store } from '../../src/worker/store';
-import { readArtifactText, requireArtifact, writeArtifact } from '../artifacts';
-import { entryFieldsMissing, type StageOutput } from '../stage';
-import type { StageTurn } from '../turn';
-import { stageFailure } from '../failures';
+import { type Store, readArtifactText, requireArtifact, writeArtifact, entryFieldsMissing, type StageOutput, type StageTurn, stageFailure } from '../../src';
 import { askedIntent, assessRisk, detectLanguage, extractQuestion, scoreSentiment } from './ticket-rules';
 
 /** The ticket as read, before anything is checked: ids may be absent or malformed. */

@@ -2,17 +2,10 @@
  * judge: `summary_md` → `verdict.v1`, and the package's evaluator state. The critic holds no
  * tools at all; with a model configured, the model grades only "answers the question".
  */
-import { assistantMessage, failureCode, SummaryMd, VerdictV1, type HandoffV1 } from '../../contracts';
+import { assistantMessage, failureCode, SummaryMd, VerdictV1, type HandoffV1, clip } from '../../contracts';
 import { type IntakeV1 } from '../../contracts/pipelines/ticket-artifacts';
-import { clip } from '../../contracts/errors';
 import { judgeStage } from '../../contracts/pipelines/ticket-triage';
-import type { ChatMessage, ChatModel } from '../../src/worker/model';
-import type { Store } from '../../src/worker/store';
-import { readArtifactBody, requireArtifact, writeArtifact } from '../artifacts';
-import type { StageOutput } from '../stage';
-import type { StageTurn } from '../turn';
-import { stageFailure } from '../failures';
-import { askModel } from '../model-call';
+import { type ChatMessage, type ChatModel, type Store, readArtifactBody, requireArtifact, writeArtifact, type StageOutput, type StageTurn, stageFailure, askModel } from '../../src';
 import { readIntake, readRetrieval } from './retrieval';
 import { judgeSummary, type AnswerGrade } from './rubric';
 

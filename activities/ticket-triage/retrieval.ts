@@ -1,8 +1,7 @@
 /** Reading the pieces of earlier stages that draft, judge and writeback build on. */
-import { type HandoffV1 } from '../../contracts';
+import type { HandoffV1 } from '../../contracts';
 import { ChunksV1, IntakeV1, NoHitV1 } from '../../contracts/pipelines/ticket-artifacts';
-import type { Store } from '../../src/worker/store';
-import { readArtifactBody, requireArtifact } from '../artifacts';
+import { type Store, readArtifactBody, requireArtifact } from '../../src';
 import type { Retrieval } from './summary-policy';
 
 export async function readIntake(store: Store, pkg: HandoffV1, stage: string): Promise<IntakeV1> {

@@ -2,11 +2,7 @@
 import { toolCall, toolResult, type HandoffV1, type StageCard } from '../../contracts';
 import { ChunksV1, NoHitV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { retrieveStage } from '../../contracts/pipelines/ticket-triage';
-import { searchTerms } from '../../src/worker/corpus/query';
-import type { Store } from '../../src/worker/store';
-import { writeArtifact } from '../artifacts';
-import type { StageOutput } from '../stage';
-import type { StageTurn } from '../turn';
+import { searchTerms, type Store, writeArtifact, type StageOutput, type StageTurn } from '../../src';
 import { readIntake } from './retrieval';
 
 /** Passages handed to the drafter: enough to cite, few enough to keep the package small. */

@@ -5,8 +5,7 @@
  */
 import type { SummaryMd, VerdictV1 } from '../../contracts';
 import type { IntakeV1 } from '../../contracts/pipelines/ticket-artifacts';
-import { constraintBreaches, redactPersonalDataFor } from '../../contracts/constraints';
-import { PERSONAL_DATA_TOKENS } from '../../contracts/personal-data';
+import { constraintBreaches, redactPersonalDataFor, PERSONAL_DATA_TOKENS } from '../../src';
 import { FAILURE, SUMMARY_MAX_CHARS, SUMMARY_MIN_CHARS, citedKeys, refundPromise, stems, type Retrieval } from './summary-policy';
 
 /** Share of the question's words the summary must address to count as answering it. */

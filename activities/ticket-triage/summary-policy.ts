@@ -1,7 +1,6 @@
 /** What draft and judge agree on about a triage summary: citation syntax, length, refund promises. */
 import type { Chunk } from '../../contracts/pipelines/ticket-artifacts';
-import { CONSTRAINT_POLICIES } from '../../contracts/constraints';
-import { searchTerms } from '../../src/worker/corpus/query';
+import { CONSTRAINT_POLICIES, searchTerms } from '../../src';
 
 /** `[article-slug.n]`; a markdown link `[text](url)` is not a citation. */
 const CITATION = /\[([a-z][a-z0-9_.-]*\.\d+)\](?!\()/g;

@@ -6,12 +6,8 @@
 import { SummaryMd, toolCall, toolResult, type HandoffV1 } from '../../contracts';
 import { ReceiptV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { writebackStage } from '../../contracts/pipelines/ticket-triage';
-import type { Store } from '../../src/worker/store';
-import { latestArtifact, readArtifactBody, writeArtifact } from '../artifacts';
-import type { StageOutput } from '../stage';
+import { type Store, latestArtifact, readArtifactBody, writeArtifact, type StageOutput, type StageTurn, passedSummary } from '../../src';
 import { crmNoteSummary, writeCrmNote, type CrmWrites } from './crm';
-import type { StageTurn } from '../turn';
-import { passedSummary } from '../verdict';
 import { readIntake } from './retrieval';
 
 /** Reads the evidence from `store`, writes the note to `crm`. */

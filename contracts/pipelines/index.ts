@@ -1,5 +1,5 @@
 // The pipelines the shipped worker runs; the first is the default for a job that names none.
-import type { Pipeline } from '../pipeline';
+import type { Pipeline } from '../rail';
 import { supportRouting } from './support-routing';
 import { ticketHub } from './ticket-hub';
 import { ticketTriage } from './ticket-triage';

@@ -4,10 +4,8 @@
  * `ticket.raw` as their entry, and their stages read and write the rest.
  */
 import { z } from 'zod';
-import { SummaryMd, VerdictV1 } from '../artifacts';
-import type { JobRequest } from '../job';
-import { LIMITS } from '../limits';
-import { count, id, inputText, isoTime, list, nonEmptyText, sha256, slug, text } from '../primitives';
+import { SummaryMd, VerdictV1, type JobRequest, count, id, inputText, isoTime, list, nonEmptyText, sha256, slug, text } from '../index';
+import { LIMITS } from '../rail';
 
 /** Caps on a ticket's text: a ticket over them is refused at the start, never truncated. */
 export const TICKET_LIMITS = { subject: 300, body: 8_000, chunkText: 4_000 } as const;
