@@ -72,7 +72,7 @@ describe.skipIf(pgSkip)(`per-stage workers as processes${pgSkip ? ` (skipped: ${
     const generalPid = await start(general);
     expect(environOf(generalPid)).toMatchObject({ HANDRAIL_WORKER_ROLE: 'general', HANDRAIL_TASK_QUEUE: taskQueue });
     expect(environOf(generalPid)).not.toHaveProperty(CRM_DATABASE_URL_ENV);
-    expect(fs.readFileSync(general.logFile, 'utf8')).toMatch(new RegExp(`polling "${taskQueue}" on .*role general.*no CRM`));
+    expect(fs.readFileSync(general.logFile, 'utf8')).toMatch(new RegExp(`polling "${taskQueue}" on .*role general.*no writers`));
 
     const request = jobRequest();
     const { handle } = await startJob(client, request, { taskQueue });
@@ -91,7 +91,7 @@ describe.skipIf(pgSkip)(`per-stage workers as processes${pgSkip ? ` (skipped: ${
 
     const writerPid = await start(writer);
     expect(environOf(writerPid)[CRM_DATABASE_URL_ENV]).toBe(writer.env[CRM_DATABASE_URL_ENV]);
-    expect(fs.readFileSync(writer.logFile, 'utf8')).toMatch(new RegExp(`polling "${writerTaskQueue(taskQueue)}" on .*role writer.*CRM on its own database`));
+    expect(fs.readFileSync(writer.logFile, 'utf8')).toMatch(new RegExp(`polling "${writerTaskQueue(taskQueue)}" on .*role writer.*writes on their own database`));
     await decide(client, request.job_id, { action: 'approve', actor: 'ops.lead', note: 'the writer worker is up' });
     const result = await handle.result();
 
