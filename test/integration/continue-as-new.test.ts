@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openStore, type Store } from '../../src/worker/store';
 import { decideUpdate, statusQuery } from '../../workflows/definitions';
-import { jobRequest, startRail, until, waitForStatus, type Rail } from '../helpers/rail';
+import { jobRequest, startRail, until, type Rail } from '../helpers/rail';
 
 let rail: Rail;
 let store: Store;
@@ -63,11 +63,22 @@ it('a job a human sends back many times continues as new every few decisions and
   failuresLeft.set(request.job_id, decisions + 1);
   const { handle } = await startJob(rail.client, request, rail);
   const job = rail.client.workflow.getHandle(request.job_id);
+  // Each decision sends the work on (at least one hop) before the job can escalate again; until
+  // the job takes it up, the status still says escalated, so wait for a later escalation.
+  let hops = -1;
+  const nextEscalation = async () => {
+    await until(`a new escalation of ${request.job_id} after hop ${hops}`, async () => {
+      const view = await job.query(statusQuery);
+      if (view.status !== 'escalated' || view.hops <= hops) return false;
+      hops = view.hops;
+      return true;
+    });
+  };
   for (let i = 1; i <= decisions; i++) {
-    await waitForStatus(job, 'escalated');
+    await nextEscalation();
     await job.executeUpdate(decideUpdate, { args: [{ action: 'revise', actor: 'reviewer', note: `try again (${i})` }] });
   }
-  await waitForStatus(job, 'escalated');
+  await nextEscalation();
   await job.executeUpdate(decideUpdate, { args: [{ action: 'revise', actor: 'reviewer', note: 'last try' }] });
   const result = await handle.result();
   expect(result.status).toBe('completed');
