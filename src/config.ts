@@ -60,6 +60,9 @@ function temporalProfile(env: NodeJS.ProcessEnv) {
   return { address, namespace, extras };
 }
 
+/** The job's task queue: HANDRAIL_TASK_QUEUE, else `handrail` (a public name). */
+export const jobTaskQueue = (env: NodeJS.ProcessEnv = process.env): string => env.HANDRAIL_TASK_QUEUE || 'handrail';
+
 /** Reads configuration from the environment (and the Temporal profile, for the connection);
  * every name here is documented in docs/. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): HandrailConfig {
@@ -69,7 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     temporalAddress: profile.address || 'localhost:7233',
     namespace: profile.namespace || 'default',
     connection: profile.extras,
-    taskQueue: env.HANDRAIL_TASK_QUEUE || 'handrail',
+    taskQueue: jobTaskQueue(env),
     dataDir,
     webUiUrl: (env.HANDRAIL_WEB_UI_URL || 'http://localhost:8233').replace(/\/+$/, ''),
     apiUrl: (env.HANDRAIL_API_URL || 'http://127.0.0.1:8787').replace(/\/+$/, ''),

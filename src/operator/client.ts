@@ -14,7 +14,7 @@ import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStag
 import { startingAttributes } from '../../workflows/rail/first-package';
 import { DEFAULT_MAX_HOPS } from '../../workflows/rail/hops';
 import { handrailDataConverter } from '../codec';
-import { loadConfig, type HandrailConfig } from '../config';
+import { jobTaskQueue, loadConfig, type HandrailConfig } from '../config';
 import { connectClient } from '../connect';
 import { handrailPluginOf, type HandrailPlugin } from '../plugin';
 
@@ -77,7 +77,8 @@ export async function startJob(client: Client, input: unknown, options: Partial<
   const pipeline = pipelines && findPipeline(pipelines, request.pipeline);
   try {
     const handle = await client.workflow.start<typeof handoffJob>('handoffJob', {
-      taskQueue: options.taskQueue ?? loadConfig().taskQueue,
+      // Not loadConfig(): that reads the Temporal profile's file, once per start.
+      taskQueue: options.taskQueue ?? jobTaskQueue(),
       workflowId: request.job_id,
       args: [request],
       ...(pipeline ? { typedSearchAttributes: startSearchAttributes(request, pipeline) } : {}),

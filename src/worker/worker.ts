@@ -34,7 +34,7 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   connection: NativeConnection;
   /** The pipelines, their activities, the workflow module and the data converter (src/plugin.ts). */
   plugin: HandrailPlugin<P>;
-  /** Namespace and the job's task queue; `default` and `handrail` (HANDRAIL_TASK_QUEUE) unless given. */
+  /** Namespace and the job's task queue; unless given, loadConfig()'s (TEMPORAL_NAMESPACE or the Temporal profile, HANDRAIL_TASK_QUEUE). */
   config?: Pick<HandrailConfig, 'namespace' | 'taskQueue'>;
   store: Store;
   /** Which stages this process runs (default `all`): `general` never registers a writer, `writer`
@@ -122,7 +122,8 @@ export function workerPlan(cards: readonly StageCard[], role: WorkerRole, jobQue
  */
 export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts: HandrailWorkerOptions<P>): Promise<Worker[]> {
   const { plugin } = opts;
-  const config = opts.config ?? { namespace: 'default', taskQueue: loadConfig().taskQueue };
+  // The namespace the configuration (environment or Temporal profile) names, as the connection's.
+  const config = opts.config ?? loadConfig();
   const role = opts.role ?? 'all';
   const modelConfig = modelConfigFromEnv();
   const workspace = opts.workspace === undefined ? undefined : workspaceProblem(opts.workspace);
