@@ -15,7 +15,6 @@ export interface ArtifactText {
   text: string;
 }
 
-
 /** The bytes an artifact ref points at, verified against its address and declared hash. */
 export async function readArtifactText(store: Store, ref: Artifact): Promise<ArtifactText> {
   const data = DATA_URI.exec(ref.uri);
@@ -38,7 +37,8 @@ export async function readArtifactText(store: Store, ref: Artifact): Promise<Art
   }
   const text = await store.getContent(hex);
   if (text === null) throw stageFailure('ArtifactInvalid', `${ref.type}: ${ref.uri} is not in the store`);
-  if (sha256Hex(text) !== hex) throw stageFailure('ArtifactInvalid', `${ref.type}: stored content does not match its address ${hex}`);
+  if (sha256Hex(text) !== hex)
+    throw stageFailure('ArtifactInvalid', `${ref.type}: stored content does not match its address ${hex}`);
   // A stored entry keeps the bytes, not the data: URI's media type: its reader tells by the text.
   return { mediaType: entry ? 'application/octet-stream' : 'application/json', text };
 }
@@ -50,7 +50,11 @@ function verifyDeclaredHash(ref: Artifact, text: string): void {
 }
 
 /** An artifact's JSON body, validated against the schema for its type. */
-export async function readArtifactBody<S extends z.ZodType>(store: Store, ref: Artifact, schema: S): Promise<z.infer<S>> {
+export async function readArtifactBody<S extends z.ZodType>(
+  store: Store,
+  ref: Artifact,
+  schema: S,
+): Promise<z.infer<S>> {
   const { text } = await readArtifactText(store, ref);
   return parseBody(ref.type, text, schema);
 }
@@ -71,7 +75,12 @@ function parseBody<S extends z.ZodType>(type: string, text: string, schema: S): 
 }
 
 /** Validates and stores a body; returns the ref the package carries (never the body itself). */
-export async function writeArtifact<S extends z.ZodType>(store: Store, type: string, schema: S, body: z.input<S>): Promise<Artifact> {
+export async function writeArtifact<S extends z.ZodType>(
+  store: Store,
+  type: string,
+  schema: S,
+  body: z.input<S>,
+): Promise<Artifact> {
   // Our own output failing its schema is a bug in the stage, not bad input: let it surface loudly.
   const valid = schema.parse(body);
   const hex = await store.putContent(canonicalJson(valid));
@@ -90,6 +99,10 @@ export function latestArtifact(pkg: Pick<HandoffV1, 'artifacts'>, ...types: stri
 /** Like latestArtifact, but the stage cannot work without it. */
 export function requireArtifact(pkg: Pick<HandoffV1, 'artifacts'>, stage: string, ...types: string[]): Artifact {
   const found = latestArtifact(pkg, ...types);
-  if (!found) throw stageFailure('StageInputInvalid', `${stage} needs a ${types.join(' or ')} artifact on the package; none found`);
+  if (!found)
+    throw stageFailure(
+      'StageInputInvalid',
+      `${stage} needs a ${types.join(' or ')} artifact on the package; none found`,
+    );
   return found;
 }

@@ -19,7 +19,8 @@ export function earlierRunActivities() {
       for (;;) {
         const query = `WorkflowId = ${JSON.stringify(job_id)} AND ExecutionStatus = "Completed"`;
         for await (const run of client.workflow.list({ query, pageSize: 10 })) {
-          if (run.runId !== run_id) return (await client.workflow.getHandle(job_id, run.runId, { followRuns: false }).result()) as JobResult;
+          if (run.runId !== run_id)
+            return (await client.workflow.getHandle(job_id, run.runId, { followRuns: false }).result()) as JobResult;
         }
         if (Date.now() > deadline) return null;
         await new Promise((resolve) => setTimeout(resolve, 250));

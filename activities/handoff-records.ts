@@ -4,7 +4,13 @@
  * rail's idempotency key, so a retried activity never doubles a record or a transition.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { HandoffTransitionError, type HandoffBeginInput, type HandoffCloseReason, type HandoffRecord, type HumanDecision } from '../contracts';
+import {
+  HandoffTransitionError,
+  type HandoffBeginInput,
+  type HandoffCloseReason,
+  type HandoffRecord,
+  type HumanDecision,
+} from '../contracts';
 import type { Store } from '../src/worker/store';
 
 export interface BeginRecordWork {
@@ -38,7 +44,8 @@ export function handoffRecordActivities(store: Store) {
       const decision = work.decision;
       if (!decision) return closeAsRail(store, work);
       const decider = { actor: decision.actor, action: decision.action };
-      if (decision.handoff_record === work.id) return { record: await store.closeHandoff(work.id, work.reason, work.key, decider).catch(refusal) };
+      if (decision.handoff_record === work.id)
+        return { record: await store.closeHandoff(work.id, work.reason, work.key, decider).catch(refusal) };
       try {
         return { record: await store.closeHandoff(work.id, work.reason, work.key, decider) };
       } catch (error) {
@@ -68,6 +75,7 @@ async function closedAlready(store: Store, work: CloseRecordWork, error: unknown
 
 /** A refused write is the record's state speaking, not an outage: retrying cannot change it. */
 function refusal(error: unknown): never {
-  if (error instanceof HandoffTransitionError) throw ApplicationFailure.nonRetryable(error.message, `HandoffRecord_${error.code}`);
+  if (error instanceof HandoffTransitionError)
+    throw ApplicationFailure.nonRetryable(error.message, `HandoffRecord_${error.code}`);
   throw error;
 }

@@ -12,14 +12,24 @@ import { countTokens, isWithinTokenLimit } from 'gpt-tokenizer';
 import { z } from 'zod';
 import { issueLines } from '../contracts/errors';
 import { HANDOVER_STRATEGIES, handoverName, isCallable, type Edge, type HandoverState } from '../contracts/pipeline';
-import { formatTranscript, Message, messageText, renderToolArgs, TRANSCRIPT_SEPARATOR, USER_AGENT_ID, type ContentBlock, type TaggedMessage } from '../contracts/transcript';
+import {
+  formatTranscript,
+  Message,
+  messageText,
+  renderToolArgs,
+  TRANSCRIPT_SEPARATOR,
+  USER_AGENT_ID,
+  type ContentBlock,
+  type TaggedMessage,
+} from '../contracts/transcript';
 
 export interface HandoverResult {
   questionText: string;
   history: Message[];
 }
 
-export type HandoverErrorCode = 'unknown_strategy' | 'callable_not_registered' | 'callable_failed' | 'workspace_missing' | 'trace_write_failed';
+export type HandoverErrorCode =
+  'unknown_strategy' | 'callable_not_registered' | 'callable_failed' | 'workspace_missing' | 'trace_write_failed';
 
 export class HandoverError extends Error {
   override readonly name = 'HandoverError';
@@ -68,7 +78,11 @@ export function applyHandover(
     case 'transcript_materialize': {
       // The hash keeps traces of different conversations into one stage from overwriting each other.
       const hash = createHash('sha256').update(formatTranscript(log), 'utf8').digest('hex').slice(0, 10);
-      const tracePath = materializeTrace(log, { traceDir: turnDir, questionId: `${state.to}_${hash}_handover`, turn: state.turn });
+      const tracePath = materializeTrace(log, {
+        traceDir: turnDir,
+        questionId: `${state.to}_${hash}_handover`,
+        turn: state.turn,
+      });
       return { questionText: materializePreamble(tracePath) + questionText, history: [] };
     }
     default:
@@ -92,11 +106,17 @@ function callHandover(edge: Edge, name: string, log: readonly TaggedMessage[], s
   try {
     returned = edge.callable(log, state);
   } catch (err) {
-    throw new HandoverError('callable_failed', `The handover callable ${JSON.stringify(name)} on edge ${edgeLabel(edge)} threw: ${osMessage(err)}.`);
+    throw new HandoverError(
+      'callable_failed',
+      `The handover callable ${JSON.stringify(name)} on edge ${edgeLabel(edge)} threw: ${osMessage(err)}.`,
+    );
   }
   const parsed = MessageList.safeParse(returned);
   if (!parsed.success) {
-    throw new HandoverError('callable_failed', `The handover callable ${JSON.stringify(name)} on edge ${edgeLabel(edge)} did not return a list of messages: ${issueLines(parsed.error, 'result', 3).join('; ')}.`);
+    throw new HandoverError(
+      'callable_failed',
+      `The handover callable ${JSON.stringify(name)} on edge ${edgeLabel(edge)} did not return a list of messages: ${issueLines(parsed.error, 'result', 3).join('; ')}.`,
+    );
   }
   return parsed.data;
 }
@@ -159,7 +179,10 @@ export function materializeTrace(
     fs.writeFileSync(target, `${TRACE_HEADER}# QUESTION CONTEXT\n# =================\n${xml}\n\n`, 'utf8');
     return target;
   } catch (err) {
-    throw new HandoverError('trace_write_failed', `The handover trace could not be written at ${target}: ${osMessage(err)}.`);
+    throw new HandoverError(
+      'trace_write_failed',
+      `The handover trace could not be written at ${target}: ${osMessage(err)}.`,
+    );
   }
 }
 
@@ -193,7 +216,9 @@ function groupTurns(log: readonly TaggedMessage[]): Turn[] {
   let pendingSystem: Turn['system'];
   let current: Turn | undefined;
   for (const { message, agent_id, origin } of log) {
-    const blocks = message.content.filter((b): b is Exclude<ContentBlock, { type: 'thinking' }> => b.type !== 'thinking');
+    const blocks = message.content.filter(
+      (b): b is Exclude<ContentBlock, { type: 'thinking' }> => b.type !== 'thinking',
+    );
     if (blocks.length === 0) continue;
     if (origin?.kind === 'hook_result') {
       turns.push({ hook: { event: origin.event, text: messageText(message) }, blocks: [] });
@@ -225,7 +250,11 @@ const escapeAttr = (s: string) => s.replace(/[&"<]/g, (c) => ({ '&': '&amp;', '"
 const charCount = (s: string) => s.length - (s.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
 
 /** karenina's format_turns_as_xml, indentation and all. */
-function turnsAsXml(turns: readonly Turn[], artifactsDir: string | undefined, threshold: number): { xml: string; artifacts: { path: string; content: string }[] } {
+function turnsAsXml(
+  turns: readonly Turn[],
+  artifactsDir: string | undefined,
+  threshold: number,
+): { xml: string; artifacts: { path: string; content: string }[] } {
   const artifacts: { path: string; content: string }[] = [];
   const counts = new Map<string, number>();
   const parts: string[] = [];
@@ -306,7 +335,11 @@ export function workspaceProblem(root: string): string | undefined {
  * job and direct deliveries under its id — ever share trace files. */
 function jobFolder(jobId: string): string {
   const [, direct, id = ''] = /^(direct:)?(.*)$/s.exec(jobId)!;
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(id)) throw new HandoverError('workspace_missing', `${JSON.stringify(jobId)} is not a job id a workspace folder can be named after.`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(id))
+    throw new HandoverError(
+      'workspace_missing',
+      `${JSON.stringify(jobId)} is not a job id a workspace folder can be named after.`,
+    );
   return direct ? `_direct_${id}` : id;
 }
 
@@ -318,7 +351,11 @@ function jobFolder(jobId: string): string {
 export function turnDirFor(ws: { root: string; job_id: string; model_id: string; turn: number }): string {
   const root = path.resolve(ws.root);
   const problem = workspaceProblem(root);
-  if (problem !== undefined) throw new HandoverError('workspace_missing', `${problem[0]!.toUpperCase()}${problem.slice(1)}; create it or fix the configured root (handrail does not create it).`);
+  if (problem !== undefined)
+    throw new HandoverError(
+      'workspace_missing',
+      `${problem[0]!.toUpperCase()}${problem.slice(1)}; create it or fix the configured root (handrail does not create it).`,
+    );
   const dir = path.join(root, jobFolder(ws.job_id), safeName(ws.model_id), `turn_${ws.turn}`);
   try {
     fs.mkdirSync(dir, { recursive: true });
@@ -387,9 +424,16 @@ export function fitHandover(
   turnDir?: string | (() => string),
 ): FittedHandover {
   const apply = (e: Edge) =>
-    applyHandover(e, log, state, questionText, e.handover === 'transcript_materialize' ? (typeof turnDir === 'function' ? turnDir() : turnDir) : undefined);
+    applyHandover(
+      e,
+      log,
+      state,
+      questionText,
+      e.handover === 'transcript_materialize' ? (typeof turnDir === 'function' ? turnDir() : turnDir) : undefined,
+    );
   const result = edge === undefined ? undefined : apply(edge);
-  if (edge === undefined || result === undefined) return { result, used: handoverName(edge), tokens: 0, fellBack: false };
+  if (edge === undefined || result === undefined)
+    return { result, used: handoverName(edge), tokens: 0, fellBack: false };
   const cap = edge.maxTokens;
   if (cap === undefined) return { result, used: handoverName(edge), tokens: handoverTokens(result), fellBack: false };
 
@@ -401,6 +445,13 @@ export function fitHandover(
   const fallback: Edge = { ...edge, handover: 'transcript_materialize' };
   const materialized = apply(fallback)!;
   const fallbackTokens = tokensWithin(materialized, cap);
-  if (fallbackTokens === false) throw new ContextBudgetExceeded(edge, handoverTokens(materialized), cap, 'transcript_materialize', handoverName(edge));
+  if (fallbackTokens === false)
+    throw new ContextBudgetExceeded(
+      edge,
+      handoverTokens(materialized),
+      cap,
+      'transcript_materialize',
+      handoverName(edge),
+    );
   return { result: materialized, used: handoverName(fallback), tokens: fallbackTokens, fellBack: true };
 }

@@ -40,7 +40,11 @@ export function mergeActivities(store: Store) {
         artifacts: [...work.package.artifacts, artifact],
       };
       const facts = deliveryFacts(pkg, MERGE_STAGE);
-      const recorded = await store.recordStageCompletion(work.key, { package: pkg, artifact, cost_usd: 0, body: work.body }, facts);
+      const recorded = await store.recordStageCompletion(
+        work.key,
+        { package: pkg, artifact, cost_usd: 0, body: work.body },
+        facts,
+      );
       return asAnswered(recorded, facts);
     },
   };

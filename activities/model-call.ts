@@ -7,13 +7,18 @@ import { stageFailure } from './failures';
 /** When nobody wants the answer any more (the job was cancelled, or its workflow is gone;
  * heartbeats bring the news), the model request is aborted rather than left running and paid
  * for. A worker shutting down is not such a case: it drains, so the call finishes and reports. */
-export async function askModel(model: ChatModel, messages: ChatMessage[], options?: { maxTokens?: number; json?: boolean }): Promise<ChatReply> {
+export async function askModel(
+  model: ChatModel,
+  messages: ChatMessage[],
+  options?: { maxTokens?: number; json?: boolean },
+): Promise<ChatReply> {
   const signal = abandonedSignal();
   try {
     return await model.complete(messages, { ...options, ...(signal ? { signal } : {}) });
   } catch (error) {
     // Retryable model errors stay plain errors so Temporal's retry policy handles them.
-    if (error instanceof ModelError && !error.retryable) throw stageFailure('ModelRejected', error.message, { status: error.status });
+    if (error instanceof ModelError && !error.retryable)
+      throw stageFailure('ModelRejected', error.message, { status: error.status });
     throw error;
   }
 }

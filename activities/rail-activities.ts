@@ -11,18 +11,39 @@ import { asAnswered, deliveryFacts, deliveryScope, packageSha, scopedJob, scoped
  * package acks `duplicate`; a different package under the key comes back marked, to be refused. */
 export function railActivities(store: Store) {
   return {
-    priorDelivery: async ({ delivery_key, package: pkg }: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null> => {
+    priorDelivery: async ({
+      delivery_key,
+      package: pkg,
+    }: {
+      delivery_key: string;
+      package?: HandoffV1;
+    }): Promise<StageResult | null> => {
       const record = await store.findStageRecord(scopedKey(deliveryScope(), delivery_key));
       if (!record) return null;
       // The lookup is never the delivery that made the record; only the package can match.
-      return pkg === undefined ? record.result : asAnswered(record, { delivery_sha: null, package_sha: packageSha(pkg) });
+      return pkg === undefined
+        ? record.result
+        : asAnswered(record, { delivery_sha: null, package_sha: packageSha(pkg) });
     },
     /** A result the rail accepted for a direct delivery, recorded by the rail itself (first one
      * wins: a stage that records its own leaves this a no-op), so a repeat is found by the
      * rail's lookup whichever worker served the stage. */
-    recordDelivery: async ({ delivery_key, stage, package: pkg, result }: { delivery_key: string; stage: string; package: HandoffV1; result: StageResult }): Promise<void> => {
+    recordDelivery: async ({
+      delivery_key,
+      stage,
+      package: pkg,
+      result,
+    }: {
+      delivery_key: string;
+      stage: string;
+      package: HandoffV1;
+      result: StageResult;
+    }): Promise<void> => {
       const scope = deliveryScope();
-      await store.recordStageCompletion(scopedKey(scope, delivery_key), result, { ...deliveryFacts(pkg, stage), job_id: scopedJob(scope, pkg.job_id) });
+      await store.recordStageCompletion(scopedKey(scope, delivery_key), result, {
+        ...deliveryFacts(pkg, stage),
+        job_id: scopedJob(scope, pkg.job_id),
+      });
     },
     ...mergeActivities(store),
     ...handoffRecordActivities(store),

@@ -3,7 +3,27 @@
  * key, and build the emitted package without touching what the rail owns. A pipeline author
  * writes only the work (`(pkg) => StageOutput`); `stageActivities` wraps each stage's.
  */
-import { canonicalJson, hopSegment, inlineText, parseEntryUri, storedEntry, isFanOutRule, MERGE_STAGE, parseSnapshotUri, roleMismatch, snapshotContent, writeKey, validateHandoff, type WriteReceipt, type Artifact, type Evaluator, type HandoffV1, type Pipeline, type StageNameOf, type ToolTried } from '../contracts';
+import {
+  canonicalJson,
+  hopSegment,
+  inlineText,
+  parseEntryUri,
+  storedEntry,
+  isFanOutRule,
+  MERGE_STAGE,
+  parseSnapshotUri,
+  roleMismatch,
+  snapshotContent,
+  writeKey,
+  validateHandoff,
+  type WriteReceipt,
+  type Artifact,
+  type Evaluator,
+  type HandoffV1,
+  type Pipeline,
+  type StageNameOf,
+  type ToolTried,
+} from '../contracts';
 import { constraintBreaches, redactPersonalDataFor } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
@@ -70,20 +90,47 @@ export async function runStageOnce(
     const prior = await store.findStageRecord(key);
     if (prior) return asAnswered(prior, facts);
     checkEntries(card, pkg);
-    if (card.writes !== null) await checkProvenance(store, [pipeline, ...(options.sharedWith ?? []).filter((p) => p.get(card.name) === card)], pkg, scope);
-    const { turn, close } = await openTurn(store, pipeline, card, { package: pkg, edge: delivery.edge, hooks: delivery.hook_results }, facts.job_id, options);
+    if (card.writes !== null)
+      await checkProvenance(
+        store,
+        [pipeline, ...(options.sharedWith ?? []).filter((p) => p.get(card.name) === card)],
+        pkg,
+        scope,
+      );
+    const { turn, close } = await openTurn(
+      store,
+      pipeline,
+      card,
+      { package: pkg, edge: delivery.edge, hooks: delivery.hook_results },
+      facts.job_id,
+      options,
+    );
     const output = await work(pkg, turn);
     checkReceipt(card, output);
     const { transcript, handover } = await close(output);
     const recorded = await store.recordStageCompletion(
       key,
       {
-        package: await emit(store, card, delivery.store_entry ? await withStoredEntry(store, pkg) : pkg, output, transcript),
+        package: await emit(
+          store,
+          card,
+          delivery.store_entry ? await withStoredEntry(store, pkg) : pkg,
+          output,
+          transcript,
+        ),
         artifact: output.artifact,
         cost_usd: output.cost_usd,
         body: output.body,
         ...(output.receipt ? { receipt: output.receipt } : {}),
-        ...(handover ? { handover: { used: handover.used, tokens: handover.tokens, ...(handover.fell_back ? { fell_back: true } : {}) } } : {}),
+        ...(handover
+          ? {
+              handover: {
+                used: handover.used,
+                tokens: handover.tokens,
+                ...(handover.fell_back ? { fell_back: true } : {}),
+              },
+            }
+          : {}),
       },
       facts,
     );
@@ -101,7 +148,11 @@ export async function storeSnapshot(store: Store, delivered: HandoffV1): Promise
   const address = delivered.context_ref === undefined ? undefined : parseSnapshotUri(delivered.context_ref);
   if (!address) return;
   const hex = await store.putContent(snapshotContent(delivered));
-  if (hex !== address.sha) log.warn('snapshot address mismatch: the stored package hashes differently from its context_ref', { context_ref: delivered.context_ref, stored: hex });
+  if (hex !== address.sha)
+    log.warn('snapshot address mismatch: the stored package hashes differently from its context_ref', {
+      context_ref: delivered.context_ref,
+      stored: hex,
+    });
 }
 
 /** Who delivers: the job's own rail (`handoffJob`, whose workflow id is the job id), or a direct
@@ -123,8 +174,15 @@ export const scopedJob = (scope: DeliveryScope, jobId: string) => (scope === 'di
  * delivery of one package shares). */
 export function deliveryFacts(pkg: HandoffV1, stage: string): DeliveryFacts {
   const info = asyncLocalStorage.getStore()?.info;
-  const receiver = info ? `${info.workflowExecution?.workflowId ?? ''}/${info.workflowExecution?.runId ?? ''}/${info.activityId}` : '';
-  return { job_id: pkg.job_id, stage, delivery_sha: sha256Hex(`${receiver}\n${canonicalJson(pkg)}`), package_sha: packageSha(pkg) };
+  const receiver = info
+    ? `${info.workflowExecution?.workflowId ?? ''}/${info.workflowExecution?.runId ?? ''}/${info.activityId}`
+    : '';
+  return {
+    job_id: pkg.job_id,
+    stage,
+    delivery_sha: sha256Hex(`${receiver}\n${canonicalJson(pkg)}`),
+    package_sha: packageSha(pkg),
+  };
 }
 
 /** The package less the rail's hop, ack and snapshot address: what every delivery of one package shares. */
@@ -135,9 +193,15 @@ export function packageSha(pkg: HandoffV1): string {
 
 /** A record this delivery made, as is; another delivery's, marked. A record from before
  * deliveries were hashed cannot be told apart, so it counts as another package's (fail closed). */
-export function asAnswered(record: StageRecord, facts: { delivery_sha: string | null; package_sha: string }): StageResult {
+export function asAnswered(
+  record: StageRecord,
+  facts: { delivery_sha: string | null; package_sha: string },
+): StageResult {
   if (record.delivery_sha !== null && record.delivery_sha === facts.delivery_sha) return record.result;
-  return { ...record.result, recorded_by_other: record.package_sha !== null && record.package_sha === facts.package_sha ? 'same' : 'different' };
+  return {
+    ...record.result,
+    recorded_by_other: record.package_sha !== null && record.package_sha === facts.package_sha ? 'same' : 'different',
+  };
 }
 
 /** The package as the critic judged it, less what changes after: hop, ack, snapshot address, the
@@ -161,11 +225,22 @@ type Recorded = { stage: string; result: StageResult };
  * share), the evidence must hold under one of them; refused, the reason is the one under the
  * pipeline that explains the most of it (the job's own, as far as the evidence can tell).
  */
-export async function checkProvenance(store: Store, pipelines: EvidenceRules | readonly EvidenceRules[], pkg: HandoffV1, scope: DeliveryScope = 'rail'): Promise<void> {
+export async function checkProvenance(
+  store: Store,
+  pipelines: EvidenceRules | readonly EvidenceRules[],
+  pkg: HandoffV1,
+  scope: DeliveryScope = 'rail',
+): Promise<void> {
   const candidates = 'get' in pipelines ? [pipelines] : pipelines;
   const jobId = scopedJob(scope, pkg.job_id);
   const records = await Promise.all(
-    pkg.artifacts.slice(1).map(async (artifact) => (await store.findRecordedArtifacts(jobId, artifact.uri)).filter((r) => r.result.artifact.type === artifact.type)),
+    pkg.artifacts
+      .slice(1)
+      .map(async (artifact) =>
+        (await store.findRecordedArtifacts(jobId, artifact.uri)).filter(
+          (r) => r.result.artifact.type === artifact.type,
+        ),
+      ),
   );
   let refusal: { explained: number; failure: ApplicationFailure } | undefined;
   for (const pipeline of candidates) {
@@ -173,34 +248,71 @@ export async function checkProvenance(store: Store, pipelines: EvidenceRules | r
     if (!why) return;
     if (!refusal || why.explained > refusal.explained) refusal = why;
   }
-  throw refusal?.failure ?? stageFailure('ArtifactInvalid', `no pipeline to check job ${pkg.job_id}'s evidence against`);
+  throw (
+    refusal?.failure ?? stageFailure('ArtifactInvalid', `no pipeline to check job ${pkg.job_id}'s evidence against`)
+  );
 }
 
 /** Why `pkg` is not evidence under `pipeline`, and how many of its artifacts that pipeline's
  * records explain; null when all, ending in a pass. `records[i]`: what was recorded for artifact i + 1. */
-function provenanceRefusal(pipeline: EvidenceRules, pkg: HandoffV1, records: readonly (readonly Recorded[])[]): { explained: number; failure: ApplicationFailure } | null {
+function provenanceRefusal(
+  pipeline: EvidenceRules,
+  pkg: HandoffV1,
+  records: readonly (readonly Recorded[])[],
+): { explained: number; failure: ApplicationFailure } | null {
   const [entry, ...evidence] = pkg.artifacts;
   if (!entry || entry.type !== pipeline.entry) {
-    return { explained: 0, failure: stageFailure('ArtifactInvalid', `the first artifact must be the job's ${pipeline.entry}, not ${entry?.type ?? 'nothing'}`) };
+    return {
+      explained: 0,
+      failure: stageFailure(
+        'ArtifactInvalid',
+        `the first artifact must be the job's ${pipeline.entry}, not ${entry?.type ?? 'nothing'}`,
+      ),
+    };
   }
   // The rail records a fan-out's merge itself, under its merge step's name.
   const merges = new Set(pipeline.routes.filter(isFanOutRule).map((r) => r.merge));
   let newest: readonly Recorded[] = [];
   for (const [i, artifact] of evidence.entries()) {
-    newest = (records[i] ?? []).filter((r) => pipeline.get(r.stage) !== undefined || (r.stage === MERGE_STAGE && merges.has(artifact.type)));
+    newest = (records[i] ?? []).filter(
+      (r) => pipeline.get(r.stage) !== undefined || (r.stage === MERGE_STAGE && merges.has(artifact.type)),
+    );
     if (newest.length === 0) {
-      return { explained: i + 1, failure: stageFailure('ArtifactInvalid', `${artifact.type} ${artifact.uri.slice(0, 80)} was not recorded for job ${pkg.job_id} by a stage of this pipeline`) };
+      return {
+        explained: i + 1,
+        failure: stageFailure(
+          'ArtifactInvalid',
+          `${artifact.type} ${artifact.uri.slice(0, 80)} was not recorded for job ${pkg.job_id} by a stage of this pipeline`,
+        ),
+      };
     }
   }
   const content = judgedContent(pkg);
-  const passed = newest.some((r) => pipeline.get(r.stage)?.role === 'critic' && r.result.package.evaluator.last_verdict === 'pass' && judgedContent(r.result.package) === content);
-  return passed ? null : { explained: pkg.artifacts.length, failure: stageFailure('VerdictNotPassing', `no passing verdict recorded for job ${pkg.job_id} over this package`) };
+  const passed = newest.some(
+    (r) =>
+      pipeline.get(r.stage)?.role === 'critic' &&
+      r.result.package.evaluator.last_verdict === 'pass' &&
+      judgedContent(r.result.package) === content,
+  );
+  return passed
+    ? null
+    : {
+        explained: pkg.artifacts.length,
+        failure: stageFailure(
+          'VerdictNotPassing',
+          `no passing verdict recorded for job ${pkg.job_id} over this package`,
+        ),
+      };
 }
 
 /** Constraint policies hold on what a writer actually writes, whatever the verdict said. */
 export function refuseBreaches(constraints: readonly string[], written: string, stage: string): void {
   const breaches = constraintBreaches(constraints, { text: written, toolsUsed: [] });
-  if (breaches.length > 0) throw stageFailure('VerdictNotPassing', `${stage} refuses to write: ${breaches.map((b) => `${b.policy}: ${b.breach}`).join('; ')}`);
+  if (breaches.length > 0)
+    throw stageFailure(
+      'VerdictNotPassing',
+      `${stage} refuses to write: ${breaches.map((b) => `${b.policy}: ${b.breach}`).join('; ')}`,
+    );
 }
 
 /**
@@ -216,25 +328,50 @@ export async function writeOnce(
   pkg: Pick<HandoffV1, 'job_id' | 'constraints'>,
   write: { reference: string; payload: string; text?: string },
 ): Promise<WriteReceipt> {
-  if (card.writes === null) throw stageFailure('StageInputInvalid', `${card.name} declares no system it writes; only a writer writes`);
+  if (card.writes === null)
+    throw stageFailure('StageInputInvalid', `${card.name} declares no system it writes; only a writer writes`);
   if (write.text !== undefined) refuseBreaches(pkg.constraints, write.text, card.name);
   const key = writeKey(pkg.job_id, card);
-  const receipt = await writes.writeOnce({ key, system: card.writes, reference: write.reference, payload: write.payload });
-  refuseForeignWrite(card.name, key, receipt, { system: card.writes, reference: write.reference, payload_hash: `sha256:${sha256Hex(write.payload)}` });
+  const receipt = await writes.writeOnce({
+    key,
+    system: card.writes,
+    reference: write.reference,
+    payload: write.payload,
+  });
+  refuseForeignWrite(card.name, key, receipt, {
+    system: card.writes,
+    reference: write.reference,
+    payload_hash: `sha256:${sha256Hex(write.payload)}`,
+  });
   return receipt;
 }
 
 /** A receipt under `key` that is not this write's: another chain's, refused. */
-export function refuseForeignWrite(stage: string, key: string, receipt: Pick<WriteReceipt, 'system' | 'reference' | 'payload_hash'>, ours: Pick<WriteReceipt, 'system' | 'reference' | 'payload_hash'>): void {
-  if (receipt.system !== ours.system || receipt.reference !== ours.reference || receipt.payload_hash !== ours.payload_hash) {
-    throw stageFailure('VerdictNotPassing', `${stage} refuses: write key ${key} already holds another write (to ${receipt.system} ${receipt.reference}); nothing was written for this job`);
+export function refuseForeignWrite(
+  stage: string,
+  key: string,
+  receipt: Pick<WriteReceipt, 'system' | 'reference' | 'payload_hash'>,
+  ours: Pick<WriteReceipt, 'system' | 'reference' | 'payload_hash'>,
+): void {
+  if (
+    receipt.system !== ours.system ||
+    receipt.reference !== ours.reference ||
+    receipt.payload_hash !== ours.payload_hash
+  ) {
+    throw stageFailure(
+      'VerdictNotPassing',
+      `${stage} refuses: write key ${key} already holds another write (to ${receipt.system} ${receipt.reference}); nothing was written for this job`,
+    );
   }
 }
 
 /** Only a writer puts a receipt on its output, and only for the system its card declares. */
 function checkReceipt(card: StageCard, output: StageOutput): void {
   if (output.receipt && output.receipt.system !== card.writes) {
-    throw stageFailure('StageInputInvalid', `${card.name} reported a write to ${output.receipt.system}, but its card writes ${card.writes ?? 'nothing'}`);
+    throw stageFailure(
+      'StageInputInvalid',
+      `${card.name} reported a write to ${output.receipt.system}, but its card writes ${card.writes ?? 'nothing'}`,
+    );
   }
 }
 
@@ -244,15 +381,28 @@ function checkDelivery(pipeline: Pick<Pipeline, 'versions'>, card: StageCard, de
   if (delivery.stage !== card.name) {
     throw stageFailure('StageInputInvalid', `delivery for stage "${String(delivery.stage)}" reached "${card.name}"`);
   }
-  if (typeof delivery.delivery_key !== 'string' || delivery.delivery_key.length === 0 || delivery.delivery_key.length > 500) {
-    throw stageFailure('StageInputInvalid', `${card.name}: delivery_key must be a non-empty string of at most 500 characters`);
+  if (
+    typeof delivery.delivery_key !== 'string' ||
+    delivery.delivery_key.length === 0 ||
+    delivery.delivery_key.length > 500
+  ) {
+    throw stageFailure(
+      'StageInputInvalid',
+      `${card.name}: delivery_key must be a non-empty string of at most 500 characters`,
+    );
   }
   // The rail's own validator (ajv, the versions this stage reads): a stage never reads a package
   // the rail would have refused. No upgrade here: the rail delivers what the stage reads.
   const checked = validateHandoff(delivery.package, { accept: card.packageVersions, registry: pipeline.versions });
   if (!checked.ok || checked.value !== delivery.package) {
-    const issues = checked.ok ? [`/schema ${String((delivery.package as { schema?: unknown }).schema)} is not read by ${card.name}`] : checked.errors.slice(0, 5).map((e) => `${e.path || '/'} ${e.message}`);
-    throw stageFailure('StageInputInvalid', `${card.name}: package is not a valid ${card.packageVersions.join(' | ')} (${issues.join('; ')})`, { issues });
+    const issues = checked.ok
+      ? [`/schema ${String((delivery.package as { schema?: unknown }).schema)} is not read by ${card.name}`]
+      : checked.errors.slice(0, 5).map((e) => `${e.path || '/'} ${e.message}`);
+    throw stageFailure(
+      'StageInputInvalid',
+      `${card.name}: package is not a valid ${card.packageVersions.join(' | ')} (${issues.join('; ')})`,
+      { issues },
+    );
   }
   const role = roleMismatch(card, checked.value);
   if (role) throw stageFailure('StageInputInvalid', role);
@@ -267,7 +417,11 @@ function checkDelivery(pipeline: Pick<Pipeline, 'versions'>, card: StageCard, de
  * differs), as the rail's lookup before the stage would have answered it. */
 function checkEntries(card: StageCard, pkg: HandoffV1): void {
   const foreign = pkg.artifacts.find((a) => (parseEntryUri(a.uri)?.jobId ?? pkg.job_id) !== pkg.job_id);
-  if (foreign) throw stageFailure('StageInputInvalid', `${card.name}: ${foreign.type} ${foreign.uri.slice(0, 120)} is another job's entry, not job ${pkg.job_id}'s`);
+  if (foreign)
+    throw stageFailure(
+      'StageInputInvalid',
+      `${card.name}: ${foreign.type} ${foreign.uri.slice(0, 120)} is another job's entry, not job ${pkg.job_id}'s`,
+    );
 }
 
 /** A stage's work: what it does with the package it was delivered, in its turn of the job's
@@ -323,7 +477,13 @@ async function withStoredEntry(store: Store, pkg: HandoffV1): Promise<HandoffV1>
  * the job's log referenced at this turn and the stage's segment appended to the summary (the
  * oldest segments moved to the store once it is full: activities/summary.ts). A segment is masked
  * under redact_personal_data like the prose, whatever the stage put in it. */
-async function emit(store: Store, card: StageCard, pkg: HandoffV1, output: StageOutput, transcript: string): Promise<HandoffV1> {
+async function emit(
+  store: Store,
+  card: StageCard,
+  pkg: HandoffV1,
+  output: StageOutput,
+  transcript: string,
+): Promise<HandoffV1> {
   const said = output.summary === undefined ? undefined : redactPersonalDataFor(pkg.constraints, output.summary);
   const segment = hopSegment(pkg.hop?.count ?? 0, card.name, output.artifact.type, said);
   const summary = await appendSegments(store, pkg.summary, [segment]);

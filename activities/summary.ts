@@ -17,7 +17,11 @@ const UNSTORED = '0'.repeat(64);
  * `existing` with `added` appended. Over the cap, the fewest oldest segments that make it fit go
  * to the store and one reference segment takes their place (the newest stay on the package).
  */
-export async function appendSegments(store: Store, existing: string | undefined, added: readonly string[]): Promise<string | undefined> {
+export async function appendSegments(
+  store: Store,
+  existing: string | undefined,
+  added: readonly string[],
+): Promise<string | undefined> {
   const segments = [...splitSummary(existing), ...added];
   if (segments.length === 0) return existing;
   const joined = joinSummary(segments);
@@ -47,12 +51,17 @@ export async function readSummarySegments(store: Store, summary: string | undefi
   for (let followed = 0; ; followed++) {
     const ref = segments[0] === undefined ? undefined : parseReference(segments[0]);
     if (!ref) break;
-    if (followed >= MAX_REFERENCES) throw new SummaryUnreadableError(`summary chain is longer than ${MAX_REFERENCES} references`);
+    if (followed >= MAX_REFERENCES)
+      throw new SummaryUnreadableError(`summary chain is longer than ${MAX_REFERENCES} references`);
     const text = await store.getContent(ref.sha);
     if (text === null) throw new SummaryUnreadableError(`${ref.uri} is not in the ${store.backend} store`);
-    if (sha256Hex(text) !== ref.sha) throw new SummaryUnreadableError(`${ref.uri}: stored text does not match its address`);
+    if (sha256Hex(text) !== ref.sha)
+      throw new SummaryUnreadableError(`${ref.uri}: stored text does not match its address`);
     const behind = splitSummary(text);
-    if (segmentCount(behind) !== ref.segments) throw new SummaryUnreadableError(`${ref.uri} stands for ${ref.segments} segments; the store holds ${segmentCount(behind)}`);
+    if (segmentCount(behind) !== ref.segments)
+      throw new SummaryUnreadableError(
+        `${ref.uri} stands for ${ref.segments} segments; the store holds ${segmentCount(behind)}`,
+      );
     newer.unshift(segments.slice(1));
     segments = behind;
   }

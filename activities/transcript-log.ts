@@ -9,7 +9,16 @@
  * stay the size of the messages themselves.
  */
 import { z } from 'zod';
-import { canonicalJson, isTranscriptUri, LIMITS, Message, TaggedMessage, transcriptHead, transcriptUri, type HandoffV1 } from '../contracts';
+import {
+  canonicalJson,
+  isTranscriptUri,
+  LIMITS,
+  Message,
+  TaggedMessage,
+  transcriptHead,
+  transcriptUri,
+  type HandoffV1,
+} from '../contracts';
 import { sha256Hex } from '../src/worker/store/content';
 import type { Store } from '../src/worker/store';
 import { stageFailure } from './failures';
@@ -41,7 +50,9 @@ const StoredTurn = z
     agent_id: z.string(),
     /** sha256 of the system prompt the stage ran with, so the next turn logs one only on a change. */
     system_sha: Sha.nullable(),
-    handover: z.object({ used: z.string(), tokens: z.number().int().min(0), fell_back: z.boolean().optional(), record: Sha }).optional(),
+    handover: z
+      .object({ used: z.string(), tokens: z.number().int().min(0), fell_back: z.boolean().optional(), record: Sha })
+      .optional(),
     messages: z.array(TaggedMessage),
   })
   .strict();
@@ -63,7 +74,11 @@ export interface LogHead {
 }
 
 /** The newest turn the package references, verified; the rest of the log is read only if asked. */
-export async function readHead(store: Store, pkg: Pick<HandoffV1, 'job_id' | 'memory_refs'>, scopedJobId: string): Promise<LogHead> {
+export async function readHead(
+  store: Store,
+  pkg: Pick<HandoffV1, 'job_id' | 'memory_refs'>,
+  scopedJobId: string,
+): Promise<LogHead> {
   const ref = transcriptRef(pkg);
   if (ref === undefined) return { sha: null, turn: undefined, messages: () => Promise.resolve([]) };
   const head = await readStored(store, ref.head, scopedJobId, ref.uri);
@@ -76,7 +91,11 @@ export async function readHead(store: Store, pkg: Pick<HandoffV1, 'job_id' | 'me
 }
 
 /** The whole log a package references, each turn with what its stage was handed (operators, tests). */
-export async function readLog(store: Store, pkg: Pick<HandoffV1, 'job_id' | 'memory_refs'>, scopedJobId: string): Promise<{ turns: TurnRecord[] }> {
+export async function readLog(
+  store: Store,
+  pkg: Pick<HandoffV1, 'job_id' | 'memory_refs'>,
+  scopedJobId: string,
+): Promise<{ turns: TurnRecord[] }> {
   const ref = transcriptRef(pkg);
   if (ref === undefined) return { turns: [] };
   const stored = await chain(store, await readStored(store, ref.head, scopedJobId, ref.uri), scopedJobId, ref.uri);
@@ -84,7 +103,13 @@ export async function readLog(store: Store, pkg: Pick<HandoffV1, 'job_id' | 'mem
     stored.map(async ({ handover, ...turn }): Promise<TurnRecord> => {
       const { kind: _kind, ...rest } = turn;
       if (!handover) return rest;
-      const { kind: _handoverKind, ...handed } = await readRecord(store, handover.record, HandoverContent, ref.uri, 'handover');
+      const { kind: _handoverKind, ...handed } = await readRecord(
+        store,
+        handover.record,
+        HandoverContent,
+        ref.uri,
+        'handover',
+      );
       return { ...rest, handover: handed };
     }),
   );
@@ -94,10 +119,12 @@ export async function readLog(store: Store, pkg: Pick<HandoffV1, 'job_id' | 'mem
 function transcriptRef(pkg: Pick<HandoffV1, 'job_id' | 'memory_refs'>): { uri: string; head: string } | undefined {
   const refs = pkg.memory_refs.filter(isTranscriptUri);
   if (refs.length === 0) return undefined;
-  if (refs.length > 1) throw stageFailure('ArtifactInvalid', `the package references ${refs.length} transcripts; a job has one log`);
+  if (refs.length > 1)
+    throw stageFailure('ArtifactInvalid', `the package references ${refs.length} transcripts; a job has one log`);
   const uri = refs[0]!;
   const head = transcriptHead(uri, pkg.job_id);
-  if (head === undefined) throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)} is not a transcript of job ${pkg.job_id}`);
+  if (head === undefined)
+    throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)} is not a transcript of job ${pkg.job_id}`);
   return { uri, head };
 }
 
@@ -105,7 +132,8 @@ function transcriptRef(pkg: Pick<HandoffV1, 'job_id' | 'memory_refs'>): { uri: s
 async function chain(store: Store, head: StoredTurn, scopedJobId: string, uri: string): Promise<StoredTurn[]> {
   const turns = [head];
   for (let sha = head.prev; sha !== null; sha = turns[0]!.prev) {
-    if (turns.length >= MAX_TURNS) throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)} is longer than ${MAX_TURNS} turns`);
+    if (turns.length >= MAX_TURNS)
+      throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)} is longer than ${MAX_TURNS} turns`);
     turns.unshift(await readStored(store, sha, scopedJobId, uri));
   }
   return turns;
@@ -114,13 +142,21 @@ async function chain(store: Store, head: StoredTurn, scopedJobId: string, uri: s
 async function readStored(store: Store, sha: string, scopedJobId: string, uri: string): Promise<StoredTurn> {
   const turn = await readRecord(store, sha, StoredTurn, uri, 'turn');
   // Content-addressing makes a record unforgeable, not job-bound: the job inside it binds it.
-  if (turn.job_id !== scopedJobId) throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)} was not recorded for this job`);
+  if (turn.job_id !== scopedJobId)
+    throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)} was not recorded for this job`);
   return turn;
 }
 
-async function readRecord<S extends z.ZodType>(store: Store, sha: string, schema: S, uri: string, what: 'turn' | 'handover'): Promise<z.infer<S>> {
+async function readRecord<S extends z.ZodType>(
+  store: Store,
+  sha: string,
+  schema: S,
+  uri: string,
+  what: 'turn' | 'handover',
+): Promise<z.infer<S>> {
   const text = await store.getContent(sha);
-  if (text === null || sha256Hex(text) !== sha) throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)}: record ${sha} is not in the store`);
+  if (text === null || sha256Hex(text) !== sha)
+    throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)}: record ${sha} is not in the store`);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -128,7 +164,8 @@ async function readRecord<S extends z.ZodType>(store: Store, sha: string, schema
     json = undefined;
   }
   const parsed = schema.safeParse(json);
-  if (!parsed.success) throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)}: record ${sha} is not a ${what} record`);
+  if (!parsed.success)
+    throw stageFailure('ArtifactInvalid', `transcript ${uri.slice(0, 120)}: record ${sha} is not a ${what} record`);
   return parsed.data;
 }
 
@@ -136,11 +173,22 @@ async function readRecord<S extends z.ZodType>(store: Store, sha: string, schema
  * e.g. a retried stage, is one record). */
 export async function appendTurn(store: Store, turn: TurnRecord): Promise<string> {
   const { handover, ...rest } = turn;
-  const record = handover && (await store.putContent(canonicalJson(HandoverContent.parse({ kind: 'handrail.handover', ...handover }))));
+  const record =
+    handover &&
+    (await store.putContent(canonicalJson(HandoverContent.parse({ kind: 'handrail.handover', ...handover }))));
   const stored: StoredTurn = {
     kind: 'handrail.turn',
     ...rest,
-    ...(handover && record ? { handover: { used: handover.used, tokens: handover.tokens, ...(handover.fell_back ? { fell_back: true } : {}), record } } : {}),
+    ...(handover && record
+      ? {
+          handover: {
+            used: handover.used,
+            tokens: handover.tokens,
+            ...(handover.fell_back ? { fell_back: true } : {}),
+            record,
+          },
+        }
+      : {}),
   };
   return store.putContent(canonicalJson(StoredTurn.parse(stored)));
 }
@@ -152,7 +200,12 @@ export async function appendTurn(store: Store, turn: TurnRecord): Promise<string
  * undefined when no branch took a turn. Records are content-addressed, so a retried merge writes
  * the same records.
  */
-export async function joinBranchTurns(store: Store, hub: Pick<HandoffV1, 'job_id' | 'memory_refs'>, branches: readonly Pick<HandoffV1, 'memory_refs'>[], scopedJobId: string): Promise<string | undefined> {
+export async function joinBranchTurns(
+  store: Store,
+  hub: Pick<HandoffV1, 'job_id' | 'memory_refs'>,
+  branches: readonly Pick<HandoffV1, 'memory_refs'>[],
+  scopedJobId: string,
+): Promise<string | undefined> {
   const hubHead = (await readHead(store, hub, scopedJobId)).sha;
   let prev = hubHead;
   for (const branch of branches) {
@@ -160,14 +213,23 @@ export async function joinBranchTurns(store: Store, hub: Pick<HandoffV1, 'job_id
     if (!ref || ref.head === hubHead) continue;
     const log = await chain(store, await readStored(store, ref.head, scopedJobId, ref.uri), scopedJobId, ref.uri);
     // The branch's own turns: from the one that followed the hub's newest (null: the log's first).
-    const own = log.slice(Math.max(0, log.findIndex((t) => t.prev === hubHead)));
+    const own = log.slice(
+      Math.max(
+        0,
+        log.findIndex((t) => t.prev === hubHead),
+      ),
+    );
     for (const turn of own) prev = await store.putContent(canonicalJson(StoredTurn.parse({ ...turn, prev })));
   }
   return prev !== null && prev !== hubHead ? transcriptUri(hub.job_id, prev) : undefined;
 }
 
 /** Every message of a log, oldest first. */
-export const logMessages = (log: { turns: readonly Pick<StoredTurn, 'messages'>[] }): TaggedMessage[] => log.turns.flatMap((t) => t.messages);
+export const logMessages = (log: { turns: readonly Pick<StoredTurn, 'messages'>[] }): TaggedMessage[] =>
+  log.turns.flatMap((t) => t.messages);
 
 /** The package's memory refs with its transcript ref replaced by `ref`: one log per package. */
-export const withTranscript = (refs: readonly string[], ref: string): string[] => [...refs.filter((r) => !isTranscriptUri(r)), ref];
+export const withTranscript = (refs: readonly string[], ref: string): string[] => [
+  ...refs.filter((r) => !isTranscriptUri(r)),
+  ref,
+];

@@ -9,8 +9,35 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import type { Artifact, Edge, EdgeOptions, HandoffV1, HandoverState, HookResult, Message, Pipeline, StageCard, TaggedMessage } from '../contracts';
-import { assistantMessage, canonicalJson, clip, edgeProblems, handoverName, HUMAN, isAgentId, isCallable, isTranscriptUri, LIMITS, messageText, systemMessage, transcriptUri, USER_AGENT_ID, userMessage } from '../contracts';
+import type {
+  Artifact,
+  Edge,
+  EdgeOptions,
+  HandoffV1,
+  HandoverState,
+  HookResult,
+  Message,
+  Pipeline,
+  StageCard,
+  TaggedMessage,
+} from '../contracts';
+import {
+  assistantMessage,
+  canonicalJson,
+  clip,
+  edgeProblems,
+  handoverName,
+  HUMAN,
+  isAgentId,
+  isCallable,
+  isTranscriptUri,
+  LIMITS,
+  messageText,
+  systemMessage,
+  transcriptUri,
+  USER_AGENT_ID,
+  userMessage,
+} from '../contracts';
 import { sha256Hex } from '../src/worker/store/content';
 import type { ChatMessage } from '../src/worker/model';
 import type { Store } from '../src/worker/store';
@@ -53,7 +80,10 @@ export interface TurnOptions {
 export interface OpenTurn {
   turn: StageTurn;
   /** Records the turn and returns the log's new URI and the handover the stage got. */
-  close(output: { artifact: Artifact; body: unknown }): Promise<{ transcript: string; handover: HandoverRecord | undefined }>;
+  close(output: {
+    artifact: Artifact;
+    body: unknown;
+  }): Promise<{ transcript: string; handover: HandoverRecord | undefined }>;
 }
 
 /** A stage's default answer (its output body) is clipped: the body itself is in the store. */
@@ -74,19 +104,32 @@ export async function openTurn(
   const edge = resolveEdge(card, delivery.edge, pipeline.handovers);
   // The emitted package adds the log's URI: a package with no room for it is refused now, not after the work.
   if (pkg.memory_refs.filter((r) => !isTranscriptUri(r)).length >= LIMITS.listItems) {
-    throw stageFailure('StageInputInvalid', `${card.name}: memory_refs holds ${LIMITS.listItems} refs; the job's transcript needs one of them`);
+    throw stageFailure(
+      'StageInputInvalid',
+      `${card.name}: memory_refs holds ${LIMITS.listItems} refs; the job's transcript needs one of them`,
+    );
   }
   const hooks = hookMessages(card, delivery.hooks);
   const log = await readHead(store, pkg, scopedJobId);
   const turnNumber = pkg.hop?.count ?? 0;
   const agentId = card.agent ?? agentOfModel(options.modelId) ?? card.name;
-  const state: HandoverState = { job_id: pkg.job_id, pipeline: pipeline.name, from: edge?.from ?? pkg.hop?.from ?? '', to: card.name, turn: turnNumber, package: pkg };
+  const state: HandoverState = {
+    job_id: pkg.job_id,
+    pipeline: pipeline.name,
+    from: edge?.from ?? pkg.hop?.from ?? '',
+    to: card.name,
+    turn: turnNumber,
+    package: pkg,
+  };
   const replies: Message[] = [];
-  let asked: { system: string | undefined; question: string; prompt: TurnPrompt; handover: HandoverRecord | undefined } | undefined;
+  let asked:
+    | { system: string | undefined; question: string; prompt: TurnPrompt; handover: HandoverRecord | undefined }
+    | undefined;
 
   const prompt = async (input: { system?: string; question: string }): Promise<TurnPrompt> => {
     if (asked) {
-      if (asked.question !== input.question || asked.system !== input.system) throw new Error(`${card.name}: turn.prompt() was asked twice with different prompts; a turn has one`);
+      if (asked.question !== input.question || asked.system !== input.system)
+        throw new Error(`${card.name}: turn.prompt() was asked twice with different prompts; a turn has one`);
       return asked.prompt;
     }
     // Only a handover reads the whole log; a package-only edge costs one record.
@@ -101,13 +144,21 @@ export async function openTurn(
     // Hook results (a decided handoff record's delta) come right before the question, after any
     // history the edge's handover gave (a transcript strategy puts the log into the question).
     const history = [...(result?.history ?? []), ...hooks.map((h) => h.message)];
-    const handover = used === undefined ? undefined : { used, question_text: questionText, history, tokens, ...(fellBack ? { fell_back: true } : {}) };
+    const handover =
+      used === undefined
+        ? undefined
+        : { used, question_text: questionText, history, tokens, ...(fellBack ? { fell_back: true } : {}) };
     const chat: ChatMessage[] = [
       ...(input.system ? [{ role: 'system' as const, content: input.system }] : []),
       ...history.map(chatMessage),
       { role: 'user', content: questionText },
     ];
-    asked = { system: input.system, question: input.question, prompt: { messages: chat, questionText, history, handover: used }, handover };
+    asked = {
+      system: input.system,
+      question: input.question,
+      prompt: { messages: chat, questionText, history, handover: used },
+      handover,
+    };
     return asked.prompt;
   };
 
@@ -129,7 +180,14 @@ export async function openTurn(
         // transcript again would grow with the square of the conversation.
         { message: userMessage(question), agent_id: USER_AGENT_ID },
         // A stage that said nothing answered with its output: the next stage reads what it made.
-        ...(replies.length > 0 ? replies : [assistantMessage(`${output.artifact.type}: ${clip(canonicalJson(output.body ?? null), DEFAULT_REPLY_CHARS)}`)]).map((message) => ({ message, agent_id: agentId })),
+        ...(replies.length > 0
+          ? replies
+          : [
+              assistantMessage(
+                `${output.artifact.type}: ${clip(canonicalJson(output.body ?? null), DEFAULT_REPLY_CHARS)}`,
+              ),
+            ]
+        ).map((message) => ({ message, agent_id: agentId })),
       ];
       const sha = await appendTurn(store, {
         job_id: scopedJobId,
@@ -147,41 +205,71 @@ export async function openTurn(
 }
 
 /** A decided record's delta is its summary, questions and steps: bounded by theirs, with room. */
-const HookResults = z.array(z.object({ event: z.string().min(1).max(LIMITS.name), text: z.string().min(1).max(100_000) })).max(4);
+const HookResults = z
+  .array(z.object({ event: z.string().min(1).max(LIMITS.name), text: z.string().min(1).max(100_000) }))
+  .max(4);
 
 /** Hook results as the turn logs them: the human's messages, marked by their origin, so no
  * strategy or import reads them as the user's input. */
 function hookMessages(card: StageCard, hooks: HookResult[] | undefined): TaggedMessage[] {
   if (hooks === undefined) return [];
   const parsed = HookResults.safeParse(hooks);
-  if (!parsed.success) throw stageFailure('StageInputInvalid', `${card.name}: hook_results must be at most 4 {event, text} with text up to 100,000 characters`);
-  return parsed.data.map((h) => ({ message: assistantMessage(h.text), agent_id: HUMAN, origin: { kind: 'hook_result', event: h.event } }));
+  if (!parsed.success)
+    throw stageFailure(
+      'StageInputInvalid',
+      `${card.name}: hook_results must be at most 4 {event, text} with text up to 100,000 characters`,
+    );
+  return parsed.data.map((h) => ({
+    message: assistantMessage(h.text),
+    agent_id: HUMAN,
+    origin: { kind: 'hook_result', event: h.event },
+  }));
 }
 
 /** A model id as an agent id (seed 000's fallback identity): one label token, never the user's. */
 function agentOfModel(modelId: string | undefined): string | undefined {
   if (modelId === undefined) return undefined;
-  const agent = modelId.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[^A-Za-z0-9]+/, '').slice(0, LIMITS.name);
+  const agent = modelId
+    .replace(/[^A-Za-z0-9_.-]/g, '_')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, LIMITS.name);
   return isAgentId(agent) ? agent : undefined;
 }
 
 /** The edge options the rail sent, checked, with their callable found in this worker's pipeline. */
-function resolveEdge(card: StageCard, edge: EdgeOptions | undefined, handovers: Pipeline['handovers']): Edge | undefined {
+function resolveEdge(
+  card: StageCard,
+  edge: EdgeOptions | undefined,
+  handovers: Pipeline['handovers'],
+): Edge | undefined {
   if (edge === undefined) return undefined;
-  const problems = typeof edge === 'object' && edge !== null ? edgeProblems(edge, handovers) : ['the edge options are not an object'];
+  const problems =
+    typeof edge === 'object' && edge !== null ? edgeProblems(edge, handovers) : ['the edge options are not an object'];
   if (problems.length > 0) throw stageFailure('HandoverFailed', `${card.name}: ${problems.join('; ')}`, { problems });
   return isCallable(edge.handover) ? { ...edge, callable: handovers[edge.handover.callable] } : edge;
 }
 
 /** The edge's handover within its cap; its failures as the stage failures the rail acks. */
-function handOver(edge: Edge | undefined, log: readonly TaggedMessage[], state: HandoverState, question: string, turnDir: () => string) {
+function handOver(
+  edge: Edge | undefined,
+  log: readonly TaggedMessage[],
+  state: HandoverState,
+  question: string,
+  turnDir: () => string,
+) {
   try {
     return fitHandover(edge, log, state, question, turnDir);
   } catch (error) {
     if (error instanceof ContextBudgetExceeded) {
-      throw stageFailure('ContextBudgetExceeded', error.message, { tokens: error.tokens, max_tokens: error.maxTokens, strategy: error.strategy, handover: handoverName(edge) });
+      throw stageFailure('ContextBudgetExceeded', error.message, {
+        tokens: error.tokens,
+        max_tokens: error.maxTokens,
+        strategy: error.strategy,
+        handover: handoverName(edge),
+      });
     }
-    if (error instanceof HandoverError) throw stageFailure('HandoverFailed', error.message, { code: error.code, handover: handoverName(edge) });
+    if (error instanceof HandoverError)
+      throw stageFailure('HandoverFailed', error.message, { code: error.code, handover: handoverName(edge) });
     throw error;
   }
 }

@@ -13,8 +13,10 @@ export async function passedSummary(store: Store, pkg: HandoffV1, stage: string)
   const summary = latestArtifact(pkg, 'summary_md');
   const refuse = (why: string) => stageFailure('VerdictNotPassing', `${stage} refuses: ${why}`);
   if (verdict.verdict !== 'pass') throw refuse(`the verdict is "${verdict.verdict}" (${verdict.failures.join('; ')})`);
-  if (pkg.evaluator.last_verdict !== 'pass') throw refuse(`the package's last verdict is "${pkg.evaluator.last_verdict}"`);
+  if (pkg.evaluator.last_verdict !== 'pass')
+    throw refuse(`the package's last verdict is "${pkg.evaluator.last_verdict}"`);
   if (!summary) throw refuse('there is no summary to write');
-  if (verdict.summary_hash !== summary.hash) throw refuse('the passing verdict judged another summary than the latest one');
+  if (verdict.summary_hash !== summary.hash)
+    throw refuse('the passing verdict judged another summary than the latest one');
   return summary;
 }

@@ -102,7 +102,8 @@ async function devServerWorld(opts: ChaosOptions, note: (msg: string) => void): 
       address: lab.address,
       taskQueue,
       dataDir,
-      bundlePath: opts.bundlePath ?? (await writeBundle(HANDRAIL_WORKFLOWS, path.join(lab.tmp, 'handrail-workflows.js'))),
+      bundlePath:
+        opts.bundlePath ?? (await writeBundle(HANDRAIL_WORKFLOWS, path.join(lab.tmp, 'handrail-workflows.js'))),
     };
     const ensureWorkers = async () => {
       if (worker && worker.child.exitCode === null && worker.child.signalCode === null) return;
@@ -186,7 +187,8 @@ async function clusterWorld(note: (msg: string) => void): Promise<ChaosWorld> {
       },
       restartServer: () => cluster.restartServer(),
       async restartDatabase(downMs) {
-        if (!stopClusterPostgres(s)) throw new Error(`the cluster's PostgreSQL (${s.host}:${s.postgres.port}) was not running`);
+        if (!stopClusterPostgres(s))
+          throw new Error(`the cluster's PostgreSQL (${s.host}:${s.postgres.port}) was not running`);
         await sleep(downMs);
         await ensurePostgres(s, note);
       },
@@ -241,7 +243,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
 
     // Events that outlast the window (many kills, each waiting for its worker to poll again) push
     // the settle time back: jobs get it after the last of them.
-    const open = await waitForEnd(client, requests, Math.max(windowOpened + opts.windowMs, Date.now()) + opts.settleMs, () => world.ensureWorkers(), (closed) => opts.onProgress?.(`… ${closed} of ${requests.length} jobs closed`));
+    const open = await waitForEnd(
+      client,
+      requests,
+      Math.max(windowOpened + opts.windowMs, Date.now()) + opts.settleMs,
+      () => world.ensureWorkers(),
+      (closed) => opts.onProgress?.(`… ${closed} of ${requests.length} jobs closed`),
+    );
     note(open.length === 0 ? 'every job closed' : `${open.length} jobs still open at the deadline`);
     return {
       seed: opts.seed,
@@ -269,8 +277,15 @@ function chaosRequest(jobId: string, i: number): JobRequest {
 /** Kills at random moments in the window, one server restart between them and, with `databaseRestart`,
  * one database restart anywhere in the window, in time order. The database's draw comes last, so
  * a seed gives the dev server the same kills and restart as before there was one. */
-export function chaosSchedule(opts: Pick<ChaosOptions, 'kills' | 'windowMs'>, random: () => number, databaseRestart: boolean): ChaosEvent[] {
-  const events: ChaosEvent[] = Array.from({ length: opts.kills }, () => ({ at: opts.windowMs * (0.1 + 0.9 * random()), kind: 'kill' as const }));
+export function chaosSchedule(
+  opts: Pick<ChaosOptions, 'kills' | 'windowMs'>,
+  random: () => number,
+  databaseRestart: boolean,
+): ChaosEvent[] {
+  const events: ChaosEvent[] = Array.from({ length: opts.kills }, () => ({
+    at: opts.windowMs * (0.1 + 0.9 * random()),
+    kind: 'kill' as const,
+  }));
   events.push({ at: opts.windowMs * (0.3 + 0.4 * random()), kind: 'server-restart' });
   if (databaseRestart) events.push({ at: opts.windowMs * (0.1 + 0.9 * random()), kind: 'database-restart' });
   return events.sort((a, b) => a.at - b.at);
@@ -278,7 +293,13 @@ export function chaosSchedule(opts: Pick<ChaosOptions, 'kills' | 'windowMs'>, ra
 
 /** Starts each job at its slot in the window, retrying while the server is down; a start that
  * reached the server before an error attaches to the existing job (startJob's id policy). */
-async function startStaggered(client: Client, requests: JobRequest[], taskQueue: string, windowMs: number, note: (m: string) => void): Promise<void> {
+async function startStaggered(
+  client: Client,
+  requests: JobRequest[],
+  taskQueue: string,
+  windowMs: number,
+  note: (m: string) => void,
+): Promise<void> {
   const t0 = Date.now();
   await Promise.all(
     requests.map(async (request, i) => {
@@ -289,7 +310,8 @@ async function startStaggered(client: Client, requests: JobRequest[], taskQueue:
           return;
         } catch (err) {
           if (attempt === 30) throw err;
-          if (attempt === 1) note(`start of ${request.job_id} failed (${(err as Error).message.split('\n')[0]}); retrying`);
+          if (attempt === 1)
+            note(`start of ${request.job_id} failed (${(err as Error).message.split('\n')[0]}); retrying`);
           await sleep(1_000);
         }
       }
@@ -298,7 +320,13 @@ async function startStaggered(client: Client, requests: JobRequest[], taskQueue:
 }
 
 /** Waits until every job's workflow closed or the deadline passed; returns the ones still open. */
-async function waitForEnd(client: Client, requests: JobRequest[], deadline: number, ensureWorkers: () => Promise<void>, closed: (n: number) => void): Promise<string[]> {
+async function waitForEnd(
+  client: Client,
+  requests: JobRequest[],
+  deadline: number,
+  ensureWorkers: () => Promise<void>,
+  closed: (n: number) => void,
+): Promise<string[]> {
   let open = requests.map((r) => r.job_id);
   while (open.length > 0 && Date.now() < deadline) {
     closed(requests.length - open.length);
@@ -341,9 +369,13 @@ async function outcome(client: Client, crm: CrmStore, requests: JobRequest[], op
   const completed = [...results.values()].filter((r) => r.status === 'completed');
   const histories = await fetchHistories(client, closed);
   const events = eventTypeCounts(histories);
-  const retried = histories.flatMap((h) => h.events ?? []).filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1);
+  const retried = histories
+    .flatMap((h) => h.events ?? [])
+    .filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1);
   const heartbeatTimeouts = retried.filter(
-    (e) => decodeTimeoutType(e.activityTaskStartedEventAttributes?.lastFailure?.timeoutFailureInfo?.timeoutType) === 'HEARTBEAT',
+    (e) =>
+      decodeTimeoutType(e.activityTaskStartedEventAttributes?.lastFailure?.timeoutFailureInfo?.timeoutType) ===
+      'HEARTBEAT',
   ).length;
   const totalWrites = [...writes.values()].reduce((n, w) => n + w.length, 0);
 
@@ -360,15 +392,26 @@ async function outcome(client: Client, crm: CrmStore, requests: JobRequest[], op
     checks: [
       check(
         `every job (${ids.length}) ended completed, escalated or rejected: none lost, none stuck`,
-        ids.filter((id) => !ENDINGS.has(results.get(id)?.status ?? '')).map((id) => `${id}: ${stuck.has(id) ? `still running, ${stuck.get(id)}` : (results.get(id)?.status ?? 'no result')}`),
+        ids
+          .filter((id) => !ENDINGS.has(results.get(id)?.status ?? ''))
+          .map(
+            (id) =>
+              `${id}: ${stuck.has(id) ? `still running, ${stuck.get(id)}` : (results.get(id)?.status ?? 'no result')}`,
+          ),
       ),
       check(
         `every completed job (${completed.length}) wrote the CRM exactly once, and its receipt is that write`,
-        completed.filter((r) => writes.get(r.job_id)?.length !== 1 || writes.get(r.job_id)![0]!.write_key !== r.receipt?.write_key).map((r) => `${r.job_id}: ${writes.get(r.job_id)?.length ?? 0} writes`),
+        completed
+          .filter(
+            (r) => writes.get(r.job_id)?.length !== 1 || writes.get(r.job_id)![0]!.write_key !== r.receipt?.write_key,
+          )
+          .map((r) => `${r.job_id}: ${writes.get(r.job_id)?.length ?? 0} writes`),
       ),
       check(
         `no duplicate or stray writes (${totalWrites} writes for ${completed.length} completed jobs)`,
-        ids.filter((id) => results.get(id)?.status !== 'completed' && (writes.get(id)?.length ?? 0) > 0).map((id) => `${id} (${results.get(id)?.status ?? 'open'}): ${writes.get(id)!.length} writes`),
+        ids
+          .filter((id) => results.get(id)?.status !== 'completed' && (writes.get(id)?.length ?? 0) > 0)
+          .map((id) => `${id} (${results.get(id)?.status ?? 'open'}): ${writes.get(id)!.length} writes`),
       ),
     ],
   };

@@ -42,8 +42,22 @@ async function main(): Promise<boolean> {
     [
       `\n## Chaos: ${report.jobs} jobs, ${report.kills} worker SIGKILLs, ${report.server_restarts} ${report.server} restart, ${report.database_restarts} database restart (seed ${report.seed})\n`,
       markdownTable(
-        ['seconds', ...Object.keys(report.endings), 'activity retries', 'of them after a heartbeat timeout', 'workflow task timeouts'],
-        [[fmt(report.seconds), ...Object.values(report.endings), report.activity_retries, report.heartbeat_timeouts, report.workflow_task_timeouts]],
+        [
+          'seconds',
+          ...Object.keys(report.endings),
+          'activity retries',
+          'of them after a heartbeat timeout',
+          'workflow task timeouts',
+        ],
+        [
+          [
+            fmt(report.seconds),
+            ...Object.values(report.endings),
+            report.activity_retries,
+            report.heartbeat_timeouts,
+            report.workflow_task_timeouts,
+          ],
+        ],
       ),
       `\n${checksTable(report.checks)}`,
     ].join('\n'),

@@ -21,12 +21,19 @@ export async function startClusterLab(name: string): Promise<Lab> {
   return {
     address: frontendAddress(s),
     tmp: cluster.dataDir,
-    client: new Client({ connection: cluster.connection, namespace: s.namespace, dataConverter: handrailDataConverter() }),
+    client: new Client({
+      connection: cluster.connection,
+      namespace: s.namespace,
+      dataConverter: handrailDataConverter(),
+    }),
     restartServer: () => cluster.restartServer(),
     // The server's work is the Temporal server's and PostgreSQL's (its backends are children of the postmaster).
     serverCpuMicros() {
       const [server, postgres] = [runningPid(s.server), postmasterPid(s)];
-      const [a, b] = [server === undefined ? undefined : treeCpuMicros(server), postgres === undefined ? undefined : treeCpuMicros(postgres)];
+      const [a, b] = [
+        server === undefined ? undefined : treeCpuMicros(server),
+        postgres === undefined ? undefined : treeCpuMicros(postgres),
+      ];
       return a === undefined || b === undefined ? undefined : a + b;
     },
     stop: () => cluster.down(),

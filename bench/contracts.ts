@@ -15,8 +15,12 @@ const sets: { name: string; packages: unknown[] }[] = [
   { name: 'seed 001 example', packages: [load('seed-001-example.json')] },
   {
     name: 'invalid (missing fields, bad traceparent)',
-    packages: (JSON.parse(readFileSync(join(FIXTURES, 'manifest.json'), 'utf8')) as { packages: { file: string; reason?: string }[] })
-      .packages.filter((p) => p.reason === 'schema')
+    packages: (
+      JSON.parse(readFileSync(join(FIXTURES, 'manifest.json'), 'utf8')) as {
+        packages: { file: string; reason?: string }[];
+      }
+    ).packages
+      .filter((p) => p.reason === 'schema')
       .map((p) => load(p.file)),
   },
 ];
@@ -51,12 +55,16 @@ function opsPerSecond(packages: unknown[], checks: ((pkg: unknown) => boolean)[]
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US').padStart(12);
 console.log(`node ${process.version}, ${millis} ms per case\n`);
-console.log(`${'fixtures'.padEnd(44)}${'ajv/s'.padStart(12)}${'zod/s'.padStart(12)}${'ajv:zod'.padStart(9)}${'validateHandoff/s'.padStart(19)}`);
+console.log(
+  `${'fixtures'.padEnd(44)}${'ajv/s'.padStart(12)}${'zod/s'.padStart(12)}${'ajv:zod'.padStart(9)}${'validateHandoff/s'.padStart(19)}`,
+);
 for (const { name, packages } of sets) {
   const [ajv, zod, full] = opsPerSecond(packages, [
     (p) => validators.handoffV1(p),
     (p) => handoffV1.safeParse(p).success,
     (p) => validateHandoff(p, { accept: [HANDOFF_V1] }).ok,
   ]) as [number, number, number];
-  console.log(`${name.padEnd(44)}${fmt(ajv)}${fmt(zod)}${`${(ajv / zod).toFixed(1)}x`.padStart(9)}${fmt(full).padStart(19)}`);
+  console.log(
+    `${name.padEnd(44)}${fmt(ajv)}${fmt(zod)}${`${(ajv / zod).toFixed(1)}x`.padStart(9)}${fmt(full).padStart(19)}`,
+  );
 }

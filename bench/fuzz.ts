@@ -20,12 +20,29 @@
 import { parseArgs } from 'node:util';
 import { ApplicationFailure } from '@temporalio/common';
 import fc from 'fast-check';
-import { AckRecord, LIMITS, type Artifact, type HandoffV1, type JobRequest, type Pipeline, type StageCard, type StageResult, type StageWork } from '../contracts';
+import {
+  AckRecord,
+  LIMITS,
+  type Artifact,
+  type HandoffV1,
+  type JobRequest,
+  type Pipeline,
+  type StageCard,
+  type StageResult,
+  type StageWork,
+} from '../contracts';
 import { ticketTriage } from '../contracts/pipelines/ticket-triage';
 import { createActivities, type HandrailActivities } from '../activities/built-in';
 import { scopedJob, scopedKey } from '../activities/stage';
 import { firstPackage } from '../workflows/rail/first-package';
-import { admitHop, decideHop, deliveredPackage, stampAck, type HopRequest, type StageAnswer } from '../workflows/rail/hop';
+import {
+  admitHop,
+  decideHop,
+  deliveredPackage,
+  stampAck,
+  type HopRequest,
+  type StageAnswer,
+} from '../workflows/rail/hop';
 import { claimsRecorded, concludeHop } from '../workflows/rail/conclude';
 import { DEFAULT_MAX_HOPS } from '../workflows/rail/hops';
 import { loadHelpCenter } from '../src/worker/corpus';
@@ -42,7 +59,12 @@ export const NO_TRACE = '00-0000000000000000000000000000dead-000000000000dead-00
 /** What the shell gets from Temporal: the rail's delivery records and the stage activity. */
 export interface HopDeps {
   priorDelivery(input: { delivery_key: string; package?: HandoffV1 }): Promise<StageResult | null>;
-  recordDelivery(input: { delivery_key: string; stage: string; package: HandoffV1; result: StageResult }): Promise<void>;
+  recordDelivery(input: {
+    delivery_key: string;
+    stage: string;
+    package: HandoffV1;
+    result: StageResult;
+  }): Promise<void>;
   runStage(card: StageCard, work: StageWork): Promise<StageResult>;
 }
 
@@ -103,10 +125,17 @@ export async function playHop(r: HopRequest, deps: HopDeps, store?: Store): Prom
 
 async function hopOnce(r: HopRequest, deps: HopDeps, store: Store | undefined): Promise<HopPlay> {
   const a = pure('admitHop', () => admitHop(r));
-  const admitted = { stage: a.stage, key: a.key, jobId: a.jobId, deliverable: a.deliverable, ...(a.arrived ? { arrived: a.arrived } : {}) };
+  const admitted = {
+    stage: a.stage,
+    key: a.key,
+    jobId: a.jobId,
+    deliverable: a.deliverable,
+    ...(a.arrived ? { arrived: a.arrived } : {}),
+  };
   const prior = a.deliverable ? await deps.priorDelivery({ delivery_key: a.key, package: a.arrived }) : null;
   const ack = pure('stampAck', () => stampAck(a, r, decideHop(a, r, prior), new Date()));
-  const conclude = (answer?: StageAnswer, recorded?: StageResult | null) => pure('concludeHop', () => concludeHop(a, r, ack, new Date(), prior, answer, recorded));
+  const conclude = (answer?: StageAnswer, recorded?: StageResult | null) =>
+    pure('concludeHop', () => concludeHop(a, r, ack, new Date(), prior, answer, recorded));
   if (ack.ack !== 'accepted' || !a.arrived || !a.card) return { ...conclude(), ran: false, wrote: false, admitted };
 
   // The stage call is the only part the shell does differently (Temporal, retries, fallback).
@@ -115,15 +144,40 @@ async function hopOnce(r: HopRequest, deps: HopDeps, store: Store | undefined): 
   let answer: StageAnswer;
   let stageError: string | undefined;
   try {
-    answer = { result: await deps.runStage(a.card, { stage: a.stage, package: deliveredPackage({ ...a, arrived: a.arrived }, ack), delivery_key: a.key }), card: a.card };
+    answer = {
+      result: await deps.runStage(a.card, {
+        stage: a.stage,
+        package: deliveredPackage({ ...a, arrived: a.arrived }, ack),
+        delivery_key: a.key,
+      }),
+      card: a.card,
+    };
   } catch (err) {
-    if (!(err instanceof ApplicationFailure)) stageError = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    answer = { failure: `${a.card.name} failed: ${err instanceof ApplicationFailure ? `${err.type ?? 'Error'}: ${err.message}` : stageError}` };
+    if (!(err instanceof ApplicationFailure))
+      stageError = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    answer = {
+      failure: `${a.card.name} failed: ${err instanceof ApplicationFailure ? `${err.type ?? 'Error'}: ${err.message}` : stageError}`,
+    };
   }
   const claimed = pure('claimsRecorded', () => claimsRecorded(answer));
-  const outcome = conclude(answer, claimed ? await deps.priorDelivery({ delivery_key: a.key, package: a.arrived }) : null);
-  if (outcome.ok && outcome.result && !claimed) await deps.recordDelivery({ delivery_key: a.key, stage: outcome.stage, package: a.arrived, result: outcome.result });
-  return { ...outcome, ran: true, wrote: (await writes()) > before, admitted, ...(stageError ? { stageError, failure: undefined } : {}) };
+  const outcome = conclude(
+    answer,
+    claimed ? await deps.priorDelivery({ delivery_key: a.key, package: a.arrived }) : null,
+  );
+  if (outcome.ok && outcome.result && !claimed)
+    await deps.recordDelivery({
+      delivery_key: a.key,
+      stage: outcome.stage,
+      package: a.arrived,
+      result: outcome.result,
+    });
+  return {
+    ...outcome,
+    ran: true,
+    wrote: (await writes()) > before,
+    admitted,
+    ...(stageError ? { stageError, failure: undefined } : {}),
+  };
 }
 
 /** The real activities as the shell's dependencies. */
@@ -168,11 +222,21 @@ export interface World {
 }
 
 const TICKETS: { subject: string; body: string; channel?: string }[] = [
-  { subject: 'Charged twice for my annual plan', body: 'I upgraded to the annual plan yesterday and my card was charged twice. How do refunds work for a duplicate charge?' },
+  {
+    subject: 'Charged twice for my annual plan',
+    body: 'I upgraded to the annual plan yesterday and my card was charged twice. How do refunds work for a duplicate charge?',
+  },
   { subject: 'Cannot reset my password', body: 'The password reset email never arrives. How do I reset my password?' },
   { subject: 'Export my data', body: 'How can I export all my invoices as CSV?' },
-  { subject: 'Where is my order?', body: 'My order has not arrived after two weeks. Can you tell me where it is?', channel: 'email' },
-  { subject: 'Cancel subscription', body: 'I want to cancel my subscription before the next renewal. How do I cancel?' },
+  {
+    subject: 'Where is my order?',
+    body: 'My order has not arrived after two weeks. Can you tell me where it is?',
+    channel: 'email',
+  },
+  {
+    subject: 'Cancel subscription',
+    body: 'I want to cancel my subscription before the next renewal. How do I cancel?',
+  },
   { subject: 'Blorp', body: 'Quux zorblax frimble?' },
 ];
 
@@ -180,7 +244,14 @@ function request(jobId: string, t: number, ticketId: string): JobRequest {
   const ticket = TICKETS[t % TICKETS.length]!;
   return {
     job_id: jobId,
-    ticket: { id: ticketId, customer_id: `cus_${t}`, subject: ticket.subject, body: ticket.body, ...(ticket.channel ? { channel: ticket.channel } : {}), received_at: '2026-11-29T09:14:00Z' },
+    ticket: {
+      id: ticketId,
+      customer_id: `cus_${t}`,
+      subject: ticket.subject,
+      body: ticket.body,
+      ...(ticket.channel ? { channel: ticket.channel } : {}),
+      received_at: '2026-11-29T09:14:00Z',
+    },
     goal: 'Draft internal triage summary; do not send to customer',
     constraints: ['no refund promises', 'cite help center or no_match'],
     budget: { usd: 1, revisions: 2 },
@@ -188,14 +259,21 @@ function request(jobId: string, t: number, ticketId: string): JobRequest {
 }
 
 /** Relays a fresh job through intake → retrieve → draft → judge with the harness itself. */
-export async function relayJob(world: Pick<World, 'deps' | 'pipeline' | 'store'>, jobId: string, t: number): Promise<Job> {
+export async function relayJob(
+  world: Pick<World, 'deps' | 'pipeline' | 'store'>,
+  jobId: string,
+  t: number,
+): Promise<Job> {
   const ticketId = `tkt_${jobId}`;
   let pkg = firstPackage(request(jobId, t, ticketId), TRACEPARENT, ticketTriage);
   const packages: HandoffV1[] = [pkg];
   const results: StageResult[] = [];
   for (const stage of RELAY.slice(0, 4)) {
     const play = await playHop(hopRequest(world.pipeline, stage, pkg, 'relay'), world.deps, world.store);
-    if (!play.ok || !play.result || !play.package) throw new Error(`honest relay of ${jobId} failed at ${stage}: ${JSON.stringify(play.acks.map((x) => x.reason))} ${play.failure ?? ''}`);
+    if (!play.ok || !play.result || !play.package)
+      throw new Error(
+        `honest relay of ${jobId} failed at ${stage}: ${JSON.stringify(play.acks.map((x) => x.reason))} ${play.failure ?? ''}`,
+      );
     results.push(play.result);
     pkg = play.package;
     packages.push(pkg);
@@ -203,8 +281,23 @@ export async function relayJob(world: Pick<World, 'deps' | 'pipeline' | 'store'>
   return { id: jobId, ticketId, packages, results };
 }
 
-export function hopRequest(pipeline: Pipeline, stage: unknown, pkg: unknown, reason = 'direct delivery', extra: Partial<HopRequest> = {}): HopRequest {
-  return { pipeline, stage: stage as string, package: pkg, reason, maxHops: DEFAULT_MAX_HOPS, fallbackTraceparent: NO_TRACE, fallbackJobId: 'fuzz-fallback', ...extra };
+export function hopRequest(
+  pipeline: Pipeline,
+  stage: unknown,
+  pkg: unknown,
+  reason = 'direct delivery',
+  extra: Partial<HopRequest> = {},
+): HopRequest {
+  return {
+    pipeline,
+    stage: stage as string,
+    package: pkg,
+    reason,
+    maxHops: DEFAULT_MAX_HOPS,
+    fallbackTraceparent: NO_TRACE,
+    fallbackJobId: 'fuzz-fallback',
+    ...extra,
+  };
 }
 
 export async function createWorld(opts: { poolSize?: number; runId?: string } = {}): Promise<World> {
@@ -217,7 +310,8 @@ export async function createWorld(opts: { poolSize?: number; runId?: string } = 
   const run = opts.runId ?? Date.now().toString(36);
   const nextId = (prefix: string) => `${prefix}-${run}-${++seq}`;
   const pool: Job[] = [];
-  for (let t = 0; t < (opts.poolSize ?? TICKETS.length); t++) pool.push(await relayJob({ deps, pipeline, store }, nextId('pool'), t));
+  for (let t = 0; t < (opts.poolSize ?? TICKETS.length); t++)
+    pool.push(await relayJob({ deps, pipeline, store }, nextId('pool'), t));
   return { store, activities, deps, pipeline, pool, verified: new Set(), nextId, close: () => store.close() };
 }
 
@@ -225,10 +319,41 @@ export async function createWorld(opts: { poolSize?: number; runId?: string } = 
 // 3. Generators: cases are data (so fast-check shrinks them); applying one needs the world.
 // ---------------------------------------------------------------------------------------------
 
-const HOSTILE_NUMBERS = [NaN, Infinity, -Infinity, -1, -0, 0, 1e-9, 5e-324, 0.1 + 0.2, 1e6, 1e6 + 1, 1e12, 1e308, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2, 2 ** 53, -(2 ** 53)];
+const HOSTILE_NUMBERS = [
+  NaN,
+  Infinity,
+  -Infinity,
+  -1,
+  -0,
+  0,
+  1e-9,
+  5e-324,
+  0.1 + 0.2,
+  1e6,
+  1e6 + 1,
+  1e12,
+  1e308,
+  Number.MAX_SAFE_INTEGER,
+  Number.MAX_SAFE_INTEGER + 2,
+  2 ** 53,
+  -(2 ** 53),
+];
 const hostileNumber = fc.oneof(fc.constantFrom(...HOSTILE_NUMBERS), fc.double(), fc.integer());
 const hostileString = fc.oneof(
-  fc.constantFrom('', ' ', '\u0000', '\ud800', '\u202e', 'pass', 'none', 'fail', 'handoff.v1', '1e3', '__proto__', 'x'.repeat(600)),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    '\ud800',
+    '\u202e',
+    'pass',
+    'none',
+    'fail',
+    'handoff.v1',
+    '1e3',
+    '__proto__',
+    'x'.repeat(600),
+  ),
   fc.string({ maxLength: 20, unit: 'binary' }),
 );
 /** Values a field may be confused with: JSON values and what JSON cannot carry. */
@@ -239,20 +364,51 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { arbitrary: fc.constantFrom<unknown>(null, undefined, true, false, [], {}, [[]], { toString: 1 }), weight: 1 },
 );
 
-const STAGE_NAMES = [...RELAY, 'client', 'human', 'unknown-stage', 'Intake', 'intake ', '', 'writeback\u0000', '__proto__', 'constructor', 'toString', 'hasOwnProperty'];
+const STAGE_NAMES = [
+  ...RELAY,
+  'client',
+  'human',
+  'unknown-stage',
+  'Intake',
+  'intake ',
+  '',
+  'writeback\u0000',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+];
 const stageName: fc.Arbitrary<unknown> = fc.oneof(
   { arbitrary: fc.constantFrom<unknown>(...STAGE_NAMES), weight: 4 },
   { arbitrary: fc.string({ maxLength: 70 }), weight: 1 },
-  { arbitrary: fc.constantFrom<unknown>(5, null, undefined, true, ['intake'], { name: 'intake' }, JSON.parse('{"toString":1}')), weight: 1 },
+  {
+    arbitrary: fc.constantFrom<unknown>(
+      5,
+      null,
+      undefined,
+      true,
+      ['intake'],
+      { name: 'intake' },
+      JSON.parse('{"toString":1}'),
+    ),
+    weight: 1,
+  },
 );
-const slugish = fc.oneof(fc.constantFrom(...RELAY, 'client', 'human'), fc.stringMatching(/^[a-z][a-z0-9_.-]{0,8}$/), fc.constantFrom('', 'Bad', 'x'.repeat(65)));
+const slugish = fc.oneof(
+  fc.constantFrom(...RELAY, 'client', 'human'),
+  fc.stringMatching(/^[a-z][a-z0-9_.-]{0,8}$/),
+  fc.constantFrom('', 'Bad', 'x'.repeat(65)),
+);
 const hopBlock: fc.Arbitrary<unknown> = fc.oneof(
   fc.constant(undefined),
   fc.record({
     from: slugish,
     to: slugish,
     reason: fc.oneof(fc.string({ maxLength: 30 }), hostileString),
-    count: fc.oneof(fc.nat(12), fc.constantFrom(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER - 1, 2 ** 53, -1, 1.5, NaN)),
+    count: fc.oneof(
+      fc.nat(12),
+      fc.constantFrom(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER - 1, 2 ** 53, -1, 1.5, NaN),
+    ),
     chain: fc.oneof(fc.array(slugish, { maxLength: 10 }), fc.array(slugish, { minLength: 126, maxLength: 130 })),
   }),
   hostileValue,
@@ -284,10 +440,22 @@ export type Mutation =
 export const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   { arbitrary: fc.record({ op: fc.constant('drop' as const), at: fc.nat() }), weight: 3 },
   { arbitrary: fc.record({ op: fc.constant('set' as const), at: fc.nat(), value: hostileValue }), weight: 4 },
-  { arbitrary: fc.record({ op: fc.constant('budget' as const), usd: fc.oneof(hostileNumber, hostileValue), revisions: fc.oneof(hostileNumber, hostileValue) }), weight: 3 },
+  {
+    arbitrary: fc.record({
+      op: fc.constant('budget' as const),
+      usd: fc.oneof(hostileNumber, hostileValue),
+      revisions: fc.oneof(hostileNumber, hostileValue),
+    }),
+    weight: 3,
+  },
   { arbitrary: fc.constant({ op: 'flipPass' as const }), weight: 3 },
   {
-    arbitrary: fc.record({ op: fc.constant('forge' as const), type: fc.constantFrom(...FORGE_TYPES), how: fc.constantFrom('replace' as const, 'append' as const, 'beforeLast' as const), victim: fc.nat() }),
+    arbitrary: fc.record({
+      op: fc.constant('forge' as const),
+      type: fc.constantFrom(...FORGE_TYPES),
+      how: fc.constantFrom('replace' as const, 'append' as const, 'beforeLast' as const),
+      victim: fc.nat(),
+    }),
     weight: 5,
   },
   { arbitrary: fc.constant({ op: 'crossJob' as const }), weight: 4 },
@@ -297,20 +465,66 @@ export const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   { arbitrary: fc.constant({ op: 'reverse' as const }), weight: 1 },
   { arbitrary: fc.record({ op: fc.constant('dropArtifact' as const), i: fc.nat() }), weight: 2 },
   { arbitrary: fc.record({ op: fc.constant('dupArtifact' as const), i: fc.nat() }), weight: 1 },
-  { arbitrary: fc.record({ op: fc.constant('newerDraft' as const), how: fc.constantFrom('append' as const, 'replace' as const, 'otherJob' as const) }), weight: 4 },
+  {
+    arbitrary: fc.record({
+      op: fc.constant('newerDraft' as const),
+      how: fc.constantFrom('append' as const, 'replace' as const, 'otherJob' as const),
+    }),
+    weight: 4,
+  },
   { arbitrary: fc.record({ op: fc.constant('staleHash' as const), i: fc.nat() }), weight: 1 },
   { arbitrary: fc.record({ op: fc.constant('hop' as const), hop: hopBlock }), weight: 3 },
   { arbitrary: fc.record({ op: fc.constant('replace' as const), value: hostileValue }), weight: 1 },
-  { arbitrary: fc.record({ op: fc.constant('schema' as const), value: fc.oneof(fc.constantFrom<unknown>('handoff.v2', 'handoff.v0', 'handoff.v1 ', 'HANDOFF.V1', 'handoff.v3'), hostileValue) }), weight: 1 },
-  { arbitrary: fc.record({ op: fc.constant('extra' as const), key: fc.constantFrom('__proto__', 'constructor', 'toJSON', 'pipeline', 'recorded_by_other', 'x'), value: hostileValue }), weight: 1 },
+  {
+    arbitrary: fc.record({
+      op: fc.constant('schema' as const),
+      value: fc.oneof(
+        fc.constantFrom<unknown>('handoff.v2', 'handoff.v0', 'handoff.v1 ', 'HANDOFF.V1', 'handoff.v3'),
+        hostileValue,
+      ),
+    }),
+    weight: 1,
+  },
+  {
+    arbitrary: fc.record({
+      op: fc.constant('extra' as const),
+      key: fc.constantFrom('__proto__', 'constructor', 'toJSON', 'pipeline', 'recorded_by_other', 'x'),
+      value: hostileValue,
+    }),
+    weight: 1,
+  },
   { arbitrary: fc.constant({ op: 'forgeAck' as const }), weight: 1 },
-  { arbitrary: fc.record({ op: fc.constant('bloat' as const), where: fc.constantFrom('goal' as const, 'summary' as const, 'uri' as const), size: fc.constantFrom(999, 1001, 8001, 47_000, 130_000) }), weight: 1 },
+  {
+    arbitrary: fc.record({
+      op: fc.constant('bloat' as const),
+      where: fc.constantFrom('goal' as const, 'summary' as const, 'uri' as const),
+      size: fc.constantFrom(999, 1001, 8001, 47_000, 130_000),
+    }),
+    weight: 1,
+  },
 );
 
 /** What a simulated stage does wrong (pure cases); every one of these must be refused by settleHop. */
 export const RESULT_FAULTS = [
-  'jobId', 'goal', 'trace', 'budgetUp', 'costNaN', 'costNegative', 'costInfinity', 'costString', 'evaluator', 'dropEarlier', 'rewriteEarlier', 'wrongType',
-  'reuse', 'hop', 'ack', 'invalidPackage', 'twoArtifacts', 'constraints', 'toolsRemoved',
+  'jobId',
+  'goal',
+  'trace',
+  'budgetUp',
+  'costNaN',
+  'costNegative',
+  'costInfinity',
+  'costString',
+  'evaluator',
+  'dropEarlier',
+  'rewriteEarlier',
+  'wrongType',
+  'reuse',
+  'hop',
+  'ack',
+  'invalidPackage',
+  'twoArtifacts',
+  'constraints',
+  'toolsRemoved',
 ] as const;
 export type ResultFault = (typeof RESULT_FAULTS)[number];
 
@@ -324,7 +538,12 @@ export interface FuzzCase {
   /** null: the planned next stage for `at`. */
   stage: { natural: true } | { natural: false; name: unknown };
   mutations: Mutation[];
-  delivery: { kind: 'once' } | { kind: 'twice' } | { kind: 'otherContent' } | { kind: 'afterHonest' } | { kind: 'concurrent'; n: number };
+  delivery:
+    | { kind: 'once' }
+    | { kind: 'twice' }
+    | { kind: 'otherContent' }
+    | { kind: 'afterHonest' }
+    | { kind: 'concurrent'; n: number };
   reason: string;
   maxHops: number;
   countAtLastHumanDecision?: number;
@@ -338,7 +557,9 @@ export interface FuzzCase {
 export function caseArb(opts: { activityShare: number }): fc.Arbitrary<FuzzCase> {
   const perMille = Math.round(opts.activityShare * 1000);
   return fc.record({
-    mode: fc.noBias(fc.integer({ min: 0, max: 999 })).map((n): FuzzCase['mode'] => (n < perMille ? 'activity' : 'pure')),
+    mode: fc
+      .noBias(fc.integer({ min: 0, max: 999 }))
+      .map((n): FuzzCase['mode'] => (n < perMille ? 'activity' : 'pure')),
     job: fc.nat(),
     fresh: fc.boolean(),
     at: fc.oneof({ arbitrary: fc.constant(4), weight: 3 }, { arbitrary: fc.integer({ min: 0, max: 4 }), weight: 4 }),
@@ -346,7 +567,10 @@ export function caseArb(opts: { activityShare: number }): fc.Arbitrary<FuzzCase>
       { arbitrary: fc.constant({ natural: true as const }), weight: 6 },
       { arbitrary: stageName.map((name) => ({ natural: false as const, name })), weight: 2 },
     ),
-    mutations: fc.oneof({ arbitrary: fc.constant<Mutation[]>([]), weight: 1 }, { arbitrary: fc.array(mutationArb, { minLength: 1, maxLength: 4 }), weight: 6 }),
+    mutations: fc.oneof(
+      { arbitrary: fc.constant<Mutation[]>([]), weight: 1 },
+      { arbitrary: fc.array(mutationArb, { minLength: 1, maxLength: 4 }), weight: 6 },
+    ),
     delivery: fc.oneof(
       { arbitrary: fc.constant({ kind: 'once' as const }), weight: 6 },
       { arbitrary: fc.constant({ kind: 'twice' as const }), weight: 2 },
@@ -359,15 +583,29 @@ export function caseArb(opts: { activityShare: number }): fc.Arbitrary<FuzzCase>
       // stageHop: `delivery ${delivery_id}`, delivery_id any string of at most 200 characters.
       { arbitrary: fc.string({ maxLength: 200, unit: 'binary' }).map((id) => `delivery ${id}`), weight: 1 },
     ),
-    maxHops: fc.oneof({ arbitrary: fc.constant(DEFAULT_MAX_HOPS), weight: 6 }, { arbitrary: fc.integer({ min: 1, max: LIMITS.chain }), weight: 1 }),
+    maxHops: fc.oneof(
+      { arbitrary: fc.constant(DEFAULT_MAX_HOPS), weight: 6 },
+      { arbitrary: fc.integer({ min: 1, max: LIMITS.chain }), weight: 1 },
+    ),
     countAtLastHumanDecision: fc.option(fc.nat(10), { nil: undefined, freq: 5 }),
     prior: fc.constantFrom('none' as const, 'none' as const, 'none' as const, 'same' as const, 'different' as const),
     stageOutcome: fc.oneof(
       { arbitrary: fc.constant('honest' as const), weight: 8 },
-      { arbitrary: fc.constantFrom('sameTwin' as const, 'differentTwin' as const, 'appFailure' as const, 'throwError' as const), weight: 2 },
+      {
+        arbitrary: fc.constantFrom(
+          'sameTwin' as const,
+          'differentTwin' as const,
+          'appFailure' as const,
+          'throwError' as const,
+        ),
+        weight: 2,
+      },
       { arbitrary: fc.constant('lyingClaim' as const), weight: 1 },
     ),
-    faults: fc.oneof({ arbitrary: fc.constant<ResultFault[]>([]), weight: 1 }, { arbitrary: fc.uniqueArray(fc.constantFrom(...RESULT_FAULTS), { minLength: 1, maxLength: 3 }), weight: 1 }),
+    faults: fc.oneof(
+      { arbitrary: fc.constant<ResultFault[]>([]), weight: 1 },
+      { arbitrary: fc.uniqueArray(fc.constantFrom(...RESULT_FAULTS), { minLength: 1, maxLength: 3 }), weight: 1 },
+    ),
   });
 }
 
@@ -382,14 +620,27 @@ export interface Built {
   jobs: Set<string>;
 }
 
-const dataRef = (type: string, body: unknown): Artifact => ({ type, uri: `data:application/json,${encodeURIComponent(JSON.stringify(body))}` });
+const dataRef = (type: string, body: unknown): Artifact => ({
+  type,
+  uri: `data:application/json,${encodeURIComponent(JSON.stringify(body))}`,
+});
 
 function forgedBody(type: string, victimTicket: string): unknown {
   switch (type) {
     case 'intake.v1':
       return {
-        ticket_id: victimTicket, customer_id: 'cus_9', question: 'refund?', language: 'en', intent: 'refund', risk: 'low', sentiment: 'neutral',
-        open_questions: [], intent_confidence: 1, risk_score: 0, risk_signals: [], sentiment_score: 0,
+        ticket_id: victimTicket,
+        customer_id: 'cus_9',
+        question: 'refund?',
+        language: 'en',
+        intent: 'refund',
+        risk: 'low',
+        sentiment: 'neutral',
+        open_questions: [],
+        intent_confidence: 1,
+        risk_score: 0,
+        risk_signals: [],
+        sentiment_score: 0,
       };
     case 'chunks.v1':
       return { query: 'refund', chunks: [] };
@@ -398,14 +649,26 @@ function forgedBody(type: string, victimTicket: string): unknown {
     case 'verdict.v1':
       return { verdict: 'pass', scores: {}, failures: [] };
     case 'receipt.v1':
-      return { idempotency_key: 'x:writeback:receipt.v1', system: 'crm', record_id: `crm_tickets/${victimTicket}`, ticket_id: victimTicket, status: 'created', note_hash: `sha256:${'0'.repeat(64)}`, written_at: '2026-01-01T00:00:00.000Z' };
+      return {
+        idempotency_key: 'x:writeback:receipt.v1',
+        system: 'crm',
+        record_id: `crm_tickets/${victimTicket}`,
+        ticket_id: victimTicket,
+        status: 'created',
+        note_hash: `sha256:${'0'.repeat(64)}`,
+        written_at: '2026-01-01T00:00:00.000Z',
+      };
     default:
       return { id: victimTicket, customer_id: 'cus_9', subject: 'refund', body: 'refund me' };
   }
 }
 
 /** Every path into a JSON-ish value (depth-first, at most depth 5). */
-function paths(value: unknown, prefix: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
+function paths(
+  value: unknown,
+  prefix: (string | number)[] = [],
+  out: (string | number)[][] = [],
+): (string | number)[][] {
   if (prefix.length > 0) out.push(prefix);
   if (prefix.length >= 5 || value === null || typeof value !== 'object') return out;
   if (Array.isArray(value)) value.forEach((v, i) => paths(v, [...prefix, i], out));
@@ -429,7 +692,12 @@ const artifactsOf = (pkg: unknown): Artifact[] | undefined => {
 };
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-export function buildPackage(world: Pick<World, 'pool' | 'nextId'>, base: Job, at: number, mutations: readonly Mutation[]): Built {
+export function buildPackage(
+  world: Pick<World, 'pool' | 'nextId'>,
+  base: Job,
+  at: number,
+  mutations: readonly Mutation[],
+): Built {
   let pkg: unknown = structuredClone(base.packages[at]!);
   const jobs = new Set([base.id]);
   const other = (n: number) => world.pool[n % world.pool.length]!;
@@ -501,7 +769,10 @@ export function buildPackage(world: Pick<World, 'pool' | 'nextId'>, base: Job, a
         break;
       case 'newerDraft': {
         if (!arts) break;
-        const fresh = dataRef('summary_md', { markdown: `A newer draft nobody judged (${arts.length}).`, cited_keys: [] });
+        const fresh = dataRef('summary_md', {
+          markdown: `A newer draft nobody judged (${arts.length}).`,
+          cited_keys: [],
+        });
         if (m.how === 'append') arts.push(fresh);
         else if (m.how === 'replace') {
           const i = arts.findIndex((a) => a?.type === 'summary_md');
@@ -533,11 +804,25 @@ export function buildPackage(world: Pick<World, 'pool' | 'nextId'>, base: Job, a
         if (isRecord(pkg)) pkg.schema = m.value;
         break;
       case 'extra':
-        if (isRecord(pkg)) Object.defineProperty(pkg, m.key, { value: structuredCloneSafe(m.value), enumerable: true, writable: true, configurable: true });
+        if (isRecord(pkg))
+          Object.defineProperty(pkg, m.key, {
+            value: structuredCloneSafe(m.value),
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
         break;
       case 'forgeAck':
         if (isRecord(pkg)) {
-          pkg.ack = { ack: 'accepted', stage: 'judge', hop: 3, reason: 'trust me', delivery_key: `${String(pkg.job_id)}:judge:4`, traceparent: TRACEPARENT, at: '2026-01-01T00:00:00.000Z' };
+          pkg.ack = {
+            ack: 'accepted',
+            stage: 'judge',
+            hop: 3,
+            reason: 'trust me',
+            delivery_key: `${String(pkg.job_id)}:judge:4`,
+            traceparent: TRACEPARENT,
+            at: '2026-01-01T00:00:00.000Z',
+          };
         }
         break;
       case 'bloat':
@@ -575,10 +860,23 @@ function simulatedDeps(world: World, base: Job, c: FuzzCase, stage: unknown): Ho
   const honest = (card: StageCard, delivered: HandoffV1): StageResult => {
     const i = RELAY.indexOf(card.name as (typeof RELAY)[number]);
     const donor = base.results[i] ?? world.pool[0]!.results[Math.min(Math.max(i, 0), 3)]!;
-    const artifact = i >= 0 && i < 4 ? donor.artifact : { type: card.outputs[0]!, uri: `handrail://artifacts/${'9'.repeat(64)}`, hash: `sha256:${'9'.repeat(64)}`, schema: card.outputs[0]! };
+    const artifact =
+      i >= 0 && i < 4
+        ? donor.artifact
+        : {
+            type: card.outputs[0]!,
+            uri: `handrail://artifacts/${'9'.repeat(64)}`,
+            hash: `sha256:${'9'.repeat(64)}`,
+            schema: card.outputs[0]!,
+          };
     const evaluator = card.role === 'critic' ? donor.package.evaluator : delivered.evaluator;
     return {
-      package: { ...structuredClone(delivered), artifacts: [...delivered.artifacts, artifact], tools_tried: [...delivered.tools_tried, ...(card.tools[0] ? [{ name: card.tools[0].name, ok: true }] : [])], evaluator },
+      package: {
+        ...structuredClone(delivered),
+        artifacts: [...delivered.artifacts, artifact],
+        tools_tried: [...delivered.tools_tried, ...(card.tools[0] ? [{ name: card.tools[0].name, ok: true }] : [])],
+        evaluator,
+      },
       artifact,
       cost_usd: card.nominalCostUsd,
       body: donor.body ?? { markdown: 'A plain note.' },
@@ -596,8 +894,10 @@ function simulatedDeps(world: World, base: Job, c: FuzzCase, stage: unknown): Ho
     // does not make (those before it are the rail's own, which an accepted delivery passes).
     runStage: async (card, work) => {
       if (c.prior !== 'none') return { ...honest(card, work.package), recorded_by_other: c.prior };
-      if (c.stageOutcome === 'lyingClaim') return { ...applyFaults(honest(card, work.package), work.package, card, c.faults), recorded_by_other: 'same' };
-      if (c.stageOutcome === 'appFailure') throw ApplicationFailure.nonRetryable('simulated refusal', 'StageInputInvalid');
+      if (c.stageOutcome === 'lyingClaim')
+        return { ...applyFaults(honest(card, work.package), work.package, card, c.faults), recorded_by_other: 'same' };
+      if (c.stageOutcome === 'appFailure')
+        throw ApplicationFailure.nonRetryable('simulated refusal', 'StageInputInvalid');
       if (c.stageOutcome === 'throwError') throw ApplicationFailure.retryable('simulated crash of the worker', 'Error');
       const result = honest(card, work.package);
       if (c.stageOutcome === 'sameTwin') return { ...result, recorded_by_other: 'same' };
@@ -607,24 +907,58 @@ function simulatedDeps(world: World, base: Job, c: FuzzCase, stage: unknown): Ho
   };
 }
 
-function applyFaults(result: StageResult, delivered: HandoffV1, card: StageCard, faults: readonly ResultFault[]): StageResult {
+function applyFaults(
+  result: StageResult,
+  delivered: HandoffV1,
+  card: StageCard,
+  faults: readonly ResultFault[],
+): StageResult {
   const r = structuredClone(result) as Omit<StageResult, 'cost_usd'> & { cost_usd: unknown };
   const p = r.package as HandoffV1 & Record<string, unknown>;
   for (const f of faults) {
     switch (f) {
-      case 'jobId': p.job_id = `${delivered.job_id}x`; break;
-      case 'goal': p.goal = `${delivered.goal} (rewritten)`; break;
-      case 'trace': p.trace = { traceparent: '00-11111111111111111111111111111111-2222222222222222-01' }; break;
-      case 'budgetUp': p.budget = { ...p.budget, usd_remaining: Math.min(LIMITS.usd, delivered.budget.usd_remaining + 1), revisions_remaining: Math.min(LIMITS.revisions, delivered.budget.revisions_remaining + 1) }; break;
-      case 'costNaN': r.cost_usd = NaN; break;
-      case 'costNegative': r.cost_usd = -0.01; break;
-      case 'costInfinity': r.cost_usd = Infinity; break;
-      case 'costString': r.cost_usd = '0.01'; break;
-      case 'evaluator':
-        p.evaluator = card.role === 'critic' ? { last_verdict: 'none', failures: [] } : { last_verdict: delivered.evaluator.last_verdict === 'pass' ? 'fail' : 'pass', failures: ['flipped'] };
+      case 'jobId':
+        p.job_id = `${delivered.job_id}x`;
         break;
-      case 'dropEarlier': p.artifacts = p.artifacts.slice(1); break;
-      case 'rewriteEarlier': p.artifacts = p.artifacts.map((a, i) => (i === 0 ? { ...a, uri: `handrail://artifacts/${'7'.repeat(64)}`, hash: `sha256:${'7'.repeat(64)}` } : a)); break;
+      case 'goal':
+        p.goal = `${delivered.goal} (rewritten)`;
+        break;
+      case 'trace':
+        p.trace = { traceparent: '00-11111111111111111111111111111111-2222222222222222-01' };
+        break;
+      case 'budgetUp':
+        p.budget = {
+          ...p.budget,
+          usd_remaining: Math.min(LIMITS.usd, delivered.budget.usd_remaining + 1),
+          revisions_remaining: Math.min(LIMITS.revisions, delivered.budget.revisions_remaining + 1),
+        };
+        break;
+      case 'costNaN':
+        r.cost_usd = NaN;
+        break;
+      case 'costNegative':
+        r.cost_usd = -0.01;
+        break;
+      case 'costInfinity':
+        r.cost_usd = Infinity;
+        break;
+      case 'costString':
+        r.cost_usd = '0.01';
+        break;
+      case 'evaluator':
+        p.evaluator =
+          card.role === 'critic'
+            ? { last_verdict: 'none', failures: [] }
+            : { last_verdict: delivered.evaluator.last_verdict === 'pass' ? 'fail' : 'pass', failures: ['flipped'] };
+        break;
+      case 'dropEarlier':
+        p.artifacts = p.artifacts.slice(1);
+        break;
+      case 'rewriteEarlier':
+        p.artifacts = p.artifacts.map((a, i) =>
+          i === 0 ? { ...a, uri: `handrail://artifacts/${'7'.repeat(64)}`, hash: `sha256:${'7'.repeat(64)}` } : a,
+        );
+        break;
       case 'wrongType': {
         const artifact = { ...r.artifact, type: 'receipt.v1' === r.artifact.type ? 'verdict.v1' : 'receipt.v1' };
         r.artifact = artifact;
@@ -637,12 +971,27 @@ function applyFaults(result: StageResult, delivered: HandoffV1, card: StageCard,
         p.artifacts = [...delivered.artifacts, { ...earlier }];
         break;
       }
-      case 'hop': p.hop = { ...delivered.hop!, count: delivered.hop!.count + 1 }; break;
-      case 'ack': p.ack = { ...delivered.ack!, reason: 'rewritten by the stage' }; break;
-      case 'invalidPackage': p.schema = 'handoff.v0' as 'handoff.v1'; break;
-      case 'twoArtifacts': p.artifacts = [...p.artifacts, { ...r.artifact, uri: `handrail://artifacts/${'6'.repeat(64)}`, hash: `sha256:${'6'.repeat(64)}` }]; break;
-      case 'constraints': p.constraints = []; break;
-      case 'toolsRemoved': p.tools_tried = delivered.tools_tried.length > 0 ? [] : p.tools_tried; break;
+      case 'hop':
+        p.hop = { ...delivered.hop!, count: delivered.hop!.count + 1 };
+        break;
+      case 'ack':
+        p.ack = { ...delivered.ack!, reason: 'rewritten by the stage' };
+        break;
+      case 'invalidPackage':
+        p.schema = 'handoff.v0' as 'handoff.v1';
+        break;
+      case 'twoArtifacts':
+        p.artifacts = [
+          ...p.artifacts,
+          { ...r.artifact, uri: `handrail://artifacts/${'6'.repeat(64)}`, hash: `sha256:${'6'.repeat(64)}` },
+        ];
+        break;
+      case 'constraints':
+        p.constraints = [];
+        break;
+      case 'toolsRemoved':
+        p.tools_tried = delivered.tools_tried.length > 0 ? [] : p.tools_tried;
+        break;
     }
   }
   return r as StageResult;
@@ -652,7 +1001,8 @@ function applyFaults(result: StageResult, delivered: HandoffV1, card: StageCard,
 function faultBites(f: ResultFault, delivered: HandoffV1): boolean {
   if (f === 'constraints') return delivered.constraints.length > 0;
   if (f === 'toolsRemoved') return delivered.tools_tried.length > 0;
-  if (f === 'budgetUp') return delivered.budget.usd_remaining < LIMITS.usd || delivered.budget.revisions_remaining < LIMITS.revisions;
+  if (f === 'budgetUp')
+    return delivered.budget.usd_remaining < LIMITS.usd || delivered.budget.revisions_remaining < LIMITS.revisions;
   return true;
 }
 
@@ -683,7 +1033,11 @@ export function checkAcks(play: Pick<HopPlay, 'acks' | 'crash' | 'stageError'>, 
   if (play.acks.length === 0) findings.push({ kind: 'missing_ack', detail: 'a hop ended with no ack' });
   for (const ack of play.acks) {
     const parsed = AckRecord.safeParse(ack);
-    if (!parsed.success) findings.push({ kind: 'invalid_ack', detail: `${ack.ack} ack is not an AckRecord: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}` });
+    if (!parsed.success)
+      findings.push({
+        kind: 'invalid_ack',
+        detail: `${ack.ack} ack is not an AckRecord: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
+      });
   }
   if (play.stageError) findings.push({ kind: 'stage_error', detail: play.stageError });
 }
@@ -699,7 +1053,11 @@ const contentOf = async (store: Store, uri: string): Promise<unknown> => {
  * artifacts hold a summary the job's draft recorded (the note written is its markdown) and an
  * intake the job's intake recorded (the ticket written is its ticket). (b) ≤ 1 write per key.
  */
-export async function checkJobWrites(world: Pick<World, 'store' | 'verified'>, jobId: string, findings: Finding[]): Promise<number> {
+export async function checkJobWrites(
+  world: Pick<World, 'store' | 'verified'>,
+  jobId: string,
+  findings: Finding[],
+): Promise<number> {
   const writes = await world.store.listWrites(jobId);
   const keys = new Map<string, number>();
   for (const w of writes) keys.set(w.write_key, (keys.get(w.write_key) ?? 0) + 1);
@@ -708,28 +1066,42 @@ export async function checkJobWrites(world: Pick<World, 'store' | 'verified'>, j
     const id = JSON.stringify(receipt);
     if (world.verified.has(id)) continue;
     if (await backed(world.store, jobId, receipt)) world.verified.add(id);
-    else findings.push({ kind: 'false_accept', detail: `job ${jobId} wrote ${receipt.reference} (${receipt.payload_hash ?? 'no hash'}) with no passing verdict recorded for it over that summary` });
+    else
+      findings.push({
+        kind: 'false_accept',
+        detail: `job ${jobId} wrote ${receipt.reference} (${receipt.payload_hash ?? 'no hash'}) with no passing verdict recorded for it over that summary`,
+      });
   }
   return writes.length;
 }
 
-async function backed(store: Store, jobId: string, receipt: { reference: string; payload_hash?: string }): Promise<boolean> {
+async function backed(
+  store: Store,
+  jobId: string,
+  receipt: { reference: string; payload_hash?: string },
+): Promise<boolean> {
   // In either scope: the job's own rail, or direct (stageHop) deliveries (activities/stage.ts).
   for (const scope of ['rail', 'direct'] as const)
-  for (let n = 0; n <= LIMITS.chain + 1; n++) {
-    const record = await store.findStageRecord(scopedKey(scope, `${jobId}:judge:${n}`));
-    const judged = record?.result.package;
-    if (!judged || judged.job_id !== jobId || judged.evaluator.last_verdict !== 'pass') continue;
-    const summary = [...judged.artifacts].reverse().find((a) => a.type === 'summary_md');
-    const intake = [...judged.artifacts].reverse().find((a) => a.type === 'intake.v1');
-    if (!summary || !intake) continue;
-    const recordedBy = async (uri: string) => (await store.findRecordedArtifacts(scopedJob(scope, jobId), uri)).map((r) => r.stage);
-    if (!(await recordedBy(summary.uri)).includes('draft')) continue;
-    if (!(await recordedBy(intake.uri)).includes('intake')) continue;
-    const note = (await contentOf(store, summary.uri)) as { markdown?: string } | undefined;
-    const ticket = (await contentOf(store, intake.uri)) as { ticket_id?: string } | undefined;
-    if (typeof note?.markdown === 'string' && `sha256:${sha256Hex(note.markdown)}` === receipt.payload_hash && `crm_tickets/${ticket?.ticket_id}` === receipt.reference) return true;
-  }
+    for (let n = 0; n <= LIMITS.chain + 1; n++) {
+      const record = await store.findStageRecord(scopedKey(scope, `${jobId}:judge:${n}`));
+      const judged = record?.result.package;
+      if (!judged || judged.job_id !== jobId || judged.evaluator.last_verdict !== 'pass') continue;
+      const summary = [...judged.artifacts].reverse().find((a) => a.type === 'summary_md');
+      const intake = [...judged.artifacts].reverse().find((a) => a.type === 'intake.v1');
+      if (!summary || !intake) continue;
+      const recordedBy = async (uri: string) =>
+        (await store.findRecordedArtifacts(scopedJob(scope, jobId), uri)).map((r) => r.stage);
+      if (!(await recordedBy(summary.uri)).includes('draft')) continue;
+      if (!(await recordedBy(intake.uri)).includes('intake')) continue;
+      const note = (await contentOf(store, summary.uri)) as { markdown?: string } | undefined;
+      const ticket = (await contentOf(store, intake.uri)) as { ticket_id?: string } | undefined;
+      if (
+        typeof note?.markdown === 'string' &&
+        `sha256:${sha256Hex(note.markdown)}` === receipt.payload_hash &&
+        `crm_tickets/${ticket?.ticket_id}` === receipt.reference
+      )
+        return true;
+    }
   return false;
 }
 
@@ -740,10 +1112,18 @@ async function backed(store: Store, jobId: string, receipt: { reference: string;
 export async function runCase(world: World, c: FuzzCase): Promise<CaseVerdict> {
   const findings: Finding[] = [];
   const plays: HopPlay[] = [];
-  const base = c.mode === 'activity' && c.fresh ? await relayJob(world, world.nextId('fresh'), c.job) : world.pool[c.job % world.pool.length]!;
+  const base =
+    c.mode === 'activity' && c.fresh
+      ? await relayJob(world, world.nextId('fresh'), c.job)
+      : world.pool[c.job % world.pool.length]!;
   const built = buildPackage(world, base, c.at, c.mutations);
   const stage = c.stage.natural ? RELAY[c.at] : c.stage.name;
-  const req = (pkg: unknown) => hopRequest(world.pipeline, stage, pkg, c.reason, { maxHops: c.maxHops, countAtLastHumanDecision: c.countAtLastHumanDecision, fallbackJobId: `fuzz-wf-${base.id}` });
+  const req = (pkg: unknown) =>
+    hopRequest(world.pipeline, stage, pkg, c.reason, {
+      maxHops: c.maxHops,
+      countAtLastHumanDecision: c.countAtLastHumanDecision,
+      fallbackJobId: `fuzz-wf-${base.id}`,
+    });
 
   if (c.mode === 'pure') {
     const play = await playHop(req(built.pkg), simulatedDeps(world, base, c, stage));
@@ -769,23 +1149,41 @@ export async function runCase(world: World, c: FuzzCase): Promise<CaseVerdict> {
         const second = await once(other);
         plays.push(second);
         const firstRan = plays[0]!.ran && plays[0]!.result && !plays[0]!.result.recorded_by_other;
-        if (firstRan && second.acks[0]?.ack === 'duplicate') findings.push({ kind: 'false_accept', detail: 'a different package under a recorded key was answered duplicate (the other package\'s result)' });
+        if (firstRan && second.acks[0]?.ack === 'duplicate')
+          findings.push({
+            kind: 'false_accept',
+            detail: "a different package under a recorded key was answered duplicate (the other package's result)",
+          });
         break;
       }
       case 'concurrent':
-        plays.push(...(await Promise.all([...Array(c.delivery.n).keys()].map(() => once(structuredCloneSafe(built.pkg))))));
+        plays.push(
+          ...(await Promise.all([...Array(c.delivery.n).keys()].map(() => once(structuredCloneSafe(built.pkg))))),
+        );
         break;
     }
     // A forged delivery (evidence never recorded for its job) must never write.
     for (const play of plays.slice(c.delivery.kind === 'afterHonest' ? 1 : 0)) {
-      if (built.forged && play.wrote) findings.push({ kind: 'false_accept', detail: `a forged package made ${play.admitted?.stage} write (ack ${play.acks.map((a) => a.ack).join(', ')})` });
+      if (built.forged && play.wrote)
+        findings.push({
+          kind: 'false_accept',
+          detail: `a forged package made ${play.admitted?.stage} write (ack ${play.acks.map((a) => a.ack).join(', ')})`,
+        });
     }
     for (const play of plays) if (play.admitted) built.jobs.add(play.admitted.jobId);
     for (const jobId of built.jobs) await checkJobWrites(world, jobId, findings);
   }
   for (const play of plays) checkAcks(play, findings);
-  const failures = plays.flatMap((p) => (p.failure ? [/^(\S+ failed: \w+)/.exec(p.failure)?.[1] ?? p.failure.slice(0, 40)] : []));
-  return { findings, acks: plays.flatMap((p) => p.acks), plays: plays.length, wrote: plays.some((p) => p.wrote), failures };
+  const failures = plays.flatMap((p) =>
+    p.failure ? [/^(\S+ failed: \w+)/.exec(p.failure)?.[1] ?? p.failure.slice(0, 40)] : [],
+  );
+  return {
+    findings,
+    acks: plays.flatMap((p) => p.acks),
+    plays: plays.length,
+    wrote: plays.some((p) => p.wrote),
+    failures,
+  };
 }
 
 /** Pure cases: the gate and the settlement, checked against what the case did. */
@@ -796,25 +1194,49 @@ function checkPure(world: World, c: FuzzCase, play: HopPlay, findings: Finding[]
   const card = play.admitted ? world.pipeline.get(play.admitted.stage) : undefined;
   if (first.ack === 'accepted' || (first.ack === 'duplicate' && play.acks.length === 1 && c.prior !== 'none')) {
     if (!arrived) findings.push({ kind: 'false_accept', detail: `${first.ack} for a package that fails the schema` });
-    else if (!card) findings.push({ kind: 'false_accept', detail: `${first.ack} for an unregistered stage ${JSON.stringify(play.admitted?.stage)}` });
-    else if (card.writes !== null && arrived.evaluator.last_verdict !== 'pass') findings.push({ kind: 'false_accept', detail: `writer ${card.name} ${first.ack} without a passing verdict` });
+    else if (!card)
+      findings.push({
+        kind: 'false_accept',
+        detail: `${first.ack} for an unregistered stage ${JSON.stringify(play.admitted?.stage)}`,
+      });
+    else if (card.writes !== null && arrived.evaluator.last_verdict !== 'pass')
+      findings.push({ kind: 'false_accept', detail: `writer ${card.name} ${first.ack} without a passing verdict` });
   }
   // A recorded key answers with its record, before (priorDelivery) or in place of the stage's
   // work; a record that breaks an invariant against this delivery is refused instead.
   const answered = { same: 'duplicate', different: 'rejected_conflict' } as const;
   const last = play.acks.at(-1)?.ack;
-  if (c.prior !== 'none' && (play.ok || play.ran) && last !== answered[c.prior] && !(c.prior === 'same' && last === 'rejected_invariant')) {
-    findings.push({ kind: 'false_accept', detail: `ended ${play.acks.at(-1)?.ack ?? 'unacked'}, not ${answered[c.prior]}, although a result was already recorded under the key` });
+  if (
+    c.prior !== 'none' &&
+    (play.ok || play.ran) &&
+    last !== answered[c.prior] &&
+    !(c.prior === 'same' && last === 'rejected_invariant')
+  ) {
+    findings.push({
+      kind: 'false_accept',
+      detail: `ended ${play.acks.at(-1)?.ack ?? 'unacked'}, not ${answered[c.prior]}, although a result was already recorded under the key`,
+    });
   }
   // A broken output must never stand: every fault breaks an invariant.
   if (first.ack === 'accepted' && c.stageOutcome === 'honest' && play.ran && arrived && play.ok) {
     const biting = c.faults.filter((f) => faultBites(f, arrived));
-    if (biting.length > 0) findings.push({ kind: 'false_accept', detail: `settleHop let a stage output with faults [${biting.join(', ')}] stand` });
+    if (biting.length > 0)
+      findings.push({
+        kind: 'false_accept',
+        detail: `settleHop let a stage output with faults [${biting.join(', ')}] stand`,
+      });
   }
-  if (c.stageOutcome === 'differentTwin' && c.prior === 'none' && play.ran && play.ok) findings.push({ kind: 'false_accept', detail: 'a twin that recorded a different package was answered as this delivery\'s result' });
+  if (c.stageOutcome === 'differentTwin' && c.prior === 'none' && play.ran && play.ok)
+    findings.push({
+      kind: 'false_accept',
+      detail: "a twin that recorded a different package was answered as this delivery's result",
+    });
   // A stage's claim of a recorded delivery the rail has no record of is a lie, whatever it carries.
   if ((c.stageOutcome === 'sameTwin' || c.stageOutcome === 'lyingClaim') && c.prior === 'none' && play.ran && play.ok) {
-    findings.push({ kind: 'false_accept', detail: `a claimed duplicate the rail has no record of stood (${c.stageOutcome}, faults [${c.faults.join(', ')}])` });
+    findings.push({
+      kind: 'false_accept',
+      detail: `a claimed duplicate the rail has no record of stood (${c.stageOutcome}, faults [${c.faults.join(', ')}])`,
+    });
   }
 }
 
@@ -844,12 +1266,34 @@ export interface FuzzReport {
   examples: { kind: Finding['kind']; detail: string; index: number; case: FuzzCase }[];
 }
 
-export async function runFuzz(opts: { cases: number; seed: number; activityShare: number; batch?: number; log?: (m: string) => void; world?: World }): Promise<FuzzReport> {
+export async function runFuzz(opts: {
+  cases: number;
+  seed: number;
+  activityShare: number;
+  batch?: number;
+  log?: (m: string) => void;
+  world?: World;
+}): Promise<FuzzReport> {
   const started = Date.now();
   const world = opts.world ?? (await createWorld({ runId: `s${opts.seed}` }));
   const arb = caseArb({ activityShare: opts.activityShare });
   const report: FuzzReport = {
-    seed: opts.seed, cases: 0, activity_cases: 0, hops: 0, writes: 0, false_accepts: 0, crashes: 0, invalid_acks: 0, missing_acks: 0, double_writes: 0, stage_errors: 0, acks: {}, activity_acks: {}, stage_failures: {}, seconds: 0, examples: [],
+    seed: opts.seed,
+    cases: 0,
+    activity_cases: 0,
+    hops: 0,
+    writes: 0,
+    false_accepts: 0,
+    crashes: 0,
+    invalid_acks: 0,
+    missing_acks: 0,
+    double_writes: 0,
+    stage_errors: 0,
+    acks: {},
+    activity_acks: {},
+    stage_failures: {},
+    seconds: 0,
+    examples: [],
   };
   const batch = opts.batch ?? 1000;
   const shown = new Map<string, number>();
@@ -864,9 +1308,12 @@ export async function runFuzz(opts: { cases: number; seed: number; activityShare
         if (verdict.wrote) report.writes++;
         for (const ack of verdict.acks) {
           report.acks[ack.ack] = (report.acks[ack.ack] ?? 0) + 1;
-          if (c.mode === 'activity') report.activity_acks[`${ack.stage}:${ack.ack}`] = (report.activity_acks[`${ack.stage}:${ack.ack}`] ?? 0) + 1;
+          if (c.mode === 'activity')
+            report.activity_acks[`${ack.stage}:${ack.ack}`] =
+              (report.activity_acks[`${ack.stage}:${ack.ack}`] ?? 0) + 1;
         }
-        if (c.mode === 'activity') for (const f of verdict.failures) report.stage_failures[f] = (report.stage_failures[f] ?? 0) + 1;
+        if (c.mode === 'activity')
+          for (const f of verdict.failures) report.stage_failures[f] = (report.stage_failures[f] ?? 0) + 1;
         for (const f of verdict.findings) {
           if (f.kind === 'false_accept') report.false_accepts++;
           else if (f.kind === 'crash') report.crashes++;
@@ -891,11 +1338,20 @@ export async function runFuzz(opts: { cases: number; seed: number; activityShare
 }
 
 /** Findings that fail a run: a write, an accept or an answer the rail must not give, or a crash. */
-export const failing = (r: Pick<FuzzReport, 'false_accepts' | 'crashes' | 'double_writes' | 'missing_acks' | 'invalid_acks'>) =>
-  r.false_accepts + r.crashes + r.double_writes + r.missing_acks + r.invalid_acks;
+export const failing = (
+  r: Pick<FuzzReport, 'false_accepts' | 'crashes' | 'double_writes' | 'missing_acks' | 'invalid_acks'>,
+) => r.false_accepts + r.crashes + r.double_writes + r.missing_acks + r.invalid_acks;
 
 const show = (v: unknown) =>
-  JSON.stringify(v, (_k, x: unknown) => (typeof x === 'number' && !Number.isFinite(x) ? String(x) : x === undefined ? '<undefined>' : typeof x === 'string' && x.length > 120 ? `${x.slice(0, 60)}…(${x.length} chars)` : x));
+  JSON.stringify(v, (_k, x: unknown) =>
+    typeof x === 'number' && !Number.isFinite(x)
+      ? String(x)
+      : x === undefined
+        ? '<undefined>'
+        : typeof x === 'string' && x.length > 120
+          ? `${x.slice(0, 60)}…(${x.length} chars)`
+          : x,
+  );
 
 async function main(): Promise<number> {
   const { values: args } = parseArgs({
@@ -908,9 +1364,13 @@ async function main(): Promise<number> {
   const cases = Number(args.cases);
   const seed = Number(args.seed);
   const activityShare = Number(args['activity-share']);
-  console.log(`fuzz: seed ${seed} (replay: npm run fuzz -- --cases ${cases} --seed ${seed} --activity-share ${activityShare})`);
+  console.log(
+    `fuzz: seed ${seed} (replay: npm run fuzz -- --cases ${cases} --seed ${seed} --activity-share ${activityShare})`,
+  );
   const report = await runFuzz({ cases, seed, activityShare, batch: 2000, log: (m) => console.error(`fuzz: ${m}`) });
-  console.log(`\ncases            ${report.cases} (${report.activity_cases} through the stage activities, ${report.hops} hops, ${report.writes} with a CRM write)`);
+  console.log(
+    `\ncases            ${report.cases} (${report.activity_cases} through the stage activities, ${report.hops} hops, ${report.writes} with a CRM write)`,
+  );
   console.log(`false accepts    ${report.false_accepts}`);
   console.log(`crashes          ${report.crashes}`);
   console.log(`invalid acks     ${report.invalid_acks}`);
@@ -918,14 +1378,18 @@ async function main(): Promise<number> {
   console.log(`double writes    ${report.double_writes}`);
   console.log(`stage errors     ${report.stage_errors} (non-ApplicationFailure throws from a stage)`);
   console.log('acks:');
-  for (const [ack, n] of Object.entries(report.acks).sort((a, b) => b[1] - a[1])) console.log(`  ${ack.padEnd(20)} ${n}`);
+  for (const [ack, n] of Object.entries(report.acks).sort((a, b) => b[1] - a[1]))
+    console.log(`  ${ack.padEnd(20)} ${n}`);
   console.log('acks of the hops through the stage activities (stage:ack):');
-  for (const [ack, n] of Object.entries(report.activity_acks).sort((a, b) => b[1] - a[1])) console.log(`  ${ack.padEnd(32)} ${n}`);
+  for (const [ack, n] of Object.entries(report.activity_acks).sort((a, b) => b[1] - a[1]))
+    console.log(`  ${ack.padEnd(32)} ${n}`);
   console.log('stage failures of accepted hops (normal refusals):');
-  for (const [f, n] of Object.entries(report.stage_failures).sort((a, b) => b[1] - a[1])) console.log(`  ${f.padEnd(40)} ${n}`);
+  for (const [f, n] of Object.entries(report.stage_failures).sort((a, b) => b[1] - a[1]))
+    console.log(`  ${f.padEnd(40)} ${n}`);
   console.log(`seconds          ${report.seconds.toFixed(1)}`);
   console.log(`seed             ${report.seed}`);
-  for (const e of report.examples) console.log(`\n[${e.kind}] case #${e.index}: ${e.detail}\n  ${show(e.case).slice(0, 2000)}`);
+  for (const e of report.examples)
+    console.log(`\n[${e.kind}] case #${e.index}: ${e.detail}\n  ${show(e.case).slice(0, 2000)}`);
   return failing(report) > 0 ? 1 : 0;
 }
 

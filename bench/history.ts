@@ -14,12 +14,15 @@ export async function fetchHistories(client: Client, workflowIds: readonly strin
 
 /** Activity types the workflow scheduled (local activities show up as markers, not here). */
 export function activitiesScheduled(history: History): string[] {
-  return (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter((n): n is string => Boolean(n));
+  return (history.events ?? [])
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .filter((n): n is string => Boolean(n));
 }
 
 /** Local activities the workflow ran (each is a marker; patch markers are not counted). */
 export function localActivitiesRecorded(history: History): number {
-  return (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+  return (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+    .length;
 }
 
 const STAGE_NAMES = new Set(BUILT_IN_PIPELINES.flatMap((p) => p.cards.map((card) => card.name)));
@@ -55,8 +58,12 @@ type HistoryEvent = NonNullable<History['events']>[number];
 /** `ActivityTaskScheduled` from the one `…EventAttributes` field an event carries (the decoded
  * `eventType` is a bare enum number). */
 function eventTypeName(event: HistoryEvent): string {
-  const field = Object.keys(event).find((k) => k.endsWith('EventAttributes') && (event as Record<string, unknown>)[k] != null);
-  return field ? field[0]!.toUpperCase() + field.slice(1, -'EventAttributes'.length) : `Unknown${String(event.eventType)}`;
+  const field = Object.keys(event).find(
+    (k) => k.endsWith('EventAttributes') && (event as Record<string, unknown>)[k] != null,
+  );
+  return field
+    ? field[0]!.toUpperCase() + field.slice(1, -'EventAttributes'.length)
+    : `Unknown${String(event.eventType)}`;
 }
 
 /** The history as the server stores it (protobuf): its size, and its bytes as text, where every

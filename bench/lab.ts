@@ -92,7 +92,10 @@ export function treeCpuMicros(root: number): number | undefined {
     // Fields after the command name, which may itself hold spaces and parentheses.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // utime, stime, then cutime, cstime: the process's own CPU and its reaped children's.
-    stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]) });
+    stats.set(Number(entry), {
+      ppid: Number(fields[1]),
+      ticks: Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]),
+    });
   }
   let ticks = 0;
   for (const [pid, stat] of stats) {

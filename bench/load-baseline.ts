@@ -40,7 +40,11 @@ interface Delivery {
 /** Relays every package to the judge the bare way (untimed); its deliveries then go out in rounds. */
 export async function prepareBaselineLoad(opts: BaselineLoadOptions): Promise<TimedLoad<BaselineLoadReport>> {
   const judged = await judgedPackages(opts);
-  const firsts = judged.map((pkg, i): Delivery => ({ workflowId: `${opts.prefix}-d${i}`, request: { stage: 'writeback', package: pkg, delivery_key: `${pkg.job_id}:writeback` }, again: i % 20 === 0 }));
+  const firsts = judged.map((pkg, i): Delivery => ({
+    workflowId: `${opts.prefix}-d${i}`,
+    request: { stage: 'writeback', package: pkg, delivery_key: `${pkg.job_id}:writeback` },
+    again: i % 20 === 0,
+  }));
   const total = firsts.length + firsts.filter((d) => d.again).length;
   let delivered = 0;
   let seconds = 0;
@@ -58,12 +62,23 @@ export async function prepareBaselineLoad(opts: BaselineLoadOptions): Promise<Ti
       });
       seconds += (Date.now() - started) / 1000;
     },
-    finish: () => Promise.resolve({ packages: firsts.length, deliveries: total, seconds, deliveries_per_second: total / seconds, workflow_ids: firsts.map((d) => d.workflowId) }),
+    finish: () =>
+      Promise.resolve({
+        packages: firsts.length,
+        deliveries: total,
+        seconds,
+        deliveries_per_second: total / seconds,
+        workflow_ids: firsts.map((d) => d.workflowId),
+      }),
   };
 }
 
 function deliver(opts: BaselineLoadOptions, workflowId: string, request: BaselineHopRequest): Promise<HandoffV1> {
-  return opts.client.workflow.execute<(r: BaselineHopRequest) => Promise<HandoffV1>>('baselineHop', { taskQueue: opts.taskQueue, workflowId, args: [request] });
+  return opts.client.workflow.execute<(r: BaselineHopRequest) => Promise<HandoffV1>>('baselineHop', {
+    taskQueue: opts.taskQueue,
+    workflowId,
+    args: [request],
+  });
 }
 
 /** The load shape's packages made the bare way (untimed): each ticket relayed to the judge by
@@ -72,8 +87,14 @@ async function judgedPackages(opts: BaselineLoadOptions): Promise<HandoffV1[]> {
   const made: HandoffV1[] = [];
   await inParallel([...Array(opts.packages).keys()], opts.concurrency, async (i) => {
     let pkg = loadShapeFirstPackage(opts, i);
-    for (const stage of RELAY) pkg = await deliver(opts, `${pkg.job_id}-${stage}`, { stage, package: pkg, delivery_key: `${pkg.job_id}:${stage}` });
-    if (pkg.evaluator.last_verdict !== 'pass') throw new Error(`baseline package ${i}: the judge said ${pkg.evaluator.last_verdict}, writeback would refuse`);
+    for (const stage of RELAY)
+      pkg = await deliver(opts, `${pkg.job_id}-${stage}`, {
+        stage,
+        package: pkg,
+        delivery_key: `${pkg.job_id}:${stage}`,
+      });
+    if (pkg.evaluator.last_verdict !== 'pass')
+      throw new Error(`baseline package ${i}: the judge said ${pkg.evaluator.last_verdict}, writeback would refuse`);
     made[i] = pkg;
     opts.onProgress?.(`… baseline: ${made.filter(Boolean).length} of ${opts.packages} packages relayed to the judge`);
   });

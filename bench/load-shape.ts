@@ -95,7 +95,9 @@ export async function prepareLoadShape(opts: LoadShapeOptions): Promise<TimedLoa
     if (invalid) delete sent[DROPPED_FIELDS[Math.floor(i / 10) % DROPPED_FIELDS.length]!];
     firsts.push({ kind: invalid ? 'invalid' : 'valid', jobId, workflowId: `${opts.prefix}-d${i}`, sent, traceparent });
   }
-  const agains = firsts.filter((_, i) => i % 20 === 0).map((d): Delivery => ({ ...d, kind: 'again', workflowId: `${d.workflowId}-again` }));
+  const agains = firsts
+    .filter((_, i) => i % 20 === 0)
+    .map((d): Delivery => ({ ...d, kind: 'again', workflowId: `${d.workflowId}-again` }));
 
   const total = firsts.length + agains.length;
   let delivered = 0;
@@ -142,46 +144,80 @@ export function roundOf<T>(items: readonly T[], round: number, rounds: number): 
   return items.slice(Math.floor((round * items.length) / rounds), Math.floor(((round + 1) * items.length) / rounds));
 }
 
-async function checkProperties(opts: LoadShapeOptions, firsts: Delivery[], agains: Delivery[]): Promise<PropertyCheck[]> {
+async function checkProperties(
+  opts: LoadShapeOptions,
+  firsts: Delivery[],
+  agains: Delivery[],
+): Promise<PropertyCheck[]> {
   const invalid = firsts.filter((d) => d.kind === 'invalid');
   const valid = firsts.filter((d) => d.kind === 'valid');
   const writes = new Map<string, number>();
   for (const d of firsts) writes.set(d.jobId, (await opts.store.listWrites(d.jobId)).length);
-  const invalidHistories = await fetchHistories(opts.client, invalid.map((d) => d.workflowId));
-  const againHistories = await fetchHistories(opts.client, agains.map((d) => d.workflowId));
+  const invalidHistories = await fetchHistories(
+    opts.client,
+    invalid.map((d) => d.workflowId),
+  );
+  const againHistories = await fetchHistories(
+    opts.client,
+    agains.map((d) => d.workflowId),
+  );
   const firstOf = (jobId: string) => firsts.find((d) => d.jobId === jobId)!;
 
   return [
-    check(`every invalid package (${invalid.length}) is acked rejected_schema`, invalid, (d) => d.result!.ack.ack === 'rejected_schema', (d) => `${d.workflowId}: ${d.result!.ack.ack}`),
+    check(
+      `every invalid package (${invalid.length}) is acked rejected_schema`,
+      invalid,
+      (d) => d.result!.ack.ack === 'rejected_schema',
+      (d) => `${d.workflowId}: ${d.result!.ack.ack}`,
+    ),
     check(
       `no stage activity ran and nothing was written for an invalid package`,
       invalid.map((d, i) => ({ d, ran: stageActivitiesScheduled(invalidHistories[i]!) })),
       ({ d, ran }) => ran.length === 0 && writes.get(d.jobId) === 0,
       ({ d, ran }) => `${d.workflowId}: ran [${ran.join(', ')}], ${writes.get(d.jobId)} writes`,
     ),
-    check(`every valid package (${valid.length}) is accepted and written exactly once`, valid, (d) => d.result!.ack.ack === 'accepted' && writes.get(d.jobId) === 1, (d) => `${d.workflowId}: ${d.result!.ack.ack}, ${writes.get(d.jobId)} writes`),
+    check(
+      `every valid package (${valid.length}) is accepted and written exactly once`,
+      valid,
+      (d) => d.result!.ack.ack === 'accepted' && writes.get(d.jobId) === 1,
+      (d) => `${d.workflowId}: ${d.result!.ack.ack}, ${writes.get(d.jobId)} writes`,
+    ),
     check(
       `every second delivery (${agains.length}) is acked duplicate with the first receipt, answered by the rail's own lookup before any stage work, costs nothing, adds no write`,
       agains.map((d, i) => ({ d, ran: stageActivitiesScheduled(againHistories[i]!) })),
       ({ d, ran }) =>
-        d.result!.ack.ack === 'duplicate' && isDeepStrictEqual(d.result!.artifact, firstOf(d.jobId).result!.artifact) && ran.length === 0 && d.result!.cost_usd === 0 && writes.get(d.jobId) === 1,
+        d.result!.ack.ack === 'duplicate' &&
+        isDeepStrictEqual(d.result!.artifact, firstOf(d.jobId).result!.artifact) &&
+        ran.length === 0 &&
+        d.result!.cost_usd === 0 &&
+        writes.get(d.jobId) === 1,
       ({ d, ran }) => `${d.workflowId}: ${d.result!.ack.ack}, ran [${ran.join(', ')}], ${writes.get(d.jobId)} writes`,
     ),
     check(
       `the traceparent on every ack (${firsts.length + agains.length}), refused ones included, equals the one delivered, and the one the stage emitted`,
       [...firsts, ...agains],
-      (d) => d.result!.ack.traceparent === d.traceparent && (d.result!.package === undefined || d.result!.package.trace.traceparent === d.traceparent),
+      (d) =>
+        d.result!.ack.traceparent === d.traceparent &&
+        (d.result!.package === undefined || d.result!.package.trace.traceparent === d.traceparent),
       (d) => `${d.workflowId}: ack ${d.result!.ack.traceparent}, sent ${d.traceparent}`,
     ),
   ];
 }
 
-function check<T>(name: string, items: readonly T[], holds: (item: T) => boolean, describe: (item: T) => string): PropertyCheck {
+function check<T>(
+  name: string,
+  items: readonly T[],
+  holds: (item: T) => boolean,
+  describe: (item: T) => string,
+): PropertyCheck {
   const offenders = items.filter((item) => !holds(item));
   return {
     name,
     ok: offenders.length === 0,
-    detail: offenders.length === 0 ? `${items.length} of ${items.length}` : `${offenders.length} of ${items.length} fail, e.g. ${offenders.slice(0, 3).map(describe).join('; ')}`,
+    detail:
+      offenders.length === 0
+        ? `${items.length} of ${items.length}`
+        : `${offenders.length} of ${items.length} fail, e.g. ${offenders.slice(0, 3).map(describe).join('; ')}`,
   };
 }
 
@@ -206,10 +242,12 @@ async function judgedPackages(opts: LoadShapeOptions): Promise<Map<string, Hando
         workflowId: `${pkg.job_id}-${stage}`,
         args: [{ stage, package: pkg }],
       });
-      if (res.ack.ack !== 'accepted' || !res.package) throw new Error(`template ${t}: ${stage} answered ${res.ack.ack} (${res.failure ?? res.ack.reason})`);
+      if (res.ack.ack !== 'accepted' || !res.package)
+        throw new Error(`template ${t}: ${stage} answered ${res.ack.ack} (${res.failure ?? res.ack.reason})`);
       pkg = res.package;
     }
-    if (pkg.evaluator.last_verdict !== 'pass') throw new Error(`template ${t}: the judge said ${pkg.evaluator.last_verdict}, writeback would refuse`);
+    if (pkg.evaluator.last_verdict !== 'pass')
+      throw new Error(`template ${t}: the judge said ${pkg.evaluator.last_verdict}, writeback would refuse`);
     made.set(pkg.job_id, pkg);
     opts.onProgress?.(`… ${made.size} of ${opts.packages} packages relayed to the judge`);
   });
@@ -219,7 +257,11 @@ async function judgedPackages(opts: LoadShapeOptions): Promise<Map<string, Hando
 /** Package `i` of a run as it enters intake: job `<prefix>-p<i>` on one of the sample tickets. */
 export function loadShapeFirstPackage(opts: Pick<LoadShapeOptions, 'prefix' | 'templates'>, i: number): HandoffV1 {
   const request = sampleJobRequest(`${opts.prefix}-p${i}`);
-  return firstPackage({ ...request, ticket: { ...request.ticket, id: `tkt_load_${i % opts.templates}` } }, newTraceparent(), ticketTriage);
+  return firstPackage(
+    { ...request, ticket: { ...request.ticket, id: `tkt_load_${i % opts.templates}` } },
+    newTraceparent(),
+    ticketTriage,
+  );
 }
 
 /** Runs `fn` over items with at most `limit` in flight; the first failure rejects. */

@@ -36,11 +36,28 @@ async function main(): Promise<boolean> {
     const taskQueue = `load-${id}`;
     const baselineQueue = `load-baseline-${id}`;
     const dataDir = path.join(lab.tmp, 'store');
-    const worker = await startWorkerProcess({ kind: 'handrail', address: lab.address, taskQueue, dataDir, bundlePath: await writeBundle(HANDRAIL_WORKFLOWS, path.join(lab.tmp, 'handrail-workflows.js')) });
-    const baselineWorker = await startWorkerProcess({ kind: 'baseline', address: lab.address, taskQueue: baselineQueue, dataDir: path.join(lab.tmp, 'baseline-store'), bundlePath: await writeBundle(BASELINE_WORKFLOWS, path.join(lab.tmp, 'baseline-workflows.js')) });
+    const worker = await startWorkerProcess({
+      kind: 'handrail',
+      address: lab.address,
+      taskQueue,
+      dataDir,
+      bundlePath: await writeBundle(HANDRAIL_WORKFLOWS, path.join(lab.tmp, 'handrail-workflows.js')),
+    });
+    const baselineWorker = await startWorkerProcess({
+      kind: 'baseline',
+      address: lab.address,
+      taskQueue: baselineQueue,
+      dataDir: path.join(lab.tmp, 'baseline-store'),
+      bundlePath: await writeBundle(BASELINE_WORKFLOWS, path.join(lab.tmp, 'baseline-workflows.js')),
+    });
     const store = await openStore({ dataDir });
     try {
-      const shape = { packages: Number(args.packages), templates: Number(args.templates), concurrency: Number(args.concurrency), onProgress: live.show };
+      const shape = {
+        packages: Number(args.packages),
+        templates: Number(args.templates),
+        concurrency: Number(args.concurrency),
+        onProgress: live.show,
+      };
       const rounds = Number(args.rounds);
       // Worker CPU is read around the whole run (relays and the other side's rounds included: an
       // idle worker only polls) and split per delivery only roughly; the timed figure is
@@ -48,11 +65,17 @@ async function main(): Promise<boolean> {
       const cpuBefore = (await worker.usage()).cpuMicros;
       const baseCpuBefore = (await baselineWorker.usage()).cpuMicros;
       const handrail = await prepareLoadShape({ ...shape, client: lab.client, taskQueue, store, prefix: taskQueue });
-      const bare = await prepareBaselineLoad({ ...shape, client: lab.client, taskQueue: baselineQueue, prefix: baselineQueue });
+      const bare = await prepareBaselineLoad({
+        ...shape,
+        client: lab.client,
+        taskQueue: baselineQueue,
+        prefix: baselineQueue,
+      });
       // The dev server keeps every history in memory and slows as they pile up, so whichever side
       // went second would pay for the first's: the rounds alternate which side goes first.
       for (let round = 0; round < rounds; round++) {
-        for (const side of round % 2 === 0 ? [handrail, bare] : [bare, handrail]) await side.deliverRound(round, rounds);
+        for (const side of round % 2 === 0 ? [handrail, bare] : [bare, handrail])
+          await side.deliverRound(round, rounds);
       }
       const report = await handrail.finish();
       const baseline = await bare.finish();
@@ -60,8 +83,18 @@ async function main(): Promise<boolean> {
       const cpuBaseline = (await baselineWorker.usage()).cpuMicros - baseCpuBefore;
       live.clear();
       const perDelivery = {
-        handrail: await deliveryCost(lab.client, report.accepted_workflow_ids, cpuHandrail, report.deliveries + report.packages * RELAY.length),
-        baseline: await deliveryCost(lab.client, baseline.workflow_ids, cpuBaseline, baseline.deliveries + baseline.packages * RELAY.length),
+        handrail: await deliveryCost(
+          lab.client,
+          report.accepted_workflow_ids,
+          cpuHandrail,
+          report.deliveries + report.packages * RELAY.length,
+        ),
+        baseline: await deliveryCost(
+          lab.client,
+          baseline.workflow_ids,
+          cpuBaseline,
+          baseline.deliveries + baseline.packages * RELAY.length,
+        ),
       };
       const ratio = report.deliveries_per_second / baseline.deliveries_per_second;
       const { accepted_workflow_ids: _ids, ...handrailFigures } = report;
@@ -81,14 +114,45 @@ async function main(): Promise<boolean> {
           `\n## Load: ${report.packages} packages through stageHop → ${report.stage} (${report.invalid} invalid, ${report.duplicated} delivered twice)\n`,
           markdownTable(
             ['deliveries', 'seconds', 'deliveries/s', ...Object.keys(report.acks).map((a) => `acks ${a}`)],
-            [[report.deliveries, fmt(report.seconds), fmt(report.deliveries_per_second), ...Object.values(report.acks)]],
+            [
+              [
+                report.deliveries,
+                fmt(report.seconds),
+                fmt(report.deliveries_per_second),
+                ...Object.values(report.acks),
+              ],
+            ],
           ),
           `\n### Against a bare one-activity workflow (baselineHop → writeback), same concurrency (${shape.concurrency}), ${rounds} rounds alternating which side goes first\n`,
           markdownTable(
-            ['side', 'deliveries', 'seconds', 'deliveries/s', 'history events / writeback delivery', 'activities / delivery', 'worker CPU ms / workflow (relays included)'],
             [
-              ['stageHop', report.deliveries, fmt(report.seconds), fmt(report.deliveries_per_second), fmt(perDelivery.handrail.history_events), fmt(perDelivery.handrail.activities), fmt(perDelivery.handrail.worker_cpu_ms_per_workflow)],
-              ['baselineHop', baseline.deliveries, fmt(baseline.seconds), fmt(baseline.deliveries_per_second), fmt(perDelivery.baseline.history_events), fmt(perDelivery.baseline.activities), fmt(perDelivery.baseline.worker_cpu_ms_per_workflow)],
+              'side',
+              'deliveries',
+              'seconds',
+              'deliveries/s',
+              'history events / writeback delivery',
+              'activities / delivery',
+              'worker CPU ms / workflow (relays included)',
+            ],
+            [
+              [
+                'stageHop',
+                report.deliveries,
+                fmt(report.seconds),
+                fmt(report.deliveries_per_second),
+                fmt(perDelivery.handrail.history_events),
+                fmt(perDelivery.handrail.activities),
+                fmt(perDelivery.handrail.worker_cpu_ms_per_workflow),
+              ],
+              [
+                'baselineHop',
+                baseline.deliveries,
+                fmt(baseline.seconds),
+                fmt(baseline.deliveries_per_second),
+                fmt(perDelivery.baseline.history_events),
+                fmt(perDelivery.baseline.activities),
+                fmt(perDelivery.baseline.worker_cpu_ms_per_workflow),
+              ],
             ],
           ),
           `\nstageHop / baseline deliveries/s: **${fmt(ratio)}×** (target ≥ ${TARGET_RATIO}×: ${ratio >= TARGET_RATIO ? 'met' : 'not met'})`,

@@ -28,7 +28,10 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
-const { values: args, positionals } = parseArgs({ options: { bundle: { type: 'string', multiple: true }, top: { type: 'string', default: '15' } }, allowPositionals: true });
+const { values: args, positionals } = parseArgs({
+  options: { bundle: { type: 'string', multiple: true }, top: { type: 'string', default: '15' } },
+  allowPositionals: true,
+});
 
 /** The webpack module each line of a bundle belongs to (`/***\/ "./contracts/validate.ts":`), under
  * the file name the SDK runs it as (`workflow-bundle-<hash>.js`, from its inline source map). */

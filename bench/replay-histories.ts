@@ -12,14 +12,24 @@ import { parseArgs } from 'node:util';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { listHistoryFiles } from '../scripts/replay/histories';
 import { BUILT_IN_WORKFLOWS } from '../src/pipelines';
-import { bundleWorkflows, describeReplayFailure, historyFileSource, quietReplayRuntime, replayHistories } from '../src/replay';
+import {
+  bundleWorkflows,
+  describeReplayFailure,
+  historyFileSource,
+  quietReplayRuntime,
+  replayHistories,
+} from '../src/replay';
 import { runMain } from './report';
 
-const { values: args } = parseArgs({ options: { repeat: { type: 'string', default: '3' }, bundle: { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: { repeat: { type: 'string', default: '3' }, bundle: { type: 'string' } },
+});
 
 async function main(): Promise<boolean> {
   quietReplayRuntime();
-  const workflowBundle: WorkflowBundle = args.bundle ? { code: fs.readFileSync(args.bundle, 'utf8') } : await bundleWorkflows(BUILT_IN_WORKFLOWS.workflowsPath, BUILT_IN_WORKFLOWS.preloadModules);
+  const workflowBundle: WorkflowBundle = args.bundle
+    ? { code: fs.readFileSync(args.bundle, 'utf8') }
+    : await bundleWorkflows(BUILT_IN_WORKFLOWS.workflowsPath, BUILT_IN_WORKFLOWS.preloadModules);
   const sources = listHistoryFiles().map(historyFileSource);
   const replay = async (batch: typeof sources) => {
     const failures: string[] = [];
@@ -34,7 +44,9 @@ async function main(): Promise<boolean> {
   const t0 = process.hrtime.bigint();
   const failures = await replay(batch);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  console.log(`${batch.length} histories (${sources.length} × ${args.repeat}) replayed in ${seconds.toFixed(2)} s: ${(batch.length / seconds).toFixed(1)} histories / s`);
+  console.log(
+    `${batch.length} histories (${sources.length} × ${args.repeat}) replayed in ${seconds.toFixed(2)} s: ${(batch.length / seconds).toFixed(1)} histories / s`,
+  );
   for (const failure of failures) console.error(failure);
   return failures.length === 0;
 }

@@ -16,7 +16,10 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
 }
 
 export function checksTable(checks: readonly PropertyCheck[]): string {
-  return markdownTable(['check', 'result', 'detail'], checks.map((c) => [c.name, c.ok ? 'PASS' : 'FAIL', c.detail]));
+  return markdownTable(
+    ['check', 'result', 'detail'],
+    checks.map((c) => [c.name, c.ok ? 'PASS' : 'FAIL', c.detail]),
+  );
 }
 
 /** Nearest-rank percentile of a non-empty sample. */
@@ -32,14 +35,23 @@ export function fmt(n: number): string {
 
 /** Where and on what the figures were taken; they mean little without it. */
 export function machine() {
-  return { node: process.version, platform: `${os.platform()} ${os.arch()}`, cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', loadavg_1m: os.loadavg()[0] };
+  return {
+    node: process.version,
+    platform: `${os.platform()} ${os.arch()}`,
+    cpus: os.cpus().length,
+    cpu_model: os.cpus()[0]?.model ?? 'unknown',
+    loadavg_1m: os.loadavg()[0],
+  };
 }
 
 /** Writes `results/<name>-<timestamp>.json` and returns its path. */
 export function writeResults(name: string, body: object): string {
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   const file = path.join(RESULTS_DIR, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, `${JSON.stringify({ taken_at: new Date().toISOString(), machine: machine(), ...body }, null, 2)}\n`);
+  fs.writeFileSync(
+    file,
+    `${JSON.stringify({ taken_at: new Date().toISOString(), machine: machine(), ...body }, null, 2)}\n`,
+  );
   return file;
 }
 

@@ -38,7 +38,17 @@ import type { BaselineResult, HistoryShape } from './baseline/workflow';
 import { conversationMarkdown, conversationVsHistory } from './conversation/measure';
 import { hubMarkdown, hubVsRelay } from './hub/measure';
 import { apiListMarkdown, apiListVsBareRoute } from './api/measure';
-import { activitiesScheduled, encodedHistory, eventTypeCounts, fetchHistories, localActivitiesRecorded, meanEvents, meanStageHops, stageActivitiesScheduled, type History } from './history';
+import {
+  activitiesScheduled,
+  encodedHistory,
+  eventTypeCounts,
+  fetchHistories,
+  localActivitiesRecorded,
+  meanEvents,
+  meanStageHops,
+  stageActivitiesScheduled,
+  type History,
+} from './history';
 import { BASELINE_WORKFLOWS, HANDRAIL_WORKFLOWS, NAMESPACE, newTraceparent, runId, startLab, writeBundle } from './lab';
 import { fmt, markdownTable, percentile, printReport, runMain } from './report';
 import { startWorkerProcess, type WorkerProcess } from './workers';
@@ -94,7 +104,13 @@ interface Batch {
   serverCpuMicros: number;
 }
 
-const BATCH_METRICS = ['jobs_per_second', 'p50_latency_ms', 'p95_latency_ms', 'worker_cpu_ms_per_job', 'server_cpu_ms_per_job'] as const;
+const BATCH_METRICS = [
+  'jobs_per_second',
+  'p50_latency_ms',
+  'p95_latency_ms',
+  'worker_cpu_ms_per_job',
+  'server_cpu_ms_per_job',
+] as const;
 type BatchFigures = Pick<SideFigures, (typeof BATCH_METRICS)[number]>;
 
 /** Throughput, latency and CPU over some batches (N jobs started at once, each timed alone). */
@@ -126,7 +142,12 @@ interface SideFigures {
 Runtime.install({ logger: handrailLogger() });
 
 /** One batch: N jobs started at once, each timed from its start call to its result. */
-async function runBatch(side: Side, tag: string, record: boolean, serverCpuMicros: () => number | undefined): Promise<void> {
+async function runBatch(
+  side: Side,
+  tag: string,
+  record: boolean,
+  serverCpuMicros: () => number | undefined,
+): Promise<void> {
   const { client } = side;
   const before = await side.worker.usage();
   const serverBefore = serverCpuMicros() ?? NaN;
@@ -137,30 +158,52 @@ async function runBatch(side: Side, tag: string, record: boolean, serverCpuMicro
       const request = { ...sampleJobRequest(jobId), traceparent: newTraceparent() };
       const started = Date.now();
       if (side.kind === 'handrail') {
-        const { handle } = await startJob(client, request, { taskQueue: side.taskQueue, pipelines: BUILT_IN_PIPELINES });
+        const { handle } = await startJob(client, request, {
+          taskQueue: side.taskQueue,
+          pipelines: BUILT_IN_PIPELINES,
+        });
         const result: JobResult = await handle.result();
         if (result.status !== 'completed') throw new Error(`${jobId} ended ${result.status}: ${result.reason ?? ''}`);
       } else {
-        const [workflowType, workflowArgs] = side.shape ? (['shapedBaselineJob', [request, side.shape]] as const) : (['baselineJob', [request]] as const);
+        const [workflowType, workflowArgs] = side.shape
+          ? (['shapedBaselineJob', [request, side.shape]] as const)
+          : (['baselineJob', [request]] as const);
         // Started as startJob starts a job, with its first attributes, when its history is handrail's.
-        const attributes = side.shape === 'handrail' ? { typedSearchAttributes: startSearchAttributes(request, ticketTriage) } : {};
-        await client.workflow.execute<(r: typeof request, shape?: HistoryShape) => Promise<BaselineResult>>(workflowType, { taskQueue: side.taskQueue, workflowId: jobId, args: workflowArgs, ...attributes });
+        const attributes =
+          side.shape === 'handrail' ? { typedSearchAttributes: startSearchAttributes(request, ticketTriage) } : {};
+        await client.workflow.execute<(r: typeof request, shape?: HistoryShape) => Promise<BaselineResult>>(
+          workflowType,
+          { taskQueue: side.taskQueue, workflowId: jobId, args: workflowArgs, ...attributes },
+        );
       }
       return Date.now() - started;
     }),
   );
   if (!record) return;
   const seconds = (Date.now() - t0) / 1000;
-  side.batches.push({ jobIds: ids, latenciesMs: latencies, seconds, cpuMicros: (await side.worker.usage()).cpuMicros - before.cpuMicros, serverCpuMicros: (serverCpuMicros() ?? NaN) - serverBefore });
+  side.batches.push({
+    jobIds: ids,
+    latenciesMs: latencies,
+    seconds,
+    cpuMicros: (await side.worker.usage()).cpuMicros - before.cpuMicros,
+    serverCpuMicros: (serverCpuMicros() ?? NaN) - serverBefore,
+  });
 }
 
 /** Histories replayed per second by one replay worker, after an untimed warm-up call (worker
  * setup is not replay); each history goes through several times so setup does not dominate. */
-async function replayPerSecond(side: Side, histories: { workflowId: string; history: History }[], repeat = 3): Promise<number> {
+async function replayPerSecond(
+  side: Side,
+  histories: { workflowId: string; history: History }[],
+  repeat = 3,
+): Promise<number> {
   const replay = async (batch: typeof histories) => {
     // handrail replays with the converter and interceptors its worker runs with.
     const runtime = side.kind === 'handrail' ? workflowRuntime(side.dataConverter) : {};
-    for await (const result of Worker.runReplayHistories({ ...runtime, workflowBundle: { code: side.bundleCode } }, batch)) {
+    for await (const result of Worker.runReplayHistories(
+      { ...runtime, workflowBundle: { code: side.bundleCode } },
+      batch,
+    )) {
       if (result.error) throw new Error(`replay of ${result.workflowId} failed: ${result.error.message}`);
     }
   };
@@ -172,7 +215,10 @@ async function replayPerSecond(side: Side, histories: { workflowId: string; hist
   return batch.length / (Number(process.hrtime.bigint() - t0) / 1e9);
 }
 
-async function figures(client: Client, side: Side): Promise<{ figures: SideFigures; events: Record<string, number>; stageHops: number }> {
+async function figures(
+  client: Client,
+  side: Side,
+): Promise<{ figures: SideFigures; events: Record<string, number>; stageHops: number }> {
   const jobIds = side.batches.flatMap((b) => b.jobIds);
   const histories = await fetchHistories(client, jobIds);
   const events = eventTypeCounts(histories);
@@ -199,7 +245,11 @@ async function hopCosts(client: Client, taskQueue: string, count: number) {
     const ids = Array.from({ length: count }, (_, i) => `${taskQueue}-${label}-${i}`);
     const acks: string[] = [];
     for (const [i, workflowId] of ids.entries()) {
-      const res = await client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', { taskQueue, workflowId, args: [{ stage: 'intake', package: makePackage(i) }] });
+      const res = await client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', {
+        taskQueue,
+        workflowId,
+        args: [{ stage: 'intake', package: makePackage(i) }],
+      });
       acks.push(res.ack.ack);
     }
     const histories = await fetchHistories(client, ids);
@@ -207,7 +257,9 @@ async function hopCosts(client: Client, taskQueue: string, count: number) {
       acks: [...new Set(acks)].join(', '),
       history_events: meanEvents(histories),
       stage_activities_run: histories.reduce((n, h) => n + stageActivitiesScheduled(h).length, 0) / histories.length,
-      rail_activities_run: histories.reduce((n, h) => n + activitiesScheduled(h).length - stageActivitiesScheduled(h).length, 0) / histories.length,
+      rail_activities_run:
+        histories.reduce((n, h) => n + activitiesScheduled(h).length - stageActivitiesScheduled(h).length, 0) /
+        histories.length,
       local_activities_run: histories.reduce((n, h) => n + localActivitiesRecorded(h), 0) / histories.length,
     };
   };
@@ -223,11 +275,25 @@ async function hopCosts(client: Client, taskQueue: string, count: number) {
 
 /** Runs the existing contracts benchmark and reads its table. */
 async function validationsPerSecond(millis: number) {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(__dirname, 'contracts.ts'), String(millis)]);
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    '--import',
+    'tsx',
+    path.join(__dirname, 'contracts.ts'),
+    String(millis),
+  ]);
   const num = (s: string) => Number(s.replace(/,/g, ''));
   return stdout.split('\n').flatMap((line) => {
     const m = /^(.*?)\s{2,}([\d,]+)\s+([\d,]+)\s+[\d.]+x\s+([\d,]+)\s*$/.exec(line);
-    return m ? [{ fixtures: m[1]!, ajv_per_second: num(m[2]!), zod_per_second: num(m[3]!), validate_handoff_per_second: num(m[4]!) }] : [];
+    return m
+      ? [
+          {
+            fixtures: m[1]!,
+            ajv_per_second: num(m[2]!),
+            zod_per_second: num(m[3]!),
+            validate_handoff_per_second: num(m[4]!),
+          },
+        ]
+      : [];
   });
 }
 
@@ -260,17 +326,41 @@ async function main(): Promise<void> {
     for (const plan of plans) {
       const taskQueue = `bench-${plan.label}-${id}`;
       const bundlePath = bundles[plan.kind];
-      const worker = await startWorkerProcess({ kind: plan.kind, address: lab.address, taskQueue, dataDir: path.join(lab.tmp, `${plan.label}-store`), bundlePath, codecKeys: plan.codecKeys });
-      const client = new Client({ connection: lab.client.connection, namespace: NAMESPACE, dataConverter: plan.dataConverter });
-      sides.push({ label: plan.label, kind: plan.kind, ...('shape' in plan ? { shape: plan.shape } : {}), dataConverter: plan.dataConverter, client, worker, taskQueue, bundleCode: fs.readFileSync(bundlePath, 'utf8'), batches: [] });
+      const worker = await startWorkerProcess({
+        kind: plan.kind,
+        address: lab.address,
+        taskQueue,
+        dataDir: path.join(lab.tmp, `${plan.label}-store`),
+        bundlePath,
+        codecKeys: plan.codecKeys,
+      });
+      const client = new Client({
+        connection: lab.client.connection,
+        namespace: NAMESPACE,
+        dataConverter: plan.dataConverter,
+      });
+      sides.push({
+        label: plan.label,
+        kind: plan.kind,
+        ...('shape' in plan ? { shape: plan.shape } : {}),
+        dataConverter: plan.dataConverter,
+        client,
+        worker,
+        taskQueue,
+        bundleCode: fs.readFileSync(bundlePath, 'utf8'),
+        batches: [],
+      });
     }
     const [handrail, baseline, codec, shaped, ...moreShapes] = sides as [Side, Side, Side, Side, ...Side[]];
-    console.error(`bench: warm-up, then ${ROUNDS} rounds of ${JOBS} jobs per side (${sides.map((side) => side.label).join(', ')}) ...`);
+    console.error(
+      `bench: warm-up, then ${ROUNDS} rounds of ${JOBS} jobs per side (${sides.map((side) => side.label).join(', ')}) ...`,
+    );
     const serverCpu = () => lab.serverCpuMicros();
     for (const side of sides) await runBatch(side, 'warmup', false, serverCpu);
     for (let round = 0; round < ROUNDS; round++) {
       // Rotating who goes first spreads drift in the machine's load over every side.
-      for (const side of [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]) await runBatch(side, `r${round}`, true, serverCpu);
+      for (const side of [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)])
+        await runBatch(side, `r${round}`, true, serverCpu);
     }
 
     const h = await figures(lab.client, handrail);
@@ -284,7 +374,11 @@ async function main(): Promise<void> {
     const validations = await validationsPerSecond(Number(args['validation-ms']));
     const conversation = await conversationVsHistory(lab);
     const hub = await hubVsRelay(lab, Number(args['hub-jobs']));
-    const api = await apiListVsBareRoute(lab.tmp, lab.client, { seconds: Number(args['api-seconds']), rounds: 2, connections: 10 });
+    const api = await apiListVsBareRoute(lab.tmp, lab.client, {
+      seconds: Number(args['api-seconds']),
+      rounds: 2,
+      connections: 10,
+    });
 
     // The server's CPU and history bytes have no target: they show the server's share of a job,
     // which the two cores also give to it (without /proc the server's row is left out).
@@ -302,10 +396,13 @@ async function main(): Promise<void> {
       ] as [keyof SideFigures, string][]
     ).filter(([k]) => !Number.isNaN(h.figures[k]));
     // One side's figures over another's, metric by metric.
-    const ratiosOf = (top: SideFigures, bottom: SideFigures) => Object.fromEntries(metrics.map(([k]) => [k, top[k] / bottom[k]]));
+    const ratiosOf = (top: SideFigures, bottom: SideFigures) =>
+      Object.fromEntries(metrics.map(([k]) => [k, top[k] / bottom[k]]));
     const ratios = ratiosOf(h.figures, b.figures);
     // The same ratios batch by batch: the spread is this run's noise, against which a target is read.
-    const roundMetrics = metrics.filter((m): m is [keyof BatchFigures, string] => (BATCH_METRICS as readonly string[]).includes(m[0]));
+    const roundMetrics = metrics.filter((m): m is [keyof BatchFigures, string] =>
+      (BATCH_METRICS as readonly string[]).includes(m[0]),
+    );
     const roundRatios = handrail.batches.map((hb, i) => {
       const [hf, bf] = [batchFigures([hb]), batchFigures([baseline.batches[i]!])];
       return Object.fromEntries(roundMetrics.map(([k]) => [k, hf[k] / bf[k]])) as BatchFigures;
@@ -314,7 +411,11 @@ async function main(): Promise<void> {
     // The history handrail's contract asks for, against the bare chain; the rail's own work, against that.
     const shapeRatios = ratiosOf(s.figures, b.figures);
     const railRatios = ratiosOf(h.figures, s.figures);
-    const moreRatios = more.map((m) => ({ label: m.label, figures: m.figures, ratios_vs_baseline: ratiosOf(m.figures, b.figures) }));
+    const moreRatios = more.map((m) => ({
+      label: m.label,
+      figures: m.figures,
+      ratios_vs_baseline: ratiosOf(m.figures, b.figures),
+    }));
     const eventTypes = [...new Set([...Object.keys(h.events), ...Object.keys(b.events)])]
       .map((type) => ({ type, handrail: h.events[type] ?? 0, baseline: b.events[type] ?? 0 }))
       .filter((e) => e.handrail !== e.baseline)
@@ -336,7 +437,12 @@ async function main(): Promise<void> {
       baseline: b.figures,
       ratios_by_round: roundRatios,
       codec: { ratios: codecRatios, figures: c.figures },
-      shaped: { ratios_vs_baseline: shapeRatios, handrail_ratios_vs_shaped: railRatios, figures: s.figures, other_shapes: moreRatios },
+      shaped: {
+        ratios_vs_baseline: shapeRatios,
+        handrail_ratios_vs_shaped: railRatios,
+        figures: s.figures,
+        other_shapes: moreRatios,
+      },
       targets,
       history_events_by_type: { handrail: h.events, baseline: b.events, shaped: s.events },
       hop_cost: hops,
@@ -348,26 +454,69 @@ async function main(): Promise<void> {
     printReport('bench', body, Boolean(args.json), () =>
       [
         `\n## handrail vs a bare chain of the same five activities (${ROUNDS} × ${JOBS} jobs per side, alternating batches, on ${args.cluster ? 'a cluster: PostgreSQL persistence and visibility; server CPU is the Temporal server and PostgreSQL' : 'the dev server'})\n`,
-        markdownTable(['metric', 'handrail / baseline', 'handrail', 'baseline'], metrics.map(([k, label]) => [label, `${fmt(ratios[k]!)}×`, fmt(h.figures[k]), fmt(b.figures[k])])),
+        markdownTable(
+          ['metric', 'handrail / baseline', 'handrail', 'baseline'],
+          metrics.map(([k, label]) => [label, `${fmt(ratios[k]!)}×`, fmt(h.figures[k]), fmt(b.figures[k])]),
+        ),
         '\n### handrail / baseline round by round (each round one batch per side)\n',
-        markdownTable(['metric', ...roundRatios.map((_, i) => `round ${i + 1}`)], roundMetrics.map(([k, label]) => [label, ...roundRatios.map((r) => `${fmt(r[k])}×`)])),
+        markdownTable(
+          ['metric', ...roundRatios.map((_, i) => `round ${i + 1}`)],
+          roundMetrics.map(([k, label]) => [label, ...roundRatios.map((r) => `${fmt(r[k])}×`)]),
+        ),
         '\n### Where the extra history events come from (per job)\n',
-        markdownTable(['event type', 'handrail', 'baseline', 'extra'], eventTypes.map((e) => [e.type, fmt(e.handrail), fmt(e.baseline), fmt(e.handrail - e.baseline)])),
+        markdownTable(
+          ['event type', 'handrail', 'baseline', 'extra'],
+          eventTypes.map((e) => [e.type, fmt(e.handrail), fmt(e.baseline), fmt(e.handrail - e.baseline)]),
+        ),
         `\n### Where handrail's cost comes from: the history its contract asks for, and the rail's own work\n`,
         "The shaped side is the bare chain with handrail's history shape and nothing else: SPEC's search attributes set at the start, then upserted at each later hop and at the end (bench/baseline/workflow.ts `shapedBaselineJob`)." +
-          (moreRatios.length > 0 ? ' With `--shapes`, two more: the marker alone, and one upsert per hop with no marker (the event budget of issue 19).\n' : '\n'),
+          (moreRatios.length > 0
+            ? ' With `--shapes`, two more: the marker alone, and one upsert per hop with no marker (the event budget of issue 19).\n'
+            : '\n'),
         markdownTable(
-          ['metric', 'handrail / baseline', 'shaped / baseline (the history)', 'handrail / shaped (the rail\'s work)', 'shaped', ...moreRatios.map((m) => `${m.label} / baseline`)],
-          metrics.map(([k, label]) => [label, `${fmt(ratios[k]!)}×`, `${fmt(shapeRatios[k]!)}×`, `${fmt(railRatios[k]!)}×`, fmt(s.figures[k]), ...moreRatios.map((m) => `${fmt(m.ratios_vs_baseline[k]!)}×`)]),
+          [
+            'metric',
+            'handrail / baseline',
+            'shaped / baseline (the history)',
+            "handrail / shaped (the rail's work)",
+            'shaped',
+            ...moreRatios.map((m) => `${m.label} / baseline`),
+          ],
+          metrics.map(([k, label]) => [
+            label,
+            `${fmt(ratios[k]!)}×`,
+            `${fmt(shapeRatios[k]!)}×`,
+            `${fmt(railRatios[k]!)}×`,
+            fmt(s.figures[k]),
+            ...moreRatios.map((m) => `${fmt(m.ratios_vs_baseline[k]!)}×`),
+          ]),
         ),
         `\n### The performance targets (${targets.filter((t) => t.met).length} of ${targets.length} met in this run)\n`,
-        markdownTable(['figure', 'target', 'this run', 'met'], targets.map((t) => [t.figure, t.target, t.figure.startsWith('history events') ? fmt(t.measured) : `${t.measured.toFixed(3)}×`, t.met ? 'yes' : 'no'])),
+        markdownTable(
+          ['figure', 'target', 'this run', 'met'],
+          targets.map((t) => [
+            t.figure,
+            t.target,
+            t.figure.startsWith('history events') ? fmt(t.measured) : `${t.measured.toFixed(3)}×`,
+            t.met ? 'yes' : 'no',
+          ]),
+        ),
         '\n`npm run load` judges its own target (stageHop / bare deliveries/s ≥ 0.9×) and `npm run bench:scaling` shows package bytes by hop.\n',
         `\n### The payload codec's cost: handrail with AES-256-GCM payloads against handrail plain (same rounds)\n`,
-        markdownTable(['metric', 'codec / plain', 'codec', 'plain'], metrics.map(([k, label]) => [label, `${fmt(codecRatios[k]!)}×`, fmt(c.figures[k]), fmt(h.figures[k])])),
+        markdownTable(
+          ['metric', 'codec / plain', 'codec', 'plain'],
+          metrics.map(([k, label]) => [label, `${fmt(codecRatios[k]!)}×`, fmt(c.figures[k]), fmt(h.figures[k])]),
+        ),
         `\n### A hop through stageHop → intake (mean of ${args['rejected-hops']})\n`,
         markdownTable(
-          ['hop', 'ack', 'history events', 'stage activities run', 'rail activities run (duplicate lookup)', 'local activities run'],
+          [
+            'hop',
+            'ack',
+            'history events',
+            'stage activities run',
+            'rail activities run (duplicate lookup)',
+            'local activities run',
+          ],
           (['rejected', 'accepted'] as const).map((k) => [
             k === 'rejected' ? 'rejected (job_id missing)' : 'accepted',
             hops[k].acks,
@@ -378,7 +527,16 @@ async function main(): Promise<void> {
           ]),
         ),
         `\n### Validations per second (bench/contracts.ts, ${args['validation-ms']} ms per case)\n`,
-        markdownTable(['fixtures', 'ajv standalone / zod', 'ajv / s', 'zod / s', 'validateHandoff / s'], validations.map((v) => [v.fixtures, `${fmt(v.ajv_per_second / v.zod_per_second)}×`, fmt(v.ajv_per_second), fmt(v.zod_per_second), fmt(v.validate_handoff_per_second)])),
+        markdownTable(
+          ['fixtures', 'ajv standalone / zod', 'ajv / s', 'zod / s', 'validateHandoff / s'],
+          validations.map((v) => [
+            v.fixtures,
+            `${fmt(v.ajv_per_second / v.zod_per_second)}×`,
+            fmt(v.ajv_per_second),
+            fmt(v.zod_per_second),
+            fmt(v.validate_handoff_per_second),
+          ]),
+        ),
         `\n${conversationMarkdown(conversation)}`,
         `\n${hubMarkdown(hub)}`,
         `\n${apiListMarkdown(api)}`,

@@ -32,9 +32,20 @@ export interface TargetVerdict {
 }
 
 /** handrail / baseline against its bound. */
-function judgeRatio(inputs: TargetInputs, figure: string, key: keyof TargetFigures, bound: 'at least' | 'at most', limit: number): TargetVerdict {
+function judgeRatio(
+  inputs: TargetInputs,
+  figure: string,
+  key: keyof TargetFigures,
+  bound: 'at least' | 'at most',
+  limit: number,
+): TargetVerdict {
   const measured = inputs.handrail[key] / inputs.baseline[key];
-  return { figure: `${figure} (handrail / baseline)`, target: `${bound === 'at least' ? '≥' : '≤'} ${limit}×`, measured, met: bound === 'at least' ? measured >= limit : measured <= limit };
+  return {
+    figure: `${figure} (handrail / baseline)`,
+    target: `${bound === 'at least' ? '≥' : '≤'} ${limit}×`,
+    measured,
+    met: bound === 'at least' ? measured >= limit : measured <= limit,
+  };
 }
 
 /** Validations per second of the rail's full check against zod's, on every fixture set. */
@@ -58,6 +69,11 @@ export function judgeTargets(inputs: TargetInputs): TargetVerdict[] {
     judgeRatio(inputs, 'worker CPU / job', 'worker_cpu_ms_per_job', 'at most', 1.2),
     judgeRatio(inputs, 'worker peak RSS', 'worker_peak_rss_mb', 'at most', 1.15),
     judgeRatio(inputs, 'replay speed', 'replay_histories_per_second', 'at least', 0.8),
-    { figure: 'validateHandoff / zod (slowest fixture set)', target: `≥ ${VALIDATION_TARGET}×`, measured: slowest, met: slowest >= VALIDATION_TARGET },
+    {
+      figure: 'validateHandoff / zod (slowest fixture set)',
+      target: `≥ ${VALIDATION_TARGET}×`,
+      measured: slowest,
+      met: slowest >= VALIDATION_TARGET,
+    },
   ];
 }

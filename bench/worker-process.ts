@@ -37,7 +37,8 @@ async function main(): Promise<void> {
   Runtime.install({ logger: handrailLogger() });
   const kind = process.env.HANDRAIL_BENCH_WORKER as WorkerKind;
   const bundlePath = process.env.HANDRAIL_WORKFLOW_BUNDLE;
-  if (!bundlePath || (kind !== 'handrail' && kind !== 'baseline')) throw new Error('set HANDRAIL_BENCH_WORKER=handrail|baseline and HANDRAIL_WORKFLOW_BUNDLE');
+  if (!bundlePath || (kind !== 'handrail' && kind !== 'baseline'))
+    throw new Error('set HANDRAIL_BENCH_WORKER=handrail|baseline and HANDRAIL_WORKFLOW_BUNDLE');
   const config = loadConfig();
   const workflowBundle = { code: fs.readFileSync(bundlePath, 'utf8') };
   const connection = await connectWorker(config);
@@ -49,7 +50,15 @@ async function main(): Promise<void> {
   } else {
     // The same corpus and activities as handrail's worker, none of the rail.
     await loadHelpCenter(store);
-    workers = [await Worker.create({ connection, namespace: config.namespace, taskQueue: config.taskQueue, workflowBundle, activities: createActivities({ store }) })];
+    workers = [
+      await Worker.create({
+        connection,
+        namespace: config.namespace,
+        taskQueue: config.taskQueue,
+        workflowBundle,
+        activities: createActivities({ store }),
+      }),
+    ];
   }
   process.on('message', (msg) => {
     if (msg === 'usage') process.send?.({ type: 'usage', ...usage() } satisfies WorkerMessage);

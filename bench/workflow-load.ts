@@ -20,7 +20,13 @@ import vm from 'node:vm';
 import { HANDRAIL_WORKFLOWS, writeBundle } from './lab';
 import { runMain } from './report';
 
-const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '200' }, bundle: { type: 'string' }, workflows: { type: 'string', default: HANDRAIL_WORKFLOWS } } });
+const { values: args } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '200' },
+    bundle: { type: 'string' },
+    workflows: { type: 'string', default: HANDRAIL_WORKFLOWS },
+  },
+});
 
 // Counts zod schema instances (every z.object(), .optional(), .regex() … makes one).
 const ZOD_INIT = '_zodDesc.value = new Internals(def);';
@@ -34,19 +40,23 @@ interface LoadFigures {
 }
 
 export function measureWorkflowLoad(code: string, runs: number): LoadFigures {
-  const counted = code.split(ZOD_INIT).length === 2 ? code.replace(ZOD_INIT, `globalThis.__zodInits++; ${ZOD_INIT}`) : code;
+  const counted =
+    code.split(ZOD_INIT).length === 2 ? code.replace(ZOD_INIT, `globalThis.__zodInits++; ${ZOD_INIT}`) : code;
   const shared = new Map<string | symbol, unknown>();
   let perRun: Map<string | symbol, unknown> | null = null;
   const context = vm.createContext({ __zodInits: 0 });
   // The SDK's cache: shared until a workflow exists, then per workflow (reusable-vm.js).
   Object.defineProperty(context, '__webpack_module_cache__', {
-    value: new Proxy({}, {
-      get: (_, p) => shared.get(p) ?? perRun?.get(p),
-      set: (_, p, v) => {
-        (perRun ?? shared).set(p, v);
-        return true;
+    value: new Proxy(
+      {},
+      {
+        get: (_, p) => shared.get(p) ?? perRun?.get(p),
+        set: (_, p, v) => {
+          (perRun ?? shared).set(p, v);
+          return true;
+        },
       },
-    }),
+    ),
   });
   new vm.Script(counted).runInContext(context);
   const temporal = context.__TEMPORAL__ as { importWorkflows(): unknown; preloadModules?: () => void };
@@ -65,13 +75,26 @@ export function measureWorkflowLoad(code: string, runs: number): LoadFigures {
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < runs; i++) modules = once();
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  return { runs, ms_per_run: ms / runs, zod_schemas_per_run: (context.__zodInits as number) / runs, modules_per_run: modules, shared_modules: sharedModules };
+  return {
+    runs,
+    ms_per_run: ms / runs,
+    zod_schemas_per_run: (context.__zodInits as number) / runs,
+    modules_per_run: modules,
+    shared_modules: sharedModules,
+  };
 }
 
 async function main(): Promise<void> {
-  const bundle = args.bundle ?? (await writeBundle(path.resolve(args.workflows), path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-load-')), 'workflows.js')));
+  const bundle =
+    args.bundle ??
+    (await writeBundle(
+      path.resolve(args.workflows),
+      path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-load-')), 'workflows.js'),
+    ));
   const f = measureWorkflowLoad(fs.readFileSync(bundle, 'utf8'), Number(args.runs));
-  console.log(`workflow bundle ${bundle}: ${f.ms_per_run.toFixed(2)} ms per run to evaluate its modules (${f.modules_per_run} modules per run, ${f.shared_modules} shared), ${f.zod_schemas_per_run} zod schemas built per run, over ${f.runs} runs`);
+  console.log(
+    `workflow bundle ${bundle}: ${f.ms_per_run.toFixed(2)} ms per run to evaluate its modules (${f.modules_per_run} modules per run, ${f.shared_modules} shared), ${f.zod_schemas_per_run} zod schemas built per run, over ${f.runs} runs`,
+  );
 }
 
 if (require.main === module) runMain(main);

@@ -11,7 +11,11 @@ function sortKeys(value: unknown): unknown {
     const withToJson = value as { toJSON?: () => unknown };
     if (typeof withToJson.toJSON === 'function') return sortKeys(withToJson.toJSON());
     // fromEntries defines own properties: assigning `__proto__` would set the prototype instead.
-    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
+    );
   }
   return value;
 }

@@ -59,7 +59,8 @@ const OUTWARD_SEND_TOOLS = /^(?:(?:email|mail|sms|chat)[._-]?|[a-z]+[._-])(?:sen
 export const CONSTRAINT_POLICIES: readonly ConstraintPolicy[] = [
   {
     id: 'no_refund_promises',
-    implements: (c) => /\bno\b.*\brefund promises?\b|\bnever promise (?:a )?refunds?\b|\bdo not promise (?:a )?refunds?\b/i.test(c),
+    implements: (c) =>
+      /\bno\b.*\brefund promises?\b|\bnever promise (?:a )?refunds?\b|\bdo not promise (?:a )?refunds?\b/i.test(c),
     breach: ({ text }) => {
       const own = authoredLines(text);
       const hit = REFUND_PROMISE.map((re) => re.exec(own)).find(Boolean);
@@ -99,7 +100,10 @@ export function redactPersonalDataFor(constraints: readonly string[], text: stri
 }
 
 /** Every breach of the job's enforceable constraints by one stage output. */
-export function constraintBreaches(constraints: readonly string[], output: StageOutputView): { policy: string; breach: string }[] {
+export function constraintBreaches(
+  constraints: readonly string[],
+  output: StageOutputView,
+): { policy: string; breach: string }[] {
   return policiesFor(constraints).flatMap((p) => {
     const breach = p.breach(output);
     return breach ? [{ policy: p.id, breach }] : [];

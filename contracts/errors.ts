@@ -46,7 +46,9 @@ function messageOf(e: ErrorObject): string {
     case 'format':
       return `must be a valid ${String(p.format)}`;
     case 'pattern':
-      return isTraceparent ? 'must be a W3C traceparent (version-traceid-parentid-flags, lowercase hex)' : 'has an invalid format';
+      return isTraceparent
+        ? 'must be a W3C traceparent (version-traceid-parentid-flags, lowercase hex)'
+        : 'has an invalid format';
     case 'not':
       if (isTraceparent) return 'trace id and parent id must not be all zeros';
       return isUsd ? 'must be 0 or at least one micro-dollar (0.000001)' : 'has a forbidden value';
@@ -56,14 +58,20 @@ function messageOf(e: ErrorObject): string {
 }
 
 function pathOf(e: ErrorObject): string {
-  if (e.keyword === 'required') return `${e.instancePath}/${String((e.params as { missingProperty: unknown }).missingProperty)}`;
-  if (e.keyword === 'propertyNames') return `${e.instancePath}/${String((e.params as { propertyName: unknown }).propertyName)}`;
+  if (e.keyword === 'required')
+    return `${e.instancePath}/${String((e.params as { missingProperty: unknown }).missingProperty)}`;
+  if (e.keyword === 'propertyNames')
+    return `${e.instancePath}/${String((e.params as { propertyName: unknown }).propertyName)}`;
   return e.instancePath;
 }
 
 /** A refused value's errors as `path: message` lines (at most `max`), the path dotted
  * (`entry.subject`) and `root` naming the value itself: how a workflow refuses its own input. */
-export function refusalLines(errors: readonly ErrorObject[] | null | undefined, root: string, max: number = LIMITS.ackErrors): string[] {
+export function refusalLines(
+  errors: readonly ErrorObject[] | null | undefined,
+  root: string,
+  max: number = LIMITS.ackErrors,
+): string[] {
   return toContractErrors(errors)
     .slice(0, max)
     .map((e) => `${e.path.slice(1).replaceAll('/', '.') || root}: ${e.message}`);

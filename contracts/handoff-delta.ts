@@ -11,8 +11,12 @@ export const HANDOFF_DECIDED_EVENT = 'handoff.decided';
  * the record's summary, open questions and next steps, who took it, and the decision with its
  * note. Plain text, so every handover strategy and model reads it the same way.
  */
-export function handoffDelta(record: Pick<HandoffRecord, 'id' | 'summary' | 'open_questions' | 'next_steps' | 'accepted_by'>, decision: Pick<HumanDecision, 'action' | 'actor' | 'note'>): string {
-  const bullets = (title: string, items: readonly string[]) => (items.length ? [`${title}:`, ...items.map((i) => `- ${i}`)] : []);
+export function handoffDelta(
+  record: Pick<HandoffRecord, 'id' | 'summary' | 'open_questions' | 'next_steps' | 'accepted_by'>,
+  decision: Pick<HumanDecision, 'action' | 'actor' | 'note'>,
+): string {
+  const bullets = (title: string, items: readonly string[]) =>
+    items.length ? [`${title}:`, ...items.map((i) => `- ${i}`)] : [];
   return [
     `Handoff record ${record.id}${record.accepted_by ? `, taken by ${record.accepted_by}` : ''}: decided ${decision.action} by ${decision.actor}.`,
     ...(decision.note ? [`Decision note: ${decision.note}`] : []),

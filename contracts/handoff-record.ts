@@ -37,7 +37,11 @@ export type HandoffTransition = z.infer<typeof HandoffTransition>;
 /** A write's idempotency key (`job_id:escalation:<n>` for a begin, the caller's for a transition):
  * visible characters, no whitespace, room for a job id and a suffix. */
 export const HANDOFF_KEY_MAX = LIMITS.id * 2;
-export const HandoffIdempotencyKey = z.string().min(1).max(HANDOFF_KEY_MAX).regex(/^[\x21-\x7e]+$/, { message: 'must be printable ASCII without spaces' });
+export const HandoffIdempotencyKey = z
+  .string()
+  .min(1)
+  .max(HANDOFF_KEY_MAX)
+  .regex(/^[\x21-\x7e]+$/, { message: 'must be printable ASCII without spaces' });
 
 export const HandoffRecordId = handoffRecordId;
 
@@ -152,18 +156,30 @@ export function decideHandoffTransition(
 ): HandoffDecision {
   const { state } = record;
   if (FINAL_HANDOFF_STATES.includes(state)) {
-    return { ok: false, code: 'illegal_transition', message: `cannot ${request.transition} handoff record ${record.id}: it is already ${state}` };
+    return {
+      ok: false,
+      code: 'illegal_transition',
+      message: `cannot ${request.transition} handoff record ${record.id}: it is already ${state}`,
+    };
   }
   switch (request.transition) {
     case 'accept':
       if (state === 'open') return { ok: true, change: 'transition', to: 'accepted' };
       if (record.accepted_by === request.actor) return { ok: true, change: 'none' };
-      return { ok: false, code: 'conflict', message: `handoff record ${record.id} was already accepted by ${record.accepted_by ?? 'someone else'}` };
+      return {
+        ok: false,
+        code: 'conflict',
+        message: `handoff record ${record.id} was already accepted by ${record.accepted_by ?? 'someone else'}`,
+      };
     case 'cancel':
       return { ok: true, change: 'transition', to: 'cancelled' };
     case 'close':
       if (request.decided_by && state === 'accepted' && record.accepted_by !== request.decided_by.actor) {
-        return { ok: false, code: 'conflict', message: `handoff record ${record.id} was accepted by ${record.accepted_by ?? 'someone else'}; a decision by ${request.decided_by.actor} is not taken through it` };
+        return {
+          ok: false,
+          code: 'conflict',
+          message: `handoff record ${record.id} was accepted by ${record.accepted_by ?? 'someone else'}; a decision by ${request.decided_by.actor} is not taken through it`,
+        };
       }
       return { ok: true, change: 'transition', to: 'closed' };
   }

@@ -2,7 +2,21 @@
 import { z } from 'zod';
 import { LIMITS } from './limits';
 import { HANDOFF_REASONS, HANDOFF_V1, HANDOFF_V2 } from './names';
-import { count, id, isoTime, list, nonEmptyText, revisions, sha256, slug, text, traceparent, uri, usd, visibleName } from './primitives';
+import {
+  count,
+  id,
+  isoTime,
+  list,
+  nonEmptyText,
+  revisions,
+  sha256,
+  slug,
+  text,
+  traceparent,
+  uri,
+  usd,
+  visibleName,
+} from './primitives';
 
 // Objects are loose everywhere: a v1 reader must pass unknown (newer, optional) fields through.
 
@@ -147,7 +161,8 @@ export function nextVersion<S extends z.core.$ZodLooseShape, const V extends str
   fields: F,
 ) {
   const reused = Object.keys(fields).filter((name) => Object.prototype.hasOwnProperty.call(base.shape, name));
-  if (reused.length > 0) throw new Error(`${schema} re-declares ${reused.join(', ')}: a new version may only add fields (seed 001)`);
+  if (reused.length > 0)
+    throw new Error(`${schema} re-declares ${reused.join(', ')}: a new version may only add fields (seed 001)`);
   return base.extend({ ...fields, schema: z.literal(schema) });
 }
 

@@ -3,7 +3,21 @@ import { z } from 'zod';
 import { WriteReceipt } from './artifacts';
 import { AckRecord, handoffV1 } from './handoff';
 import { LIMITS, MICROS_PER_USD } from './limits';
-import { count, handoffRecordId, id, inputText, list, nonBlankText, readableText, revisions, slug, text, traceparent, usd, visibleName } from './primitives';
+import {
+  count,
+  handoffRecordId,
+  id,
+  inputText,
+  list,
+  nonBlankText,
+  readableText,
+  revisions,
+  slug,
+  text,
+  traceparent,
+  usd,
+  visibleName,
+} from './primitives';
 
 export const JobRequest = z.looseObject({
   job_id: id,
@@ -25,7 +39,11 @@ export const JobRequest = z.looseObject({
   owner: visibleName(LIMITS.id).optional(),
   /** How long an escalation waits for a human `decide` before the job ends as `escalated`,
    * as a Temporal duration string (`30s`, `4h`, `7 days`); the rail defaults to 7 days. */
-  decision_timeout: z.string().max(32).regex(/^\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w|seconds?|minutes?|hours?|days?|weeks?)$/).optional(),
+  decision_timeout: z
+    .string()
+    .max(32)
+    .regex(/^\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w|seconds?|minutes?|hours?|days?|weeks?)$/)
+    .optional(),
   /** When a run of the job continues as new (same job id, same queries): once its history holds
    * `events` events or it took `updates` decisions, whichever comes first; Temporal's own
    * suggestion (history size or length) always counts. The rail defaults to 10,000 events and
@@ -54,7 +72,14 @@ export const CarriedJob = z.strictObject({
   earlier_acks: z.record(z.string().max(LIMITS.name), count),
   /** Per hop that ran: the handover its stage got and the job's log after it (the details). */
   handovers: list(
-    z.strictObject({ hop: count, stage: text(LIMITS.name * 4), used: text(LIMITS.name).optional(), tokens: count.optional(), fell_back: z.boolean().optional(), transcript: text(LIMITS.uri).optional() }),
+    z.strictObject({
+      hop: count,
+      stage: text(LIMITS.name * 4),
+      used: text(LIMITS.name).optional(),
+      tokens: count.optional(),
+      fell_back: z.boolean().optional(),
+      transcript: text(LIMITS.uri).optional(),
+    }),
     LIMITS.acks,
   ),
   snapshots: list(z.strictObject({ uri: text(LIMITS.uri), content: z.string() }), 16),

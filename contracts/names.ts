@@ -23,8 +23,10 @@ const ID = new RegExp(ID_PATTERN);
 const SLUG = new RegExp(SLUG_PATTERN);
 
 // Any value: a pipeline written in plain JS may hand in a missing name, which is a problem to list, not a crash.
-export const isId = (value: unknown): value is string => typeof value === 'string' && value.length >= 1 && value.length <= LIMITS.id && ID.test(value);
-export const isSlug = (value: unknown): value is string => typeof value === 'string' && value.length >= 1 && value.length <= LIMITS.name && SLUG.test(value);
+export const isId = (value: unknown): value is string =>
+  typeof value === 'string' && value.length >= 1 && value.length <= LIMITS.id && ID.test(value);
+export const isSlug = (value: unknown): value is string =>
+  typeof value === 'string' && value.length >= 1 && value.length <= LIMITS.name && SLUG.test(value);
 
 /** Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), as pattern text: they
  * reorder the text after them until their end, so `refund \u202e000,01$ ot pu` reads as another

@@ -99,7 +99,8 @@ export function findPersonalData(text: string): PersonalDatum[] {
   const found: PersonalDatum[] = [];
   for (const m of text.matchAll(EMAIL)) found.push({ kind: 'email', index: m.index, text: m[0] });
   for (const m of text.matchAll(DIGIT_RUN)) {
-    if (!overlaps(found, m.index, m[0].length) && isCardRun(m[0])) found.push({ kind: 'card', index: m.index, text: m[0] });
+    if (!overlaps(found, m.index, m[0].length) && isCardRun(m[0]))
+      found.push({ kind: 'card', index: m.index, text: m[0] });
   }
   for (const shape of PHONE_SHAPES) {
     for (const m of text.matchAll(shape)) {

@@ -43,18 +43,33 @@ const hasSafeParse = (value: unknown): value is SafeParseSchema =>
   typeof value === 'object' && value !== null && isFunction((value as { safeParse?: unknown }).safeParse);
 
 /** Fields of a job request an alias may not take. */
-const RESERVED_FIELDS: readonly string[] = ['job_id', 'pipeline', 'entry', 'goal', 'constraints', 'budget', 'max_hops', 'traceparent', 'owner', 'decision_timeout'];
+const RESERVED_FIELDS: readonly string[] = [
+  'job_id',
+  'pipeline',
+  'entry',
+  'goal',
+  'constraints',
+  'budget',
+  'max_hops',
+  'traceparent',
+  'owner',
+  'decision_timeout',
+];
 
 /** Every problem with an entry declaration; empty means sound. */
 export function entryProblems(entry: unknown): string[] {
   if (typeof entry !== 'object' || entry === null) {
-    return ['the pipeline declares no entry: give entry: { type, schema } (the artifact type of the first package and the schema of its body)'];
+    return [
+      'the pipeline declares no entry: give entry: { type, schema } (the artifact type of the first package and the schema of its body)',
+    ];
   }
   const { type, schema, memoryRefs } = entry as Partial<Record<keyof EntrySpec, unknown>>;
   const problems: string[] = [];
   if (!isSlug(type)) problems.push(`entry artifact type ${JSON.stringify(type)} is not a slug`);
-  if (!isFunction(schema) && !hasSafeParse(schema)) problems.push('entry schema must be a zod schema (with safeParse) or a precompiled validator function');
-  if (memoryRefs !== undefined && !isFunction(memoryRefs)) problems.push('entry memoryRefs must be a function of the entry body');
+  if (!isFunction(schema) && !hasSafeParse(schema))
+    problems.push('entry schema must be a zod schema (with safeParse) or a precompiled validator function');
+  if (memoryRefs !== undefined && !isFunction(memoryRefs))
+    problems.push('entry memoryRefs must be a function of the entry body');
   const { alias } = entry as { alias?: unknown };
   if (alias !== undefined && (!isSlug(alias) || RESERVED_FIELDS.includes(alias))) {
     problems.push(`entry alias ${JSON.stringify(alias)} must be a slug naming no field a job request already has`);
@@ -64,14 +79,26 @@ export function entryProblems(entry: unknown): string[] {
 
 /** What is wrong with `body` under `schema`, each issue at its dotted path in the body ('' for the
  * body itself), at most `max`; empty when it is valid. */
-export function entryBodyIssues(schema: EntrySchema, body: unknown, max: number = LIMITS.ackErrors): { path: string; message: string }[] {
+export function entryBodyIssues(
+  schema: EntrySchema,
+  body: unknown,
+  max: number = LIMITS.ackErrors,
+): { path: string; message: string }[] {
   if (hasSafeParse(schema)) {
     const parsed = schema.safeParse(body);
-    return parsed.success ? [] : parsed.error.issues.slice(0, max).map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+    return parsed.success
+      ? []
+      : parsed.error.issues.slice(0, max).map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
   }
   if (schema(body)) return [];
-  const issues = toContractErrors(schema.errors).map((e) => ({ path: e.path.slice(1).replaceAll('/', '.'), message: e.message }));
-  return (issues.length > 0 ? issues : [{ path: '', message: "does not match the pipeline's entry schema" }]).slice(0, max);
+  const issues = toContractErrors(schema.errors).map((e) => ({
+    path: e.path.slice(1).replaceAll('/', '.'),
+    message: e.message,
+  }));
+  return (issues.length > 0 ? issues : [{ path: '', message: "does not match the pipeline's entry schema" }]).slice(
+    0,
+    max,
+  );
 }
 
 /** Why `body` is not a valid entry under `schema`, as `entry.<path>: message` lines (at most

@@ -121,7 +121,8 @@ export interface Edge extends EdgeOptions {
 }
 
 /** A `{ callable: name }` handover (checkPipeline refused any other object). */
-export const isCallable = (handover: EdgeOptions['handover']): handover is { callable: string } => typeof handover === 'object' && handover !== null;
+export const isCallable = (handover: EdgeOptions['handover']): handover is { callable: string } =>
+  typeof handover === 'object' && handover !== null;
 
 /** An edge's options as data (what the rail sends a stage): its callable left to the stage's worker. */
 export const edgeOptions = ({ from, to, handover, maxTokens, overflow }: EdgeOptions): EdgeOptions => ({
@@ -133,11 +134,16 @@ export const edgeOptions = ({ from, to, handover, maxTokens, overflow }: EdgeOpt
 });
 
 /** Problems with edge options a stage received (the rail only sends checked ones). */
-export const edgeProblems = (edge: EdgeOptions, handovers: Readonly<Record<string, HandoverCallable>>) => checkHandover(`edge ${edge.from} → ${edge.to}`, edge, handovers);
+export const edgeProblems = (edge: EdgeOptions, handovers: Readonly<Record<string, HandoverCallable>>) =>
+  checkHandover(`edge ${edge.from} → ${edge.to}`, edge, handovers);
 
 /** How a handover is named on acks, details and logs: the strategy, `history`, or `callable:<name>`. */
 export const handoverName = (edge: Pick<EdgeOptions, 'handover'> | undefined): string | undefined =>
-  edge?.handover === undefined ? undefined : isCallable(edge.handover) ? `callable:${edge.handover.callable}` : edge.handover;
+  edge?.handover === undefined
+    ? undefined
+    : isCallable(edge.handover)
+      ? `callable:${edge.handover.callable}`
+      : edge.handover;
 
 export interface PipelineSpec {
   /** Slug a job request names in `pipeline`; published as the `HandrailPipeline` search attribute. */
@@ -191,7 +197,9 @@ export class PipelineDefinitionError extends Error {
     readonly pipeline: string,
     readonly problems: readonly string[],
   ) {
-    super(`pipeline "${pipeline}" refused (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`);
+    super(
+      `pipeline "${pipeline}" refused (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`,
+    );
   }
 }
 
@@ -199,7 +207,8 @@ export const isCompleteRule = (rule: RouteRule): rule is CompleteRule => 'comple
 export const isFanOutRule = (rule: RouteRule): rule is FanOutRule => 'fanOut' in rule;
 
 /** The declared entry type, whatever else is wrong with the declaration (checkPipeline lists that). */
-const entryType = (spec: Pick<PipelineSpec, 'entry'>): string => String((spec.entry as Partial<EntrySpec> | undefined)?.type ?? '(no entry)');
+const entryType = (spec: Pick<PipelineSpec, 'entry'>): string =>
+  String((spec.entry as Partial<EntrySpec> | undefined)?.type ?? '(no entry)');
 
 const describeRule = (rule: RouteRule, i: number) =>
   `route ${i + 1} (after ${rule.after}${rule.verdict ? `, verdict ${rule.verdict}` : ''}${rule.when ? ', when …' : ''})`;
@@ -230,7 +239,10 @@ export function checkPipeline(spec: PipelineSpec): string[] {
     if (isFanOutRule(rule)) return;
     const to = byName.get(rule.to);
     if (!to) problems.push(`${at} goes to "${rule.to}", which is not a stage of this pipeline`);
-    else if (!to.accepts.includes(rule.after)) problems.push(`${at} goes to "${rule.to}", which does not accept ${rule.after} (accepts ${to.accepts.join(' | ')})`);
+    else if (!to.accepts.includes(rule.after))
+      problems.push(
+        `${at} goes to "${rule.to}", which does not accept ${rule.after} (accepts ${to.accepts.join(' | ')})`,
+      );
   });
 
   // Reachability from the entry along the routing table: every stage reached, completion reached.
@@ -261,14 +273,20 @@ export function checkPipeline(spec: PipelineSpec): string[] {
   for (const card of spec.stages) {
     // A fallback is reached through its primary's ACK timeout, a return-to-sender target through
     // its sender's card, not through the table.
-    const isFallback = spec.stages.some((c) => c.fallback === card.name || (typeof c.onTargetUnavailable === 'object' && c.onTargetUnavailable?.to === card.name));
-    if (!reached.has(card.name) && !isFallback) problems.push(`stage "${card.name}" is reached by no route from ${entry}`);
+    const isFallback = spec.stages.some(
+      (c) =>
+        c.fallback === card.name ||
+        (typeof c.onTargetUnavailable === 'object' && c.onTargetUnavailable?.to === card.name),
+    );
+    if (!reached.has(card.name) && !isFallback)
+      problems.push(`stage "${card.name}" is reached by no route from ${entry}`);
   }
   if (!completes) problems.push(`no route from ${entry} leads to completion (add a rule with \`complete\`)`);
 
   for (const edge of spec.revisits ?? []) {
     const at = `revisit edge ${edge.from} → ${edge.to}`;
-    for (const end of [edge.from, edge.to]) if (!byName.has(end)) problems.push(`${at} names "${end}", which is not a stage of this pipeline`);
+    for (const end of [edge.from, edge.to])
+      if (!byName.has(end)) problems.push(`${at} names "${end}", which is not a stage of this pipeline`);
     if (edge.bound === undefined) problems.push(`${at} has no bound: say 'revisions' or { max: n }`);
     else if (edge.bound !== 'revisions' && !(Number.isInteger(edge.bound.max) && edge.bound.max >= 1)) {
       problems.push(`${at} has bound max ${String(edge.bound.max)}; it must be an integer >= 1`);
@@ -276,23 +294,34 @@ export function checkPipeline(spec: PipelineSpec): string[] {
   }
 
   const reviser = spec.reviser === undefined ? undefined : byName.get(spec.reviser);
-  if (spec.reviser !== undefined && !reviser) problems.push(`reviser "${spec.reviser}" is not a stage of this pipeline`);
-  if (reviser && reviser.role !== 'worker') problems.push(`reviser "${reviser.name}" is a ${reviser.role}; a human's revise sends work to a worker (the drafter)`);
+  if (spec.reviser !== undefined && !reviser)
+    problems.push(`reviser "${spec.reviser}" is not a stage of this pipeline`);
+  if (reviser && reviser.role !== 'worker')
+    problems.push(
+      `reviser "${reviser.name}" is a ${reviser.role}; a human's revise sends work to a worker (the drafter)`,
+    );
 
   const versions = new Set([HANDOFF_V1, ...(spec.versions?.handoff ?? []).map((v) => v.schema)]);
   for (const card of spec.stages) {
-    for (const v of card.packageVersions) if (!versions.has(v)) problems.push(`stage "${card.name}" reads ${v}, which this pipeline does not declare`);
+    for (const v of card.packageVersions)
+      if (!versions.has(v)) problems.push(`stage "${card.name}" reads ${v}, which this pipeline does not declare`);
   }
   for (const u of spec.versions?.upgraders ?? []) {
-    if (!versions.has(u.from) || !versions.has(u.to)) problems.push(`upgrader ${u.from} → ${u.to} names a version this pipeline does not declare`);
+    if (!versions.has(u.from) || !versions.has(u.to))
+      problems.push(`upgrader ${u.from} → ${u.to} names a version this pipeline does not declare`);
   }
 
   const targets = (r: RouteRule) => (isCompleteRule(r) ? [] : isFanOutRule(r) ? r.fanOut : [r.to]);
-  const routed = new Set(spec.routes.flatMap((r) => spec.stages.filter((c) => c.outputs.includes(r.after)).flatMap((c) => targets(r).map((to) => `${c.name}→${to}`))));
+  const routed = new Set(
+    spec.routes.flatMap((r) =>
+      spec.stages.filter((c) => c.outputs.includes(r.after)).flatMap((c) => targets(r).map((to) => `${c.name}→${to}`)),
+    ),
+  );
   const seenEdges = new Set<string>();
   for (const edge of spec.edges ?? []) {
     const at = `edge ${edge.from} → ${edge.to}`;
-    if (!routed.has(`${edge.from}→${edge.to}`)) problems.push(`edge options for ${edge.from} → ${edge.to}: no route takes that edge`);
+    if (!routed.has(`${edge.from}→${edge.to}`))
+      problems.push(`edge options for ${edge.from} → ${edge.to}: no route takes that edge`);
     if (seenEdges.has(`${edge.from}→${edge.to}`)) problems.push(`${at} has options twice; give each edge one entry`);
     seenEdges.add(`${edge.from}→${edge.to}`);
     problems.push(...checkHandover(at, edge, spec.handovers ?? {}));
@@ -306,7 +335,8 @@ function checkFanOut(rule: FanOutRule, spec: PipelineSpec, byName: ReadonlyMap<s
   const problems: string[] = [];
   const at = `fan-out after ${rule.after}`;
   const names = Array.isArray(rule.fanOut) ? rule.fanOut : [];
-  if (names.length < 2) problems.push(`${at} names ${names.length} specialist(s); a fan-out needs at least two (one is a plain hop)`);
+  if (names.length < 2)
+    problems.push(`${at} names ${names.length} specialist(s); a fan-out needs at least two (one is a plain hop)`);
   if (new Set(names).size !== names.length) problems.push(`${at} names a specialist twice`);
   const owner = new Map<string, string>();
   for (const name of new Set(names)) {
@@ -315,20 +345,32 @@ function checkFanOut(rule: FanOutRule, spec: PipelineSpec, byName: ReadonlyMap<s
       problems.push(`${at} goes to "${name}", which is not a stage of this pipeline`);
       continue;
     }
-    if (!card.accepts.includes(rule.after)) problems.push(`${at} goes to "${name}", which does not accept ${rule.after} (accepts ${card.accepts.join(' | ')})`);
+    if (!card.accepts.includes(rule.after))
+      problems.push(
+        `${at} goes to "${name}", which does not accept ${rule.after} (accepts ${card.accepts.join(' | ')})`,
+      );
     // A critic's verdict and a writer's write are single-file steps: two at once would race.
-    if (card.role !== 'worker') problems.push(`${at}: specialist "${name}" is a ${card.role}; specialists that run at once must be workers`);
+    if (card.role !== 'worker')
+      problems.push(`${at}: specialist "${name}" is a ${card.role}; specialists that run at once must be workers`);
     // Branches at once share the wallet exactly only when each is held to a worst case.
-    if (card.maxCostUsd === undefined) problems.push(`${at}: specialist "${name}" declares no maxCostUsd; a specialist that runs beside others is reserved and charged at most its worst case`);
+    if (card.maxCostUsd === undefined)
+      problems.push(
+        `${at}: specialist "${name}" declares no maxCostUsd; a specialist that runs beside others is reserved and charged at most its worst case`,
+      );
     for (const type of card.outputs) {
       const other = owner.get(type);
-      if (other) problems.push(`${at}: "${other}" and "${name}" both own ${type}; the specialists' partitions must be disjoint`);
+      if (other)
+        problems.push(`${at}: "${other}" and "${name}" both own ${type}; the specialists' partitions must be disjoint`);
       else owner.set(type, name);
     }
   }
-  if (!isSlug(rule.merge)) problems.push(`${at} merges into ${JSON.stringify(rule.merge)}, which is not an artifact type slug`);
+  if (!isSlug(rule.merge))
+    problems.push(`${at} merges into ${JSON.stringify(rule.merge)}, which is not an artifact type slug`);
   const maker = spec.stages.find((c) => c.outputs.includes(rule.merge));
-  if (maker || rule.merge === entryType(spec)) problems.push(`${at} merges into ${rule.merge}, which ${maker ? `stage "${maker.name}" also emits` : 'is the entry type'}; the merge's type is its own`);
+  if (maker || rule.merge === entryType(spec))
+    problems.push(
+      `${at} merges into ${rule.merge}, which ${maker ? `stage "${maker.name}" also emits` : 'is the entry type'}; the merge's type is its own`,
+    );
   return problems;
 }
 
@@ -336,41 +378,67 @@ function checkHandover(at: string, edge: EdgeOptions, handovers: Readonly<Record
   const problems: string[] = [];
   const { from, to, handover, maxTokens, overflow } = edge;
   if (typeof from !== 'string' || typeof to !== 'string') problems.push(`${at}: from and to must be stage names`);
-  if (handover !== undefined && typeof handover !== 'string' && (handover === null || typeof handover !== 'object' || Array.isArray(handover))) {
-    problems.push(`${at}: handover must be a strategy name or { callable: name }, not ${handover === null ? 'null' : Array.isArray(handover) ? 'an array' : typeof handover}`);
-  } else if (typeof handover === 'string' && handover !== 'history' && !(HANDOVER_STRATEGIES as readonly string[]).includes(handover)) {
-    problems.push(`${at}: unknown handover strategy ${JSON.stringify(handover)} (known: history, ${HANDOVER_STRATEGIES.join(', ')}, or { callable: name })`);
+  if (
+    handover !== undefined &&
+    typeof handover !== 'string' &&
+    (handover === null || typeof handover !== 'object' || Array.isArray(handover))
+  ) {
+    problems.push(
+      `${at}: handover must be a strategy name or { callable: name }, not ${handover === null ? 'null' : Array.isArray(handover) ? 'an array' : typeof handover}`,
+    );
+  } else if (
+    typeof handover === 'string' &&
+    handover !== 'history' &&
+    !(HANDOVER_STRATEGIES as readonly string[]).includes(handover)
+  ) {
+    problems.push(
+      `${at}: unknown handover strategy ${JSON.stringify(handover)} (known: history, ${HANDOVER_STRATEGIES.join(', ')}, or { callable: name })`,
+    );
   } else if (handover !== undefined && typeof handover !== 'string') {
     const name = (handover as { callable?: unknown }).callable;
-    if (typeof name !== 'string' || name.length === 0) problems.push(`${at}: a callable handover names its function: { callable: 'name' }`);
-    else if (typeof handovers[name] !== 'function') problems.push(`${at}: handover callable ${JSON.stringify(name)} is not registered in the pipeline's handovers`);
+    if (typeof name !== 'string' || name.length === 0)
+      problems.push(`${at}: a callable handover names its function: { callable: 'name' }`);
+    else if (typeof handovers[name] !== 'function')
+      problems.push(`${at}: handover callable ${JSON.stringify(name)} is not registered in the pipeline's handovers`);
   }
   if (maxTokens !== undefined) {
-    if (!Number.isInteger(maxTokens) || maxTokens < 1) problems.push(`${at}: maxTokens ${String(maxTokens)} must be an integer >= 1`);
-    if (handover === undefined) problems.push(`${at}: maxTokens caps a handover, and this edge has none (its next stage gets only the package)`);
+    if (!Number.isInteger(maxTokens) || maxTokens < 1)
+      problems.push(`${at}: maxTokens ${String(maxTokens)} must be an integer >= 1`);
+    if (handover === undefined)
+      problems.push(`${at}: maxTokens caps a handover, and this edge has none (its next stage gets only the package)`);
   }
   if (overflow !== undefined && overflow !== 'transcript_materialize' && overflow !== 'refuse') {
     problems.push(`${at}: overflow ${JSON.stringify(overflow)} must be 'transcript_materialize' or 'refuse'`);
   }
-  if (overflow !== undefined && maxTokens === undefined) problems.push(`${at}: overflow says what to do over maxTokens; set maxTokens`);
+  if (overflow !== undefined && maxTokens === undefined)
+    problems.push(`${at}: overflow says what to do over maxTokens; set maxTokens`);
   return problems;
 }
 
 /** Callables live only in the process that defined them (workflow code carries the name): say so
  * once, where a process can hear it (the workflow sandbox has no process). */
 function warnCallables(spec: PipelineSpec): void {
-  const names = (spec.edges ?? []).flatMap((e) => (isCallable(e.handover) ? [`${e.from} → ${e.to} (${e.handover.callable})`] : []));
-  const host = (globalThis as { process?: { emitWarning?: (message: string, options: { type: string; code: string }) => void } }).process;
+  const names = (spec.edges ?? []).flatMap((e) =>
+    isCallable(e.handover) ? [`${e.from} → ${e.to} (${e.handover.callable})`] : [],
+  );
+  const host = (
+    globalThis as { process?: { emitWarning?: (message: string, options: { type: string; code: string }) => void } }
+  ).process;
   if (names.length > 0 && typeof host?.emitWarning === 'function') {
-    host.emitWarning(`pipeline "${spec.name}": callable handover on ${names.join(', ')} cannot be serialised with the pipeline; every worker must define it`, {
-      type: 'HandoverWarning',
-      code: 'HANDRAIL_CALLABLE_HANDOVER',
-    });
+    host.emitWarning(
+      `pipeline "${spec.name}": callable handover on ${names.join(', ')} cannot be serialised with the pipeline; every worker must define it`,
+      {
+        type: 'HandoverWarning',
+        code: 'HANDRAIL_CALLABLE_HANDOVER',
+      },
+    );
   }
 }
 
 /** A checked, frozen pipeline; throws PipelineDefinitionError listing every problem. */
-export function definePipeline<C extends StageCard>(spec: PipelineSpec & { stages: readonly C[] }): Pipeline<C['name']> {
+export function definePipeline<C extends StageCard>(
+  spec: PipelineSpec & { stages: readonly C[] },
+): Pipeline<C['name']> {
   const problems = checkPipeline(spec);
   if (problems.length > 0) throw new PipelineDefinitionError(spec.name, problems);
   const versions = createHandoffRegistry();
@@ -378,7 +446,9 @@ export function definePipeline<C extends StageCard>(spec: PipelineSpec & { stage
   for (const u of spec.versions?.upgraders ?? []) versions.addUpgrader(u);
   const byName = new Map(spec.stages.map((c) => [c.name, c]));
   warnCallables(spec);
-  const edges: Edge[] = (spec.edges ?? []).map((e) => (isCallable(e.handover) ? { ...e, callable: spec.handovers![e.handover.callable] } : e));
+  const edges: Edge[] = (spec.edges ?? []).map((e) =>
+    isCallable(e.handover) ? { ...e, callable: spec.handovers![e.handover.callable] } : e,
+  );
   const byEdge = new Map(edges.map((e) => [`${e.from}→${e.to}`, e]));
   return Object.freeze({
     name: spec.name,
@@ -405,5 +475,10 @@ export function findPipeline(pipelines: readonly Pipeline[], name: string | unde
 
 /** The rule that decides where a package goes next, or undefined. */
 export function matchRoute(pipeline: Pick<Pipeline, 'routes'>, facts: RouteFacts): RouteRule | undefined {
-  return pipeline.routes.find((r) => r.after === facts.newest && (r.verdict === undefined || r.verdict === facts.verdict) && (r.when === undefined || r.when(facts)));
+  return pipeline.routes.find(
+    (r) =>
+      r.after === facts.newest &&
+      (r.verdict === undefined || r.verdict === facts.verdict) &&
+      (r.when === undefined || r.when(facts)),
+  );
 }

@@ -198,10 +198,15 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
   const problems: string[] = [];
   const byName = new Map<string, StageCard>();
   for (const card of cards) {
-    if (!isSlug(card.name)) problems.push(`stage name ${JSON.stringify(card.name)} is not a lowercase slug of at most ${LIMITS.name} characters`);
+    if (!isSlug(card.name))
+      problems.push(
+        `stage name ${JSON.stringify(card.name)} is not a lowercase slug of at most ${LIMITS.name} characters`,
+      );
     if (byName.has(card.name)) problems.push(`stage "${card.name}" is defined twice`);
     if (card.agent !== undefined && !isAgentId(card.agent)) {
-      problems.push(`stage "${card.name}" has agent ${JSON.stringify(card.agent)}: use letters, digits, _ . - (at most ${LIMITS.name}), starting with a letter or digit`);
+      problems.push(
+        `stage "${card.name}" has agent ${JSON.stringify(card.agent)}: use letters, digits, _ . - (at most ${LIMITS.name}), starting with a letter or digit`,
+      );
     }
     byName.set(card.name, card);
   }
@@ -223,8 +228,13 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
     if (!(Number.isFinite(card.nominalCostUsd) && card.nominalCostUsd >= 0)) {
       problems.push(`${at} has nominal cost ${card.nominalCostUsd}; it must be a finite number >= 0`);
     }
-    if (card.maxCostUsd !== undefined && !(Number.isFinite(card.maxCostUsd) && card.maxCostUsd >= card.nominalCostUsd && card.maxCostUsd <= LIMITS.usd)) {
-      problems.push(`${at} has max cost ${card.maxCostUsd}; it must be a finite number from its nominal cost (${card.nominalCostUsd}) to ${LIMITS.usd}`);
+    if (
+      card.maxCostUsd !== undefined &&
+      !(Number.isFinite(card.maxCostUsd) && card.maxCostUsd >= card.nominalCostUsd && card.maxCostUsd <= LIMITS.usd)
+    ) {
+      problems.push(
+        `${at} has max cost ${card.maxCostUsd}; it must be a finite number from its nominal cost (${card.nominalCostUsd}) to ${LIMITS.usd}`,
+      );
     }
     const maxAttempts = card.activity.retry.maximumAttempts;
     if (maxAttempts !== undefined && maxAttempts < 1) {
@@ -238,10 +248,13 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
       problems.push(`${at} holds write tools (${describeTools(writeTools, null)}) but declares no system it writes`);
     }
     if (card.writes !== null) {
-      if (card.role !== 'writer') problems.push(`${at} writes "${card.writes}" but its role is "${card.role}", not "writer"`);
+      if (card.role !== 'writer')
+        problems.push(`${at} writes "${card.writes}" but its role is "${card.role}", not "writer"`);
       const foreign = writeTools.filter((t) => t.system !== card.writes);
       if (foreign.length > 0) {
-        problems.push(`${at} writes "${card.writes}" but holds write tools for other systems (${describeTools(foreign, null)})`);
+        problems.push(
+          `${at} writes "${card.writes}" but holds write tools for other systems (${describeTools(foreign, null)})`,
+        );
       }
       if (writeTools.length === 0) problems.push(`${at} writes "${card.writes}" but holds no write tool for it`);
       writersBySystem.set(card.writes, [...(writersBySystem.get(card.writes) ?? []), card.name]);
@@ -257,7 +270,9 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
       } else if (!to) problems.push(`${at} sends returned packages to "${back.to}", which is not registered`);
       else if (to.name === card.name) problems.push(`${at} sends returned packages to itself`);
       else if (!card.outputs.some((t) => to.accepts.includes(t))) {
-        problems.push(`${at} sends returned packages to "${to.name}", which takes none of its outputs (${card.outputs.join(', ')})`);
+        problems.push(
+          `${at} sends returned packages to "${to.name}", which takes none of its outputs (${card.outputs.join(', ')})`,
+        );
       }
     }
     if (card.fallback !== undefined) {
@@ -266,16 +281,22 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
       else if (!fallback) problems.push(`${at} falls back to "${card.fallback}", which is not registered`);
       else {
         const missing = card.accepts.filter((t) => !fallback.accepts.includes(t));
-        if (missing.length > 0) problems.push(`${at} falls back to "${fallback.name}", which does not accept ${missing.join(', ')}`);
+        if (missing.length > 0)
+          problems.push(`${at} falls back to "${fallback.name}", which does not accept ${missing.join(', ')}`);
         if (fallback.writes !== null || card.writes !== null) {
-          problems.push(`${at} and its fallback "${fallback.name}" must not write: a write system has exactly one writer`);
+          problems.push(
+            `${at} and its fallback "${fallback.name}" must not write: a write system has exactly one writer`,
+          );
         }
       }
     }
   }
 
   for (const [system, writers] of writersBySystem) {
-    if (writers.length > 1) problems.push(`system "${system}" has ${writers.length} writers (${writers.join(', ')}); exactly one stage may write it`);
+    if (writers.length > 1)
+      problems.push(
+        `system "${system}" has ${writers.length} writers (${writers.join(', ')}); exactly one stage may write it`,
+      );
   }
   return problems;
 }
@@ -300,7 +321,8 @@ export function stageTaskQueue(card: Pick<StageCard, 'taskQueue' | 'writes'>, jo
 }
 
 /** What the rail reserves for a hop to this stage: its worst case, or its nominal cost. */
-export const reservationUsd = (card: Pick<StageCard, 'nominalCostUsd' | 'maxCostUsd'>): number => card.maxCostUsd ?? card.nominalCostUsd;
+export const reservationUsd = (card: Pick<StageCard, 'nominalCostUsd' | 'maxCostUsd'>): number =>
+  card.maxCostUsd ?? card.nominalCostUsd;
 
 /** The newest artifact is what the next stage works on (older ones stay for reference). */
 export function newestArtifact(pkg: Pick<HandoffV1, 'artifacts'>): Artifact | undefined {
@@ -309,8 +331,12 @@ export function newestArtifact(pkg: Pick<HandoffV1, 'artifacts'>): Artifact | un
 
 /** Why this stage may not take this package, or null (the rail's ack and the stage's own
  * delivery check both ask this). */
-export function roleMismatch(card: Pick<StageCard, 'name' | 'accepts' | 'packageVersions'>, pkg: Pick<HandoffV1, 'schema' | 'artifacts'>): string | null {
-  if (!card.packageVersions.includes(pkg.schema)) return `"${card.name}" reads ${card.packageVersions.join(', ')}, not ${pkg.schema}`;
+export function roleMismatch(
+  card: Pick<StageCard, 'name' | 'accepts' | 'packageVersions'>,
+  pkg: Pick<HandoffV1, 'schema' | 'artifacts'>,
+): string | null {
+  if (!card.packageVersions.includes(pkg.schema))
+    return `"${card.name}" reads ${card.packageVersions.join(', ')}, not ${pkg.schema}`;
   const input = newestArtifact(pkg);
   if (!input || !card.accepts.includes(input.type)) {
     return `"${card.name}" takes ${card.accepts.join(' | ')}, the package's newest artifact is ${input ? input.type : 'missing'}`;

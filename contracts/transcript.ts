@@ -18,7 +18,12 @@ export const ContentBlock = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }),
   /** Reasoning: kept in the log, never rendered into a transcript, so it never crosses a hop. */
   z.object({ type: z.literal('thinking'), thinking: z.string() }),
-  z.object({ type: z.literal('tool_use'), id: z.string().optional(), name: z.string().min(1), input: z.record(z.string(), z.unknown()) }),
+  z.object({
+    type: z.literal('tool_use'),
+    id: z.string().optional(),
+    name: z.string().min(1),
+    input: z.record(z.string(), z.unknown()),
+  }),
   z.object({ type: z.literal('tool_result'), tool_use_id: z.string().optional(), content: z.string() }),
 ]);
 export type ContentBlock = z.infer<typeof ContentBlock>;
@@ -32,10 +37,16 @@ export type Message = z.infer<typeof Message>;
 export const MessageOrigin = z.object({ kind: z.literal('hook_result'), event: z.string().min(1) });
 export type MessageOrigin = z.infer<typeof MessageOrigin>;
 
-export const TaggedMessage = z.object({ message: Message, agent_id: z.string().min(1), origin: MessageOrigin.optional() });
+export const TaggedMessage = z.object({
+  message: Message,
+  agent_id: z.string().min(1),
+  origin: MessageOrigin.optional(),
+});
 export type TaggedMessage = z.infer<typeof TaggedMessage>;
 
-const textMessage = (role: Role) => (text: string): Message => ({ role, content: [{ type: 'text', text }] });
+const textMessage =
+  (role: Role) =>
+  (text: string): Message => ({ role, content: [{ type: 'text', text }] });
 export const systemMessage = textMessage('system');
 export const userMessage = textMessage('user');
 export const assistantMessage = textMessage('assistant');
@@ -50,11 +61,16 @@ export const toolResult = (content: string, toolUseId?: string): Message => ({
 
 /** A block as a transcript line shows it (text, `name(arg=value)`, the tool's result); thinking has none. */
 const blockText = (b: ContentBlock): string | undefined =>
-  b.type === 'text' ? b.text : b.type === 'tool_use' ? renderToolCall(b.name, b.input) : b.type === 'tool_result' ? b.content : undefined;
+  b.type === 'text'
+    ? b.text
+    : b.type === 'tool_use'
+      ? renderToolCall(b.name, b.input)
+      : b.type === 'tool_result'
+        ? b.content
+        : undefined;
 
 /** A message's blocks as text, one per line (what a chat endpoint takes as `content`); thinking dropped. */
-export const messageText = (message: Message): string =>
-  message.content.flatMap((b) => blockText(b) ?? []).join('\n');
+export const messageText = (message: Message): string => message.content.flatMap((b) => blockText(b) ?? []).join('\n');
 
 /**
  * Seed 000's transcript: one line per non-thinking block, `[__user__] text` for prompts,
@@ -69,7 +85,10 @@ export function formatTranscript(log: readonly TaggedMessage[]): string {
       const body = blockText(block);
       if (body === undefined) continue;
       // A hook result names its origin where an agent's message names its role.
-      const label = agent_id === USER_AGENT_ID ? `[${USER_AGENT_ID}]` : `[${agent_id}:${origin?.kind ?? message.role}:${block.type}]`;
+      const label =
+        agent_id === USER_AGENT_ID
+          ? `[${USER_AGENT_ID}]`
+          : `[${agent_id}:${origin?.kind ?? message.role}:${block.type}]`;
       lines.push(`${label} ${body}`);
     }
   }
@@ -83,22 +102,30 @@ export function renderToolCall(name: string, input: Record<string, unknown>): st
 
 /** A tool call's `k=v, …` (what a trace file's `<tool_call>` holds). */
 export function renderToolArgs(input: Record<string, unknown>): string {
-  return Object.entries(input).map(([k, v]) => `${k}=${pyRepr(v)}`).join(', ');
+  return Object.entries(input)
+    .map(([k, v]) => `${k}=${pyRepr(v)}`)
+    .join(', ');
 }
 
 function pyRepr(value: unknown): string {
   if (typeof value === 'string') return pyString(value);
   if (value === null || value === undefined) return 'None';
   if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : value > 0 ? 'inf' : value < 0 ? '-inf' : 'nan';
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? String(value) : value > 0 ? 'inf' : value < 0 ? '-inf' : 'nan';
   if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
-  if (typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${pyString(k)}: ${pyRepr(v)}`).join(', ')}}`;
+  if (typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${pyString(k)}: ${pyRepr(v)}`)
+      .join(', ')}}`;
   return pyString(String(value));
 }
 
 /** Python's str repr: single quotes unless the text holds a single quote and no double one. */
 function pyString(s: string): string {
   const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  const escaped = s.replace(/[\\\n\r\t]/g, (c) => ({ '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' })[c]!).replaceAll(quote, `\\${quote}`);
+  const escaped = s
+    .replace(/[\\\n\r\t]/g, (c) => ({ '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' })[c]!)
+    .replaceAll(quote, `\\${quote}`);
   return `${quote}${escaped}${quote}`;
 }

@@ -7,8 +7,7 @@ import { createHandoffRegistry, type PackageObject, type VersionRegistry } from 
 export type RejectReason = 'schema' | 'version' | 'size';
 
 export type HandoffValidation<T = HandoffV1> =
-  | { ok: true; value: T }
-  | { ok: false; reason: RejectReason; errors: ContractError[] };
+  { ok: true; value: T } | { ok: false; reason: RejectReason; errors: ContractError[] };
 
 export interface ValidateOptions {
   /** The `schema` versions this consumer reads; older ones are upgraded when the registry can. */
@@ -51,7 +50,8 @@ function jsonStringBytes(s: string): number {
     const code = s.charCodeAt(i);
     if (code >= 0x20 && code < 0x7f) {
       if (code === 0x22 || code === 0x5c) bytes += 1;
-    } else if (code < 0x20) bytes += code === 0x08 || code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d ? 1 : 5;
+    } else if (code < 0x20)
+      bytes += code === 0x08 || code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d ? 1 : 5;
     else if (code < 0x80) continue;
     else if (code < 0x800) bytes += 1;
     else if (code >= 0xd800 && code <= 0xdfff) {
@@ -108,7 +108,10 @@ function plainJsonBytes(value: unknown, exact: boolean, depth: number): number {
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
       // JSON writes null for what it cannot carry in an array.
-      const itemBytes = item === undefined || typeof item === 'function' || typeof item === 'symbol' ? 4 : plainJsonBytes(item, exact, depth + 1);
+      const itemBytes =
+        item === undefined || typeof item === 'function' || typeof item === 'symbol'
+          ? 4
+          : plainJsonBytes(item, exact, depth + 1);
       if (itemBytes === NOT_PLAIN) return NOT_PLAIN;
       bytes += itemBytes;
     }
@@ -134,7 +137,13 @@ function plainJsonBytes(value: unknown, exact: boolean, depth: number): number {
 /** The package's compact JSON size in UTF-8 bytes (a bound when that is within the limit,
  * which is all the caller asks then), or why it has none. */
 function packageSize(pkg: unknown): number | HandoffValidation<never> {
-  if (pkg !== null && typeof pkg === 'object' && !Array.isArray(pkg) && !('toJSON' in Object.prototype) && Object.keys(Object.prototype).length === 0) {
+  if (
+    pkg !== null &&
+    typeof pkg === 'object' &&
+    !Array.isArray(pkg) &&
+    !('toJSON' in Object.prototype) &&
+    Object.keys(Object.prototype).length === 0
+  ) {
     let bytes = NOT_PLAIN;
     try {
       // Assigned once, after the pass that decides: a bound is never reported as the size.
@@ -187,7 +196,12 @@ export function validateHandoff<T = HandoffV1>(pkg: unknown, options: ValidateOp
   if (options.accept.includes(schema)) return { ok: true, value: pkg as T };
 
   const upgrade = registry.upgradePath(schema, options.accept);
-  if (!upgrade) return reject('version', '/schema', `version ${quoted(schema)} not accepted (accepts ${options.accept.join(', ')})`);
+  if (!upgrade)
+    return reject(
+      'version',
+      '/schema',
+      `version ${quoted(schema)} not accepted (accepts ${options.accept.join(', ')})`,
+    );
   let upgraded = pkg as PackageObject;
   for (const step of upgrade.steps) {
     try {

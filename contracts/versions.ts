@@ -77,12 +77,14 @@ export const handoffV2Version: HandoffVersion = { schema: HANDOFF_V2, status: 'a
  * upgrade refuses it rather than reinterpret it, and validateHandoff rejects the package (`version`).
  */
 export function upgradeV1ToV2(pipelineName: string): Upgrader {
-  if (!isSlug(pipelineName)) throw new Error(`upgradeV1ToV2: pipeline name ${JSON.stringify(pipelineName)} is not a slug`);
+  if (!isSlug(pipelineName))
+    throw new Error(`upgradeV1ToV2: pipeline name ${JSON.stringify(pipelineName)} is not a slug`);
   return {
     from: HANDOFF_V1,
     to: HANDOFF_V2,
     upgrade(pkg) {
-      if (Object.prototype.hasOwnProperty.call(pkg, 'pipeline')) throw new Error(`${HANDOFF_V1} package already carries an unknown field "pipeline"`);
+      if (Object.prototype.hasOwnProperty.call(pkg, 'pipeline'))
+        throw new Error(`${HANDOFF_V1} package already carries an unknown field "pipeline"`);
       return { ...pkg, schema: HANDOFF_V2, pipeline: pipelineName };
     },
   };

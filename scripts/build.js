@@ -9,7 +9,11 @@ const path = require('node:path');
 const root = path.resolve(__dirname, '..');
 const dist = path.join(root, 'dist');
 fs.rmSync(dist, { recursive: true, force: true });
-execFileSync(process.execPath, [require.resolve('typescript/bin/tsc', { paths: [root] }), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
+execFileSync(
+  process.execPath,
+  [require.resolve('typescript/bin/tsc', { paths: [root] }), '-p', path.join(root, 'tsconfig.build.json')],
+  { stdio: 'inherit', cwd: root },
+);
 fs.mkdirSync(path.join(dist, 'contracts', 'generated'), { recursive: true });
 for (const file of ['validators.js', 'validators.d.ts']) {
   fs.copyFileSync(path.join(root, 'contracts', 'generated', file), path.join(dist, 'contracts', 'generated', file));

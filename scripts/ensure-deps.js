@@ -11,7 +11,9 @@ const run = (cmd) => execSync(cmd, { cwd: root, stdio: 'inherit' });
 
 const installed = fs.existsSync(path.join(root, 'node_modules', '.package-lock.json'));
 const lockNewer =
-  installed && fs.statSync(path.join(root, 'package-lock.json')).mtimeMs > fs.statSync(path.join(root, 'node_modules', '.package-lock.json')).mtimeMs;
+  installed &&
+  fs.statSync(path.join(root, 'package-lock.json')).mtimeMs >
+    fs.statSync(path.join(root, 'node_modules', '.package-lock.json')).mtimeMs;
 if (!installed || lockNewer) {
   console.error('handrail: installing npm packages (npm ci) ...');
   run('npm ci --no-audit --no-fund');
@@ -29,7 +31,9 @@ if (!sqliteLoads()) {
   console.error('handrail: building the better-sqlite3 native binding (npm rebuild) ...');
   run('npm rebuild better-sqlite3');
   if (!sqliteLoads()) {
-    console.error('handrail: better-sqlite3 still does not load; a C/C++ toolchain (gcc, make, python3) is needed to build it.');
+    console.error(
+      'handrail: better-sqlite3 still does not load; a C/C++ toolchain (gcc, make, python3) is needed to build it.',
+    );
     process.exit(1);
   }
 }

@@ -24,11 +24,29 @@ function node22Home() {
   const cache = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'handrail', `node-${MAJOR}`);
   const home = path.join(cache, 'node_modules', pkg);
   if (!fs.existsSync(path.join(home, 'bin', 'node'))) {
-    console.error(`handrail: Node ${MAJOR} is needed (this is ${process.version}); installing ${pkg}@${MAJOR} from the npm registry into ${cache} ...`);
+    console.error(
+      `handrail: Node ${MAJOR} is needed (this is ${process.version}); installing ${pkg}@${MAJOR} from the npm registry into ${cache} ...`,
+    );
     fs.mkdirSync(cache, { recursive: true });
-    const npm = spawnSync('npm', ['install', '--prefix', cache, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', `${pkg}@${MAJOR}`], { stdio: 'inherit' });
+    const npm = spawnSync(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        cache,
+        '--no-save',
+        '--no-package-lock',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        `${pkg}@${MAJOR}`,
+      ],
+      { stdio: 'inherit' },
+    );
     if (npm.status !== 0 || !fs.existsSync(path.join(home, 'bin', 'node'))) {
-      console.error(`handrail: could not install Node ${MAJOR} (npm exited ${npm.status}). Install Node ${MAJOR} LTS yourself and run the command again.`);
+      console.error(
+        `handrail: could not install Node ${MAJOR} (npm exited ${npm.status}). Install Node ${MAJOR} LTS yourself and run the command again.`,
+      );
       process.exit(1);
     }
   }

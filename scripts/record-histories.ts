@@ -28,13 +28,18 @@ const TASK_QUEUE = 'record-histories';
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
-  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
   const scenarios = wanted.length > 0 ? SCENARIOS.filter((s) => wanted.includes(s.name)) : SCENARIOS;
 
   Runtime.install({ logger: handrailLogger() });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-record-'));
   // In-memory history on free ports: recording never touches a developer's server or data.
-  const server = await ensureDevServer({ port: await freePort(), uiPort: await freePort(), logFile: path.join(tmp, 'temporal-server.log') });
+  const server = await ensureDevServer({
+    port: await freePort(),
+    uiPort: await freePort(),
+    logFile: path.join(tmp, 'temporal-server.log'),
+  });
   const store = await openStore({ dataDir: tmp });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
@@ -43,7 +48,11 @@ async function main(): Promise<void> {
   const client = new Client({ connection, namespace: 'default', dataConverter });
   try {
     // One bundle runs the scenarios and checks their histories replay on the code that made them.
-    const workflowBundle = await bundleRail(BUILT_IN_WORKFLOWS.workflowsPath, undefined, BUILT_IN_WORKFLOWS.preloadModules);
+    const workflowBundle = await bundleRail(
+      BUILT_IN_WORKFLOWS.workflowsPath,
+      undefined,
+      BUILT_IN_WORKFLOWS.preloadModules,
+    );
     const startWorkers = async (taskQueue: string, scenario?: Scenario) => {
       const workers = await createHandrailWorkers({
         connection: nativeConnection,
@@ -77,22 +86,29 @@ async function main(): Promise<void> {
         }
         const { workflowId, result } = run;
         const mismatch = scenario.check(result);
-        if (mismatch) throw new Error(`${scenario.name}: the run is not the scenario (${mismatch}); nothing written for it`);
+        if (mismatch)
+          throw new Error(`${scenario.name}: the run is not the scenario (${mismatch}); nothing written for it`);
         const history = await client.workflow.getHandle(workflowId).fetchHistory();
         try {
           await Worker.runReplayHistory({ ...workflowRuntime(dataConverter), workflowBundle }, history, workflowId);
         } catch (err) {
-          throw new Error(`${scenario.name}: the history does not replay on the code that recorded it, so it is no fixture: ${(err as Error).message}`);
+          throw new Error(
+            `${scenario.name}: the history does not replay on the code that recorded it, so it is no fixture: ${(err as Error).message}`,
+          );
         }
         fs.writeFileSync(historyFile(scenario.name), `${historyToJSON(history)}\n`);
         fs.writeFileSync(resultFile(scenario.name), `${JSON.stringify(normalizeResult(result, jobId), null, 2)}\n`);
         const seconds = ((Date.now() - started) / 1000).toFixed(1);
-        console.log(`${scenario.name.padEnd(26)} ${String(history.events?.length ?? 0).padStart(3)} events  ${seconds.padStart(5)} s  ${scenario.summary}`);
+        console.log(
+          `${scenario.name.padEnd(26)} ${String(history.events?.length ?? 0).padStart(3)} events  ${seconds.padStart(5)} s  ${scenario.summary}`,
+        );
       }
     } finally {
       await stopWorkers(production);
     }
-    console.log(`wrote ${scenarios.length} histories to ${path.relative(PROJECT_ROOT, path.dirname(historyFile('x')))}/`);
+    console.log(
+      `wrote ${scenarios.length} histories to ${path.relative(PROJECT_ROOT, path.dirname(historyFile('x')))}/`,
+    );
   } finally {
     await connection.close();
     await nativeConnection.close();

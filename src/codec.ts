@@ -45,7 +45,9 @@ const KEY_SOURCES = 'HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE';
 /** Checks the keys JSON; `source` names where it came from in the error. */
 export function parseCodecKeys(text: string, source: string): CodecKeys {
   const fail = (why: string): never => {
-    throw new CodecConfigError(`codec keys from ${source}: ${why} (expected {"keys":[{"id":"…","key":"<base64 of 32 bytes>"}], "current":"<id>"}; see docs/codec.md)`);
+    throw new CodecConfigError(
+      `codec keys from ${source}: ${why} (expected {"keys":[{"id":"…","key":"<base64 of 32 bytes>"}], "current":"<id>"}; see docs/codec.md)`,
+    );
   };
   let json: unknown;
   try {
@@ -58,7 +60,8 @@ export function parseCodecKeys(text: string, source: string): CodecKeys {
   const keys = new Map<string, Buffer>();
   for (const [i, entry] of list.entries()) {
     const { id, key } = (entry ?? {}) as { id?: unknown; key?: unknown };
-    if (typeof id !== 'string' || !/^[\w.:-]{1,64}$/.test(id)) fail(`keys[${i}].id must be 1–64 letters, digits or . _ : -`);
+    if (typeof id !== 'string' || !/^[\w.:-]{1,64}$/.test(id))
+      fail(`keys[${i}].id must be 1–64 letters, digits or . _ : -`);
     if (keys.has(id as string)) fail(`key id "${String(id)}" appears twice`);
     // Strict base64: Buffer.from silently skips bad characters, which would shorten a key unnoticed.
     if (typeof key !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) fail(`keys[${i}].key must be base64`);
@@ -67,13 +70,15 @@ export function parseCodecKeys(text: string, source: string): CodecKeys {
     keys.set(id as string, bytes);
   }
   const current = (json as { current?: unknown }).current ?? [...keys.keys()].at(-1);
-  if (typeof current !== 'string' || !keys.has(current)) fail(`"current" must name one of the keys (${[...keys.keys()].join(', ')})`);
+  if (typeof current !== 'string' || !keys.has(current))
+    fail(`"current" must name one of the keys (${[...keys.keys()].join(', ')})`);
   return { current: current as string, keys };
 }
 
 /** The configured keys, or undefined when none are (plain payloads). */
 export function codecKeysFromEnv(env: NodeJS.ProcessEnv = process.env): CodecKeys | undefined {
-  if (env.HANDRAIL_CODEC_KEYS && env.HANDRAIL_CODEC_KEYS_FILE) throw new CodecConfigError(`set one of ${KEY_SOURCES}, not both`);
+  if (env.HANDRAIL_CODEC_KEYS && env.HANDRAIL_CODEC_KEYS_FILE)
+    throw new CodecConfigError(`set one of ${KEY_SOURCES}, not both`);
   if (env.HANDRAIL_CODEC_KEYS) return parseCodecKeys(env.HANDRAIL_CODEC_KEYS, 'HANDRAIL_CODEC_KEYS');
   const file = env.HANDRAIL_CODEC_KEYS_FILE;
   if (!file) return undefined;
@@ -112,21 +117,35 @@ export class AesGcmCodec implements PayloadCodec {
     return payloads.map((payload) => {
       if (utf8(payload.metadata?.encoding) !== ENCRYPTED_ENCODING) return payload;
       const keyId = utf8(payload.metadata?.[KEY_ID_METADATA]);
-      if (!keyId) throw new CodecKeyError('an encrypted payload carries no encryption-key-id; it cannot be decrypted', undefined);
+      if (!keyId)
+        throw new CodecKeyError('an encrypted payload carries no encryption-key-id; it cannot be decrypted', undefined);
       const key = this.config?.keys.get(keyId);
       if (!key) {
-        const have = this.config ? `the configured keys are ${[...this.config.keys.keys()].join(', ')}` : 'no codec keys are configured';
-        throw new CodecKeyError(`payload encrypted with key "${keyId}", but ${have}: add key "${keyId}" to ${KEY_SOURCES} (docs/codec.md)`, keyId);
+        const have = this.config
+          ? `the configured keys are ${[...this.config.keys.keys()].join(', ')}`
+          : 'no codec keys are configured';
+        throw new CodecKeyError(
+          `payload encrypted with key "${keyId}", but ${have}: add key "${keyId}" to ${KEY_SOURCES} (docs/codec.md)`,
+          keyId,
+        );
       }
       const data = Buffer.from(payload.data ?? []);
       try {
         if (data.length < IV_BYTES + TAG_BYTES) throw new Error('too short');
-        const decipher = crypto.createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES)).setAAD(Buffer.from(keyId));
+        const decipher = crypto
+          .createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES))
+          .setAAD(Buffer.from(keyId));
         decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
-        const plain = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
+        const plain = Buffer.concat([
+          decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)),
+          decipher.final(),
+        ]);
         return temporal.api.common.v1.Payload.decode(plain);
       } catch {
-        throw new CodecKeyError(`payload encrypted with key "${keyId}" failed authentication: it was altered, or key "${keyId}" here is not the key it was written with`, keyId);
+        throw new CodecKeyError(
+          `payload encrypted with key "${keyId}" failed authentication: it was altered, or key "${keyId}" here is not the key it was written with`,
+          keyId,
+        );
       }
     });
   }

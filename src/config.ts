@@ -47,7 +47,8 @@ function temporalProfile(env: NodeJS.ProcessEnv) {
   } catch (err) {
     // A file someone named must be read; the per-user default is optional, and a process may
     // run where it cannot read its home (a service user, a sandbox).
-    if (vars.TEMPORAL_CONFIG_FILE) throw new Error(`TEMPORAL_CONFIG_FILE ${vars.TEMPORAL_CONFIG_FILE}: ${(err as Error).message}`);
+    if (vars.TEMPORAL_CONFIG_FILE)
+      throw new Error(`TEMPORAL_CONFIG_FILE ${vars.TEMPORAL_CONFIG_FILE}: ${(err as Error).message}`);
     loaded = loadClientConnectConfig({ ...options, disableFile: true });
   }
   const { connectionOptions, namespace } = loaded;
@@ -95,14 +96,16 @@ export const CRM_DATABASE_URL_ENV = 'HANDRAIL_CRM_DATABASE_URL';
 
 export function workerRole(env: NodeJS.ProcessEnv = process.env): WorkerRole {
   const role = env[WORKER_ROLE_ENV] || 'all';
-  if (!(WORKER_ROLES as readonly string[]).includes(role)) throw new Error(`HANDRAIL_WORKER_ROLE must be one of ${WORKER_ROLES.join(', ')}, not ${JSON.stringify(role)}`);
+  if (!(WORKER_ROLES as readonly string[]).includes(role))
+    throw new Error(`HANDRAIL_WORKER_ROLE must be one of ${WORKER_ROLES.join(', ')}, not ${JSON.stringify(role)}`);
   return role as WorkerRole;
 }
 
 /** The CRM's own PostgreSQL URL (HANDRAIL_CRM_DATABASE_URL), which only a worker running writers
  * reads; unset, writers write the store's own tables. Not in loadConfig on purpose: nothing but
  * such a worker should ever look at it. */
-export const crmDatabaseUrl = (env: NodeJS.ProcessEnv = process.env): string | undefined => env[CRM_DATABASE_URL_ENV] || undefined;
+export const crmDatabaseUrl = (env: NodeJS.ProcessEnv = process.env): string | undefined =>
+  env[CRM_DATABASE_URL_ENV] || undefined;
 
 /** Link to one job in the Web UI (workflow id = job_id). */
 export function jobUrl(config: Pick<HandrailConfig, 'webUiUrl' | 'namespace'>, jobId: string): string {

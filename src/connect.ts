@@ -48,12 +48,17 @@ async function withDeadline<T>(what: Promise<T>, ms: number): Promise<T> {
 export async function connectClient(target: Target, timeoutMs = 5_000): Promise<Connection> {
   let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ ...target.connection, address: target.temporalAddress, connectTimeout: timeoutMs });
+    connection = await Connection.connect({
+      ...target.connection,
+      address: target.temporalAddress,
+      connectTimeout: timeoutMs,
+    });
     await withDeadline(connection.workflowService.describeNamespace({ namespace: target.namespace }), timeoutMs);
     return connection;
   } catch (err) {
     await connection?.close().catch(() => undefined);
-    if (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND) throw new NamespaceNotFoundError(target.temporalAddress, target.namespace);
+    if (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND)
+      throw new NamespaceNotFoundError(target.temporalAddress, target.namespace);
     throw new TemporalUnreachableError(target.temporalAddress, target.namespace, err);
   }
 }
@@ -61,7 +66,10 @@ export async function connectClient(target: Target, timeoutMs = 5_000): Promise<
 /** The worker's connection, with the same deadline. */
 export async function connectWorker(target: Target, timeoutMs = 5_000): Promise<NativeConnection> {
   try {
-    return await withDeadline(NativeConnection.connect({ ...target.connection, address: target.temporalAddress }), timeoutMs);
+    return await withDeadline(
+      NativeConnection.connect({ ...target.connection, address: target.temporalAddress }),
+      timeoutMs,
+    );
   } catch (err) {
     throw new TemporalUnreachableError(target.temporalAddress, target.namespace, err);
   }

@@ -17,11 +17,35 @@
 export * from '../contracts';
 
 // Stage work: the activity wrapper, artifacts, failures, summaries, handover.
-export { stageActivities, appendUnique, writeOnce, type StageActivity, type StageOptions, type StageOutput, type StageWorkFn } from '../activities/stage';
-export { latestArtifact, readArtifactBody, readArtifactText, requireArtifact, writeArtifact, type ArtifactText } from '../activities/artifacts';
+export {
+  stageActivities,
+  appendUnique,
+  writeOnce,
+  type StageActivity,
+  type StageOptions,
+  type StageOutput,
+  type StageWorkFn,
+} from '../activities/stage';
+export {
+  latestArtifact,
+  readArtifactBody,
+  readArtifactText,
+  requireArtifact,
+  writeArtifact,
+  type ArtifactText,
+} from '../activities/artifacts';
 export { stageFailure } from '../activities/failures';
 export { readSummarySegments, SummaryUnreadableError } from '../activities/summary';
-export { applyHandover, fitHandover, materializeTrace, transcriptXml, turnDirFor, ContextBudgetExceeded, HandoverError, type HandoverResult } from '../activities/handover';
+export {
+  applyHandover,
+  fitHandover,
+  materializeTrace,
+  transcriptXml,
+  turnDirFor,
+  ContextBudgetExceeded,
+  HandoverError,
+  type HandoverResult,
+} from '../activities/handover';
 export type { StageTurn, TurnPrompt } from '../activities/turn';
 export { entryFieldsMissing, refuseBreaches, refuseForeignWrite } from '../activities/stage';
 export { passedSummary } from '../activities/verdict';
@@ -35,13 +59,26 @@ export { askModel } from '../activities/model-call';
 export type { ChatMessage, ChatModel, ChatReply } from './worker/model';
 
 // A job's constraints as policies: the breaches a stage output shows, personal data redacted.
-export { CONSTRAINT_POLICIES, constraintBreaches, redactPersonalDataFor, type ConstraintPolicy, type StageOutputView } from '../contracts/constraints';
+export {
+  CONSTRAINT_POLICIES,
+  constraintBreaches,
+  redactPersonalDataFor,
+  type ConstraintPolicy,
+  type StageOutputView,
+} from '../contracts/constraints';
 export { PERSONAL_DATA_TOKENS } from '../contracts/personal-data';
 
 // The worker: one plugin for worker and client, the workers it creates, the store.
 export { HandrailPlugin, type ActivitiesFor, type HandrailPluginOptions } from './plugin';
 export { createHandrailWorkers, runWorkers, WorkerSetupError, type HandrailWorkerOptions } from './worker/worker';
-export { openStore, type CrmPatch, type CustomerTicket, type Store, type WriteRequest, type WritesStore } from './worker/store';
+export {
+  openStore,
+  type CrmPatch,
+  type CustomerTicket,
+  type Store,
+  type WriteRequest,
+  type WritesStore,
+} from './worker/store';
 // Content hashing as the store addresses artifacts.
 export { sha256Hex } from './worker/store/content';
 // The store's help-center corpus: load it, and turn a question into the terms its search takes.
@@ -52,4 +89,12 @@ export { connectWorker, TemporalUnreachableError, NamespaceNotFoundError } from 
 export { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 // Payload encryption: the data converter (the plugin uses it by default).
-export { handrailDataConverter, codecKeysFromEnv, parseCodecKeys, AesGcmCodec, CodecConfigError, CodecKeyError, type CodecKeys } from './codec';
+export {
+  handrailDataConverter,
+  codecKeysFromEnv,
+  parseCodecKeys,
+  AesGcmCodec,
+  CodecConfigError,
+  CodecKeyError,
+  type CodecKeys,
+} from './codec';

@@ -20,17 +20,23 @@ export { ticketHubActivities } from '../activities/ticket-hub';
 export * from '../contracts/pipelines/ticket-artifacts';
 
 /** A built-in module by its path from the code root: `.ts` from the sources, `.js` from the build. */
-const builtInModule = (fromCodeRoot: string): string => path.join(__dirname, '..', `${fromCodeRoot}${path.extname(__filename)}`);
+const builtInModule = (fromCodeRoot: string): string =>
+  path.join(__dirname, '..', `${fromCodeRoot}${path.extname(__filename)}`);
 
 /** The built-in pipelines' workflow module (`createRail(BUILT_IN_PIPELINES)`) and the modules
  * evaluated once per worker with it (their definitions: pure, stateless). */
-export const BUILT_IN_WORKFLOWS = { workflowsPath: builtInModule('workflows/index'), preloadModules: [builtInModule('contracts/pipelines/index')] } as const;
+export const BUILT_IN_WORKFLOWS = {
+  workflowsPath: builtInModule('workflows/index'),
+  preloadModules: [builtInModule('contracts/pipelines/index')],
+} as const;
 
 /** `handrail replay --diff`'s default: the built-in pipelines and their stages. */
 export const BUILT_IN_DIFF: DiffPipelines = { pipelines: BUILT_IN_PIPELINES, activities: builtInActivities };
 
 /** The plugin of the shipped worker: the built-in pipelines, the reference one first. */
-export function builtInPlugin(options: { dataConverter?: DataConverter } = {}): HandrailPlugin<typeof BUILT_IN_PIPELINES> {
+export function builtInPlugin(
+  options: { dataConverter?: DataConverter } = {},
+): HandrailPlugin<typeof BUILT_IN_PIPELINES> {
   return new HandrailPlugin({
     pipelines: BUILT_IN_PIPELINES,
     activities: builtInActivities,

@@ -35,7 +35,12 @@ export async function startTestServer(opts: { log?: (message: string) => void } 
   const [port, uiPort] = [await freePort(), await freePort()];
   // The server's own log goes to a file of the run's, not into the test report.
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-test-server-'));
-  const server = await ensureDevServer({ port, uiPort, logFile: path.join(logDir, 'temporal-server.log'), log: opts.log ?? (() => undefined) });
+  const server = await ensureDevServer({
+    port,
+    uiPort,
+    logFile: path.join(logDir, 'temporal-server.log'),
+    log: opts.log ?? (() => undefined),
+  });
   return {
     address: server.address,
     namespace: 'default',
@@ -57,7 +62,10 @@ export interface TestWorker {
 
 /** Workers of `plugin` (its pipelines, activities and workflow module) on a fresh task queue,
  * with a store in a temp directory, and a client that knows the same plugin. */
-export async function startTestWorker<P extends readonly Pipeline[]>(server: Pick<TestServer, 'address' | 'namespace'>, plugin: HandrailPlugin<P>): Promise<TestWorker> {
+export async function startTestWorker<P extends readonly Pipeline[]>(
+  server: Pick<TestServer, 'address' | 'namespace'>,
+  plugin: HandrailPlugin<P>,
+): Promise<TestWorker> {
   // Warnings only, unless the test process installed a Temporal runtime of its own.
   installHandrailLogger('WARN');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-test-'));
@@ -66,7 +74,13 @@ export async function startTestWorker<P extends readonly Pipeline[]>(server: Pic
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace, plugins: [plugin] });
-  const workers = await createHandrailWorkers({ connection: native, plugin, config: { namespace: server.namespace, taskQueue }, store, workspace: dataDir });
+  const workers = await createHandrailWorkers({
+    connection: native,
+    plugin,
+    config: { namespace: server.namespace, taskQueue },
+    store,
+    workspace: dataDir,
+  });
   const running = runWorkers(workers);
   return {
     client,

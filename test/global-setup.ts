@@ -29,7 +29,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     logFile: path.join(tmp, 'temporal-server.log'),
     log: (m) => console.log(m),
   });
-  console.log(`[handrail] Temporal dev server ${server.address} (Web UI ${server.webUiUrl}) up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `[handrail] Temporal dev server ${server.address} (Web UI ${server.webUiUrl}) up in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
 
   project.provide('temporalAddress', server.address);
   project.provide('namespace', 'default');

@@ -5,7 +5,14 @@
  */
 import type { Client } from '@temporalio/client';
 import type { HandrailActivities } from '../activities/built-in';
-import { isSnapshotUri, isTranscriptUri, type HandoffV1, type JobRequest, type JobResult, type Pipeline } from '../contracts';
+import {
+  isSnapshotUri,
+  isTranscriptUri,
+  type HandoffV1,
+  type JobRequest,
+  type JobResult,
+  type Pipeline,
+} from '../contracts';
 import { decideUpdate } from '../workflows/definitions';
 import { firstPackage } from '../workflows/rail/first-package';
 import { HandrailStatus } from '../workflows/search-attributes';
@@ -59,7 +66,13 @@ function refundJob(jobId: string, ticketId: string, overrides: Partial<TicketJob
  */
 function rateLimitJob(jobId: string, ticketId: string, overrides: Partial<TicketJobRequest> = {}): TicketJobRequest {
   return refundJob(jobId, ticketId, {
-    ticket: { id: ticketId, customer_id: 'cus_41', subject: 'API', body: 'Our nightly batch job hits 429 errors, should we add exponential backoff or ask for a higher quota?', channel: 'email' },
+    ticket: {
+      id: ticketId,
+      customer_id: 'cus_41',
+      subject: 'API',
+      body: 'Our nightly batch job hits 429 errors, should we add exponential backoff or ask for a higher quota?',
+      channel: 'email',
+    },
     budget: { usd: 1, revisions: 2 },
     ...overrides,
   });
@@ -76,20 +89,29 @@ async function untilEscalated(handle: JobHandle, timeoutMs = 30_000): Promise<vo
     const described = await handle.describe();
     const status = described.typedSearchAttributes.get(HandrailStatus);
     if (status === 'escalated') return;
-    if (described.status.name !== 'RUNNING') throw new Error(`job ${handle.workflowId} ended ${described.status.name} before escalating`);
+    if (described.status.name !== 'RUNNING')
+      throw new Error(`job ${handle.workflowId} ended ${described.status.name} before escalating`);
     if (Date.now() > deadline) throw new Error(`job ${handle.workflowId} did not escalate within ${timeoutMs / 1000}s`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-async function job(rail: ScenarioRail, request: JobRequest, steer?: (handle: JobHandle) => Promise<void>): Promise<ScenarioRun> {
+async function job(
+  rail: ScenarioRail,
+  request: JobRequest,
+  steer?: (handle: JobHandle) => Promise<void>,
+): Promise<ScenarioRun> {
   const { handle } = await startJob(rail.client, request, rail);
   await steer?.(handle);
   return { workflowId: request.job_id, result: await handle.result() };
 }
 
 async function stageHop(rail: ScenarioRail, request: StageHopRequest, workflowId: string): Promise<StageHopResult> {
-  return rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', { taskQueue: rail.taskQueue, workflowId, args: [request] });
+  return rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', {
+    taskQueue: rail.taskQueue,
+    workflowId,
+    args: [request],
+  });
 }
 
 /** Delivers a fresh refund ticket through intake → judge, one stageHop each: the package writeback gets. */
@@ -97,7 +119,8 @@ async function relayToWriteback(rail: ScenarioRail, jobId: string, ticketId: str
   let pkg = firstPackage(refundJob(jobId, ticketId), TRACE, ticketTriage);
   for (const stage of ['intake', 'retrieve', 'draft', 'judge']) {
     const hop = await stageHop(rail, { stage, package: pkg }, `${jobId}-${stage}`);
-    if (hop.ack.ack !== 'accepted' || !hop.package) throw new Error(`relay: ${stage} acked ${hop.ack.ack}: ${hop.ack.reason}`);
+    if (hop.ack.ack !== 'accepted' || !hop.package)
+      throw new Error(`relay: ${stage} acked ${hop.ack.ack}: ${hop.ack.reason}`);
     pkg = hop.package;
   }
   return pkg;
@@ -143,7 +166,12 @@ function jobEnded(status: JobResult['status'], acks: string[] = []): Scenario['c
 }
 
 function hopAcked(ack: string): Scenario['check'] {
-  return (result) => (isJob(result) ? 'expected a StageHopResult' : result.ack.ack === ack ? undefined : `acked ${result.ack.ack}, expected ${ack}`);
+  return (result) =>
+    isJob(result)
+      ? 'expected a StageHopResult'
+      : result.ack.ack === ack
+        ? undefined
+        : `acked ${result.ack.ack}, expected ${ack}`;
 }
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -155,7 +183,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'continued-as-new',
-    summary: 'the happy path with a low continue-as-new threshold (20 events): the job hands on to a new run mid-relay, which completes it (the history is the last run, started with the carried state)',
+    summary:
+      'the happy path with a low continue-as-new threshold (20 events): the job hands on to a new run mid-relay, which completes it (the history is the last run, started with the carried state)',
     run: (rail, jobId) => job(rail, refundJob(jobId, 'tkt_continued', { continue_after: { events: 20 } })),
     check: jobEnded('completed', ['intake:accepted', 'judge:accepted', 'writeback:accepted']),
   },
@@ -165,14 +194,20 @@ export const SCENARIOS: readonly Scenario[] = [
     run: (rail, jobId) => job(rail, rateLimitJob(jobId, 'tkt_revise')),
     check: (result) =>
       jobEnded('completed', ['writeback:accepted'])(result) ??
-      (isJob(result) && result.package.budget.revisions_remaining === 1 ? undefined : 'expected exactly one revision spent'),
+      (isJob(result) && result.package.budget.revisions_remaining === 1
+        ? undefined
+        : 'expected exactly one revision spent'),
   },
   {
     name: 'revisions-exhausted',
     summary: 'the same failing first draft with no revisions in the wallet escalates; nobody decides within 1s',
-    run: (rail, jobId) => job(rail, rateLimitJob(jobId, 'tkt_exhausted', { budget: { usd: 1, revisions: 0 }, decision_timeout: '1s' })),
+    run: (rail, jobId) =>
+      job(rail, rateLimitJob(jobId, 'tkt_exhausted', { budget: { usd: 1, revisions: 0 }, decision_timeout: '1s' })),
     check: (result) =>
-      jobEnded('escalated')(result) ?? (isJob(result) && /revisions exhausted/.test(result.reason ?? '') ? undefined : 'expected the revisions-exhausted escalation'),
+      jobEnded('escalated')(result) ??
+      (isJob(result) && /revisions exhausted/.test(result.reason ?? '')
+        ? undefined
+        : 'expected the revisions-exhausted escalation'),
   },
   {
     name: 'human-approve',
@@ -180,7 +215,9 @@ export const SCENARIOS: readonly Scenario[] = [
     run: (rail, jobId) =>
       job(rail, refundJob(jobId, 'tkt_approve', { max_hops: 3 }), async (handle) => {
         await untilEscalated(handle);
-        await handle.executeUpdate(decideUpdate, { args: [{ action: 'approve', actor: 'ops.lead', note: 'fine to write' }] });
+        await handle.executeUpdate(decideUpdate, {
+          args: [{ action: 'approve', actor: 'ops.lead', note: 'fine to write' }],
+        });
       }),
     check: jobEnded('completed', ['writeback:max_hops_exceeded', 'writeback:accepted']),
   },
@@ -196,13 +233,18 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'rejected-schema-at-intake',
-    summary: 'a valid request whose ticket does not fit a package (its data: URI is over the URI cap) is rejected_schema before any stage work',
+    summary:
+      'a valid request whose ticket does not fit a package (its data: URI is over the URI cap) is rejected_schema before any stage work',
     run: async (rail, jobId) => {
       // Each field is within the request's limits; together they are not a package the rail takes.
       const base = refundJob(jobId, 'tkt_schema', { decision_timeout: '1s' });
       // 7,900 euro signs are 71 kB percent-encoded: within the ticket's limit, over an artifact URI's.
       const request = { ...base, ticket: { ...base.ticket, body: `Refund? ${'€'.repeat(7900)}` } };
-      const handle = await rail.client.workflow.start('handoffJob', { taskQueue: rail.taskQueue, workflowId: jobId, args: [request] });
+      const handle = await rail.client.workflow.start('handoffJob', {
+        taskQueue: rail.taskQueue,
+        workflowId: jobId,
+        args: [request],
+      });
       return { workflowId: jobId, result: (await handle.result()) as JobResult };
     },
     check: jobEnded('escalated', ['intake:rejected_schema']),
@@ -213,23 +255,34 @@ export const SCENARIOS: readonly Scenario[] = [
     run: async (rail, jobId) => {
       const passed = await relayToWriteback(rail, jobId, 'tkt_broke');
       const workflowId = `${jobId}-writeback`;
-      return { workflowId, result: await stageHop(rail, { stage: 'writeback', package: { ...passed, budget: { ...passed.budget, usd_remaining: 0 } } }, workflowId) };
+      return {
+        workflowId,
+        result: await stageHop(
+          rail,
+          { stage: 'writeback', package: { ...passed, budget: { ...passed.budget, usd_remaining: 0 } } },
+          workflowId,
+        ),
+      };
     },
     check: hopAcked('rejected_budget'),
   },
   {
     name: 'stage-hop-writeback',
-    summary: 'a passing package delivered once to writeback through stageHop is accepted and written: the one delivery a caller makes most',
+    summary:
+      'a passing package delivered once to writeback through stageHop is accepted and written: the one delivery a caller makes most',
     run: async (rail, jobId) => {
       const passed = await relayToWriteback(rail, jobId, 'tkt_once');
       const workflowId = `${jobId}-writeback`;
       return { workflowId, result: await stageHop(rail, { stage: 'writeback', package: passed }, workflowId) };
     },
-    check: (result) => hopAcked('accepted')(result) ?? (!isJob(result) && result.artifact?.type === 'receipt.v1' ? undefined : 'expected the receipt'),
+    check: (result) =>
+      hopAcked('accepted')(result) ??
+      (!isJob(result) && result.artifact?.type === 'receipt.v1' ? undefined : 'expected the receipt'),
   },
   {
     name: 'duplicate-delivery',
-    summary: 'the same writeback package delivered twice through stageHop: the second is acked duplicate with the first receipt',
+    summary:
+      'the same writeback package delivered twice through stageHop: the second is acked duplicate with the first receipt',
     run: async (rail, jobId) => {
       const passed = await relayToWriteback(rail, jobId, 'tkt_dup');
       await stageHop(rail, { stage: 'writeback', package: passed }, `${jobId}-writeback`);
@@ -244,38 +297,58 @@ export const SCENARIOS: readonly Scenario[] = [
     run: (rail, jobId) =>
       job(rail, refundJob(jobId, 'tkt_hopcap', { max_hops: 3 }), async (handle) => {
         await untilEscalated(handle);
-        await handle.executeUpdate(decideUpdate, { args: [{ action: 'reject', actor: 'ops.lead', note: 'too many hops for a refund question' }] });
+        await handle.executeUpdate(decideUpdate, {
+          args: [{ action: 'reject', actor: 'ops.lead', note: 'too many hops for a refund question' }],
+        });
       }),
     check: jobEnded('rejected', ['writeback:max_hops_exceeded']),
   },
   {
     name: 'support-routing-handover',
-    summary: 'an angry ticket through support-routing: classify hands its turn to escalation as a transcript (transcript_prepend), review starts clean, crm-note writes',
+    summary:
+      'an angry ticket through support-routing: classify hands its turn to escalation as a transcript (transcript_prepend), review starts clean, crm-note writes',
     run: (rail, jobId) =>
       job(
         rail,
         refundJob(jobId, 'tkt_handover', {
           pipeline: 'support-routing',
-          ticket: { id: 'tkt_handover', customer_id: 'cus_77', subject: 'Logged out AGAIN', body: 'This is UNACCEPTABLE!! The app logs me out every hour. Why is this still broken?' },
+          ticket: {
+            id: 'tkt_handover',
+            customer_id: 'cus_77',
+            subject: 'Logged out AGAIN',
+            body: 'This is UNACCEPTABLE!! The app logs me out every hour. Why is this still broken?',
+          },
         }),
       ),
     check: (result) =>
       jobEnded('completed', ['escalation:accepted', 'crm-note:accepted'])(result) ??
-      (isJob(result) && result.package.memory_refs.some(isTranscriptUri) ? undefined : 'expected the job log referenced from memory_refs'),
+      (isJob(result) && result.package.memory_refs.some(isTranscriptUri)
+        ? undefined
+        : 'expected the job log referenced from memory_refs'),
   },
   {
     name: 'hub-branch-top-up',
-    summary: 'ticket-hub with a $0.006 wallet: policy and account fan out after intake; account\'s reservation does not fit beside policy\'s (rejected_budget), the hub escalates naming it; ops.lead tops up $1, account runs alone, the merge and the rest complete (a customer with no earlier tickets, so every run is alike)',
+    summary:
+      "ticket-hub with a $0.006 wallet: policy and account fan out after intake; account's reservation does not fit beside policy's (rejected_budget), the hub escalates naming it; ops.lead tops up $1, account runs alone, the merge and the rest complete (a customer with no earlier tickets, so every run is alike)",
     run: (rail, jobId) =>
-      job(rail, refundJob(jobId, 'tkt_hub', { pipeline: 'ticket-hub', budget: { usd: 0.006, revisions: 1 }, ticket: { ...sampleJobRequest(jobId).ticket, id: 'tkt_hub', customer_id: 'cus_hub' } }), async (handle) => {
-        await untilEscalated(handle);
-        await handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: 'ops.lead', usd: 1 }] });
-      }),
+      job(
+        rail,
+        refundJob(jobId, 'tkt_hub', {
+          pipeline: 'ticket-hub',
+          budget: { usd: 0.006, revisions: 1 },
+          ticket: { ...sampleJobRequest(jobId).ticket, id: 'tkt_hub', customer_id: 'cus_hub' },
+        }),
+        async (handle) => {
+          await untilEscalated(handle);
+          await handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: 'ops.lead', usd: 1 }] });
+        },
+      ),
     check: jobEnded('completed', ['account:rejected_budget', 'merge:accepted', 'writeback:accepted']),
   },
   {
     name: 'cancel-during-write',
-    summary: 'a job is cancelled while its writeback runs: the write (not cancellable) finishes, and the job ends cancelled with its receipt',
+    summary:
+      'a job is cancelled while its writeback runs: the write (not cancellable) finishes, and the job ends cancelled with its receipt',
     activities: (real) => ({
       writeback: async (work) => {
         await heldWriteback.hold();
@@ -295,7 +368,9 @@ export const SCENARIOS: readonly Scenario[] = [
         writeback.release();
       }
     },
-    check: (result) => jobEnded('cancelled', ['writeback:accepted'])(result) ?? (isJob(result) && result.receipt ? undefined : 'expected the receipt of the finished write'),
+    check: (result) =>
+      jobEnded('cancelled', ['writeback:accepted'])(result) ??
+      (isJob(result) && result.receipt ? undefined : 'expected the receipt of the finished write'),
   },
   {
     name: 'cancellation',
@@ -341,7 +416,8 @@ export function normalizeResult(result: ScenarioRun['result'], jobId: string): u
     if (Array.isArray(value)) return value.map((v) => walk(v));
     if (value && typeof value === 'object') {
       const obj = value as Record<string, unknown>;
-      if (obj.type === 'receipt.v1' && typeof obj.uri === 'string') return { ...obj, uri: '<receipt>', ...(obj.hash ? { hash: '<receipt>' } : {}) };
+      if (obj.type === 'receipt.v1' && typeof obj.uri === 'string')
+        return { ...obj, uri: '<receipt>', ...(obj.hash ? { hash: '<receipt>' } : {}) };
       return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, walk(v, k)]));
     }
     return value;

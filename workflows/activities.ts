@@ -7,7 +7,9 @@ import type { RailActivities } from '../activities';
 
 // One indexed read (or keyed insert). If the store stays unreachable the hop cannot be proven
 // new, so the delivery fails (visibly, with no write) rather than risk a second write.
-export const { priorDelivery, recordDelivery } = proxyActivities<Pick<RailActivities, 'priorDelivery' | 'recordDelivery'>>({
+export const { priorDelivery, recordDelivery } = proxyActivities<
+  Pick<RailActivities, 'priorDelivery' | 'recordDelivery'>
+>({
   startToCloseTimeout: '10s',
   retry: { maximumAttempts: 6, maximumInterval: '10s' },
   summary: 'delivery record',
@@ -22,7 +24,9 @@ export const { mergeBranches } = proxyActivities<Pick<RailActivities, 'mergeBran
 
 // An escalation's handoff record. Its writes are keyed; a store that stays down only costs the
 // record (logged), never the escalation.
-export const { beginHandoffRecord, closeHandoffRecord } = proxyActivities<Pick<RailActivities, 'beginHandoffRecord' | 'closeHandoffRecord'>>({
+export const { beginHandoffRecord, closeHandoffRecord } = proxyActivities<
+  Pick<RailActivities, 'beginHandoffRecord' | 'closeHandoffRecord'>
+>({
   startToCloseTimeout: '30s',
   retry: { maximumAttempts: 8, maximumInterval: '30s' },
   summary: 'handoff record',

@@ -22,12 +22,20 @@ import { JobState } from './job/state';
 
 /** The `handoffJob` workflow for these pipelines: a job names one in `pipeline` (the first by
  * default). `carried`: what the job's previous run handed on when it continued as new. */
-export function createHandoffJob(rail: RailPipelines): (request: JobRequest, carried?: CarriedJob) => Promise<JobResult> {
+export function createHandoffJob(
+  rail: RailPipelines,
+): (request: JobRequest, carried?: CarriedJob) => Promise<JobResult> {
   return async function handoffJob(input: JobRequest, carriedInput?: CarriedJob): Promise<JobResult> {
     const { request, pipeline } = acceptRequest(rail, input);
     const carried = acceptCarried(carriedInput, request);
     const settings = jobSettings(request, carried?.traceparent);
-    const job = new JobState(settings, pipeline, rail.stages.get(pipeline.name)!, jobStart(request, pipeline, settings.traceparent), carried);
+    const job = new JobState(
+      settings,
+      pipeline,
+      rail.stages.get(pipeline.name)!,
+      jobStart(request, pipeline, settings.traceparent),
+      carried,
+    );
     answerQueries(job);
     return await runJob(request, job, new Escalations(job, carried?.escalations));
   };
@@ -43,7 +51,8 @@ async function runJob(request: JobRequest, job: JobState, humans: Escalations): 
           return await finish('completed', step.reason);
         case 'escalate': {
           const next = await humans.escalate(step);
-          if (next === 'timeout') return await finish('escalated', `no decision within ${job.settings.decisionTimeout}: ${step.reason}`);
+          if (next === 'timeout')
+            return await finish('escalated', `no decision within ${job.settings.decisionTimeout}: ${step.reason}`);
           if (next === 'rejected') return await finish('rejected', `rejected by ${job.lastActor}`);
           step = next;
           break;
@@ -67,15 +76,18 @@ async function runJob(request: JobRequest, job: JobState, humans: Escalations): 
           const reason = outcome.failure ?? outcome.acks[outcome.acks.length - 1]!.reason;
           if (outcome.ok) {
             // Between two steps, nothing held or open: where a long job hands on to a new run.
-            if (continueDue(job.settings.continueAfter, humans.decisions.handled)) return await continueJob(request, job, humans);
+            if (continueDue(job.settings.continueAfter, humans.decisions.handled))
+              return await continueJob(request, job, humans);
             step = job.route();
-          } else if (outcome.acks.some((a) => a.ack === 'target_unavailable')) step = returnToSender(job.pipeline, job.package, step, reason);
+          } else if (outcome.acks.some((a) => a.ack === 'target_unavailable'))
+            step = returnToSender(job.pipeline, job.package, step, reason);
           else step = { kind: 'escalate', reason, resume: step.to, retry: step };
         }
       }
     }
   } catch (err) {
-    if (isCancellation(err)) return await CancellationScope.nonCancellable(() => finish('cancelled', 'cancelled by an operator'));
+    if (isCancellation(err))
+      return await CancellationScope.nonCancellable(() => finish('cancelled', 'cancelled by an operator'));
     throw err;
   }
 }
@@ -87,7 +99,8 @@ async function finishJob(job: JobState, humans: Escalations, status: JobStatus, 
   job.escalation = undefined;
   // Only a job waiting on a human holds an open record: it timed out or was cancelled.
   // Awaited only when there is a record to close: a workflow promise costs a stack trace (runHop).
-  if (humans.records.openId !== undefined) await humans.records.close(status === 'cancelled' ? 'job_cancelled' : 'timed_out');
+  if (humans.records.openId !== undefined)
+    await humans.records.close(status === 'cancelled' ? 'job_cancelled' : 'timed_out');
   // Handlers still running are awaited, and in a cancelled scope the wait throws and the job ends
   // cancelled; otherwise nothing is awaited. The wait comes before publishing, so a job cancelled
   // during its write publishes `cancelled` alone, never `completed` first.

@@ -16,8 +16,29 @@ import {
   type ActivityFunctionWithOptions,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import { edgeOptions, inlineText, snapshotOf, type AckRecord, type HandoffV1, type Pipeline, type Snapshot, stageTaskQueue, type StageCard, type StageResult, type StageWork } from '../contracts/rail';
-import { admitHop, decideHop, deliveredPackage, stampAck, TARGET_UNAVAILABLE, type HopOutcome, type HopRequest, type StageAnswer } from './rail/hop';
+import {
+  edgeOptions,
+  inlineText,
+  snapshotOf,
+  type AckRecord,
+  type HandoffV1,
+  type Pipeline,
+  type Snapshot,
+  stageTaskQueue,
+  type StageCard,
+  type StageResult,
+  type StageWork,
+} from '../contracts/rail';
+import {
+  admitHop,
+  decideHop,
+  deliveredPackage,
+  stampAck,
+  TARGET_UNAVAILABLE,
+  type HopOutcome,
+  type HopRequest,
+  type StageAnswer,
+} from './rail/hop';
 import { claimsRecorded, concludeHop } from './rail/conclude';
 import type { StageActivity } from '../activities/stage';
 import { priorDelivery, recordDelivery } from './activities';
@@ -32,11 +53,16 @@ export type StageProxies = ReadonlyMap<string, ActivityFunctionWithOptions<Stage
 
 export function proxyStages(pipeline: Pipeline): StageProxies {
   return new Map(
-    pipeline.cards.map((card) => [card.name, proxyActivities<Record<string, StageActivity>>(activityOptions(card))[card.name]!] as const),
+    pipeline.cards.map(
+      (card) => [card.name, proxyActivities<Record<string, StageActivity>>(activityOptions(card))[card.name]!] as const,
+    ),
   );
 }
 
-const activityOptions = (card: StageCard) => ({ ...card.activity, taskQueue: stageTaskQueue(card, workflowInfo().taskQueue) });
+const activityOptions = (card: StageCard) => ({
+  ...card.activity,
+  taskQueue: stageTaskQueue(card, workflowInfo().taskQueue),
+});
 
 export interface HopOptions {
   /** Deliveries from outside the rail (`stageHop`): the rail looks the delivery key up before any
@@ -62,9 +88,22 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
   const a = admitHop(r);
   let ack: AckRecord | undefined;
   const trace = (acks: AckRecord[], hop: Pick<HopTrace, 'cost_usd' | 'ran' | 'failure'>) =>
-    traceHop({ ...hop, job_id: a.jobId, acks, from: a.hop.from, stage: acks[0]!.stage, reason: r.reason, traceparent: acks[0]!.traceparent, started_at: startedAt, ended_at: Date.now() });
+    traceHop({
+      ...hop,
+      job_id: a.jobId,
+      acks,
+      from: a.hop.from,
+      stage: acks[0]!.stage,
+      reason: r.reason,
+      traceparent: acks[0]!.traceparent,
+      started_at: startedAt,
+      ended_at: Date.now(),
+    });
   try {
-    const prior = a.deliverable && options.checkPriorDelivery ? await priorDelivery({ delivery_key: a.key, package: a.arrived }) : null;
+    const prior =
+      a.deliverable && options.checkPriorDelivery
+        ? await priorDelivery({ delivery_key: a.key, package: a.arrived })
+        : null;
     // Decided after the lookup: the wallet a hub's branches hold can change while it is awaited.
     ack = stampAck(a, r, decideHop(a, r, prior), new Date());
     options.onAck?.(ack);
@@ -90,7 +129,8 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
       const claimed = claimsRecorded(answer);
       const recorded = claimed ? await priorDelivery({ delivery_key: a.key, package: a.arrived }) : null;
       const concluded = concludeHop(a, r, ack, new Date(), prior, answer, recorded);
-      if (options.checkPriorDelivery && concluded.ok && concluded.result && !claimed) await recordAccepted(a.key, concluded.stage, a.arrived, concluded.result);
+      if (options.checkPriorDelivery && concluded.ok && concluded.result && !claimed)
+        await recordAccepted(a.key, concluded.stage, a.arrived, concluded.result);
       // A stage stores the snapshot before its work, so one that answered holds it; one that failed
       // may have failed before (nobody picked the hop up, or it refused the delivery outright).
       outcome = withSnapshot(concluded, snapshot, 'result' in answer);
@@ -126,7 +166,11 @@ async function recordAccepted(key: string, stage: string, arrived: HandoffV1, re
 function withSnapshot(outcome: HopOutcome, snapshot: Snapshot, stored: boolean): HopOutcome {
   const [first, ...rest] = outcome.acks;
   if (!first) return outcome;
-  return { ...outcome, acks: [{ ...first, snapshot: snapshot.uri }, ...rest], ...(stored ? {} : { unstoredSnapshot: snapshot }) };
+  return {
+    ...outcome,
+    acks: [{ ...first, snapshot: snapshot.uri }, ...rest],
+    ...(stored ? {} : { unstoredSnapshot: snapshot }),
+  };
 }
 
 /**
@@ -149,13 +193,20 @@ async function runStage(
     const activity = proxies.get(target.name)!;
     // Once the rail decided to write, the write and its receipt finish even if the job is
     // cancelled meanwhile: no half-done write (the write itself is idempotent).
-    const run = () => activity.executeWithOptions({ ...activityOptions(target), summary: `${target.name}: ${reason}`.slice(0, 200) }, [{ ...work, stage: target.name }]);
+    const run = () =>
+      activity.executeWithOptions({ ...activityOptions(target), summary: `${target.name}: ${reason}`.slice(0, 200) }, [
+        { ...work, stage: target.name },
+      ]);
     try {
       const result = target.writes !== null ? await CancellationScope.nonCancellable(run) : await run();
       return { result, card: target };
     } catch (err) {
       if (isCancellation(err)) throw err;
-      if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START) {
+      if (
+        err instanceof ActivityFailure &&
+        err.cause instanceof TimeoutFailure &&
+        err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
+      ) {
         // The queue names which worker is missing (the writers' one, say).
         lastTimeout = `no "${target.name}" worker picked the hop up within ${String(target.activity.scheduleToStartTimeout)} on task queue "${stageTaskQueue(target, workflowInfo().taskQueue)}"`;
         continue;

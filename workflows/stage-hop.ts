@@ -4,7 +4,14 @@
  * a second delivery of the same package answers `duplicate` with the first artifact.
  */
 import { ApplicationFailure, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { refusalLines, validators, type AckRecord, type Artifact, type HandoffV1, type StageHopRequest } from '../contracts/rail';
+import {
+  refusalLines,
+  validators,
+  type AckRecord,
+  type Artifact,
+  type HandoffV1,
+  type StageHopRequest,
+} from '../contracts/rail';
 import { snapshotQuery } from './definitions';
 import { pipelineFor, type RailPipelines } from './job/request';
 import { runHop } from './hop';
@@ -31,7 +38,11 @@ const NO_TRACE = '00-0000000000000000000000000000dead-000000000000dead-00';
 export function createStageHop(rail: RailPipelines): (request: StageHopRequest) => Promise<StageHopResult> {
   return async function stageHop(input: StageHopRequest): Promise<StageHopResult> {
     // The package itself is validated by the hop (and acked); the envelope must be well-formed.
-    if (!validators.stageHopRequest(input)) throw ApplicationFailure.nonRetryable(`invalid stageHop request: ${refusalLines(validators.stageHopRequest.errors, 'request', 5).join('; ')}`, 'InvalidStageHopRequest');
+    if (!validators.stageHopRequest(input))
+      throw ApplicationFailure.nonRetryable(
+        `invalid stageHop request: ${refusalLines(validators.stageHopRequest.errors, 'request', 5).join('; ')}`,
+        'InvalidStageHopRequest',
+      );
     const request = input;
     const pipeline = pipelineFor(rail, request.pipeline, 'InvalidStageHopRequest');
     const outcome = await runHop(

@@ -11,13 +11,16 @@ import { ticketTriageActivities } from '../ticket-triage';
 /** Activities for the built-in pipelines (contracts/pipelines). ticket-hub's intake, judge and
  * writeback are ticket-triage's cards: ticket-triage's activities serve them, once. */
 export function builtInActivities(deps: ActivityDeps) {
-  return { ...ticketTriageActivities(deps, [ticketHub]), ...supportRoutingActivities(deps), ...ticketHubActivities(deps) };
+  return {
+    ...ticketTriageActivities(deps, [ticketHub]),
+    ...supportRoutingActivities(deps),
+    ...ticketHubActivities(deps),
+  };
 }
 
 export function createActivities(deps: ActivityDeps) {
   return { ...builtInActivities(deps), ...railActivities(deps.store) };
 }
-
 
 /** Every activity of the shipped worker: the built-in pipelines' stages and the rail's own. */
 export type HandrailActivities = ReturnType<typeof createActivities>;

@@ -8,13 +8,27 @@ import { z } from 'zod';
 import { assistantMessage, type HandoffV1 } from '../../contracts';
 import { IntakeV1, TicketRaw } from '../../contracts/pipelines/ticket-artifacts';
 import { CLASSIFICATION, classifyStage } from '../../contracts/pipelines/support-routing';
-import { type Store, readArtifactBody, requireArtifact, writeArtifact, entryFieldsMissing, type StageOutput, type StageTurn } from '../../src';
+import {
+  type Store,
+  readArtifactBody,
+  requireArtifact,
+  writeArtifact,
+  entryFieldsMissing,
+  type StageOutput,
+  type StageTurn,
+} from '../../src';
 import { askedIntent, detectLanguage, extractQuestion, scoreSentiment } from '../ticket-triage/ticket-rules';
 
 export const MAX_COMPLEXITY = 10;
 
 /** `classification.v1`. Sentiment is 0 (furious) .. 1 (delighted); complexity an integer 0..10. */
-export const Classification = IntakeV1.pick({ ticket_id: true, customer_id: true, question: true, language: true, intent: true }).extend({
+export const Classification = IntakeV1.pick({
+  ticket_id: true,
+  customer_id: true,
+  question: true,
+  language: true,
+  intent: true,
+}).extend({
   intent_confidence: z.number().min(0).max(1),
   sentiment: z.number().min(0).max(1),
   complexity: z.int().min(0).max(MAX_COMPLEXITY),
@@ -52,7 +66,11 @@ export function scoreComplexity(text: string): Complexity {
   const termPoints = Math.min(4, terms.length);
   return {
     complexity: lengthPoints + questionPoints + termPoints,
-    signals: [...(lengthPoints > 0 ? [`${text.length} characters`] : []), ...(questions > 1 ? [`${questions} questions`] : []), ...terms],
+    signals: [
+      ...(lengthPoints > 0 ? [`${text.length} characters`] : []),
+      ...(questions > 1 ? [`${questions} questions`] : []),
+      ...terms,
+    ],
   };
 }
 
@@ -66,7 +84,11 @@ export async function runClassify(store: Store, pkg: HandoffV1, turn: StageTurn)
   // Ids are checked below, so that a missing one is an open question rather than a schema error.
   const ticket = await readArtifactBody(store, ref, TicketRaw.omit({ id: true, customer_id: true }));
   const question = extractQuestion(ticket.subject, ticket.body);
-  const gaps = [...idGaps(ticket.id, 'ticket_id'), ...idGaps(ticket.customer_id, 'customer_id'), ...(question === null ? ['question missing: the ticket has no subject and no body'] : [])];
+  const gaps = [
+    ...idGaps(ticket.id, 'ticket_id'),
+    ...idGaps(ticket.customer_id, 'customer_id'),
+    ...(question === null ? ['question missing: the ticket has no subject and no body'] : []),
+  ];
   if (gaps.length > 0 || question === null) throw entryFieldsMissing(classifyStage.name, pkg, gaps);
   const ticketId = ticket.id as string;
   const customerId = ticket.customer_id as string;
@@ -87,7 +109,11 @@ export async function runClassify(store: Store, pkg: HandoffV1, turn: StageTurn)
     complexity_signals: complexity.signals,
     language: detectLanguage(text),
   };
-  turn.reply(assistantMessage(`intent ${body.intent}, sentiment ${body.sentiment}, complexity ${body.complexity}/10, language ${body.language}`));
+  turn.reply(
+    assistantMessage(
+      `intent ${body.intent}, sentiment ${body.sentiment}, complexity ${body.complexity}/10, language ${body.language}`,
+    ),
+  );
   return {
     artifact: await writeArtifact(store, CLASSIFICATION, Classification, body),
     body,
@@ -99,7 +125,9 @@ export async function runClassify(store: Store, pkg: HandoffV1, turn: StageTurn)
 }
 
 function idGaps(value: unknown, field: string): string[] {
-  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) return [`${field} missing: the ticket does not name one`];
-  if (!TicketRaw.shape.id.safeParse(value).success) return [`${field} ${JSON.stringify(value).slice(0, 60)} is malformed`];
+  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === ''))
+    return [`${field} missing: the ticket does not name one`];
+  if (!TicketRaw.shape.id.safeParse(value).success)
+    return [`${field} ${JSON.stringify(value).slice(0, 60)} is malformed`];
   return [];
 }

@@ -6,7 +6,14 @@
 import type { HandoffV1 } from '../../contracts';
 import { ReceiptV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { CLASSIFICATION, crmNoteStage, escalationStage } from '../../contracts/pipelines/support-routing';
-import { type Store, readArtifactBody, requireArtifact, writeArtifact, type StageOutput, passedSummary } from '../../src';
+import {
+  type Store,
+  readArtifactBody,
+  requireArtifact,
+  writeArtifact,
+  type StageOutput,
+  passedSummary,
+} from '../../src';
 import { crmNoteSummary, writeCrmNote, type CrmWrites } from '../ticket-triage/crm';
 import { Classification } from './classify';
 import { SpecialistNote } from './specialists';
@@ -15,7 +22,11 @@ import { SpecialistNote } from './specialists';
 export async function runCrmNote(store: Store, crm: CrmWrites, pkg: HandoffV1): Promise<StageOutput> {
   const noteRef = await passedSummary(store, pkg, crmNoteStage.name);
   const note = await readArtifactBody(store, noteRef, SpecialistNote);
-  const classification = await readArtifactBody(store, requireArtifact(pkg, crmNoteStage.name, CLASSIFICATION), Classification);
+  const classification = await readArtifactBody(
+    store,
+    requireArtifact(pkg, crmNoteStage.name, CLASSIFICATION),
+    Classification,
+  );
   // An escalated ticket waits for the human agent the note asks for.
   const status = note.specialist === escalationStage.name ? 'needs_human' : 'triaged';
   const { receipt, write } = await writeCrmNote(crm, crmNoteStage, pkg, {

@@ -16,14 +16,19 @@ import { runSpecialist } from './specialists';
 
 export function supportRoutingActivities(deps: ActivityDeps) {
   const { store } = deps;
-  return stageActivities(supportRouting, store, {
-    classify: (pkg, turn) => runClassify(store, pkg, turn),
-    billing: (pkg, turn) => runSpecialist(store, billingStage, pkg, turn),
-    escalation: (pkg, turn) => runSpecialist(store, escalationStage, pkg, turn),
-    senior: (pkg, turn) => runSpecialist(store, seniorStage, pkg, turn),
-    multilingual: (pkg, turn) => runSpecialist(store, multilingualStage, pkg, turn),
-    general: (pkg, turn) => runSpecialist(store, generalStage, pkg, turn),
-    review: (pkg) => runReview(store, pkg),
-    'crm-note': (pkg) => runCrmNote(store, writesOf(deps), pkg),
-  }, turnOptions(deps));
+  return stageActivities(
+    supportRouting,
+    store,
+    {
+      classify: (pkg, turn) => runClassify(store, pkg, turn),
+      billing: (pkg, turn) => runSpecialist(store, billingStage, pkg, turn),
+      escalation: (pkg, turn) => runSpecialist(store, escalationStage, pkg, turn),
+      senior: (pkg, turn) => runSpecialist(store, seniorStage, pkg, turn),
+      multilingual: (pkg, turn) => runSpecialist(store, multilingualStage, pkg, turn),
+      general: (pkg, turn) => runSpecialist(store, generalStage, pkg, turn),
+      review: (pkg) => runReview(store, pkg),
+      'crm-note': (pkg) => runCrmNote(store, writesOf(deps), pkg),
+    },
+    turnOptions(deps),
+  );
 }

@@ -6,7 +6,15 @@
  */
 import { z } from 'zod';
 import { assistantMessage, SummaryMd, type HandoffV1, type StageCard } from '../../contracts';
-import { redactPersonalDataFor, type Store, readArtifactBody, requireArtifact, writeArtifact, type StageOutput, type StageTurn } from '../../src';
+import {
+  redactPersonalDataFor,
+  type Store,
+  readArtifactBody,
+  requireArtifact,
+  writeArtifact,
+  type StageOutput,
+  type StageTurn,
+} from '../../src';
 import { CLASSIFICATION, classifyStage } from '../../contracts/pipelines/support-routing';
 import { Classification } from './classify';
 
@@ -50,7 +58,9 @@ const TEMPLATES: Record<Specialist, { title: string; advice(c: Classification): 
   },
   general: {
     title: 'General support',
-    advice: () => ['Answer from the help center, and hand over to a specialist if the reply needs an account or billing change.'],
+    advice: () => [
+      'Answer from the help center, and hand over to a specialist if the reply needs an account or billing change.',
+    ],
   },
 };
 
@@ -61,19 +71,29 @@ export function specialistNote(specialist: Specialist, c: Classification): strin
     '',
     `Taken over from ${classifyStage.name}: intent ${c.intent}, sentiment ${c.sentiment.toFixed(2)}, complexity ${c.complexity}/10, language ${c.language}.`,
     '',
-    '**Question** (the customer\'s words):',
+    "**Question** (the customer's words):",
     `> ${c.question}`,
     '',
     ...advice(c).map((line) => `- ${line}`),
   ].join('\n');
 }
 
-export async function runSpecialist(store: Store, card: StageCard & { name: Specialist }, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
+export async function runSpecialist(
+  store: Store,
+  card: StageCard & { name: Specialist },
+  pkg: HandoffV1,
+  turn: StageTurn,
+): Promise<StageOutput> {
   const classification = await readArtifactBody(store, requireArtifact(pkg, card.name, CLASSIFICATION), Classification);
   await turn.prompt({ question: `Write the ${card.name} note for ticket ${classification.ticket_id}.` });
   const markdown = redactPersonalDataFor(pkg.constraints, specialistNote(card.name, classification));
   const body: SpecialistNote = { markdown, cited_keys: [], specialist: card.name };
   turn.reply(assistantMessage(body.markdown));
   const summary = `${TEMPLATES[card.name].title} note for ticket ${classification.ticket_id}, taken over from ${classifyStage.name} (intent ${classification.intent}, sentiment ${classification.sentiment.toFixed(2)}, complexity ${classification.complexity}/10, language ${classification.language})`;
-  return { artifact: await writeArtifact(store, 'summary_md', SpecialistNote, body), body, cost_usd: card.nominalCostUsd, summary };
+  return {
+    artifact: await writeArtifact(store, 'summary_md', SpecialistNote, body),
+    body,
+    cost_usd: card.nominalCostUsd,
+    summary,
+  };
 }

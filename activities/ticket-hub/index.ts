@@ -12,12 +12,17 @@ import { runBrief } from './brief';
 
 export function ticketHubActivities(deps: ActivityDeps) {
   const { store, model } = deps;
-  return stageActivities(ticketHub, store, {
-    policy: async (pkg, turn) => {
-      await helpCenterLoaded(store);
-      return runRetrieve(store, pkg, turn, policyStage);
+  return stageActivities(
+    ticketHub,
+    store,
+    {
+      policy: async (pkg, turn) => {
+        await helpCenterLoaded(store);
+        return runRetrieve(store, pkg, turn, policyStage);
+      },
+      account: (pkg, turn) => runAccount(store, model, pkg, turn),
+      brief: (pkg, turn) => runBrief(store, model, pkg, turn),
     },
-    account: (pkg, turn) => runAccount(store, model, pkg, turn),
-    brief: (pkg, turn) => runBrief(store, model, pkg, turn),
-  }, turnOptions(deps));
+    turnOptions(deps),
+  );
 }

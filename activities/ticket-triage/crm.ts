@@ -35,7 +35,11 @@ export async function writeCrmNote(
     status: earlier ? 'existing' : 'created',
     written_at: receipt.written_at,
   };
-  refuseForeignWrite(card.name, key, write, { system: 'crm', reference: `crm_tickets/${patch.ticket_id}`, payload_hash: `sha256:${sha256Hex(patch.note)}` });
+  refuseForeignWrite(card.name, key, write, {
+    system: 'crm',
+    reference: `crm_tickets/${patch.ticket_id}`,
+    payload_hash: `sha256:${sha256Hex(patch.note)}`,
+  });
   return { receipt, write };
 }
 

@@ -4,13 +4,27 @@
  * judge's rules apply to it all the same. `writeSummary` writes ticket-hub's brief too.
  */
 import { assistantMessage, LIMITS, SummaryMd, type HandoffV1, type StageCard } from '../../contracts';
-import { redactPersonalDataFor, type ChatModel, type Store, readArtifactBody, writeArtifact, type StageOutput, type StageTurn, askModel } from '../../src';
+import {
+  redactPersonalDataFor,
+  type ChatModel,
+  type Store,
+  readArtifactBody,
+  writeArtifact,
+  type StageOutput,
+  type StageTurn,
+  askModel,
+} from '../../src';
 import { draftStage } from '../../contracts/pipelines/ticket-triage';
 import { offlineDraft, type DraftInput } from './drafter';
 import { readIntake, readRetrieval } from './retrieval';
 import { SUMMARY_MAX_CHARS, citedKeys } from './summary-policy';
 
-export async function runDraft(store: Store, model: ChatModel | undefined, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
+export async function runDraft(
+  store: Store,
+  model: ChatModel | undefined,
+  pkg: HandoffV1,
+  turn: StageTurn,
+): Promise<StageOutput> {
   const intake = await readIntake(store, pkg, draftStage.name);
   const retrieval = await readRetrieval(store, pkg, draftStage.name);
   return writeSummary(store, model, draftStage, pkg, turn, { intake, retrieval });
@@ -32,7 +46,9 @@ export async function writeSummary(
   // Every earlier draft was rejected (a revision only follows a failing verdict); the new one
   // must differ from all of them, not just the last.
   const rejected = await Promise.all(
-    pkg.artifacts.filter((a) => a.type === 'summary_md').map(async (a) => (await readArtifactBody(store, a, SummaryMd)).markdown),
+    pkg.artifacts
+      .filter((a) => a.type === 'summary_md')
+      .map(async (a) => (await readArtifactBody(store, a, SummaryMd)).markdown),
   );
   const input: DraftInput = {
     ...sources,
@@ -46,7 +62,9 @@ export async function writeSummary(
   let cost: number;
   if (model) {
     const reply = await askModel(model, messages, { maxTokens: 800 });
-    markdown = redactPersonalDataFor(pkg.constraints, reply.text.trim().slice(0, LIMITS.markdown - 100)) || '(the model returned an empty draft)';
+    markdown =
+      redactPersonalDataFor(pkg.constraints, reply.text.trim().slice(0, LIMITS.markdown - 100)) ||
+      '(the model returned an empty draft)';
     if (rejected.includes(markdown)) markdown = `${markdown}\n\n_Revision ${rejected.length}._`;
     cost = reply.cost_usd;
   } else {
@@ -55,7 +73,10 @@ export async function writeSummary(
   }
   turn.reply(assistantMessage(markdown));
   const body: SummaryMd = { markdown, cited_keys: citedKeys(markdown), revision: rejected.length };
-  const cites = body.cited_keys.length > 0 ? `citing ${body.cited_keys.join(', ')}` : `citing nothing${/\bno_match\b/.test(markdown) ? ' (no_match)' : ''}`;
+  const cites =
+    body.cited_keys.length > 0
+      ? `citing ${body.cited_keys.join(', ')}`
+      : `citing nothing${/\bno_match\b/.test(markdown) ? ' (no_match)' : ''}`;
   const summary = `draft revision ${body.revision} (${model ? 'model' : 'offline'}, ${markdown.length} characters) ${cites}`;
   return { artifact: await writeArtifact(store, 'summary_md', SummaryMd, body), body, cost_usd: cost, summary };
 }
@@ -78,8 +99,12 @@ function draftPrompt(input: DraftInput, constraints: readonly string[]): { syste
     `Intent ${input.intake.intent}, risk ${input.intake.risk}, sentiment ${input.intake.sentiment}, language ${input.intake.language}.`,
     ...(input.context ?? []),
     `Help-center passages:\n${passages}`,
-    ...(input.failures.length > 0 ? [`The reviewer rejected the previous draft for: ${input.failures.join('; ')}. Fix every point.`] : []),
-    ...(input.rejected.length > 0 ? [`Rejected draft (do not repeat it):\n${input.rejected[input.rejected.length - 1]}`] : []),
+    ...(input.failures.length > 0
+      ? [`The reviewer rejected the previous draft for: ${input.failures.join('; ')}. Fix every point.`]
+      : []),
+    ...(input.rejected.length > 0
+      ? [`Rejected draft (do not repeat it):\n${input.rejected[input.rejected.length - 1]}`]
+      : []),
   ].join('\n\n');
   return { system, question: user };
 }

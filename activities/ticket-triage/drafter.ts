@@ -40,7 +40,7 @@ export function offlineDraft(input: DraftInput): string {
   const lines = [
     `## Triage summary: ticket ${intake.ticket_id}`,
     '',
-    '**Question** (the customer\'s words):',
+    "**Question** (the customer's words):",
     `> ${intake.question}`,
     `**Intent:** ${intake.intent} · **Risk:** ${intake.risk} · **Sentiment:** ${intake.sentiment} · **Language:** ${intake.language}`,
     ...(input.context ?? []).flatMap((line) => ['', line]),
@@ -48,10 +48,16 @@ export function offlineDraft(input: DraftInput): string {
   // A revision names what it addresses, so it differs from what was refused even when the refused
   // draft never reached the package (the rail refused it at the draft hop).
   if (input.rejected.length > 0 || input.failures.length > 0) {
-    lines.push('', `_Revision ${Math.max(1, input.rejected.length)}: addresses ${[...codes].join(', ') || 'the previous verdict'}._`);
+    lines.push(
+      '',
+      `_Revision ${Math.max(1, input.rejected.length)}: addresses ${[...codes].join(', ') || 'the previous verdict'}._`,
+    );
   }
   if (codes.has(FAILURE.offTopic)) {
-    lines.push('', `**Answer in short:** the customer asks about ${searchTerms(intake.question).join(', ')}; the guidance below covers it.`);
+    lines.push(
+      '',
+      `**Answer in short:** the customer asks about ${searchTerms(intake.question).join(', ')}; the guidance below covers it.`,
+    );
   }
 
   lines.push('', '### What the help center says');
@@ -68,7 +74,11 @@ export function offlineDraft(input: DraftInput): string {
     const signals = Array.isArray(intake.risk_signals) ? intake.risk_signals.join(', ') : 'see intake';
     lines.push(`High risk (${signals}): a senior agent reviews before anyone replies.`);
   }
-  lines.push(input.retrieval.kind === 'no_hit' ? 'Escalate to a human agent: the answer needs knowledge outside the help center.' : (NEXT_STEP[intake.intent] ?? DEFAULT_NEXT_STEP));
+  lines.push(
+    input.retrieval.kind === 'no_hit'
+      ? 'Escalate to a human agent: the answer needs knowledge outside the help center.'
+      : (NEXT_STEP[intake.intent] ?? DEFAULT_NEXT_STEP),
+  );
   if (intake.open_questions.length > 0) lines.push('', `**Open questions:** ${intake.open_questions.join('; ')}.`);
 
   const markdown = lines.join('\n');
@@ -100,5 +110,7 @@ function bulletsFor(chunks: readonly Chunk[], question: string, max: number): { 
 }
 
 function clipSentence(sentence: string): string {
-  return sentence.length <= MAX_BULLET_CHARS ? sentence : `${sentence.slice(0, MAX_BULLET_CHARS - 1).replace(/\s+\S*$/, '')}…`;
+  return sentence.length <= MAX_BULLET_CHARS
+    ? sentence
+    : `${sentence.slice(0, MAX_BULLET_CHARS - 1).replace(/\s+\S*$/, '')}…`;
 }

@@ -13,14 +13,19 @@ import { runWriteback } from './writeback';
  * these activities serve too; writeback takes their stages' evidence. */
 export function ticketTriageActivities(deps: ActivityDeps, sharedWith: readonly Pipeline[] = []) {
   const { store, model } = deps;
-  return stageActivities(ticketTriage, store, {
-    intake: (pkg, turn) => runIntake(store, pkg, turn),
-    retrieve: async (pkg, turn) => {
-      await helpCenterLoaded(store);
-      return runRetrieve(store, pkg, turn);
+  return stageActivities(
+    ticketTriage,
+    store,
+    {
+      intake: (pkg, turn) => runIntake(store, pkg, turn),
+      retrieve: async (pkg, turn) => {
+        await helpCenterLoaded(store);
+        return runRetrieve(store, pkg, turn);
+      },
+      draft: (pkg, turn) => runDraft(store, model, pkg, turn),
+      judge: (pkg, turn) => runJudge(store, model, pkg, turn),
+      writeback: (pkg, turn) => runWriteback(store, writesOf(deps), pkg, turn),
     },
-    draft: (pkg, turn) => runDraft(store, model, pkg, turn),
-    judge: (pkg, turn) => runJudge(store, model, pkg, turn),
-    writeback: (pkg, turn) => runWriteback(store, writesOf(deps), pkg, turn),
-  }, { ...turnOptions(deps), sharedWith });
+    { ...turnOptions(deps), sharedWith },
+  );
 }

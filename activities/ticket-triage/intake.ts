@@ -6,7 +6,16 @@
 import { assistantMessage, type HandoffV1 } from '../../contracts';
 import { IntakeV1, TICKET_LIMITS, TicketRaw } from '../../contracts/pipelines/ticket-artifacts';
 import { intakeStage } from '../../contracts/pipelines/ticket-triage';
-import { type Store, readArtifactText, requireArtifact, writeArtifact, entryFieldsMissing, type StageOutput, type StageTurn, stageFailure } from '../../src';
+import {
+  type Store,
+  readArtifactText,
+  requireArtifact,
+  writeArtifact,
+  entryFieldsMissing,
+  type StageOutput,
+  type StageTurn,
+  stageFailure,
+} from '../../src';
 import { askedIntent, assessRisk, detectLanguage, extractQuestion, scoreSentiment } from './ticket-rules';
 
 /** The ticket as read, before anything is checked: ids may be absent or malformed. */
@@ -37,7 +46,8 @@ export async function runIntake(store: Store, pkg: HandoffV1, turn: StageTurn): 
   const risk = assessRisk(text, sentiment.score);
   const language = detectLanguage(text);
   const openQuestions = [
-    ...((intent.intent === 'refund' || intent.intent === 'billing') && !/\binv[-_ #]?\d+|\binvoice (?:number|no\.?|#)\s*\S*\d/i.test(text)
+    ...((intent.intent === 'refund' || intent.intent === 'billing') &&
+    !/\binv[-_ #]?\d+|\binvoice (?:number|no\.?|#)\s*\S*\d/i.test(text)
       ? ['invoice number not given']
       : []),
     ...(language === 'und' ? ['customer language undetermined'] : []),
@@ -58,7 +68,11 @@ export async function runIntake(store: Store, pkg: HandoffV1, turn: StageTurn): 
     sentiment_score: sentiment.score,
     ...(ticket.channel ? { channel: ticket.channel } : {}),
   };
-  turn.reply(assistantMessage(`intent ${body.intent}, risk ${body.risk}, sentiment ${body.sentiment}, language ${body.language}${openQuestions.length > 0 ? `; open questions: ${openQuestions.join('; ')}` : ''}`));
+  turn.reply(
+    assistantMessage(
+      `intent ${body.intent}, risk ${body.risk}, sentiment ${body.sentiment}, language ${body.language}${openQuestions.length > 0 ? `; open questions: ${openQuestions.join('; ')}` : ''}`,
+    ),
+  );
   return {
     artifact: await writeArtifact(store, 'intake.v1', IntakeV1, body),
     body,
@@ -73,9 +87,13 @@ export async function runIntake(store: Store, pkg: HandoffV1, turn: StageTurn): 
 
 function missingFields(ticket: ReadTicket, question: string | null): string[] {
   const gaps: string[] = [];
-  for (const [field, value] of [['ticket_id', ticket.id], ['customer_id', ticket.customer_id]] as const) {
+  for (const [field, value] of [
+    ['ticket_id', ticket.id],
+    ['customer_id', ticket.customer_id],
+  ] as const) {
     if (value === undefined || value.trim() === '') gaps.push(`${field} missing: the ticket does not name one`);
-    else if (!TicketRaw.shape.id.safeParse(value).success) gaps.push(`${field} ${JSON.stringify(value.slice(0, 60))} is malformed`);
+    else if (!TicketRaw.shape.id.safeParse(value).success)
+      gaps.push(`${field} ${JSON.stringify(value.slice(0, 60))} is malformed`);
   }
   if (question === null) gaps.push('question missing: the ticket has no subject and no body');
   return gaps;
@@ -83,12 +101,21 @@ function missingFields(ticket: ReadTicket, question: string | null): string[] {
 
 /** A JSON ticket (`application/json`, or text that is a JSON object) or a plain-text email. */
 function parseTicket(text: string, mediaType: string): ReadTicket {
-  const ticket = mediaType === 'application/json' || text.trimStart().startsWith('{') ? parseJsonTicket(text) : parseEmailTicket(text);
+  const ticket =
+    mediaType === 'application/json' || text.trimStart().startsWith('{')
+      ? parseJsonTicket(text)
+      : parseEmailTicket(text);
   if (ticket.subject.length > TICKET_LIMITS.subject) {
-    throw stageFailure('ArtifactInvalid', `ticket.raw: subject is ${ticket.subject.length} characters, over the ${TICKET_LIMITS.subject} cap`);
+    throw stageFailure(
+      'ArtifactInvalid',
+      `ticket.raw: subject is ${ticket.subject.length} characters, over the ${TICKET_LIMITS.subject} cap`,
+    );
   }
   if (ticket.body.length > TICKET_LIMITS.body) {
-    throw stageFailure('ArtifactInvalid', `ticket.raw: body is ${ticket.body.length} characters, over the ${TICKET_LIMITS.body} cap`);
+    throw stageFailure(
+      'ArtifactInvalid',
+      `ticket.raw: body is ${ticket.body.length} characters, over the ${TICKET_LIMITS.body} cap`,
+    );
   }
   return ticket;
 }
@@ -100,7 +127,8 @@ function parseJsonTicket(text: string): ReadTicket {
   } catch {
     throw stageFailure('ArtifactInvalid', 'ticket.raw: not valid JSON');
   }
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw stageFailure('ArtifactInvalid', 'ticket.raw: not a JSON object');
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    throw stageFailure('ArtifactInvalid', 'ticket.raw: not a JSON object');
   const fields = json as Record<string, unknown>;
   const optionalText = (name: string): string | undefined => {
     const value = fields[name];
@@ -132,7 +160,11 @@ function parseEmailTicket(text: string): ReadTicket {
   const headerLines = head.split('\n');
   // Without an RFC 5322 header block the whole text is the body, and no ids can be read from it.
   const hasHeaders = headerLines.every((line) => /^[A-Za-z][A-Za-z0-9-]*:\s?/.test(line) || /^[ \t]/.test(line));
-  const ticket: ReadTicket = { subject: '', body: hasHeaders ? (split === -1 ? '' : normalized.slice(split + 2)) : normalized, channel: 'email' };
+  const ticket: ReadTicket = {
+    subject: '',
+    body: hasHeaders ? (split === -1 ? '' : normalized.slice(split + 2)) : normalized,
+    channel: 'email',
+  };
   if (!hasHeaders) return { ...ticket, body: ticket.body.trim() };
   for (const line of headerLines) {
     const at = line.indexOf(':');

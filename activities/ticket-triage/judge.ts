@@ -5,13 +5,29 @@
 import { assistantMessage, failureCode, SummaryMd, VerdictV1, type HandoffV1, clip } from '../../contracts';
 import { type IntakeV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { judgeStage } from '../../contracts/pipelines/ticket-triage';
-import { type ChatMessage, type ChatModel, type Store, readArtifactBody, requireArtifact, writeArtifact, type StageOutput, type StageTurn, stageFailure, askModel } from '../../src';
+import {
+  type ChatMessage,
+  type ChatModel,
+  type Store,
+  readArtifactBody,
+  requireArtifact,
+  writeArtifact,
+  type StageOutput,
+  type StageTurn,
+  stageFailure,
+  askModel,
+} from '../../src';
 import { readIntake, readRetrieval } from './retrieval';
 import { judgeSummary, type AnswerGrade } from './rubric';
 
 const MAX_FAILURE_CHARS = 400;
 
-export async function runJudge(store: Store, model: ChatModel | undefined, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
+export async function runJudge(
+  store: Store,
+  model: ChatModel | undefined,
+  pkg: HandoffV1,
+  turn: StageTurn,
+): Promise<StageOutput> {
   const summaryRef = requireArtifact(pkg, judgeStage.name, 'summary_md');
   const summary = await readArtifactBody(store, summaryRef, SummaryMd);
   const intake = await readIntake(store, pkg, judgeStage.name);
@@ -42,7 +58,9 @@ export async function runJudge(store: Store, model: ChatModel | undefined, pkg: 
 
 /** A verdict as a summary segment says it: pass, or fail with the failures' codes. */
 export function verdictSummary(verdict: VerdictV1['verdict'], failures: readonly string[]): string {
-  return verdict === 'pass' ? 'verdict pass' : `verdict fail: ${[...new Set(failures.map(failureCode))].join(', ') || 'no failure named'}`;
+  return verdict === 'pass'
+    ? 'verdict pass'
+    : `verdict fail: ${[...new Set(failures.map(failureCode))].join(', ') || 'no failure named'}`;
 }
 
 function gradePrompt(intake: IntakeV1, markdown: string): { system: string; question: string } {
@@ -54,7 +72,10 @@ function gradePrompt(intake: IntakeV1, markdown: string): { system: string; ques
   };
 }
 
-async function gradeAnswer(model: ChatModel, messages: ChatMessage[]): Promise<{ grade: AnswerGrade; cost_usd: number }> {
+async function gradeAnswer(
+  model: ChatModel,
+  messages: ChatMessage[],
+): Promise<{ grade: AnswerGrade; cost_usd: number }> {
   const reply = await askModel(model, messages, { maxTokens: 200, json: true });
   let parsed: { answers_question?: unknown; note?: unknown };
   try {
@@ -64,7 +85,13 @@ async function gradeAnswer(model: ChatModel, messages: ChatMessage[]): Promise<{
   }
   const score = parsed.answers_question;
   if (typeof score !== 'number' || !(score >= 0 && score <= 1)) {
-    throw stageFailure('ModelRejected', `judge model gave answers_question=${JSON.stringify(score)}, not a number in 0..1`);
+    throw stageFailure(
+      'ModelRejected',
+      `judge model gave answers_question=${JSON.stringify(score)}, not a number in 0..1`,
+    );
   }
-  return { grade: { score, note: typeof parsed.note === 'string' ? parsed.note : undefined }, cost_usd: reply.cost_usd };
+  return {
+    grade: { score, note: typeof parsed.note === 'string' ? parsed.note : undefined },
+    cost_usd: reply.cost_usd,
+  };
 }

@@ -10,8 +10,13 @@ export async function readIntake(store: Store, pkg: HandoffV1, stage: string): P
 
 /** The newest chunks.v1 or no_hit.v1 among `artifacts`, wherever it sits (ticket-hub's merged
  * package has the account history and the merge after it). */
-export async function readRetrieval(store: Store, pkg: Pick<HandoffV1, 'artifacts'>, stage: string): Promise<Retrieval> {
+export async function readRetrieval(
+  store: Store,
+  pkg: Pick<HandoffV1, 'artifacts'>,
+  stage: string,
+): Promise<Retrieval> {
   const ref = requireArtifact(pkg, stage, 'chunks.v1', 'no_hit.v1');
-  if (ref.type === 'chunks.v1') return { kind: 'chunks', chunks: (await readArtifactBody(store, ref, ChunksV1)).chunks };
+  if (ref.type === 'chunks.v1')
+    return { kind: 'chunks', chunks: (await readArtifactBody(store, ref, ChunksV1)).chunks };
   return { kind: 'no_hit', reason: (await readArtifactBody(store, ref, NoHitV1)).reason };
 }

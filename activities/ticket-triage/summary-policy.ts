@@ -20,7 +20,6 @@ export const FAILURE = {
   offTopic: 'off_topic',
 } as const;
 
-
 export function citedKeys(markdown: string): string[] {
   return [...new Set([...markdown.matchAll(CITATION)].map((m) => m[1] as string))];
 }

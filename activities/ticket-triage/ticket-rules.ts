@@ -13,18 +13,59 @@ const words = (text: string): string[] =>
     .split(/[^\p{L}\p{N}']+/u)
     .filter(Boolean);
 
-const countMatches = (text: string, patterns: readonly RegExp[]): number => patterns.reduce((n, re) => n + (re.test(text) ? 1 : 0), 0);
+const countMatches = (text: string, patterns: readonly RegExp[]): number =>
+  patterns.reduce((n, re) => n + (re.test(text) ? 1 : 0), 0);
 
 /** Intents in priority order: on a tie the earlier (more specific, riskier) one wins. */
 const INTENTS: readonly { intent: string; patterns: RegExp[] }[] = [
   { intent: 'refund', patterns: [/\brefund/i, /\bmoney back\b/i, /\breembols/i, /\brembours/i, /\berstatt/i] },
-  { intent: 'privacy', patterns: [/\bgdpr\b/i, /\bdelete (?:my|our|all) (?:data|account)/i, /\berasure\b/i, /\bpersonal data\b/i] },
-  { intent: 'account_access', patterns: [/\bpassword/i, /\blog ?in\b|\bsign ?in\b|\blogin\b/i, /\b2fa\b|\btwo[- ]factor\b|\bauthenticator\b/i, /\blocked out\b|\blocked\b/i, /\bsso\b|\bsaml\b/i, /\brecovery codes?\b/i] },
-  { intent: 'billing', patterns: [/\binvoices?\b/i, /\bcharged?\b|\bcharges\b/i, /\bbilling\b/i, /\bpayment|\bcard\b/i, /\bvat\b|\breceipt\b/i, /\bpric(?:e|ing)\b/i, /\bchargeback|\bdispute/i] },
+  {
+    intent: 'privacy',
+    patterns: [/\bgdpr\b/i, /\bdelete (?:my|our|all) (?:data|account)/i, /\berasure\b/i, /\bpersonal data\b/i],
+  },
+  {
+    intent: 'account_access',
+    patterns: [
+      /\bpassword/i,
+      /\blog ?in\b|\bsign ?in\b|\blogin\b/i,
+      /\b2fa\b|\btwo[- ]factor\b|\bauthenticator\b/i,
+      /\blocked out\b|\blocked\b/i,
+      /\bsso\b|\bsaml\b/i,
+      /\brecovery codes?\b/i,
+    ],
+  },
+  {
+    intent: 'billing',
+    patterns: [
+      /\binvoices?\b/i,
+      /\bcharged?\b|\bcharges\b/i,
+      /\bbilling\b/i,
+      /\bpayment|\bcard\b/i,
+      /\bvat\b|\breceipt\b/i,
+      /\bpric(?:e|ing)\b/i,
+      /\bchargeback|\bdispute/i,
+    ],
+  },
   { intent: 'cancellation', patterns: [/\bcancel/i, /\bdowngrade/i, /\bclose (?:my|our) account\b/i] },
-  { intent: 'data_export', patterns: [/\bexports?\b|\bexporting\b/i, /\bcsv\b/i, /\bbackup\b/i, /\bdownload (?:my|our|all)\b/i] },
-  { intent: 'api', patterns: [/\bapi\b/i, /\brate limit|\b429\b|\btoo many requests\b/i, /\bwebhooks?\b/i, /\bapi keys?\b|\btoken\b/i] },
-  { intent: 'shipping', patterns: [/\bshipping\b|\bshipment/i, /\blabels?\b/i, /\btracking\b|\btrack\b/i, /\bparcel|\bpackage\b/i, /\bcarrier|\bcustoms\b/i, /\bdeliver/i] },
+  {
+    intent: 'data_export',
+    patterns: [/\bexports?\b|\bexporting\b/i, /\bcsv\b/i, /\bbackup\b/i, /\bdownload (?:my|our|all)\b/i],
+  },
+  {
+    intent: 'api',
+    patterns: [/\bapi\b/i, /\brate limit|\b429\b|\btoo many requests\b/i, /\bwebhooks?\b/i, /\bapi keys?\b|\btoken\b/i],
+  },
+  {
+    intent: 'shipping',
+    patterns: [
+      /\bshipping\b|\bshipment/i,
+      /\blabels?\b/i,
+      /\btracking\b|\btrack\b/i,
+      /\bparcel|\bpackage\b/i,
+      /\bcarrier|\bcustoms\b/i,
+      /\bdeliver/i,
+    ],
+  },
 ];
 
 export interface IntentGuess {
@@ -78,9 +119,15 @@ export function assessRisk(text: string, sentimentScore: number): RiskAssessment
 }
 
 const NEGATIVE = new Set(
-  'angry annoyed awful bad broken disappointed disappointing disgusted frustrated frustrating furious horrible incompetent joke mad ridiculous scam shocking terrible unacceptable unhappy upset useless worst wrong hate fed'.split(' '),
+  'angry annoyed awful bad broken disappointed disappointing disgusted frustrated frustrating furious horrible incompetent joke mad ridiculous scam shocking terrible unacceptable unhappy upset useless worst wrong hate fed'.split(
+    ' ',
+  ),
 );
-const POSITIVE = new Set('appreciate awesome excellent glad great happy helpful love lovely nice perfect pleased thank thanks wonderful'.split(' '));
+const POSITIVE = new Set(
+  'appreciate awesome excellent glad great happy helpful love lovely nice perfect pleased thank thanks wonderful'.split(
+    ' ',
+  ),
+);
 
 export interface SentimentScore {
   sentiment: Sentiment;

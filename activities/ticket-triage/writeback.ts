@@ -6,12 +6,25 @@
 import { SummaryMd, toolCall, toolResult, type HandoffV1 } from '../../contracts';
 import { ReceiptV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { writebackStage } from '../../contracts/pipelines/ticket-triage';
-import { type Store, latestArtifact, readArtifactBody, writeArtifact, type StageOutput, type StageTurn, passedSummary } from '../../src';
+import {
+  type Store,
+  latestArtifact,
+  readArtifactBody,
+  writeArtifact,
+  type StageOutput,
+  type StageTurn,
+  passedSummary,
+} from '../../src';
 import { crmNoteSummary, writeCrmNote, type CrmWrites } from './crm';
 import { readIntake } from './retrieval';
 
 /** Reads the evidence from `store`, writes the note to `crm`. */
-export async function runWriteback(store: Store, crm: CrmWrites, pkg: HandoffV1, turn: StageTurn): Promise<StageOutput> {
+export async function runWriteback(
+  store: Store,
+  crm: CrmWrites,
+  pkg: HandoffV1,
+  turn: StageTurn,
+): Promise<StageOutput> {
   const summaryRef = await passedSummary(store, pkg, writebackStage.name);
   const summary = await readArtifactBody(store, summaryRef, SummaryMd);
   const intake = await readIntake(store, pkg, writebackStage.name);
@@ -24,7 +37,10 @@ export async function runWriteback(store: Store, crm: CrmWrites, pkg: HandoffV1,
     status,
     note: summary.markdown,
   });
-  turn.reply(toolCall('crm.patch', { ticket_id: intake.ticket_id, status }), toolResult(`${receipt.status} ${receipt.record_id} ${receipt.note_hash}`));
+  turn.reply(
+    toolCall('crm.patch', { ticket_id: intake.ticket_id, status }),
+    toolResult(`${receipt.status} ${receipt.record_id} ${receipt.note_hash}`),
+  );
   return {
     artifact: await writeArtifact(store, 'receipt.v1', ReceiptV1, receipt),
     body: receipt,

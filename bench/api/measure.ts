@@ -42,7 +42,11 @@ async function drive(url: string, seconds: number, connections: number, headers:
 }
 
 /** Runs both sides `rounds` times and sums them; `temporal` is only there for the API's decide route. */
-export async function apiListVsBareRoute(tmp: string, temporal: Client, opts: { seconds: number; rounds: number; connections: number }): Promise<ApiListFigures> {
+export async function apiListVsBareRoute(
+  tmp: string,
+  temporal: Client,
+  opts: { seconds: number; rounds: number; connections: number },
+): Promise<ApiListFigures> {
   const dir = path.join(tmp, 'api-bench');
   fs.mkdirSync(dir, { recursive: true });
   const store = await openStore({ sqlitePath: path.join(dir, 'store.sqlite') });
@@ -59,24 +63,35 @@ export async function apiListVsBareRoute(tmp: string, temporal: Client, opts: { 
           job_id: `bench-${n}`,
           summary: `hop 0 intake → intake.v1: intent refund, risk low, language en; record ${n}`,
           open_questions: ['invoice number not given'],
-          next_steps: ['resolve: wallet has $0.002; "draft" costs $0.01', 'decide approve | reject | top_up | revise (the job is blocked at draft)'],
+          next_steps: [
+            'resolve: wallet has $0.002; "draft" costs $0.01',
+            'decide approve | reject | top_up | revise (the job is blocked at draft)',
+          ],
           ...(n % 5 === 0 ? { owner: 'bench' } : {}),
           created_by: 'rail',
         },
         `bench-${n}:escalation:1`,
       );
     }
-    const records: HandoffRecord[] = await store.listHandoffs({ workspace: 'default', project: 'ticket-triage', limit: LIST_RECORDS });
+    const records: HandoffRecord[] = await store.listHandoffs({
+      workspace: 'default',
+      project: 'ticket-triage',
+      limit: LIST_RECORDS,
+    });
     if (records.length !== LIST_RECORDS) throw new Error(`seeded ${records.length} records, not ${LIST_RECORDS}`);
     bare.get('/handoffs', async () => ({ handoffs: records }));
     const apiBase = await api.listen({ port: 0, host: '127.0.0.1' });
     const bareBase = await bare.listen({ port: 0, host: '127.0.0.1' });
     const auth = { authorization: `Bearer ${TOKEN}` };
     const listed = (await (await fetch(apiBase + ROUTE, { headers: auth })).json()) as { handoffs: unknown[] };
-    if (listed.handoffs.length !== LIST_RECORDS) throw new Error(`the API listed ${listed.handoffs.length} records, not ${LIST_RECORDS}`);
+    if (listed.handoffs.length !== LIST_RECORDS)
+      throw new Error(`the API listed ${listed.handoffs.length} records, not ${LIST_RECORDS}`);
 
     const sides = { api: { rps: 0, p50: 0, errors: 0 }, bare: { rps: 0, p50: 0, errors: 0 } };
-    const run = { api: () => drive(apiBase + ROUTE, opts.seconds, opts.connections, auth), bare: () => drive(`${bareBase}/handoffs`, opts.seconds, opts.connections, {}) };
+    const run = {
+      api: () => drive(apiBase + ROUTE, opts.seconds, opts.connections, auth),
+      bare: () => drive(`${bareBase}/handoffs`, opts.seconds, opts.connections, {}),
+    };
     for (let round = 0; round < opts.rounds; round++) {
       for (const side of round % 2 === 0 ? (['api', 'bare'] as const) : (['bare', 'api'] as const)) {
         const r = await run[side]();
@@ -110,8 +125,16 @@ export function apiListMarkdown(f: ApiListFigures): string {
     markdownTable(
       ['route', 'requests / s', 'p50 latency (ms)'],
       [
-        ['`GET …/handoffs?limit=100` (auth, schema, store with its list cache, owner filter)', fmt(f.api_requests_per_second), fmt(f.api_p50_latency_ms)],
-        ['bare `GET /handoffs` (the same records from memory)', fmt(f.bare_requests_per_second), fmt(f.bare_p50_latency_ms)],
+        [
+          '`GET …/handoffs?limit=100` (auth, schema, store with its list cache, owner filter)',
+          fmt(f.api_requests_per_second),
+          fmt(f.api_p50_latency_ms),
+        ],
+        [
+          'bare `GET /handoffs` (the same records from memory)',
+          fmt(f.bare_requests_per_second),
+          fmt(f.bare_p50_latency_ms),
+        ],
         ['API / bare (target ≥ 0.5×)', `${fmt(f.ratio)}×`, ''],
       ],
     ),

@@ -12,7 +12,15 @@ import type { HandoffV1, JobRequest } from '../../contracts';
 import type { ReceiptV1 } from '../../contracts/pipelines/ticket-artifacts';
 import { firstPackage } from '../../workflows/rail/first-package';
 import { addUsd } from '../../workflows/rail/budget';
-import { HandrailAck, HandrailAcks, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
+import {
+  HandrailAck,
+  HandrailAcks,
+  HandrailHops,
+  HandrailStage,
+  HandrailStatus,
+  HandrailUsdRemaining,
+  HandrailVerdict,
+} from '../../workflows/search-attributes';
 import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
 
 const CHAIN = ['intake', 'retrieve', 'draft', 'judge', 'writeback'] as const;
@@ -54,14 +62,22 @@ export type HistoryShape = 'handrail' | 'marker' | 'upsert-per-hop';
  * handoffJob, what the rail's own work costs. A patch marker comes with sdk-core's
  * `TemporalChangeVersion` upsert, as any patch the rail takes would.
  */
-export async function shapedBaselineJob(request: JobRequest & { traceparent: string }, shape: HistoryShape = 'handrail'): Promise<BaselineResult> {
+export async function shapedBaselineJob(
+  request: JobRequest & { traceparent: string },
+  shape: HistoryShape = 'handrail',
+): Promise<BaselineResult> {
   if (shape === 'marker') patched('bench-shape');
   let pkg = firstPackage(request, request.traceparent, ticketTriage);
   let receipt: unknown;
   let usd = request.budget.usd;
   for (const [n, stage] of CHAIN.entries()) {
     const hops = Math.max(0, n - 1);
-    if (shape === 'upsert-per-hop') upsertSearchAttributes([{ key: HandrailStage, value: stage }, { key: HandrailUsdRemaining, value: usd }, { key: HandrailHops, value: hops }]);
+    if (shape === 'upsert-per-hop')
+      upsertSearchAttributes([
+        { key: HandrailStage, value: stage },
+        { key: HandrailUsdRemaining, value: usd },
+        { key: HandrailHops, value: hops },
+      ]);
     // The job's first attributes came with its start, as startJob sets them.
     else if (shape === 'handrail' && n > 0) upsertSearchAttributes(hopAttributes(n, stage, usd, hops));
     const result = await stages[stage]({ stage, package: pkg, delivery_key: `${request.job_id}:${stage}:${n}` });
@@ -87,7 +103,12 @@ function hopAttributes(n: number, stage: string, usd: number, hops: number): Sea
     { key: HandrailStage, value: stage },
     { key: HandrailUsdRemaining, value: usd },
     ...(n >= 2 ? [{ key: HandrailHops, value: hops }] : []),
-    ...(n === 1 ? [{ key: HandrailAck, value: 'accepted' }, { key: HandrailAcks, value: ['accepted'] }] : []),
+    ...(n === 1
+      ? [
+          { key: HandrailAck, value: 'accepted' },
+          { key: HandrailAcks, value: ['accepted'] },
+        ]
+      : []),
     ...(stage === 'writeback' ? [{ key: HandrailVerdict, value: 'pass' }] : []),
   ];
 }
@@ -100,6 +121,10 @@ export interface BaselineHopRequest {
 
 /** One stage activity with nothing around it: the package goes in as given, no ack, no lookup. */
 export async function baselineHop(request: BaselineHopRequest): Promise<HandoffV1> {
-  const result = await stages[request.stage]({ stage: request.stage, package: request.package, delivery_key: request.delivery_key });
+  const result = await stages[request.stage]({
+    stage: request.stage,
+    package: request.package,
+    delivery_key: request.delivery_key,
+  });
   return result.package;
 }

@@ -31,7 +31,10 @@ function filler(label: string, n: number): string {
 
 /** Two tool calls with their results and an answer, whose texts total exactly `bytes`. */
 export function conversation(bytes: number): Message[] {
-  const calls = [toolCall('notes.search', { query: 'duplicate charge', limit: 3 }, 'call_1'), toolCall('notes.fetch', { id: 'note_7' }, 'call_2')];
+  const calls = [
+    toolCall('notes.search', { query: 'duplicate charge', limit: 3 }, 'call_1'),
+    toolCall('notes.fetch', { id: 'note_7' }, 'call_2'),
+  ];
   const rest = bytes - calls.reduce((n, m) => n + textBytes(m), 0);
   if (rest < 3) throw stageFailure('StageInputInvalid', `talk: ${bytes} bytes is too small for a conversation`);
   const part = Math.floor(rest / 3);
@@ -53,7 +56,11 @@ export function conversationActivities(deps: ActivityDeps) {
       talk: async (pkg, turn) => {
         const ticket = await readArtifactBody(store, requireArtifact(pkg, 'talk', 'ticket.raw'), TicketRaw);
         const size = SIZE_LINE.exec(ticket.body)?.[1];
-        if (size === undefined) throw stageFailure('StageInputInvalid', 'talk: the ticket body names no size ("conversation bytes: NNNNNNN")');
+        if (size === undefined)
+          throw stageFailure(
+            'StageInputInvalid',
+            'talk: the ticket body names no size ("conversation bytes: NNNNNNN")',
+          );
         await turn.prompt({ question: ticket.subject });
         const messages = conversation(Number(size));
         turn.reply(...messages);

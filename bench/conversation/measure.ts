@@ -56,7 +56,9 @@ export interface ConversationFigures {
 const label = (bytes: number) => (bytes >= 2 ** 20 ? `${bytes / 2 ** 20} MB` : `${bytes / 1024} KB`);
 
 /** Runs one job per size on an in-process worker (bytes are measured here, not CPU). */
-export async function conversationVsHistory(lab: Pick<Lab, 'address' | 'tmp' | 'client'>): Promise<ConversationFigures> {
+export async function conversationVsHistory(
+  lab: Pick<Lab, 'address' | 'tmp' | 'client'>,
+): Promise<ConversationFigures> {
   const dir = fs.mkdtempSync(path.join(lab.tmp, 'conversation-'));
   const workspace = path.join(dir, 'workspace');
   fs.mkdirSync(workspace);
@@ -79,7 +81,10 @@ export async function conversationVsHistory(lab: Pick<Lab, 'address' | 'tmp' | '
     // One run id for both jobs: their ids differ only in the seven-digit size.
     const id = runId();
     const jobs: ConversationJob[] = [];
-    for (const bytes of CONVERSATION_SIZES) jobs.push(await measureJob(lab.client, store, taskQueue, `conversation-${id}-${String(bytes).padStart(7, '0')}`, bytes));
+    for (const bytes of CONVERSATION_SIZES)
+      jobs.push(
+        await measureJob(lab.client, store, taskQueue, `conversation-${id}-${String(bytes).padStart(7, '0')}`, bytes),
+      );
     const [small, large] = jobs as [ConversationJob, ConversationJob];
     return {
       jobs,
@@ -96,11 +101,22 @@ export async function conversationVsHistory(lab: Pick<Lab, 'address' | 'tmp' | '
   }
 }
 
-async function measureJob(client: Client, store: Store, taskQueue: string, jobId: string, bytes: number): Promise<ConversationJob> {
+async function measureJob(
+  client: Client,
+  store: Store,
+  taskQueue: string,
+  jobId: string,
+  bytes: number,
+): Promise<ConversationJob> {
   const request = {
     ...sampleJobRequest(jobId),
     pipeline: conversationBench.name,
-    ticket: { id: 'tkt_conversation', customer_id: 'cus_9', subject: 'Hand the whole conversation over', body: sizeLine(bytes) },
+    ticket: {
+      id: 'tkt_conversation',
+      customer_id: 'cus_9',
+      subject: 'Hand the whole conversation over',
+      body: sizeLine(bytes),
+    },
     traceparent: newTraceparent(),
   };
   const { handle } = await startJob(client, request, { taskQueue });
@@ -156,7 +172,17 @@ export function conversationMarkdown(f: ConversationFigures): string {
   return [
     '## Conversation size vs history (one job per size: talk → read, handover transcript_materialize)\n',
     markdownTable(
-      ['conversation', 'history bytes', 'history bytes, nanos zeroed', 'history events', 'conversation bytes in the store', 'log messages', 'trace blocks offloaded', 'transcript URI in history', 'conversation in history'],
+      [
+        'conversation',
+        'history bytes',
+        'history bytes, nanos zeroed',
+        'history events',
+        'conversation bytes in the store',
+        'log messages',
+        'trace blocks offloaded',
+        'transcript URI in history',
+        'conversation in history',
+      ],
       f.jobs.map((j) => [
         label(j.conversation_bytes_requested),
         n(j.history_bytes),

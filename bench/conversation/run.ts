@@ -16,7 +16,9 @@ async function main(): Promise<void> {
   try {
     const figures = await conversationVsHistory(lab);
     console.log(`\n${conversationMarkdown(figures)}`);
-    console.log(`\nJSON: ${path.relative(process.cwd(), writeResults('bench-conversation', { conversation: figures }))}`);
+    console.log(
+      `\nJSON: ${path.relative(process.cwd(), writeResults('bench-conversation', { conversation: figures }))}`,
+    );
   } finally {
     await lab.stop();
   }

@@ -46,7 +46,11 @@ export function hubActivities(deps: ActivityDeps) {
       start: async (pkg) => {
         const ticket = await readArtifactBody(store, requireArtifact(pkg, 'start', 'ticket.raw'), TicketRaw);
         const shape = SHAPE_LINE.exec(ticket.body)?.[1] as Shape | undefined;
-        if (shape === undefined) throw stageFailure('StageInputInvalid', 'start: the ticket body names no shape ("bench shape: hub" or "relay")');
+        if (shape === undefined)
+          throw stageFailure(
+            'StageInputInvalid',
+            'start: the ticket body names no shape ("bench shape: hub" or "relay")',
+          );
         const body = { shape };
         return output(writeArtifact(store, START, StartV1, body), body);
       },

@@ -77,10 +77,17 @@ export async function hubVsRelay(lab: Pick<Lab, 'address' | 'tmp' | 'client'>, j
   let workers: Worker[] = [];
   let running: Promise<void> | undefined;
   try {
-    workers = await createHandrailWorkers({ connection, plugin: new HandrailPlugin({ pipelines: [hubBench], activities: hubActivities }), config: { namespace: NAMESPACE, taskQueue }, store, workflowBundle: { code } });
+    workers = await createHandrailWorkers({
+      connection,
+      plugin: new HandrailPlugin({ pipelines: [hubBench], activities: hubActivities }),
+      config: { namespace: NAMESPACE, taskQueue },
+      store,
+      workflowBundle: { code },
+    });
     running = runWorkers(workers);
     const id = runId();
-    for (const shape of ['hub', 'relay'] as const) await runJob(lab.client, taskQueue, `hub-${id}-warmup-${shape}`, shape);
+    for (const shape of ['hub', 'relay'] as const)
+      await runJob(lab.client, taskQueue, `hub-${id}-warmup-${shape}`, shape);
     const timed: { job_id: string; shape: Shape; latency_ms: number; result: JobResult }[] = [];
     for (let round = 0; round < jobs; round++) {
       // Alternating who goes first spreads drift in the machine's load over both shapes.
@@ -89,7 +96,10 @@ export async function hubVsRelay(lab: Pick<Lab, 'address' | 'tmp' | 'client'>, j
         timed.push({ job_id: jobId, shape, ...(await runJob(lab.client, taskQueue, jobId, shape)) });
       }
     }
-    const histories = await fetchHistories(lab.client, timed.map((t) => t.job_id));
+    const histories = await fetchHistories(
+      lab.client,
+      timed.map((t) => t.job_id),
+    );
     const measured = timed.map((t, i): HubJob => ({
       job_id: t.job_id,
       shape: t.shape,
@@ -100,7 +110,8 @@ export async function hubVsRelay(lab: Pick<Lab, 'address' | 'tmp' | 'client'>, j
       ...(t.shape === 'hub' ? { branches_overlapped: branchesOverlapped(histories[i]!, 'spec-a', 'spec-b') } : {}),
     }));
     const problems = timed.flatMap((t, i) => jobProblems(t.result, measured[i]!));
-    if (problems.length > 0) throw new Error(`hub bench: ${problems.length} check(s) failed:\n- ${problems.join('\n- ')}`);
+    if (problems.length > 0)
+      throw new Error(`hub bench: ${problems.length} check(s) failed:\n- ${problems.join('\n- ')}`);
     return figures(jobs, measured, histories);
   } finally {
     for (const w of workers) w.shutdown();
@@ -110,7 +121,12 @@ export async function hubVsRelay(lab: Pick<Lab, 'address' | 'tmp' | 'client'>, j
   }
 }
 
-async function runJob(client: Client, taskQueue: string, jobId: string, shape: Shape): Promise<{ latency_ms: number; result: JobResult }> {
+async function runJob(
+  client: Client,
+  taskQueue: string,
+  jobId: string,
+  shape: Shape,
+): Promise<{ latency_ms: number; result: JobResult }> {
   const request = {
     ...sampleJobRequest(jobId),
     pipeline: hubBench.name,
@@ -130,12 +146,18 @@ async function runJob(client: Client, taskQueue: string, jobId: string, shape: S
 function jobProblems(result: JobResult, job: HubJob): string[] {
   const problems: string[] = [];
   const at = `${job.job_id} (${job.shape})`;
-  if (job.acks.join(' ') !== EXPECTED_ACKS[job.shape].join(' ')) problems.push(`${at}: acks ${job.acks.join(', ')}; expected ${EXPECTED_ACKS[job.shape].join(', ')}`);
+  if (job.acks.join(' ') !== EXPECTED_ACKS[job.shape].join(' '))
+    problems.push(`${at}: acks ${job.acks.join(', ')}; expected ${EXPECTED_ACKS[job.shape].join(', ')}`);
   const stageAcks = result.acks.filter((a: AckRecord) => a.stage !== MERGE_STAGE);
   const unreserved = stageAcks.filter((a) => a.reserved_usd !== WORST_CASE_USD || a.settled_usd !== 0);
-  if (unreserved.length > 0) problems.push(`${at}: hops not reserved at $${WORST_CASE_USD} and settled at $0: ${unreserved.map((a) => `${a.stage} ${a.reserved_usd} → ${a.settled_usd}`).join(', ')}`);
-  if (job.shape === 'hub' && !job.branches_overlapped) problems.push(`${at}: spec-a and spec-b did not both start before either completed`);
-  if (job.shape === 'hub' && job.activities.filter((n) => n === 'mergeBranches').length !== 1) problems.push(`${at}: mergeBranches ran ${job.activities.filter((n) => n === 'mergeBranches').length} times`);
+  if (unreserved.length > 0)
+    problems.push(
+      `${at}: hops not reserved at $${WORST_CASE_USD} and settled at $0: ${unreserved.map((a) => `${a.stage} ${a.reserved_usd} → ${a.settled_usd}`).join(', ')}`,
+    );
+  if (job.shape === 'hub' && !job.branches_overlapped)
+    problems.push(`${at}: spec-a and spec-b did not both start before either completed`);
+  if (job.shape === 'hub' && job.activities.filter((n) => n === 'mergeBranches').length !== 1)
+    problems.push(`${at}: mergeBranches ran ${job.activities.filter((n) => n === 'mergeBranches').length} times`);
   return problems;
 }
 
@@ -170,7 +192,8 @@ function figures(perShape: number, jobs: HubJob[], histories: readonly History[]
   return {
     jobs_per_shape: perShape,
     specialist_ms: SPECIALIST_MS,
-    schedule: 'one job at a time, shapes alternating (which goes first alternates per round), after an untimed warm-up job of each',
+    schedule:
+      'one job at a time, shapes alternating (which goes first alternates per round), after an untimed warm-up job of each',
     hub,
     relay,
     hub_over_relay: hub.p50_latency_ms / relay.p50_latency_ms,
@@ -189,13 +212,31 @@ export function hubMarkdown(f: HubFigures): string {
     markdownTable(
       ['shape', 'p50 job latency (ms)', 'min (ms)', 'max (ms)', 'history events / job', 'activities / job'],
       [
-        ['hub (fan-out, merge)', fmt(f.hub.p50_latency_ms), fmt(f.hub.min_latency_ms), fmt(f.hub.max_latency_ms), fmt(f.hub.history_events_per_job), fmt(f.hub.activities_per_job)],
-        ['relay (spec-a then spec-b)', fmt(f.relay.p50_latency_ms), fmt(f.relay.min_latency_ms), fmt(f.relay.max_latency_ms), fmt(f.relay.history_events_per_job), fmt(f.relay.activities_per_job)],
+        [
+          'hub (fan-out, merge)',
+          fmt(f.hub.p50_latency_ms),
+          fmt(f.hub.min_latency_ms),
+          fmt(f.hub.max_latency_ms),
+          fmt(f.hub.history_events_per_job),
+          fmt(f.hub.activities_per_job),
+        ],
+        [
+          'relay (spec-a then spec-b)',
+          fmt(f.relay.p50_latency_ms),
+          fmt(f.relay.min_latency_ms),
+          fmt(f.relay.max_latency_ms),
+          fmt(f.relay.history_events_per_job),
+          fmt(f.relay.activities_per_job),
+        ],
       ],
     ),
     '',
     `hub / relay (p50): ${f.hub_over_relay.toFixed(2)}×`,
     `ideal, max(branches) + merge (relay p50 less one specialist's ${f.specialist_ms} ms): ${fmt(f.ideal_ms)} ms = ${f.ideal_over_relay.toFixed(2)}× relay; hub less ideal: ${signed(f.hub_less_ideal_ms)} ms`,
-    `extra hub events per job: ${Object.entries(f.extra_hub_events_by_type).map(([type, d]) => `${type} ${signed(d)}`).join(', ') || 'none'}`,
+    `extra hub events per job: ${
+      Object.entries(f.extra_hub_events_by_type)
+        .map(([type, d]) => `${type} ${signed(d)}`)
+        .join(', ') || 'none'
+    }`,
   ].join('\n');
 }

@@ -57,11 +57,18 @@ export const finishStage = defineStage({
 export const hubBench = definePipeline({
   name: 'bench-hub',
   entry: ticketEntry,
-  description: 'Two specialists at once (shape hub) or one after the other (shape relay), between the same start and finish (bench only).',
+  description:
+    'Two specialists at once (shape hub) or one after the other (shape relay), between the same start and finish (bench only).',
   stages: [startStage, specAStage, specBStage, finishStage],
   routes: [
     { after: 'ticket.raw', to: 'start', reason: 'start' },
-    { after: START, when: (f) => f.body(START)?.shape === 'hub', fanOut: ['spec-a', 'spec-b'], merge: MERGED, reason: 'both specialists at once' },
+    {
+      after: START,
+      when: (f) => f.body(START)?.shape === 'hub',
+      fanOut: ['spec-a', 'spec-b'],
+      merge: MERGED,
+      reason: 'both specialists at once',
+    },
     { after: START, to: 'spec-a', reason: 'relay: first specialist' },
     { after: SPEC_A, to: 'spec-b', reason: 'relay: second specialist' },
     { after: SPEC_B, to: 'finish', reason: 'relay: finish' },

@@ -22,7 +22,10 @@ export const classifyStage = defineStage({
   accepts: ['ticket.raw'],
   outputs: [CLASSIFICATION],
   tools: [{ name: 'tickets.read', access: 'read', system: 'ticketing' }],
-  criteria: ['ticket_id and customer_id present, never invented', 'intent, sentiment 0..1, complexity 0..10 and language set by fixed rules'],
+  criteria: [
+    'ticket_id and customer_id present, never invented',
+    'intent, sentiment 0..1, complexity 0..10 and language set by fixed rules',
+  ],
   nominalCostUsd: 0.001,
   activity: { startToCloseTimeout: '10s' },
 });
@@ -38,7 +41,10 @@ const specialist = <const N extends string>(name: N, angle: string) =>
   });
 
 export const billingStage = specialist('billing', 'billing and refund questions: invoices, charges, the refund policy');
-export const escalationStage = specialist('escalation', 'unhappy customers: hand the ticket to a human with the context');
+export const escalationStage = specialist(
+  'escalation',
+  'unhappy customers: hand the ticket to a human with the context',
+);
 export const seniorStage = specialist('senior', 'complex tickets: every question and technical signal listed');
 export const multilingualStage = specialist('multilingual', 'tickets not in English: reply in the customer language');
 export const generalStage = specialist('general', 'everything the other specialists do not take');
@@ -60,7 +66,10 @@ export const crmNoteStage = defineStage({
   outputs: ['receipt.v1'],
   tools: [{ name: 'crm.patch', access: 'write', system: 'crm' }],
   writes: 'crm',
-  criteria: ['idempotent upsert keyed job_id:stage:artifact_type', 'runs only behind a passing verdict on the latest note'],
+  criteria: [
+    'idempotent upsert keyed job_id:stage:artifact_type',
+    'runs only behind a passing verdict on the latest note',
+  ],
   nominalCostUsd: 0.001,
   // The write is keyed, so retrying is safe.
   activity: { startToCloseTimeout: '30s', retry: { maximumAttempts: 5 } },
@@ -104,7 +113,13 @@ export const SUPPORT_ROUTES: readonly RouteRule[] = [
     // Seed 004's thresholds (complexity > 8) escalate; the senior agent is that escalation.
     handoff: 'escalation',
   },
-  { after: CLASSIFICATION, when: (f) => BILLING_INTENTS.includes(label(f, 'intent') ?? ''), to: 'billing', reason: 'billing or refund question', handoff: 'specialization' },
+  {
+    after: CLASSIFICATION,
+    when: (f) => BILLING_INTENTS.includes(label(f, 'intent') ?? ''),
+    to: 'billing',
+    reason: 'billing or refund question',
+    handoff: 'specialization',
+  },
   {
     after: CLASSIFICATION,
     when: (f) => ![undefined, 'en', 'und'].includes(label(f, 'language')?.split('-')[0]),
@@ -112,7 +127,13 @@ export const SUPPORT_ROUTES: readonly RouteRule[] = [
     reason: 'customer writes in another language than English',
     handoff: 'specialization',
   },
-  { after: CLASSIFICATION, when: (f) => f.body(CLASSIFICATION) !== undefined, to: 'general', reason: 'no specialist rule matched', handoff: 'specialization' },
+  {
+    after: CLASSIFICATION,
+    when: (f) => f.body(CLASSIFICATION) !== undefined,
+    to: 'general',
+    reason: 'no specialist rule matched',
+    handoff: 'specialization',
+  },
   // A specialist cannot judge its own note: the critic's capability.
   { after: 'summary_md', to: 'review', reason: 'review the specialist note', handoff: 'capability_boundary' },
   { after: 'verdict.v1', verdict: 'pass', to: 'crm-note', reason: 'review passed: write the CRM note' },
@@ -121,9 +142,19 @@ export const SUPPORT_ROUTES: readonly RouteRule[] = [
 
 export const supportRouting = definePipeline({
   name: 'support-routing',
-  description: 'Classify a support ticket and route it to one specialist (billing, escalation, senior, language, general); review the note and write it to the CRM.',
+  description:
+    'Classify a support ticket and route it to one specialist (billing, escalation, senior, language, general); review the note and write it to the CRM.',
   entry: ticketEntry,
-  stages: [classifyStage, billingStage, escalationStage, seniorStage, multilingualStage, generalStage, reviewStage, crmNoteStage],
+  stages: [
+    classifyStage,
+    billingStage,
+    escalationStage,
+    seniorStage,
+    multilingualStage,
+    generalStage,
+    reviewStage,
+    crmNoteStage,
+  ],
   routes: SUPPORT_ROUTES,
   // Seed 000 handover on two edges: the escalation note and the senior agent read classify's turn
   // as a transcript (before, resp. after, their own question); every other stage starts clean.

@@ -4,7 +4,20 @@
  * `ticket.raw` as their entry, and their stages read and write the rest.
  */
 import { z } from 'zod';
-import { SummaryMd, VerdictV1, type JobRequest, count, id, inputText, isoTime, list, nonEmptyText, sha256, slug, text } from '../index';
+import {
+  SummaryMd,
+  VerdictV1,
+  type JobRequest,
+  count,
+  id,
+  inputText,
+  isoTime,
+  list,
+  nonEmptyText,
+  sha256,
+  slug,
+  text,
+} from '../index';
 import { LIMITS } from '../rail';
 
 /** Caps on a ticket's text: a ticket over them is refused at the start, never truncated. */
@@ -32,7 +45,10 @@ export const IntakeV1 = z.looseObject({
   customer_id: id,
   question: nonEmptyText(LIMITS.shortText),
   /** BCP 47 tag, e.g. `en`, `fr-CA`. */
-  language: z.string().regex(/^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/).max(35),
+  language: z
+    .string()
+    .regex(/^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/)
+    .max(35),
   intent: slug,
   risk: Risk,
   sentiment: Sentiment,

@@ -30,7 +30,10 @@ export const accountStage = defineStage({
   accepts: ['intake.v1'],
   outputs: [ACCOUNT_HISTORY],
   tools: [{ name: 'crm.read', access: 'read', system: 'crm' }],
-  criteria: ["only this customer's earlier tickets, never the ticket in hand", 'an empty history said as such, never invented'],
+  criteria: [
+    "only this customer's earlier tickets, never the ticket in hand",
+    'an empty history said as such, never invented',
+  ],
   nominalCostUsd: 0.001,
   maxCostUsd: 0.002,
   // Room for a model call (what the earlier tickets have in common); heartbeats notice a crash sooner.
@@ -42,7 +45,12 @@ export const briefStage = defineStage({
   // verdict.v1 arrives when the judge failed the previous brief: that is the revision input.
   accepts: [CONTEXT, 'verdict.v1'],
   outputs: ['summary_md'],
-  criteria: ['cites chunk keys (or says no_match)', "states the customer's earlier tickets", 'no refund promises', 'differs from every rejected draft'],
+  criteria: [
+    'cites chunk keys (or says no_match)',
+    "states the customer's earlier tickets",
+    'no refund promises',
+    'differs from every rejected draft',
+  ],
   nominalCostUsd: 0.01,
   maxCostUsd: 0.02,
   activity: { startToCloseTimeout: '2m' },
@@ -52,12 +60,18 @@ const hubEnd = judgedWriteback('brief');
 
 export const ticketHub = definePipeline({
   name: 'ticket-hub',
-  description: 'Research a support ticket with two specialists in parallel (help center, account history), then draft, judge and write the CRM note.',
+  description:
+    'Research a support ticket with two specialists in parallel (help center, account history), then draft, judge and write the CRM note.',
   entry: ticketEntry,
   stages: [intakeStage, policyStage, accountStage, briefStage, judgeStage, writebackStage],
   routes: [
     { after: 'ticket.raw', to: 'intake', reason: 'new ticket' },
-    { after: 'intake.v1', fanOut: ['policy', 'account'], merge: CONTEXT, reason: 'research the help center and the account at once' },
+    {
+      after: 'intake.v1',
+      fanOut: ['policy', 'account'],
+      merge: CONTEXT,
+      reason: 'research the help center and the account at once',
+    },
     { after: CONTEXT, to: 'brief', reason: 'draft from the merged research' },
     ...hubEnd.routes,
   ],

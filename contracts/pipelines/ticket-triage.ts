@@ -42,7 +42,12 @@ export const judgeStage = defineStage({
   role: 'critic',
   accepts: ['summary_md'],
   outputs: ['verdict.v1'],
-  criteria: ['every cited key exists in the chunks', 'no constraint breaches (refund promises)', 'length', 'answers the question'],
+  criteria: [
+    'every cited key exists in the chunks',
+    'no constraint breaches (refund promises)',
+    'length',
+    'answers the question',
+  ],
   nominalCostUsd: 0.005,
   activity: { startToCloseTimeout: '2m' },
 });

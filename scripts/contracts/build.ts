@@ -37,18 +37,60 @@ const SIZE_CAP_COMMENT =
   'unknown fields included: JSON Schema cannot express a total-size cap.';
 
 export const SCHEMAS: readonly SchemaEntry[] = [
-  { name: c.HANDOFF_V1, exportName: 'handoffV1', typeName: 'HandoffV1', schema: c.handoffV1, comment: SIZE_CAP_COMMENT },
-  { name: c.HANDOFF_V2, exportName: 'handoffV2', typeName: 'HandoffV2', schema: c.handoffV2, comment: SIZE_CAP_COMMENT },
+  {
+    name: c.HANDOFF_V1,
+    exportName: 'handoffV1',
+    typeName: 'HandoffV1',
+    schema: c.handoffV1,
+    comment: SIZE_CAP_COMMENT,
+  },
+  {
+    name: c.HANDOFF_V2,
+    exportName: 'handoffV2',
+    typeName: 'HandoffV2',
+    schema: c.handoffV2,
+    comment: SIZE_CAP_COMMENT,
+  },
   { name: 'artifact', exportName: 'artifact', typeName: 'Artifact', schema: c.Artifact },
   { name: 'ack_record', exportName: 'ackRecord', typeName: 'AckRecord', schema: c.AckRecord },
-  { name: 'ticket.raw', exportName: 'ticketRaw', typeName: 'TicketRaw', schema: tickets.TicketRaw, typesFrom: TICKET_TYPES },
-  { name: 'intake.v1', exportName: 'intakeV1', typeName: 'IntakeV1', schema: tickets.IntakeV1, typesFrom: TICKET_TYPES },
-  { name: 'chunks.v1', exportName: 'chunksV1', typeName: 'ChunksV1', schema: tickets.ChunksV1, typesFrom: TICKET_TYPES },
+  {
+    name: 'ticket.raw',
+    exportName: 'ticketRaw',
+    typeName: 'TicketRaw',
+    schema: tickets.TicketRaw,
+    typesFrom: TICKET_TYPES,
+  },
+  {
+    name: 'intake.v1',
+    exportName: 'intakeV1',
+    typeName: 'IntakeV1',
+    schema: tickets.IntakeV1,
+    typesFrom: TICKET_TYPES,
+  },
+  {
+    name: 'chunks.v1',
+    exportName: 'chunksV1',
+    typeName: 'ChunksV1',
+    schema: tickets.ChunksV1,
+    typesFrom: TICKET_TYPES,
+  },
   { name: 'no_hit.v1', exportName: 'noHitV1', typeName: 'NoHitV1', schema: tickets.NoHitV1, typesFrom: TICKET_TYPES },
   { name: 'summary_md', exportName: 'summaryMd', typeName: 'SummaryMd', schema: c.SummaryMd },
   { name: 'verdict.v1', exportName: 'verdictV1', typeName: 'VerdictV1', schema: c.VerdictV1 },
-  { name: 'receipt.v1', exportName: 'receiptV1', typeName: 'ReceiptV1', schema: tickets.ReceiptV1, typesFrom: TICKET_TYPES },
-  { name: 'account_history.v1', exportName: 'accountHistoryV1', typeName: 'AccountHistoryV1', schema: tickets.AccountHistoryV1, typesFrom: TICKET_TYPES },
+  {
+    name: 'receipt.v1',
+    exportName: 'receiptV1',
+    typeName: 'ReceiptV1',
+    schema: tickets.ReceiptV1,
+    typesFrom: TICKET_TYPES,
+  },
+  {
+    name: 'account_history.v1',
+    exportName: 'accountHistoryV1',
+    typeName: 'AccountHistoryV1',
+    schema: tickets.AccountHistoryV1,
+    typesFrom: TICKET_TYPES,
+  },
   { name: 'write_receipt', exportName: 'writeReceipt', typeName: 'WriteReceipt', schema: c.WriteReceipt },
   { name: 'merged_branches', exportName: 'mergedBranches', typeName: 'MergedBranches', schema: c.MergedBranches },
   { name: 'job_request', exportName: 'jobRequest', typeName: 'JobRequest', schema: c.JobRequest },
@@ -59,7 +101,12 @@ export const SCHEMAS: readonly SchemaEntry[] = [
   { name: 'handoff_record', exportName: 'handoffRecord', typeName: 'HandoffRecord', schema: c.HandoffRecord },
   { name: 'handoff_begin', exportName: 'handoffBegin', typeName: 'HandoffBeginInput', schema: c.HandoffBeginInput },
   { name: 'handoff_audit_row', exportName: 'handoffAuditRow', typeName: 'HandoffAuditRow', schema: c.HandoffAuditRow },
-  { name: 'handoff_list_query', exportName: 'handoffListQuery', typeName: 'HandoffListQuery', schema: c.HandoffListQuery },
+  {
+    name: 'handoff_list_query',
+    exportName: 'handoffListQuery',
+    typeName: 'HandoffListQuery',
+    schema: c.HandoffListQuery,
+  },
 ];
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
@@ -96,7 +143,9 @@ export function assertPatternedDateTimes(schema: unknown, path = ''): void {
   if (schema === null || typeof schema !== 'object') return;
   const node = schema as Record<string, unknown>;
   if (node.format === 'date-time' && node.pattern !== ISO_TIME_PATTERN) {
-    throw new Error(`${path || '/'}: a date-time without isoTime's pattern would pass unchecked (createAjv); build it from isoTime`);
+    throw new Error(
+      `${path || '/'}: a date-time without isoTime's pattern would pass unchecked (createAjv); build it from isoTime`,
+    );
   }
   for (const [key, value] of Object.entries(node)) assertPatternedDateTimes(value, `${path}/${key}`);
 }
@@ -112,12 +161,18 @@ export function guardLengthChecks(code: string): string {
   const name = /const (func\d+) = require\("ajv\/dist\/runtime\/ucs2length"\)\.default;/.exec(code)?.[1];
   if (!name) return code;
   let rewritten = 0;
-  const out = code.replace(new RegExp(`${name}\\((\\w+)\\) ([<>]) (\\d+)`, 'g'), (_, data: string, op: string, limit: string) => {
-    rewritten++;
-    return op === '>' ? `(${data}.length > ${limit} && ${name}(${data}) > ${limit})` : `(${data}.length < ${limit} || (${data}.length < ${2 * Number(limit)} && ${name}(${data}) < ${limit}))`;
-  });
+  const out = code.replace(
+    new RegExp(`${name}\\((\\w+)\\) ([<>]) (\\d+)`, 'g'),
+    (_, data: string, op: string, limit: string) => {
+      rewritten++;
+      return op === '>'
+        ? `(${data}.length > ${limit} && ${name}(${data}) > ${limit})`
+        : `(${data}.length < ${limit} || (${data}.length < ${2 * Number(limit)} && ${name}(${data}) < ${limit}))`;
+    },
+  );
   const calls = code.split(`${name}(`).length - 1;
-  if (rewritten !== calls) throw new Error(`guardLengthChecks: rewrote ${rewritten} of ${calls} ${name}() calls; ajv's output changed shape`);
+  if (rewritten !== calls)
+    throw new Error(`guardLengthChecks: rewrote ${rewritten} of ${calls} ${name}() calls; ajv's output changed shape`);
   return out;
 }
 
@@ -139,7 +194,10 @@ function validatorsModule(schemas: Record<string, unknown>[]): { js: string; dts
     HEADER.trimEnd(),
     "import type { ErrorObject } from 'ajv';",
     ...[...new Set(SCHEMAS.map((e) => e.typesFrom ?? '../index'))].map(
-      (from) => `import type { ${SCHEMAS.filter((e) => (e.typesFrom ?? '../index') === from).map((e) => e.typeName).join(', ')} } from '${from}';`,
+      (from) =>
+        `import type { ${SCHEMAS.filter((e) => (e.typesFrom ?? '../index') === from)
+          .map((e) => e.typeName)
+          .join(', ')} } from '${from}';`,
     ),
     '',
     '/** A precompiled ajv validator; `errors` holds the last failure (ajv allErrors mode). */',

@@ -110,8 +110,21 @@ export function fixtureCases(): FixtureCase[] {
   const valid = validPackage();
   const withTrace = (traceparent: string) => ({ ...valid, trace: { traceparent } });
   return [
-    { file: 'valid.json', expect: 'accept', json_schema: 'accept', rail: 'accepted', note: 'every optional field present', body: valid },
-    { file: 'seed-001-example.json', expect: 'accept', json_schema: 'accept', note: 'seed 001 example, unchanged', body: seed001Example },
+    {
+      file: 'valid.json',
+      expect: 'accept',
+      json_schema: 'accept',
+      rail: 'accepted',
+      note: 'every optional field present',
+      body: valid,
+    },
+    {
+      file: 'seed-001-example.json',
+      expect: 'accept',
+      json_schema: 'accept',
+      note: 'seed 001 example, unchanged',
+      body: seed001Example,
+    },
     {
       file: 'unknown-fields.json',
       expect: 'accept',
@@ -120,17 +133,15 @@ export function fixtureCases(): FixtureCase[] {
       note: 'fields unknown to v1 (root and nested) are accepted and passed through',
       body: { ...valid, x_priority: 'p1', budget: { ...valid.budget, x_currency: 'USD' } },
     },
-    ...REQUIRED_FIELDS.map(
-      (field): FixtureCase => ({
-        file: `missing-${field}.json`,
-        expect: 'reject',
-        reason: 'schema',
-        path: `/${field}`,
-        json_schema: 'reject',
-        note: `required field ${field} missing`,
-        body: without(valid, field),
-      }),
-    ),
+    ...REQUIRED_FIELDS.map((field): FixtureCase => ({
+      file: `missing-${field}.json`,
+      expect: 'reject',
+      reason: 'schema',
+      path: `/${field}`,
+      json_schema: 'reject',
+      note: `required field ${field} missing`,
+      body: without(valid, field),
+    })),
     {
       file: 'duplicate.json',
       expect: 'accept',
@@ -156,7 +167,13 @@ export function fixtureCases(): FixtureCase[] {
       body: {
         ...valid,
         evaluator: { last_verdict: 'fail', failures: ['citation_missing'] },
-        hop: { from: 'judge', to: 'draft', reason: 'revise', count: 4, chain: ['intake', 'retrieve', 'draft', 'judge'] },
+        hop: {
+          from: 'judge',
+          to: 'draft',
+          reason: 'revise',
+          count: 4,
+          chain: ['intake', 'retrieve', 'draft', 'judge'],
+        },
       },
     },
     {
@@ -257,7 +274,12 @@ export const artifactExamples: Record<TicketArtifactType, unknown> = {
   'chunks.v1': {
     query: 'duplicate charge refund',
     chunks: [
-      { key: 'refund-policy', title: 'Refund policy', text: 'Duplicate charges are reversed within 5 business days.', score: 7.25 },
+      {
+        key: 'refund-policy',
+        title: 'Refund policy',
+        text: 'Duplicate charges are reversed within 5 business days.',
+        score: 7.25,
+      },
     ],
   },
   'no_hit.v1': { query: 'refund in cryptocurrency', reason: 'no article above the score threshold' },
@@ -281,7 +303,8 @@ export const artifactExamples: Record<TicketArtifactType, unknown> = {
       {
         ticket_id: 'tkt_17990',
         status: 'triaged',
-        note_excerpt: '## Triage summary: ticket tkt_17990 **Question** (the customer\'s words): > How do I export my invoices?',
+        note_excerpt:
+          "## Triage summary: ticket tkt_17990 **Question** (the customer's words): > How do I export my invoices?",
         updated_at: '2026-07-02T10:20:00.000Z',
       },
     ],

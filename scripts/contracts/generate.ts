@@ -44,5 +44,7 @@ if (check) {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), outputs.get(path) ?? '');
   }
-  console.log(`contracts: ${changed.length} written, ${stale.length} removed, ${outputs.size - changed.length} unchanged`);
+  console.log(
+    `contracts: ${changed.length} written, ${stale.length} removed, ${outputs.size - changed.length} unchanged`,
+  );
 }

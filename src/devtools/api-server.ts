@@ -37,7 +37,11 @@ function ensureDemoUser(settings: ReturnType<typeof apiServerSettings>): void {
   // `mode` applies only to a new file: an old token file is replaced, not rewritten in place.
   fs.rmSync(settings.tokenFile, { force: true });
   fs.writeFileSync(settings.tokenFile, `${token}\n`, { mode: 0o600 });
-  fs.writeFileSync(settings.usersFile, `${JSON.stringify({ demo: { token_sha256: sha256Token(token), role: 'root' } }, null, 2)}\n`, { mode: 0o600 });
+  fs.writeFileSync(
+    settings.usersFile,
+    `${JSON.stringify({ demo: { token_sha256: sha256Token(token), role: 'root' } }, null, 2)}\n`,
+    { mode: 0o600 },
+  );
 }
 
 async function answers(url: string): Promise<boolean> {
@@ -49,7 +53,9 @@ async function answers(url: string): Promise<boolean> {
 }
 
 /** Reuses a running API at the configured URL, or starts one detached and waits for it. */
-export async function ensureApiServer(config: HandrailConfig): Promise<{ url: string; tokenFile: string; startedHere: boolean }> {
+export async function ensureApiServer(
+  config: HandrailConfig,
+): Promise<{ url: string; tokenFile: string; startedHere: boolean }> {
   const settings = apiServerSettings(config);
   ensureDemoUser(settings);
   if (await answers(settings.url)) return { url: settings.url, tokenFile: settings.tokenFile, startedHere: false };
@@ -58,7 +64,14 @@ export async function ensureApiServer(config: HandrailConfig): Promise<{ url: st
     url: settings.url,
     script: modulePath('src/servers/api-main'),
     // The demo's data dir, resolved: the API must open the store the demo's worker writes.
-    env: { ...process.env, HANDRAIL_DATA_DIR: config.dataDir, HANDRAIL_API_USERS: settings.usersFile, HANDRAIL_API_USERS_JSON: '', HANDRAIL_API_HOST: settings.host, HANDRAIL_API_PORT: String(settings.port) },
+    env: {
+      ...process.env,
+      HANDRAIL_DATA_DIR: config.dataDir,
+      HANDRAIL_API_USERS: settings.usersFile,
+      HANDRAIL_API_USERS_JSON: '',
+      HANDRAIL_API_HOST: settings.host,
+      HANDRAIL_API_PORT: String(settings.port),
+    },
     pidFile: settings.pidFile,
     logFile: settings.logFile,
     answers: () => answers(settings.url),

@@ -20,8 +20,18 @@ export function codecServerSettings(config: Pick<HandrailConfig, 'dataDir'>, env
 
 async function answers(url: string, env: NodeJS.ProcessEnv): Promise<boolean> {
   try {
-    const headers = { 'content-type': 'application/json', ...(env.HANDRAIL_CODEC_TOKEN ? { authorization: `Bearer ${env.HANDRAIL_CODEC_TOKEN}` } : {}) };
-    return (await fetch(`${url}/decode`, { method: 'POST', headers, body: '{"payloads":[]}', signal: AbortSignal.timeout(1000) })).ok;
+    const headers = {
+      'content-type': 'application/json',
+      ...(env.HANDRAIL_CODEC_TOKEN ? { authorization: `Bearer ${env.HANDRAIL_CODEC_TOKEN}` } : {}),
+    };
+    return (
+      await fetch(`${url}/decode`, {
+        method: 'POST',
+        headers,
+        body: '{"payloads":[]}',
+        signal: AbortSignal.timeout(1000),
+      })
+    ).ok;
   } catch {
     return false;
   }
@@ -29,7 +39,10 @@ async function answers(url: string, env: NodeJS.ProcessEnv): Promise<boolean> {
 
 /** With keys configured: reuses a codec server answering at its URL, or starts one; undefined without keys
  * (and CodecConfigError for malformed ones, before anything starts). */
-export async function ensureCodecServer(config: Pick<HandrailConfig, 'dataDir'>, env: NodeJS.ProcessEnv = process.env): Promise<{ url: string; startedHere: boolean; pidFile: string } | undefined> {
+export async function ensureCodecServer(
+  config: Pick<HandrailConfig, 'dataDir'>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ url: string; startedHere: boolean; pidFile: string } | undefined> {
   if (!codecKeysFromEnv(env)) return undefined;
   const settings = codecServerSettings(config, env);
   if (await answers(settings.url, env)) return { url: settings.url, startedHere: false, pidFile: settings.pidFile };

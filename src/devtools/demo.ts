@@ -28,7 +28,8 @@ import { createHandrailWorkers, handoverWorkspace, runWorkers } from '../worker/
 function chosenPipeline(): string {
   const { values } = parseArgs({ options: { pipeline: { type: 'string', default: BUILT_IN_PIPELINES[0]!.name } } });
   const names = BUILT_IN_PIPELINES.map((p) => p.name);
-  if (!names.includes(values.pipeline)) throw new Error(`unknown pipeline "${values.pipeline}"; built in: ${names.join(', ')}`);
+  if (!names.includes(values.pipeline))
+    throw new Error(`unknown pipeline "${values.pipeline}"; built in: ${names.join(', ')}`);
   return values.pipeline;
 }
 
@@ -39,8 +40,16 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const settings = devServerSettings(config);
   const codec = await ensureCodecServer(config);
-  const server = await ensureDevServer({ ...settings, namespace: config.namespace, detached: true, codecEndpoint: codec?.url });
-  if (server.startedHere) console.log(`Started a Temporal dev server at ${server.address} (history in ${path.relative(process.cwd(), settings.dbFile)}).`);
+  const server = await ensureDevServer({
+    ...settings,
+    namespace: config.namespace,
+    detached: true,
+    codecEndpoint: codec?.url,
+  });
+  if (server.startedHere)
+    console.log(
+      `Started a Temporal dev server at ${server.address} (history in ${path.relative(process.cwd(), settings.dbFile)}).`,
+    );
 
   // The API is a convenience here: a port taken by something else costs the link, not the demo.
   const api = await ensureApiServer(config).catch((err: Error) => {
@@ -53,22 +62,52 @@ async function main(): Promise<void> {
   const plugin = builtInPlugin();
   const client = await connectHandrail(config, plugin);
   const tracing = await tracingFromEnv();
-  const workers = await createHandrailWorkers({ connection, plugin, config, store, tracer: tracing.tracer, workspace: handoverWorkspace(config) });
+  const workers = await createHandrailWorkers({
+    connection,
+    plugin,
+    config,
+    store,
+    tracer: tracing.tracer,
+    workspace: handoverWorkspace(config),
+  });
   const running = runWorkers(workers);
   try {
-    const jobId = `demo-${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;
-    const { handle } = await startJob(client, { ...sampleJobRequest(jobId), pipeline }, { taskQueue: config.taskQueue });
+    const jobId = `demo-${new Date()
+      .toISOString()
+      .replace(/[-:.TZ]/g, '')
+      .slice(0, 14)}`;
+    const { handle } = await startJob(
+      client,
+      { ...sampleJobRequest(jobId), pipeline },
+      { taskQueue: config.taskQueue },
+    );
     console.log(`Started job ${jobId} (pipeline ${pipeline}) — watch it: ${jobUrl(config, jobId)}`);
     const result = await handle.result();
     console.log(`\nJob ${result.job_id}: ${result.status}${result.reason ? ` (${String(result.reason)})` : ''}`);
-    console.log(`hops ${result.hops} · spent $${result.spent_usd} · wallet left $${result.package.budget.usd_remaining}`);
-    console.log(`\n${acksTable(result.acks.map((a) => ({ ...a, reason: a.reason.slice(0, 70) })), paintFor(process.stdout, process.env))}`);
-    if (result.receipt) console.log(`receipt: ${result.receipt.write_key} → ${result.receipt.system} ${result.receipt.reference} (${result.receipt.status})`);
-    console.log(`\nWeb UI: ${jobUrl(config, jobId)}${codec ? ` (payloads encrypted; the UI decodes them through the codec server at ${codec.url})` : ''}`);
+    console.log(
+      `hops ${result.hops} · spent $${result.spent_usd} · wallet left $${result.package.budget.usd_remaining}`,
+    );
+    console.log(
+      `\n${acksTable(
+        result.acks.map((a) => ({ ...a, reason: a.reason.slice(0, 70) })),
+        paintFor(process.stdout, process.env),
+      )}`,
+    );
+    if (result.receipt)
+      console.log(
+        `receipt: ${result.receipt.write_key} → ${result.receipt.system} ${result.receipt.reference} (${result.receipt.status})`,
+      );
+    console.log(
+      `\nWeb UI: ${jobUrl(config, jobId)}${codec ? ` (payloads encrypted; the UI decodes them through the codec server at ${codec.url})` : ''}`,
+    );
     if (api) {
-      console.log(`Handoff records API: ${api.url} (OpenAPI at ${api.url}/openapi.json; user "demo", token in ${path.relative(process.cwd(), api.tokenFile)}): try \`npm run cli -- handoffs list\``);
+      console.log(
+        `Handoff records API: ${api.url} (OpenAPI at ${api.url}/openapi.json; user "demo", token in ${path.relative(process.cwd(), api.tokenFile)}): try \`npm run cli -- handoffs list\``,
+      );
     }
-    console.log(`The dev server${api ? ' and the API keep' : ' keeps'} running (${server.address}); stop ${api ? 'them' : 'it'} with \`npm run server:stop\`.`);
+    console.log(
+      `The dev server${api ? ' and the API keep' : ' keeps'} running (${server.address}); stop ${api ? 'them' : 'it'} with \`npm run server:stop\`.`,
+    );
   } finally {
     for (const w of workers) w.shutdown();
     await running;

@@ -26,11 +26,16 @@ export async function startDetached(server: DetachedServer): Promise<void> {
   const log = fs.openSync(server.logFile, 'a');
   // From the sources (a checkout) tsx runs the TypeScript; the built package runs its JavaScript.
   const args = server.script.endsWith('.ts') ? ['--import', 'tsx', server.script] : [server.script];
-  const child = spawn(process.execPath, args, { detached: true, cwd: server.script.endsWith('.ts') ? PROJECT_ROOT : process.cwd(), stdio: ['ignore', log, log], env: server.env });
+  const child = spawn(process.execPath, args, {
+    detached: true,
+    cwd: server.script.endsWith('.ts') ? PROJECT_ROOT : process.cwd(),
+    stdio: ['ignore', log, log],
+    env: server.env,
+  });
   fs.closeSync(log);
   child.unref();
   if (child.pid) fs.writeFileSync(server.pidFile, String(child.pid));
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
     if (await server.answers()) return;
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 250));

@@ -8,7 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort } from './devserver/server';
-import { ensureDatabase, ensurePostgresBinaries, initPostgres, makePostgresHome, startPostgres, stopPostgres } from './postgres-server';
+import {
+  ensureDatabase,
+  ensurePostgresBinaries,
+  initPostgres,
+  makePostgresHome,
+  startPostgres,
+  stopPostgres,
+} from './postgres-server';
 
 const DATABASE = 'handrail';
 

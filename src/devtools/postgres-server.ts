@@ -35,12 +35,16 @@ const isRoot = (): boolean => process.getuid?.() === 0;
 export function ensurePostgresBinaries(): string {
   const found = findPostgresBinDir();
   if (found) return found;
-  if (!isRoot()) throw new Error(`PostgreSQL binaries not found under ${PG_ROOT} and not root: install the "postgresql" package`);
+  if (!isRoot())
+    throw new Error(`PostgreSQL binaries not found under ${PG_ROOT} and not root: install the "postgresql" package`);
   if (spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status !== 0) {
     throw new Error(`PostgreSQL binaries not found under ${PG_ROOT} and apt-get is unavailable`);
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', 'postgresql']]) {
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', '--no-install-recommends', 'postgresql'],
+  ]) {
     const run = spawnSync('apt-get', args, { env, encoding: 'utf8' });
     if (run.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed:\n${run.stdout}${run.stderr}`);
   }
@@ -64,7 +68,8 @@ export function runPgTool(home: PostgresHome, tool: string, args: string[]): voi
   const exe = path.join(home.bin, tool);
   const [command, argv] = isRoot() ? ['runuser', ['-u', SERVER_USER, '--', exe, ...args]] : [exe, args];
   const run = spawnSync(command, argv, { encoding: 'utf8', cwd: home.root });
-  if (run.status !== 0) throw new Error(`${tool} ${args.join(' ')} failed (exit ${run.status}):\n${run.stdout}${run.stderr}`);
+  if (run.status !== 0)
+    throw new Error(`${tool} ${args.join(' ')} failed (exit ${run.status}):\n${run.stdout}${run.stderr}`);
 }
 
 /** Creates the home folder (owned by the server user when root, who must write into it). */
@@ -80,13 +85,29 @@ export function makePostgresHome(bin: string, root: string): PostgresHome {
 
 /** initdb with trust auth (loopback only, see startPostgres) and `superuser` as the only role. */
 export function initPostgres(home: PostgresHome, superuser: string, opts: { sync: boolean }): void {
-  runPgTool(home, 'initdb', ['-D', dataDirOf(home), '-U', superuser, '-A', 'trust', '-E', 'UTF8', '--no-locale', ...(opts.sync ? [] : ['--no-sync'])]);
+  runPgTool(home, 'initdb', [
+    '-D',
+    dataDirOf(home),
+    '-U',
+    superuser,
+    '-A',
+    'trust',
+    '-E',
+    'UTF8',
+    '--no-locale',
+    ...(opts.sync ? [] : ['--no-sync']),
+  ]);
 }
 
 /** pg_ctl start, waiting until it accepts connections. Listens on 127.0.0.1 only; the socket
  * lives in the home folder so nothing is written to /var/run. */
 export function startPostgres(home: PostgresHome, port: number, extraSettings: string[] = []): void {
-  const options = [`-p ${port}`, `-k ${home.root}`, '-c listen_addresses=127.0.0.1', ...extraSettings.map((s) => `-c ${s}`)].join(' ');
+  const options = [
+    `-p ${port}`,
+    `-k ${home.root}`,
+    '-c listen_addresses=127.0.0.1',
+    ...extraSettings.map((s) => `-c ${s}`),
+  ].join(' ');
   runPgTool(home, 'pg_ctl', ['-D', dataDirOf(home), '-l', logFileOf(home), '-w', '-t', '60', 'start', '-o', options]);
 }
 

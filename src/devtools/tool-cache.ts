@@ -42,7 +42,13 @@ export function runQuiet(cmd: string, args: string[], env: NodeJS.ProcessEnv, ti
 
 /** `CGO_ENABLED=0 go install <pkg>@v<version>` into `gobin` (one folder per binary: several Go
  * commands share the name `server`). Returns a one-line reason on failure. */
-export function goInstall(pkg: string, version: string, gobin: string, env: NodeJS.ProcessEnv, ldflags?: string): string | undefined {
+export function goInstall(
+  pkg: string,
+  version: string,
+  gobin: string,
+  env: NodeJS.ProcessEnv,
+  ldflags?: string,
+): string | undefined {
   const go = onPath('go', env);
   if (!go) return 'no go on PATH';
   fs.mkdirSync(gobin, { recursive: true });

@@ -5,7 +5,12 @@ import { runCli } from './cli/run';
 // alive for seconds after the error was already reported.
 const exit = (code: number) => process.stdout.write('', () => process.exit(code));
 
-runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }).then(exit, (err: unknown) => {
+runCli(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  env: process.env,
+}).then(exit, (err: unknown) => {
   console.error(err);
   exit(1);
 });

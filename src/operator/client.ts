@@ -4,13 +4,59 @@
  * A job id is a business key: workflow id = job_id, and starting a job whose id already exists
  * (running or closed) never creates a second job — `startJob` attaches to the existing one.
  */
-import { Client, ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
-import { IllegalStateError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy, WorkflowNotFoundError, type SearchAttributePair } from '@temporalio/common';
+import {
+  Client,
+  ServiceError,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+  isGrpcDeadlineError,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import {
+  IllegalStateError,
+  WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type SearchAttributePair,
+} from '@temporalio/common';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
-import { HumanDecision, JobRequest, entryBodyIssues, findPipeline, issueLines, neutraliseBidi, requestEntry, type Pipeline, type AckRecord, type AckState, type HandoffV1, type JobResult, type LastVerdict } from '../../contracts';
+import {
+  HumanDecision,
+  JobRequest,
+  entryBodyIssues,
+  findPipeline,
+  issueLines,
+  neutraliseBidi,
+  requestEntry,
+  type Pipeline,
+  type AckRecord,
+  type AckState,
+  type HandoffV1,
+  type JobResult,
+  type LastVerdict,
+} from '../../contracts';
 import type { handoffJob } from '../../workflows';
-import { acksQuery, decideUpdate, packageQuery, statusQuery, type DecisionReceipt, type JobStatusView, type RailStatus } from '../../workflows/definitions';
-import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict, jobSearchAttributes, type JobAttributes } from '../../workflows/search-attributes';
+import {
+  acksQuery,
+  decideUpdate,
+  packageQuery,
+  statusQuery,
+  type DecisionReceipt,
+  type JobStatusView,
+  type RailStatus,
+} from '../../workflows/definitions';
+import {
+  HandrailAck,
+  HandrailAcks,
+  HandrailHops,
+  HandrailPipeline,
+  HandrailStage,
+  HandrailStatus,
+  HandrailUsdRemaining,
+  HandrailVerdict,
+  jobSearchAttributes,
+  type JobAttributes,
+} from '../../workflows/search-attributes';
 import { startingAttributes } from '../../workflows/rail/first-package';
 import { DEFAULT_MAX_HOPS } from '../../workflows/rail/hops';
 import { handrailDataConverter } from '../codec';
@@ -38,25 +84,39 @@ export interface StartedJob {
  * pipelines; without one, payloads use the codec keys from the environment (src/codec.ts). */
 export async function connectHandrail(config: HandrailConfig = loadConfig(), plugin?: HandrailPlugin): Promise<Client> {
   const connection = await connectClient(config);
-  return new Client({ connection, namespace: config.namespace, ...(plugin ? { plugins: [plugin] } : { dataConverter: handrailDataConverter() }) });
+  return new Client({
+    connection,
+    namespace: config.namespace,
+    ...(plugin ? { plugins: [plugin] } : { dataConverter: handrailDataConverter() }),
+  });
 }
 
 /** Checks a request against the contract before anything is started, and its entry against its
  * pipeline's entry schema when the pipelines are known (the rail checks it again either way). */
 export function parseJobRequest(input: unknown, pipelines: readonly Pipeline[] = []): JobRequest {
   const parsed = JobRequest.safeParse(input);
-  if (!parsed.success) throw new InvalidJobRequestError(parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  if (!parsed.success)
+    throw new InvalidJobRequestError(parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
   // The entry as the rail will check it, so a caller hears what is wrong before a job starts.
   const pipeline = findPipeline(pipelines, parsed.data.pipeline);
   if (pipeline) {
     const { alias } = pipeline.entrySpec;
     if (parsed.data.entry !== undefined && alias !== undefined && parsed.data[alias] !== undefined) {
-      throw new InvalidJobRequestError([{ path: alias, message: `give the ${pipeline.entry} as entry only, not also as ${alias}` }]);
+      throw new InvalidJobRequestError([
+        { path: alias, message: `give the ${pipeline.entry} as entry only, not also as ${alias}` },
+      ]);
     }
-    const field = parsed.data.entry === undefined && alias !== undefined && parsed.data[alias] !== undefined ? alias : 'entry';
+    const field =
+      parsed.data.entry === undefined && alias !== undefined && parsed.data[alias] !== undefined ? alias : 'entry';
     const body = requestEntry(parsed.data, pipeline.entrySpec);
-    const issues = body === undefined ? [{ path: '', message: `Required (a ${pipeline.entry})` }] : entryBodyIssues(pipeline.entrySpec.schema, body);
-    if (issues.length > 0) throw new InvalidJobRequestError(issues.map((i) => ({ path: i.path ? `${field}.${i.path}` : field, message: i.message })));
+    const issues =
+      body === undefined
+        ? [{ path: '', message: `Required (a ${pipeline.entry})` }]
+        : entryBodyIssues(pipeline.entrySpec.schema, body);
+    if (issues.length > 0)
+      throw new InvalidJobRequestError(
+        issues.map((i) => ({ path: i.path ? `${field}.${i.path}` : field, message: i.message })),
+      );
   }
   return parsed.data;
 }
@@ -69,7 +129,11 @@ export interface StartOptions extends Pick<HandrailConfig, 'taskQueue'> {
   pipelines?: readonly Pipeline[];
 }
 
-export async function startJob(client: Client, input: unknown, options: Partial<StartOptions> = {}): Promise<StartedJob> {
+export async function startJob(
+  client: Client,
+  input: unknown,
+  options: Partial<StartOptions> = {},
+): Promise<StartedJob> {
   const pipelines = options.pipelines ?? handrailPluginOf(client)?.pipelines;
   const request = parseJobRequest(input, pipelines);
   // The job shows its attributes from the start (before a worker picks it up), and the rail's first
@@ -87,11 +151,17 @@ export async function startJob(client: Client, input: unknown, options: Partial<
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
       // The Web UI shows these as they are: the entry's text is the caller's, made readable.
       staticSummary: neutraliseBidi(`${request.job_id}: ${request.goal}`.slice(0, 200)),
-      staticDetails: neutraliseBidi([
-        ...(pipeline ? [`**Entry** (${pipeline.entry}): ${JSON.stringify(requestEntry(request, pipeline.entrySpec)).slice(0, 300)}`] : []),
-        `**Constraints**: ${request.constraints.join('; ') || 'none'}`,
-        `**Budget**: $${request.budget.usd}, ${request.budget.revisions} revisions, max ${request.max_hops ?? DEFAULT_MAX_HOPS} hops`,
-      ].join('\n\n')),
+      staticDetails: neutraliseBidi(
+        [
+          ...(pipeline
+            ? [
+                `**Entry** (${pipeline.entry}): ${JSON.stringify(requestEntry(request, pipeline.entrySpec)).slice(0, 300)}`,
+              ]
+            : []),
+          `**Constraints**: ${request.constraints.join('; ') || 'none'}`,
+          `**Budget**: $${request.budget.usd}, ${request.budget.revisions} revisions, max ${request.max_hops ?? DEFAULT_MAX_HOPS} hops`,
+        ].join('\n\n'),
+      ),
     });
     return { handle, created: true };
   } catch (err) {
@@ -114,7 +184,9 @@ export function startSearchAttributes(request: JobRequest, pipeline: Pipeline): 
     if (err instanceof IllegalStateError) return [];
     throw err;
   }
-  return jobSearchAttributes(attributes).filter((a) => !Array.isArray(a.value) || a.value.length > 0) as SearchAttributePair[];
+  return jobSearchAttributes(attributes).filter(
+    (a) => !Array.isArray(a.value) || a.value.length > 0,
+  ) as SearchAttributePair[];
 }
 
 /** The result of a job, waiting for it to end. */
@@ -133,8 +205,13 @@ export class JobNotFoundError extends Error {
 /** A running job's state lives in its worker; without one polling, queries cannot be answered. */
 export class NoWorkerAnsweredError extends Error {
   override readonly name = 'NoWorkerAnsweredError';
-  constructor(readonly jobId: string, taskQueue: string) {
-    super(`job "${jobId}" is running but no worker answered within ${QUERY_DEADLINE_MS / 1000} s on task queue "${taskQueue}"; start one with \`npm run worker\``);
+  constructor(
+    readonly jobId: string,
+    taskQueue: string,
+  ) {
+    super(
+      `job "${jobId}" is running but no worker answered within ${QUERY_DEADLINE_MS / 1000} s on task queue "${taskQueue}"; start one with \`npm run worker\``,
+    );
   }
 }
 
@@ -148,7 +225,10 @@ export class DecisionRefusedError extends Error {
  * handle it too. */
 export class JobEndedError extends DecisionRefusedError {
   override readonly name = 'JobEndedError';
-  constructor(readonly jobId: string, endedAs: string) {
+  constructor(
+    readonly jobId: string,
+    endedAs: string,
+  ) {
     super(`job "${jobId}" already ended (${endedAs}); nothing to decide`);
   }
 }
@@ -156,7 +236,10 @@ export class JobEndedError extends DecisionRefusedError {
 /** The job already ended, so it cannot be cancelled. */
 export class JobClosedError extends Error {
   override readonly name = 'JobClosedError';
-  constructor(readonly jobId: string, status: string) {
+  constructor(
+    readonly jobId: string,
+    status: string,
+  ) {
     super(`job "${jobId}" already ended (${status})`);
   }
 }
@@ -203,7 +286,9 @@ function endedAs(described: Awaited<ReturnType<typeof describeJob>>): string {
 
 /** The status a job shows: the rail's, unless the run closed while the rail said it was under way. */
 function shownStatus(rail: string | undefined, runStatus: string): string | undefined {
-  return runStatus === 'RUNNING' || (rail !== undefined && !OPEN_RAIL_STATUSES.has(rail)) ? rail : runStatus.toLowerCase();
+  return runStatus === 'RUNNING' || (rail !== undefined && !OPEN_RAIL_STATUSES.has(rail))
+    ? rail
+    : runStatus.toLowerCase();
 }
 
 /** Rail statuses of a job still under way: a closed run that last said one of these was stopped from outside. */
@@ -244,7 +329,13 @@ async function readJob(client: Client, jobId: string, described: DescribedJob): 
   const run = runFacts(described);
   if (described.status.name === 'COMPLETED') {
     const result = await handle.result();
-    return { ...run, status: statusFromResult(result, described.typedSearchAttributes.get(HandrailStage)), package: result.package, acks: result.acks, result };
+    return {
+      ...run,
+      status: statusFromResult(result, described.typedSearchAttributes.get(HandrailStage)),
+      package: result.package,
+      acks: result.acks,
+      result,
+    };
   }
   return askWorker(client, jobId, described.taskQueue, async () => {
     // Each query sees the job at its own moment: asking for the status first means the acks
@@ -254,7 +345,12 @@ async function readJob(client: Client, jobId: string, described: DescribedJob): 
     // A run stopped from outside answers as it stood when stopped: it ended as Temporal says.
     if (described.status.name === 'RUNNING') return { ...run, status, package: pkg, acks };
     const { escalation: _open, ...ended } = status;
-    return { ...run, status: { ...ended, status: described.status.name.toLowerCase() as EndedOutsideRail }, package: pkg, acks };
+    return {
+      ...run,
+      status: { ...ended, status: described.status.name.toLowerCase() as EndedOutsideRail },
+      package: pkg,
+      acks,
+    };
   });
 }
 
@@ -292,7 +388,11 @@ export interface JobProgress {
  * `after`), then polls the rail's `status` query; the acks are asked for only when the status
  * moved, and the job is read in full once it stops (no history is read).
  */
-export async function* watchJob(client: Client, jobId: string, opts: { pollMs?: number; seenAcks?: number; after?: JobView } = {}): AsyncGenerator<JobProgress, JobView> {
+export async function* watchJob(
+  client: Client,
+  jobId: string,
+  opts: { pollMs?: number; seenAcks?: number; after?: JobView } = {},
+): AsyncGenerator<JobProgress, JobView> {
   const handle = client.workflow.getHandle<typeof handoffJob>(jobId);
   let run: Pick<JobView, 'run_status' | 'task_queue' | 'started_at' | 'closed_at'>;
   // A job that already returned is its result: nothing to poll.
@@ -320,7 +420,11 @@ export async function* watchJob(client: Client, jobId: string, opts: { pollMs?: 
       // Acks newer than the status are held for the next poll, so each batch ends on the ack the
       // status describes (stage, verdict and wallet belong to it).
       const last = status.last_ack;
-      const fromEnd = last ? [...acks].reverse().findIndex((a) => a.delivery_key === last.delivery_key && a.at === last.at && a.ack === last.ack) : -1;
+      const fromEnd = last
+        ? [...acks]
+            .reverse()
+            .findIndex((a) => a.delivery_key === last.delivery_key && a.at === last.at && a.ack === last.ack)
+        : -1;
       const fresh = acks.slice(seen, fromEnd >= 0 ? acks.length - fromEnd : acks.length);
       seen += fresh.length;
       if (fresh.length > 0 || status.status !== lastStatus) yield { status, acks: fresh };
@@ -329,7 +433,8 @@ export async function* watchJob(client: Client, jobId: string, opts: { pollMs?: 
     }
     if (ended) return ended;
     // Waiting for a human, the job still runs as described; an ended one is read once, for its result.
-    if (status.status === 'escalated') return { ...run, status, package: await ask(() => handle.query(packageQuery)), acks };
+    if (status.status === 'escalated')
+      return { ...run, status, package: await ask(() => handle.query(packageQuery)), acks };
     if (status.status !== 'running') return getJob(client, jobId);
     await new Promise((r) => setTimeout(r, opts.pollMs ?? 300));
   }
@@ -337,7 +442,12 @@ export async function* watchJob(client: Client, jobId: string, opts: { pollMs?: 
 
 /** Sends a human decision to an escalated job; the rail's validator may refuse it. The same
  * `updateId` again answers with the first decision's receipt (Temporal deduplicates updates). */
-export async function decide(client: Client, jobId: string, input: unknown, opts: { updateId?: string } = {}): Promise<DecisionReceipt> {
+export async function decide(
+  client: Client,
+  jobId: string,
+  input: unknown,
+  opts: { updateId?: string } = {},
+): Promise<DecisionReceipt> {
   const parsed = HumanDecision.safeParse(input);
   if (!parsed.success) {
     throw new DecisionRefusedError(`invalid decision: ${issueLines(parsed.error, 'decision').join('; ')}`);
@@ -345,7 +455,9 @@ export async function decide(client: Client, jobId: string, input: unknown, opts
   const described = await describeJob(client, jobId);
   if (described.status.name !== 'RUNNING') throw new JobEndedError(jobId, endedAs(described));
   try {
-    return await client.workflow.getHandle<typeof handoffJob>(jobId).executeUpdate(decideUpdate, { args: [parsed.data], ...(opts.updateId ? { updateId: opts.updateId } : {}) });
+    return await client.workflow
+      .getHandle<typeof handoffJob>(jobId)
+      .executeUpdate(decideUpdate, { args: [parsed.data], ...(opts.updateId ? { updateId: opts.updateId } : {}) });
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw new DecisionRefusedError(err.cause?.message ?? err.message);
     if (endedMeanwhile(err)) throw new JobEndedError(jobId, await howItEnded(client, jobId));
@@ -426,7 +538,8 @@ export function jobsQuery(filter: Omit<JobFilter, 'limit'> = {}): string {
   if (filter.pipeline) terms.push(`${HandrailPipeline.name} = ${quoted(filter.pipeline)}`);
   if (filter.stage) terms.push(`${HandrailStage.name} = ${quoted(filter.stage)}`);
   // Any ack the job has seen (HandrailAcks); jobs from before it was published match on the newest.
-  if (filter.ack) terms.push(`(${HandrailAcks.name} = ${quoted(filter.ack)} OR ${HandrailAck.name} = ${quoted(filter.ack)})`);
+  if (filter.ack)
+    terms.push(`(${HandrailAcks.name} = ${quoted(filter.ack)} OR ${HandrailAck.name} = ${quoted(filter.ack)})`);
   if (filter.verdict) terms.push(`${HandrailVerdict.name} = ${quoted(filter.verdict)}`);
   return terms.join(' AND ');
 }

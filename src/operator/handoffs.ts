@@ -8,7 +8,14 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
-import { HandoffApiError, HandoffDecideResponse, HandoffListResponse, HandoffRecord, type HandoffDecideRequest, type HandoffRecordState } from '../../contracts';
+import {
+  HandoffApiError,
+  HandoffDecideResponse,
+  HandoffListResponse,
+  HandoffRecord,
+  type HandoffDecideRequest,
+  type HandoffRecordState,
+} from '../../contracts';
 import type { HandrailConfig } from '../config';
 
 /** Where `npm run demo` leaves its API user's token. */
@@ -35,7 +42,9 @@ export function apiToken(config: Pick<HandrailConfig, 'dataDir'>, env: NodeJS.Pr
   if (env.HANDRAIL_API_TOKEN) return env.HANDRAIL_API_TOKEN;
   const file = apiTokenFile(config);
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-  throw new HandoffsApiUnavailableError(`no API token: set HANDRAIL_API_TOKEN (or run \`npm run demo\`, which writes ${file})`);
+  throw new HandoffsApiUnavailableError(
+    `no API token: set HANDRAIL_API_TOKEN (or run \`npm run demo\`, which writes ${file})`,
+  );
 }
 
 export interface HandoffsClient {
@@ -48,9 +57,17 @@ export interface HandoffsClient {
 
 /** Each write carries a fresh Idempotency-Key unless one is given: a command run twice is two
  * requests, a retry inside one is not. */
-export function handoffsClient(config: Pick<HandrailConfig, 'apiUrl' | 'dataDir' | 'namespace'>, env: NodeJS.ProcessEnv = process.env): HandoffsClient {
+export function handoffsClient(
+  config: Pick<HandrailConfig, 'apiUrl' | 'dataDir' | 'namespace'>,
+  env: NodeJS.ProcessEnv = process.env,
+): HandoffsClient {
   const token = apiToken(config, env);
-  async function call<S extends z.ZodType>(method: 'GET' | 'POST', route: string, schema: S, body?: unknown): Promise<z.infer<S>> {
+  async function call<S extends z.ZodType>(
+    method: 'GET' | 'POST',
+    route: string,
+    schema: S,
+    body?: unknown,
+  ): Promise<z.infer<S>> {
     const headers: Record<string, string> = { authorization: `Bearer ${token}` };
     if (method === 'POST') {
       headers['idempotency-key'] = crypto.randomUUID();
@@ -58,14 +75,24 @@ export function handoffsClient(config: Pick<HandrailConfig, 'apiUrl' | 'dataDir'
     }
     let res: Response;
     try {
-      res = await fetch(`${config.apiUrl}${route}`, { method, headers, ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}) });
+      res = await fetch(`${config.apiUrl}${route}`, {
+        method,
+        headers,
+        ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}),
+      });
     } catch (error) {
-      throw new HandoffsApiUnavailableError(`the handoff records API at ${config.apiUrl} did not answer (${(error as Error).cause ?? (error as Error).message}); start it with \`npm run api\``);
+      throw new HandoffsApiUnavailableError(
+        `the handoff records API at ${config.apiUrl} did not answer (${(error as Error).cause ?? (error as Error).message}); start it with \`npm run api\``,
+      );
     }
     const json: unknown = await res.json().catch(() => null);
     if (!res.ok) {
       const failure = HandoffApiError.safeParse(json);
-      throw new HandoffsApiRequestError(res.status, failure.success ? failure.data.error : 'http_error', failure.success ? failure.data.message : `HTTP ${res.status}`);
+      throw new HandoffsApiRequestError(
+        res.status,
+        failure.success ? failure.data.error : 'http_error',
+        failure.success ? failure.data.message : `HTTP ${res.status}`,
+      );
     }
     return schema.parse(json);
   }
@@ -73,7 +100,11 @@ export function handoffsClient(config: Pick<HandrailConfig, 'apiUrl' | 'dataDir'
   const one = (id: string) => `/handoffs/${encodeURIComponent(id)}`;
   return {
     async list(project, query = {}) {
-      const qs = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]): [string, string] => [k, String(v)]));
+      const qs = new URLSearchParams(
+        Object.entries(query)
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]): [string, string] => [k, String(v)]),
+      );
       const route = `/workspaces/${ws}/projects/${encodeURIComponent(project)}/handoffs${qs.size ? `?${qs}` : ''}`;
       return (await call('GET', route, HandoffListResponse)).handoffs;
     },

@@ -36,7 +36,8 @@ function templateFiles(dir: string, from = ''): string[] {
 function installingProject(root: string): string | undefined {
   const parent = path.dirname(root);
   if (path.basename(parent) === 'node_modules') return path.dirname(parent);
-  if (path.basename(path.dirname(parent)) === 'node_modules' && path.basename(parent).startsWith('@')) return path.dirname(path.dirname(parent));
+  if (path.basename(path.dirname(parent)) === 'node_modules' && path.basename(parent).startsWith('@'))
+    return path.dirname(path.dirname(parent));
   return undefined;
 }
 
@@ -46,7 +47,10 @@ export function handrailSpec(dir: string, root: string = packageRoot): string {
   const own = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
   const project = installingProject(root);
   if (project && fs.existsSync(path.join(project, 'package.json'))) {
-    const pkg = JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+    const pkg = JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8')) as Record<
+      string,
+      Record<string, string> | undefined
+    >;
     const spec = pkg.dependencies?.handrail ?? pkg.devDependencies?.handrail;
     if (spec?.startsWith('file:')) {
       const target = path.resolve(project, spec.slice('file:'.length));
@@ -65,7 +69,8 @@ export function initProject(target: string, opts: { handrail?: string } = {}): I
     throw new InitError(`${target} already exists and is not an empty folder; give a new one`);
   }
   const name = path.basename(dir).toLowerCase();
-  if (!NAME.test(name)) throw new InitError(`"${path.basename(dir)}" is not a valid npm package name; pick a folder name like my-pipeline`);
+  if (!NAME.test(name))
+    throw new InitError(`"${path.basename(dir)}" is not a valid npm package name; pick a folder name like my-pipeline`);
   const files = templateFiles(TEMPLATE_DIR);
   fs.mkdirSync(dir, { recursive: true });
   for (const file of files) {

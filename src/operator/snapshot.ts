@@ -32,13 +32,18 @@ export async function hopSnapshots(client: Client, store: Store, jobId: string, 
   const atHop = acks.filter((a) => a.hop === hop && a.snapshot !== undefined);
   if (atHop.length === 0) {
     const hops = [...new Set(acks.filter((a) => a.snapshot !== undefined).map((a) => a.hop))];
-    throw new HopNotFoundError(`job ${jobId} has no snapshot at hop ${hop}; hops with one: ${hops.join(', ') || 'none'}`);
+    throw new HopNotFoundError(
+      `job ${jobId} has no snapshot at hop ${hop}; hops with one: ${hops.join(', ') || 'none'}`,
+    );
   }
   return Promise.all(
     atHop.map(async (a): Promise<HopSnapshot> => {
       const uri = a.snapshot!;
       const address = parseSnapshotUri(uri);
-      const verified = (text: string | null) => (text !== null && address !== undefined && address.jobId === jobId && sha256Hex(text) === address.sha ? text : null);
+      const verified = (text: string | null) =>
+        text !== null && address !== undefined && address.jobId === jobId && sha256Hex(text) === address.sha
+          ? text
+          : null;
       let source: HopSnapshot['source'] = 'store';
       let text = verified(address ? await store.getContent(address.sha) : null);
       if (text === null) {
@@ -46,7 +51,14 @@ export async function hopSnapshots(client: Client, store: Store, jobId: string, 
         text = verified(await client.workflow.getHandle(jobId).query(snapshotQuery, uri));
       }
       if (text === null) source = 'missing';
-      return { hop: a.hop, stage: a.stage, ack: a.ack, snapshot: uri, source, package: text === null ? null : JSON.parse(text) };
+      return {
+        hop: a.hop,
+        stage: a.stage,
+        ack: a.ack,
+        snapshot: uri,
+        source,
+        package: text === null ? null : JSON.parse(text),
+      };
     }),
   );
 }

@@ -27,7 +27,10 @@ export async function jobSummary(summary: string | undefined, openStore: () => P
     return { segments: await readSummarySegments(store, summary) };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    return { segments: own, unreadable: `${why} (the CLI must read the worker's store: the same HANDRAIL_DATA_DIR or DATABASE_URL)` };
+    return {
+      segments: own,
+      unreadable: `${why} (the CLI must read the worker's store: the same HANDRAIL_DATA_DIR or DATABASE_URL)`,
+    };
   } finally {
     await store?.close();
   }

@@ -4,7 +4,14 @@
  */
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { formatTranscript, isTranscriptUri, messageText, USER_AGENT_ID, type Message, type TaggedMessage } from '../../contracts';
+import {
+  formatTranscript,
+  isTranscriptUri,
+  messageText,
+  USER_AGENT_ID,
+  type Message,
+  type TaggedMessage,
+} from '../../contracts';
 import { transcriptXml } from '../../activities/handover';
 import { logMessages, readLog, type HandoverRecord, type TurnRecord } from '../../activities/transcript-log';
 import type { Store } from '../worker/store';
@@ -48,7 +55,9 @@ export async function jobTranscript(client: Client, store: Store, jobId: string)
   } catch (err) {
     if (!(err instanceof ApplicationFailure)) throw err;
     // A turn missing from the store most often means another store than the worker's.
-    throw new TranscriptUnreadableError(`${err.message} (read from the ${store.backend} store; the worker must use the same HANDRAIL_DATA_DIR or DATABASE_URL)`);
+    throw new TranscriptUnreadableError(
+      `${err.message} (read from the ${store.backend} store; the worker must use the same HANDRAIL_DATA_DIR or DATABASE_URL)`,
+    );
   }
 }
 
@@ -64,26 +73,46 @@ export interface HandedTurn {
 /** Every turn `stage` took, oldest first, with what it was handed. */
 export function handedTurns(transcript: JobTranscript, stage: string): HandedTurn[] {
   const turns = transcript.turns.filter((t) => t.stage === stage);
-  if (turns.length === 0) throw new StageNotInTranscriptError(transcript.job_id, stage, [...new Set(transcript.turns.map((t) => t.stage))]);
+  if (turns.length === 0)
+    throw new StageNotInTranscriptError(transcript.job_id, stage, [...new Set(transcript.turns.map((t) => t.stage))]);
   return turns.map((t) => {
     if (!t.handover) return { turn: t.turn, handover: null, question_text: ownQuestion(t), history: [] };
-    return { turn: t.turn, handover: summary(t.handover), question_text: t.handover.question_text, history: t.handover.history };
+    return {
+      turn: t.turn,
+      handover: summary(t.handover),
+      question_text: t.handover.question_text,
+      history: t.handover.history,
+    };
   });
 }
 
-const summary = (h: HandoverRecord) => ({ used: h.used, tokens: h.tokens, ...(h.fell_back ? { fell_back: true } : {}) });
+const summary = (h: HandoverRecord) => ({
+  used: h.used,
+  tokens: h.tokens,
+  ...(h.fell_back ? { fell_back: true } : {}),
+});
 
 /** Without a handover the stage was asked its own question: the turn's `__user__` message. */
-const ownQuestion = (turn: TurnRecord) => turn.messages.filter((m) => m.agent_id === USER_AGENT_ID).map((m) => messageText(m.message)).join('\n');
+const ownQuestion = (turn: TurnRecord) =>
+  turn.messages
+    .filter((m) => m.agent_id === USER_AGENT_ID)
+    .map((m) => messageText(m.message))
+    .join('\n');
 
-const render = (log: readonly TaggedMessage[], format: TranscriptFormat) => (format === 'xml' ? transcriptXml(log).trimEnd() : formatTranscript(log));
+const render = (log: readonly TaggedMessage[], format: TranscriptFormat) =>
+  format === 'xml' ? transcriptXml(log).trimEnd() : formatTranscript(log);
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 /** What `handrail transcript` prints: the whole log, or what one stage was handed at each of its turns. */
-export function transcriptOutput(transcript: JobTranscript, options: { stage?: string; format: TranscriptFormat; json: boolean }): string {
+export function transcriptOutput(
+  transcript: JobTranscript,
+  options: { stage?: string; format: TranscriptFormat; json: boolean },
+): string {
   const { stage, format, json } = options;
   if (transcript.uri === undefined) {
-    return json ? stringify({ job_id: transcript.job_id, ...(stage ? { stage } : { transcript: null }), turns: [] }) : `job ${transcript.job_id} has no transcript yet`;
+    return json
+      ? stringify({ job_id: transcript.job_id, ...(stage ? { stage } : { transcript: null }), turns: [] })
+      : `job ${transcript.job_id} has no transcript yet`;
   }
   if (stage) {
     const turns = handedTurns(transcript, stage);
@@ -118,8 +147,19 @@ function transcriptJson(transcript: JobTranscript) {
 function handedTurnsText(stage: string, turns: readonly HandedTurn[], format: TranscriptFormat): string {
   return turns
     .map((t) => {
-      const how = t.handover ? `${t.handover.used} · ${plural(t.handover.tokens, 'token')}${t.handover.fell_back ? ' · fell back' : ''}` : 'package only (no handover on this edge)';
-      const history = t.history.length > 0 ? ['history:', render(t.history.map((message) => ({ message, agent_id: 'history' })), format)] : [];
+      const how = t.handover
+        ? `${t.handover.used} · ${plural(t.handover.tokens, 'token')}${t.handover.fell_back ? ' · fell back' : ''}`
+        : 'package only (no handover on this edge)';
+      const history =
+        t.history.length > 0
+          ? [
+              'history:',
+              render(
+                t.history.map((message) => ({ message, agent_id: 'history' })),
+                format,
+              ),
+            ]
+          : [];
       return [`hop ${t.turn} · ${stage} · ${how}`, t.question_text, ...history].join('\n');
     })
     .join('\n\n');

@@ -35,9 +35,15 @@ export async function loadDiffPipelines(modulePath: string): Promise<DiffPipelin
     throw new DiffModuleError(`--pipelines ${modulePath}: ${(err as Error).message}`);
   }
   if (!Array.isArray(loaded.pipelines) || typeof loaded.activities !== 'function') {
-    throw new DiffModuleError(`--pipelines ${modulePath} must export \`pipelines\` (an array of pipelines) and \`activities\` (deps => the stage activities)`);
+    throw new DiffModuleError(
+      `--pipelines ${modulePath} must export \`pipelines\` (an array of pipelines) and \`activities\` (deps => the stage activities)`,
+    );
   }
-  return { pipelines: loaded.pipelines, activities: loaded.activities, ...(Array.isArray(loaded.asRecorded) ? { asRecorded: loaded.asRecorded } : {}) };
+  return {
+    pipelines: loaded.pipelines,
+    activities: loaded.activities,
+    ...(Array.isArray(loaded.asRecorded) ? { asRecorded: loaded.asRecorded } : {}),
+  };
 }
 
 /** Where a recorded result is kept for provenance, apart from the key the stage records under now. */
@@ -52,10 +58,16 @@ async function seed(store: Store, step: RecordedStep): Promise<void> {
   const result = step.result;
   if (!result) return;
   const body = canonicalJson(result.body);
-  if (result.body !== undefined && parseArtifactUri(result.artifact.uri) === sha256Hex(body)) await store.putContent(body);
+  if (result.body !== undefined && parseArtifactUri(result.artifact.uri) === sha256Hex(body))
+    await store.putContent(body);
   const key = step.kind === 'merge' ? step.work.key : step.work.delivery_key;
   const stage = step.kind === 'merge' ? MERGE_STAGE : (result.package.ack?.stage ?? step.work.stage);
-  await store.recordStageCompletion(recordedKey(key), result, { job_id: result.package.job_id, stage, delivery_sha: 'recorded', package_sha: packageSha(result.package) });
+  await store.recordStageCompletion(recordedKey(key), result, {
+    job_id: result.package.job_id,
+    stage,
+    delivery_sha: 'recorded',
+    package_sha: packageSha(result.package),
+  });
 }
 
 /**
@@ -77,7 +89,8 @@ export async function openStageRunner(set: DiffPipelines): Promise<{ run: StageR
     const pkg = step.work.package;
     const recordedLog = transcriptOf(pkg.memory_refs);
     const { context_ref: _snapshot, ...rest } = pkg;
-    const delivered = log && recordedLog && log !== recordedLog ? { ...rest, memory_refs: withTranscript(pkg.memory_refs, log) } : pkg;
+    const delivered =
+      log && recordedLog && log !== recordedLog ? { ...rest, memory_refs: withTranscript(pkg.memory_refs, log) } : pkg;
     let answer: StageRun;
     try {
       answer = { result: await activity({ ...step.work, package: delivered }) };

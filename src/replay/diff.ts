@@ -8,7 +8,21 @@
 import type { History } from '@temporalio/common/lib/proto-utils';
 import { IllegalStateError, defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { HUMAN, MERGE_STAGE, canonicalJson, findPipeline, isTranscriptUri, reservationUsd, type AckRecord, type Hop, type JobRequest, type JobResult, type Pipeline, type StageResult, type StageWork } from '../../contracts';
+import {
+  HUMAN,
+  MERGE_STAGE,
+  canonicalJson,
+  findPipeline,
+  isTranscriptUri,
+  reservationUsd,
+  type AckRecord,
+  type Hop,
+  type JobRequest,
+  type JobResult,
+  type Pipeline,
+  type StageResult,
+  type StageWork,
+} from '../../contracts';
 import type { MergeWork } from '../../activities/merge';
 import { admitHop, decideHop, stampAck, type HopOutcome, type HopRequest } from '../../workflows/rail/hop';
 import { concludeHop } from '../../workflows/rail/conclude';
@@ -75,7 +89,11 @@ const decode = <T>(payloads: temporal.api.common.v1.IPayloads | null | undefined
 };
 
 const isStageWork = (input: unknown): input is StageWork =>
-  typeof input === 'object' && input !== null && typeof (input as StageWork).stage === 'string' && typeof (input as StageWork).delivery_key === 'string' && typeof (input as StageWork).package === 'object';
+  typeof input === 'object' &&
+  input !== null &&
+  typeof (input as StageWork).stage === 'string' &&
+  typeof (input as StageWork).delivery_key === 'string' &&
+  typeof (input as StageWork).package === 'object';
 
 /**
  * A `handoffJob` history decoded: the request it started with, every stage activity and merge in
@@ -90,7 +108,11 @@ export function recordedJob(workflowId: string, history: History): RecordedJob |
   if (!request) return undefined;
   const ended = new Map<string, Event>();
   for (const e of events) {
-    const scheduled = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes ?? e.activityTaskCanceledEventAttributes;
+    const scheduled =
+      e.activityTaskCompletedEventAttributes ??
+      e.activityTaskFailedEventAttributes ??
+      e.activityTaskTimedOutEventAttributes ??
+      e.activityTaskCanceledEventAttributes;
     if (scheduled?.scheduledEventId != null) ended.set(String(scheduled.scheduledEventId), e);
   }
   const steps: RecordedStep[] = [];
@@ -102,13 +124,24 @@ export function recordedJob(workflowId: string, history: History): RecordedJob |
     const input = decode<unknown>(attrs.input);
     const result = decode<StageResult>(end?.activityTaskCompletedEventAttributes?.result);
     const failed = end?.activityTaskFailedEventAttributes?.failure;
-    if (attrs.activityType?.name === 'mergeBranches') steps.push({ kind: 'merge', work: input as MergeWork, ...(result ? { result } : {}) });
+    if (attrs.activityType?.name === 'mergeBranches')
+      steps.push({ kind: 'merge', work: input as MergeWork, ...(result ? { result } : {}) });
     else if (isStageWork(input) && attrs.activityType?.name === input.stage) {
-      steps.push({ kind: 'stage', work: input, ...(result ? { result } : {}), ...(failed ? { failure: failed.cause?.message ?? failed.message ?? 'failed' } : {}) });
+      steps.push({
+        kind: 'stage',
+        work: input,
+        ...(result ? { result } : {}),
+        ...(failed ? { failure: failed.cause?.message ?? failed.message ?? 'failed' } : {}),
+      });
     }
   }
   const completed = decode<JobResult>(events.at(-1)?.workflowExecutionCompletedEventAttributes?.result);
-  return { workflowId, request, steps, ...(completed ? { result: { status: completed.status, acks: completed.acks } } : {}) };
+  return {
+    workflowId,
+    request,
+    steps,
+    ...(completed ? { result: { status: completed.status, acks: completed.acks } } : {}),
+  };
 }
 
 /** A route as the report names it: the stage, the fan-out's stages, `complete` or `escalate`. */
@@ -121,19 +154,25 @@ export function describeRoute(step: Route | undefined): string {
 
 /** The route's difference from the stage the recording delivered to next, or undefined. */
 export function routeDifference(step: Route | undefined, recorded: string): Difference | undefined {
-  const same = step?.kind === 'hop' ? step.to === recorded : step?.kind === 'fanout' ? step.rule.fanOut.includes(recorded) : false;
+  const same =
+    step?.kind === 'hop' ? step.to === recorded : step?.kind === 'fanout' ? step.rule.fanOut.includes(recorded) : false;
   return same ? undefined : { what: 'route', recorded, now: describeRoute(step) };
 }
 
-const ackText = (acks: readonly Pick<AckRecord, 'ack' | 'invariant'>[]) => acks.map((a) => `${a.ack}${a.invariant ? ` (${a.invariant})` : ''}`).join(', ');
+const ackText = (acks: readonly Pick<AckRecord, 'ack' | 'invariant'>[]) =>
+  acks.map((a) => `${a.ack}${a.invariant ? ` (${a.invariant})` : ''}`).join(', ');
 
 /** The acks' difference (their states, and the invariant a rejection names), or undefined. */
-export function ackDifference(recorded: readonly Pick<AckRecord, 'ack' | 'invariant'>[], now: readonly Pick<AckRecord, 'ack' | 'invariant'>[]): Difference | undefined {
+export function ackDifference(
+  recorded: readonly Pick<AckRecord, 'ack' | 'invariant'>[],
+  now: readonly Pick<AckRecord, 'ack' | 'invariant'>[],
+): Difference | undefined {
   const [was, is] = [ackText(recorded), ackText(now)];
   return was === is ? undefined : { what: 'ack', recorded: was, now: is };
 }
 
-const answerText = (a: { result?: StageResult; failure?: string }) => (a.result ? `${a.result.artifact.type} ${a.result.artifact.uri}` : `failed: ${a.failure ?? 'no result recorded'}`);
+const answerText = (a: { result?: StageResult; failure?: string }) =>
+  a.result ? `${a.result.artifact.type} ${a.result.artifact.uri}` : `failed: ${a.failure ?? 'no result recorded'}`;
 
 /**
  * A stage's answer now against the recorded one: the artifact (its type and content address) and
@@ -142,21 +181,32 @@ const answerText = (a: { result?: StageResult; failure?: string }) => (a.result 
 export function stageDifferences(recorded: Pick<RecordedHop, 'result' | 'failure'>, now: StageRun): Difference[] {
   const result = 'result' in now ? now.result : undefined;
   if (!recorded.result || !result) {
-    return recorded.result || result ? [{ what: 'stage', recorded: answerText(recorded), now: answerText('failure' in now ? now : { result }) }] : [];
+    return recorded.result || result
+      ? [{ what: 'stage', recorded: answerText(recorded), now: answerText('failure' in now ? now : { result }) }]
+      : [];
   }
   const differences: Difference[] = [];
   const [was, is] = [recorded.result.artifact, result.artifact];
-  if (was.type !== is.type || (was.uri !== is.uri && !sameButTimes(recorded.result.body, result.body))) differences.push({ what: 'artifact', recorded: `${was.type} ${was.uri}`, now: `${is.type} ${is.uri}` });
-  if (recorded.result.cost_usd !== result.cost_usd) differences.push({ what: 'cost', recorded: `$${recorded.result.cost_usd}`, now: `$${result.cost_usd}` });
+  if (was.type !== is.type || (was.uri !== is.uri && !sameButTimes(recorded.result.body, result.body)))
+    differences.push({ what: 'artifact', recorded: `${was.type} ${was.uri}`, now: `${is.type} ${is.uri}` });
+  if (recorded.result.cost_usd !== result.cost_usd)
+    differences.push({ what: 'cost', recorded: `$${recorded.result.cost_usd}`, now: `$${result.cost_usd}` });
   return differences;
 }
 
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 const withoutTimes = (value: unknown): unknown =>
-  typeof value === 'string' && ISO_TIME.test(value) ? '<time>' : Array.isArray(value) ? value.map(withoutTimes) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutTimes(v)])) : value;
+  typeof value === 'string' && ISO_TIME.test(value)
+    ? '<time>'
+    : Array.isArray(value)
+      ? value.map(withoutTimes)
+      : value && typeof value === 'object'
+        ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutTimes(v)]))
+        : value;
 
 /** Two bodies that differ only in when they were made (a receipt's `written_at`): the same artifact, made at another time. */
-export const sameButTimes = (a: unknown, b: unknown): boolean => a !== undefined && b !== undefined && canonicalJson(withoutTimes(a)) === canonicalJson(withoutTimes(b));
+export const sameButTimes = (a: unknown, b: unknown): boolean =>
+  a !== undefined && b !== undefined && canonicalJson(withoutTimes(a)) === canonicalJson(withoutTimes(b));
 
 /**
  * The hop block a package carried when it arrived for `hop`: the previous hop's, when it is the
@@ -167,7 +217,13 @@ export function arrivedHop(hop: Hop, previous: Hop | undefined): Hop | undefined
   const chain = hop.chain.slice(0, -1);
   if (hop.from === ORIGIN && chain.length === 1) return undefined;
   if (previous && previous.chain.join() === chain.join()) return previous;
-  return { from: chain.at(-2) ?? ORIGIN, to: chain.at(-1) ?? HUMAN, reason: 'escalated', count: hop.count - (hop.from === HUMAN ? 0 : 1), chain };
+  return {
+    from: chain.at(-2) ?? ORIGIN,
+    to: chain.at(-1) ?? HUMAN,
+    reason: 'escalated',
+    count: hop.count - (hop.from === HUMAN ? 0 : 1),
+    chain,
+  };
 }
 
 export interface DiffWalkOptions {
@@ -182,24 +238,52 @@ export interface DiffWalkOptions {
  * admission's ack, the stage's answer now (`run`), and the acks after the work (the invariants,
  * from the recorded answer). Patch gates are taken as a new job takes them (the current code).
  */
-export async function diffRecordedJob(history: string, job: RecordedJob, pipelines: readonly Pipeline[], run: StageRunner | undefined, opts: DiffWalkOptions = {}): Promise<JobDiff> {
+export async function diffRecordedJob(
+  history: string,
+  job: RecordedJob,
+  pipelines: readonly Pipeline[],
+  run: StageRunner | undefined,
+  opts: DiffWalkOptions = {},
+): Promise<JobDiff> {
   const pipeline = findPipeline(pipelines, job.request.pipeline);
-  if (!pipeline) return { history, workflowId: job.workflowId, hops: 0, notes: [`pipeline ${JSON.stringify(job.request.pipeline)} is not among ${pipelines.map((p) => p.name).join(', ')}: nothing compared`] };
+  if (!pipeline)
+    return {
+      history,
+      workflowId: job.workflowId,
+      hops: 0,
+      notes: [
+        `pipeline ${JSON.stringify(job.request.pipeline)} is not among ${pipelines.map((p) => p.name).join(', ')}: nothing compared`,
+      ],
+    };
   const diff: JobDiff = { history, workflowId: job.workflowId, pipeline: pipeline.name, hops: 0, notes: [] };
   const asRecorded = new Set<string>();
   try {
     return await walkJob(job, pipeline, run, opts, diff, asRecorded);
   } catch (err) {
     if (!(err instanceof RouteNeedsWorkflow)) throw err;
-    return { ...diff, notes: [...recordedNotes(asRecorded), `${diff.hops} hop(s) compared, then a route asks a workflow API here (${err.message}), which only a workflow can answer: nothing compared after it (\`handrail replay\` without --diff checks the whole job)`] };
+    return {
+      ...diff,
+      notes: [
+        ...recordedNotes(asRecorded),
+        `${diff.hops} hop(s) compared, then a route asks a workflow API here (${err.message}), which only a workflow can answer: nothing compared after it (\`handrail replay\` without --diff checks the whole job)`,
+      ],
+    };
   }
 }
 
 /** Which stages were not run again: their recorded outputs stand. */
-const recordedNotes = (asRecorded: ReadonlySet<string>): string[] => (asRecorded.size > 0 ? [`not run again, their recorded outputs stand: ${[...asRecorded].join(', ')}`] : []);
+const recordedNotes = (asRecorded: ReadonlySet<string>): string[] =>
+  asRecorded.size > 0 ? [`not run again, their recorded outputs stand: ${[...asRecorded].join(', ')}`] : [];
 
 /** diffRecordedJob's walk: counts compared hops on `diff` and the stages not run again in `asRecorded` as it goes. */
-async function walkJob(job: RecordedJob, pipeline: Pipeline, run: StageRunner | undefined, opts: DiffWalkOptions, diff: JobDiff, asRecorded: Set<string>): Promise<JobDiff> {
+async function walkJob(
+  job: RecordedJob,
+  pipeline: Pipeline,
+  run: StageRunner | undefined,
+  opts: DiffWalkOptions,
+  diff: JobDiff,
+  asRecorded: Set<string>,
+): Promise<JobDiff> {
   const stageHops = job.steps.filter((s): s is RecordedHop => s.kind === 'stage');
   const traceparent = job.request.traceparent ?? stageHops[0]?.work.package.trace.traceparent ?? '';
   const maxHops = job.request.max_hops ?? DEFAULT_MAX_HOPS;
@@ -221,7 +305,11 @@ async function walkJob(job: RecordedJob, pipeline: Pipeline, run: StageRunner | 
     fallbackJobId: job.workflowId,
     heldUsd: () => held,
   });
-  const stop = (hop: number, stage: string, differences: Difference[]): JobDiff => ({ ...diff, notes: notes(), first: { hop, stage, differences } });
+  const stop = (hop: number, stage: string, differences: Difference[]): JobDiff => ({
+    ...diff,
+    notes: notes(),
+    first: { hop, stage, differences },
+  });
   const lastAckAt = (key: string) => (acks ? acks.map((a) => a.delivery_key).lastIndexOf(key) : -1);
 
   // A first hop the recording refused before any work (a malformed ticket, say).
@@ -237,7 +325,11 @@ async function walkJob(job: RecordedJob, pipeline: Pipeline, run: StageRunner | 
       if (!recorded.result) return { ...diff, notes: [...notes(), 'the merge recorded no result: compared up to it'] };
       const { artifact, body } = recorded.result;
       if (body && typeof body === 'object') bodies[artifact.type] = body as Record<string, unknown>;
-      step = routeOf(pipeline, { ...recorded.work.package, artifacts: [...recorded.work.package.artifacts, artifact] }, bodies);
+      step = routeOf(
+        pipeline,
+        { ...recorded.work.package, artifacts: [...recorded.work.package.artifacts, artifact] },
+        bodies,
+      );
       previous = recorded.work.package.hop;
       held = 0;
       continue;
@@ -259,7 +351,13 @@ async function walkJob(job: RecordedJob, pipeline: Pipeline, run: StageRunner | 
     }
     const { ack: _ack, context_ref: _snapshot, hop: _hop, ...content } = delivered;
     const before = arrivedHop(hop, previous);
-    const request = hopRequest({ stage, package: { ...content, ...(before ? { hop: before } : {}) }, reason: hop.reason, from: hop.from, ...(hop.handoff_reason ? { handoff: hop.handoff_reason } : {}) });
+    const request = hopRequest({
+      stage,
+      package: { ...content, ...(before ? { hop: before } : {}) },
+      reason: hop.reason,
+      from: hop.from,
+      ...(hop.handoff_reason ? { handoff: hop.handoff_reason } : {}),
+    });
     const admitted = admitHop(request);
     const decision = decideHop(admitted, request, null);
     const admission = ackDifference([delivered.ack ?? { ack: 'accepted' }], [decision]);
@@ -271,7 +369,9 @@ async function walkJob(job: RecordedJob, pipeline: Pipeline, run: StageRunner | 
     // A hop the current code refuses (or to a stage it no longer has) has no outcome to compare.
     if (admission || !card) return stop(hop.count, stage, differences);
 
-    const answer = recorded.result ? { result: recorded.result, card } : { failure: recorded.failure ?? 'no result recorded' };
+    const answer = recorded.result
+      ? { result: recorded.result, card }
+      : { failure: recorded.failure ?? 'no result recorded' };
     // The stage echoes the ack it was delivered: the recorded one (the invariants check it, not the wording of its reason).
     const ack = delivered.ack ?? stampAck(admitted, request, decision, new Date(0));
     const outcome: HopOutcome = concludeHop(admitted, request, ack, new Date(ack.at), null, answer);
@@ -280,7 +380,8 @@ async function walkJob(job: RecordedJob, pipeline: Pipeline, run: StageRunner | 
     if (afterWork) differences.push(afterWork);
     if (differences.length > 0) return stop(hop.count, stage, differences);
 
-    if (outcome.ok && outcome.result?.body && typeof outcome.result.body === 'object') bodies[outcome.result.artifact.type] = outcome.result.body as Record<string, unknown>;
+    if (outcome.ok && outcome.result?.body && typeof outcome.result.body === 'object')
+      bodies[outcome.result.artifact.type] = outcome.result.body as Record<string, unknown>;
     if (step?.kind === 'fanout' && step.rule.fanOut.includes(stage)) {
       // A branch: the others go on from the hub's package, and the merge routes next.
       if (outcome.acks[0]?.ack === 'accepted') held += reservationUsd(pipeline.get(stage) ?? card);
@@ -297,14 +398,24 @@ async function walkJob(job: RecordedJob, pipeline: Pipeline, run: StageRunner | 
       step = undefined;
     }
     const following = job.steps[i + 1];
-    if (following?.kind === 'stage' && following.work.package.hop?.from === HUMAN && step !== undefined && step.kind !== 'escalate' && !(step.kind === 'fanout' && step.rule.fanOut.includes(following.work.stage))) {
+    if (
+      following?.kind === 'stage' &&
+      following.work.package.hop?.from === HUMAN &&
+      step !== undefined &&
+      step.kind !== 'escalate' &&
+      !(step.kind === 'fanout' && step.rule.fanOut.includes(following.work.stage))
+    ) {
       // The recording escalated here; the current code routes on.
-      return stop(hop.count, stage, [{ what: 'route', recorded: 'escalate (a human sent the next hop)', now: describeRoute(step) }]);
+      return stop(hop.count, stage, [
+        { what: 'route', recorded: 'escalate (a human sent the next hop)', now: describeRoute(step) },
+      ]);
     }
   }
   if (job.result?.status === 'completed' && step?.kind !== 'complete') {
     const last = stageHops.at(-1);
-    return stop(last?.work.package.hop?.count ?? 0, last?.work.stage ?? pipeline.entry, [{ what: 'route', recorded: 'complete', now: describeRoute(step) }]);
+    return stop(last?.work.package.hop?.count ?? 0, last?.work.stage ?? pipeline.entry, [
+      { what: 'route', recorded: 'complete', now: describeRoute(step) },
+    ]);
   }
   return { ...diff, notes: notes() };
 }
@@ -324,11 +435,21 @@ function routeOf(...args: Parameters<typeof route>): Route {
 }
 
 /** A hop the recording refused at admission (`refused`): the current code must route there and refuse it the same way. */
-function refusedHop(step: Route | undefined, refused: AckRecord, hopRequest: (r: Pick<HopRequest, 'stage' | 'package' | 'reason' | 'from' | 'handoff'>) => HopRequest): Difference | undefined {
+function refusedHop(
+  step: Route | undefined,
+  refused: AckRecord,
+  hopRequest: (r: Pick<HopRequest, 'stage' | 'package' | 'reason' | 'from' | 'handoff'>) => HopRequest,
+): Difference | undefined {
   const moved = routeDifference(step, refused.stage);
   if (moved || (step?.kind !== 'hop' && step?.kind !== 'fanout')) return moved;
   const handoff = step.kind === 'hop' ? step.handoff : (step.rule.handoff ?? 'specialization');
-  const request = hopRequest({ stage: refused.stage, package: step.package, reason: step.reason, from: step.from, ...(handoff ? { handoff } : {}) });
+  const request = hopRequest({
+    stage: refused.stage,
+    package: step.package,
+    reason: step.reason,
+    from: step.from,
+    ...(handoff ? { handoff } : {}),
+  });
   return ackDifference([refused], [decideHop(admitHop(request), request, null)]);
 }
 

@@ -45,10 +45,14 @@ const MACHINE_COMMANDS: Record<string, string> = {
 export function eventTypeName(type: temporal.api.enums.v1.EventType | null | undefined): string {
   const constant = type == null ? undefined : temporal.api.enums.v1.EventType[type];
   if (!constant) return 'Unspecified';
-  return constant.replace(/^EVENT_TYPE_/, '').toLowerCase().replace(/(?:^|_)([a-z])/g, (_m, c: string) => c.toUpperCase());
+  return constant
+    .replace(/^EVENT_TYPE_/, '')
+    .toLowerCase()
+    .replace(/(?:^|_)([a-z])/g, (_m, c: string) => c.toUpperCase());
 }
 
-const at = (event: HistoryEvent | undefined) => (event ? { eventId: Number(event.eventId), event: eventTypeName(event.eventType) } : {});
+const at = (event: HistoryEvent | undefined) =>
+  event ? { eventId: Number(event.eventId), event: eventTypeName(event.eventType) } : {};
 
 function markerJson(event: HistoryEvent, key: string): Record<string, unknown> | undefined {
   const data = event.markerRecordedEventAttributes?.details?.[key]?.payloads?.[0]?.data;
@@ -86,21 +90,39 @@ export function explainReplayError(err: Error, history: History): ReplayFailure 
   const base = { error: err.name, message };
   // A payload the codec could not decrypt (src/codec.ts): the keys, not the code, are what to fix.
   const codec = /message: "(.*?)", source: "TypeScriptSDK", stack_trace: "CodecKeyError: /s.exec(err.message);
-  if (codec) return { error: 'CodecKeyError', message: codec[1]!.replace(/\\"/g, '"'), hint: 'the history was recorded with payload encryption: replay with the key it names (HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE; docs/codec.md)' };
+  if (codec)
+    return {
+      error: 'CodecKeyError',
+      message: codec[1]!.replace(/\\"/g, '"'),
+      hint: 'the history was recorded with payload encryption: replay with the key it names (HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE; docs/codec.md)',
+    };
   const named = /HistoryEvent\(id: (\d+), (\w+)\)/.exec(message);
   const event = named ? { eventId: Number(named[1]), event: named[2]! } : {};
 
   const machine = /^(.+?) ?[Mm]achine (?:does not handle|cannot handle)/.exec(message);
   if (machine && named) {
     const command = MACHINE_COMMANDS[machine[1]!] ?? machine[1]!;
-    return { ...base, ...event, command, hint: `the code now issues ${command} where the history has ${named[2]}; keep recorded jobs on the old path: ${PATCH}` };
+    return {
+      ...base,
+      ...event,
+      command,
+      hint: `the code now issues ${command} where the history has ${named[2]}; keep recorded jobs on the old path: ${PATCH}`,
+    };
   }
   if (message.startsWith('No command scheduled for event') && named) {
-    return { ...base, ...event, hint: `the history has ${named[2]} but the code no longer issues its command; keep the old call for recorded jobs: ${PATCH}` };
+    return {
+      ...base,
+      ...event,
+      hint: `the history has ${named[2]} but the code no longer issues its command; keep the old call for recorded jobs: ${PATCH}`,
+    };
   }
   const missing = /^Missing associated machine for (\w+)\((\d+)\)/.exec(message);
   if (missing) {
-    return { ...base, ...at(eventForCommand(history, missing[1]!, Number(missing[2]))), hint: `the history has ${missing[1]} #${missing[2]}, which the code no longer schedules there; keep the old call for recorded jobs: ${PATCH}` };
+    return {
+      ...base,
+      ...at(eventForCommand(history, missing[1]!, Number(missing[2]))),
+      hint: `the history has ${missing[1]} #${missing[2]}, which the code no longer schedules there; keep the old call for recorded jobs: ${PATCH}`,
+    };
   }
   const patch = /^Non-deprecated patch marker encountered for change (\S+), but/.exec(message);
   if (patch) {
@@ -111,16 +133,42 @@ export function explainReplayError(err: Error, history: History): ReplayFailure 
       hint: `the history took patched('${id}') here and the code no longer calls it first: keep patched('${id}') (or deprecatePatch('${id}')) where it was, and give a new change a patch of its own`,
     };
   }
-  const mismatch = /^Activity (id|type) of (scheduled event|recorded marker) '(.*)' does not match activity \1 of (local )?activity command '(.*)'$/s.exec(message);
+  const mismatch =
+    /^Activity (id|type) of (scheduled event|recorded marker) '(.*)' does not match activity \1 of (local )?activity command '(.*)'$/s.exec(
+      message,
+    );
   if (mismatch) {
-    const [, field, , recorded, local, issued] = mismatch as unknown as [string, string, string, string, string | undefined, string];
+    const [, field, , recorded, local, issued] = mismatch as unknown as [
+      string,
+      string,
+      string,
+      string,
+      string | undefined,
+      string,
+    ];
     const command = `${local ? 'ScheduleLocalActivity' : 'ScheduleActivityTask'} ${issued}`;
     // Activity ids are unique in a run; a type is not, so only an id finds the event.
-    const found = field === 'id' && !local ? (history.events ?? []).find((e) => e.activityTaskScheduledEventAttributes?.activityId === recorded) : undefined;
-    return { ...base, ...at(found), command, hint: `the code now schedules ${issued} where the history has ${recorded}; keep recorded jobs on the old path: ${PATCH}` };
+    const found =
+      field === 'id' && !local
+        ? (history.events ?? []).find((e) => e.activityTaskScheduledEventAttributes?.activityId === recorded)
+        : undefined;
+    return {
+      ...base,
+      ...at(found),
+      command,
+      hint: `the code now schedules ${issued} where the history has ${recorded}; keep recorded jobs on the old path: ${PATCH}`,
+    };
   }
   if (err.name === 'DeterminismViolationError') {
-    return { ...base, ...event, hint: `the code no longer issues the history's commands in order; keep recorded jobs on the old path: ${PATCH}` };
+    return {
+      ...base,
+      ...event,
+      hint: `the code no longer issues the history's commands in order; keep recorded jobs on the old path: ${PATCH}`,
+    };
   }
-  return { ...base, ...event, hint: 'the workflow task failed on replay: check that the bundle exports this workflow type and that its code runs without throwing' };
+  return {
+    ...base,
+    ...event,
+    hint: 'the workflow task failed on replay: check that the bundle exports this workflow type and that its code runs without throwing',
+  };
 }

@@ -20,7 +20,20 @@ import { bundleRail } from '../worker/bundle';
 import type { HandrailPlugin } from '../plugin';
 
 export { explainReplayError, eventTypeName, type ReplayFailure } from './explain';
-export { ackDifference, describeRoute, diffRecordedJob, recordedJob, routeDifference, stageDifferences, type Difference, type JobDiff, type RecordedJob, type RecordedStep, type StageRun, type StageRunner } from './diff';
+export {
+  ackDifference,
+  describeRoute,
+  diffRecordedJob,
+  recordedJob,
+  routeDifference,
+  stageDifferences,
+  type Difference,
+  type JobDiff,
+  type RecordedJob,
+  type RecordedStep,
+  type StageRun,
+  type StageRunner,
+} from './diff';
 export { DiffModuleError, loadDiffPipelines, openStageRunner, type DiffPipelines } from './diff-stages';
 
 /** A history to replay and what to call it in a report. */
@@ -31,7 +44,9 @@ export interface ReplaySource {
   history: History;
 }
 
-export type ReplayOutcome = { history: string; workflowId: string; ok: true } | ({ history: string; workflowId: string; ok: false } & ReplayFailure);
+export type ReplayOutcome =
+  | { history: string; workflowId: string; ok: true }
+  | ({ history: string; workflowId: string; ok: false } & ReplayFailure);
 
 export class HistoryFileError extends Error {
   override readonly name = 'HistoryFileError';
@@ -47,7 +62,8 @@ const ENUM_FIELDS: Record<string, Record<number, string>> = {
 };
 
 type Json = Record<string, unknown>;
-const named = (value: unknown, names: Record<number, string>) => (typeof value === 'number' ? (names[value] ?? value) : value);
+const named = (value: unknown, names: Record<number, string>) =>
+  typeof value === 'number' ? (names[value] ?? value) : value;
 
 /**
  * Proto3 JSON may spell an enum as its number (`"eventType": 1`), and some exporters do; the SDK's
@@ -64,11 +80,13 @@ export function withEnumNames(json: unknown): unknown {
       const attrs = key ? (event[key] as Json) : undefined;
       if (!key || !attrs) return { ...event, eventType: named(event?.eventType, enums.EventType) };
       const fixed: Json = { ...attrs };
-      for (const [field, names] of Object.entries(ENUM_FIELDS)) if (field in attrs) fixed[field] = named(attrs[field], names);
+      for (const [field, names] of Object.entries(ENUM_FIELDS))
+        if (field in attrs) fixed[field] = named(attrs[field], names);
       const taskQueue = attrs.taskQueue as Json | undefined;
       if (taskQueue) fixed.taskQueue = { ...taskQueue, kind: named(taskQueue.kind, enums.TaskQueueKind) };
       const child = attrs.childWorkflowExecutionFailureInfo as Json | undefined;
-      if (child) fixed.childWorkflowExecutionFailureInfo = { ...child, retryState: named(child.retryState, enums.RetryState) };
+      if (child)
+        fixed.childWorkflowExecutionFailureInfo = { ...child, retryState: named(child.retryState, enums.RetryState) };
       return { ...event, eventType: named(event.eventType, enums.EventType), [key]: fixed };
     }),
   };
@@ -95,7 +113,8 @@ export function readHistoryFile(file: string): History {
  */
 export function historyFileSource(file: string): ReplaySource {
   const history = readHistoryFile(file);
-  const workflowId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId || path.basename(file, '.json');
+  const workflowId =
+    history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId || path.basename(file, '.json');
   return { name: file, workflowId, history };
 }
 
@@ -106,7 +125,9 @@ export async function* jobSources(client: Client, jobIds: readonly string[]): As
 
 /** Every run a visibility query matches (the Web UI's search syntax), fetched a few at a time. */
 export async function* querySources(client: Client, query: string): AsyncGenerator<ReplaySource> {
-  for await (const { workflowId, history } of client.workflow.list({ query }).intoHistories({ concurrency: 4, bufferLimit: 8 })) {
+  for await (const { workflowId, history } of client.workflow
+    .list({ query })
+    .intoHistories({ concurrency: 4, bufferLimit: 8 })) {
     // HistoryAndWorkflowId also admits JSON, hence `unknown`; intoHistories yields fetched Histories.
     yield { name: workflowId, workflowId, history: history as History };
   }
@@ -121,7 +142,10 @@ const replayLogger = new DefaultLogger('WARN');
  */
 export function quietReplayRuntime(): void {
   try {
-    Runtime.install({ logger: replayLogger, telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+    Runtime.install({
+      logger: replayLogger,
+      telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+    });
   } catch {
     // Already installed, by an earlier caller or by the process's owner.
   }
@@ -142,7 +166,10 @@ export interface ReplayOptions {
 }
 
 /** The workflow code bundled once, for every history of a run, as the worker bundles it. */
-export function bundleWorkflows(workflowsPath: string, preloadModules: readonly string[] = []): Promise<WorkflowBundle> {
+export function bundleWorkflows(
+  workflowsPath: string,
+  preloadModules: readonly string[] = [],
+): Promise<WorkflowBundle> {
   return bundleRail(workflowsPath, replayLogger, preloadModules);
 }
 
@@ -150,7 +177,8 @@ export function bundleWorkflows(workflowsPath: string, preloadModules: readonly 
 function replayBundle(opts: ReplayOptions): Promise<WorkflowBundle> {
   if (opts.workflowBundle) return Promise.resolve(opts.workflowBundle);
   const workflowsPath = opts.workflowsPath ?? opts.plugin?.workflowsPath;
-  if (!workflowsPath) throw new TypeError('replay needs the workflow module (workflowsPath, or a plugin with one) or a workflowBundle');
+  if (!workflowsPath)
+    throw new TypeError('replay needs the workflow module (workflowsPath, or a plugin with one) or a workflowBundle');
   return bundleWorkflows(workflowsPath, opts.preloadModules ?? opts.plugin?.preloadModules);
 }
 
@@ -159,7 +187,10 @@ function replayBundle(opts: ReplayOptions): Promise<WorkflowBundle> {
  * it is known (sources may stream from the server). Runs with production's data converter and
  * workflow interceptors (workflowRuntime): replay with another converter proves nothing.
  */
-export async function* replayHistories(sources: Iterable<ReplaySource> | AsyncIterable<ReplaySource>, opts: ReplayOptions = {}): AsyncGenerator<ReplayOutcome> {
+export async function* replayHistories(
+  sources: Iterable<ReplaySource> | AsyncIterable<ReplaySource>,
+  opts: ReplayOptions = {},
+): AsyncGenerator<ReplayOutcome> {
   const workflowBundle = await replayBundle(opts);
   // runReplayHistories keeps only {history, workflowId} and yields after each history it was
   // handed, so the source it pulled last is the one each result belongs to.
@@ -170,9 +201,18 @@ export async function* replayHistories(sources: Iterable<ReplaySource> | AsyncIt
       yield source;
     }
   }
-  for await (const result of Worker.runReplayHistories({ ...workflowRuntime(opts.dataConverter ?? opts.plugin?.dataConverter), workflowBundle, replayName: 'handrail-replay' }, tracked())) {
+  for await (const result of Worker.runReplayHistories(
+    {
+      ...workflowRuntime(opts.dataConverter ?? opts.plugin?.dataConverter),
+      workflowBundle,
+      replayName: 'handrail-replay',
+    },
+    tracked(),
+  )) {
     const { name, workflowId, history } = current!;
-    yield result.error ? { history: name, workflowId, ok: false, ...explainReplayError(result.error, history) } : { history: name, workflowId, ok: true };
+    yield result.error
+      ? { history: name, workflowId, ok: false, ...explainReplayError(result.error, history) }
+      : { history: name, workflowId, ok: true };
   }
 }
 
@@ -204,13 +244,21 @@ export interface DiffOptions {
  * (sources may stream from the server). Each job runs in a store of its own. A history of
  * another workflow (a `stageHop`) is reported with a note and nothing compared.
  */
-export async function* diffHistories(sources: Iterable<ReplaySource> | AsyncIterable<ReplaySource>, opts: DiffOptions): AsyncGenerator<JobDiff> {
+export async function* diffHistories(
+  sources: Iterable<ReplaySource> | AsyncIterable<ReplaySource>,
+  opts: DiffOptions,
+): AsyncGenerator<JobDiff> {
   const set = opts.pipelines;
   const asRecorded = new Set(set.asRecorded);
   for await (const source of sources) {
     const job = recordedJob(source.workflowId, source.history);
     if (!job) {
-      yield { history: source.name, workflowId: source.workflowId, hops: 0, notes: ['not a handoffJob history: nothing to diff'] };
+      yield {
+        history: source.name,
+        workflowId: source.workflowId,
+        hops: 0,
+        notes: ['not a handoffJob history: nothing to diff'],
+      };
       continue;
     }
     const runner = await openStageRunner(set);

@@ -18,15 +18,27 @@ export const DEFAULT_API_PORT = 8787;
 /** HANDRAIL_API_PORT and HANDRAIL_API_HOST, checked. */
 export function apiListenOptions(env: NodeJS.ProcessEnv = process.env): { port: number; host: string } {
   const port = Number(env.HANDRAIL_API_PORT || DEFAULT_API_PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`HANDRAIL_API_PORT must be a port number, not ${env.HANDRAIL_API_PORT}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`HANDRAIL_API_PORT must be a port number, not ${env.HANDRAIL_API_PORT}`);
   return { port, host: env.HANDRAIL_API_HOST || '127.0.0.1' };
 }
 
 /** The API listening, with its store and Temporal client; `close` releases all three. */
-export async function serveHandoffsApi(config: HandrailConfig, users: ApiUsers, listen: { port: number; host: string }, logger = true) {
+export async function serveHandoffsApi(
+  config: HandrailConfig,
+  users: ApiUsers,
+  listen: { port: number; host: string },
+  logger = true,
+) {
   const store = await openStore(config);
   const temporal = await connectHandrail(config);
-  const app = buildHandoffsApi({ store, users, temporal, workspaces: { [config.namespace]: BUILT_IN_PIPELINES.map((p) => p.name) }, logger });
+  const app = buildHandoffsApi({
+    store,
+    users,
+    temporal,
+    workspaces: { [config.namespace]: BUILT_IN_PIPELINES.map((p) => p.name) },
+    logger,
+  });
   try {
     const address = await app.listen(listen);
     return {
@@ -47,7 +59,9 @@ export async function serveHandoffsApi(config: HandrailConfig, users: ApiUsers, 
 async function main() {
   const config = loadConfig();
   const api = await serveHandoffsApi(config, loadApiUsers(), apiListenOptions());
-  console.log(`handoff records API on ${api.address} (workspace ${config.namespace}; OpenAPI at ${api.address}/openapi.json)`);
+  console.log(
+    `handoff records API on ${api.address} (workspace ${config.namespace}; OpenAPI at ${api.address}/openapi.json)`,
+  );
   return api;
 }
 

@@ -29,7 +29,9 @@ export const ApiUserName = z
 export const ApiUsersConfig = z.record(
   ApiUserName,
   z.strictObject({
-    token_sha256: z.string().regex(/^[0-9a-f]{64}$/, { message: 'must be 64 lowercase hex digits (sha256 of the token)' }),
+    token_sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, { message: 'must be 64 lowercase hex digits (sha256 of the token)' }),
     role: z.enum(API_ROLES),
   }),
 );
@@ -53,7 +55,11 @@ export function sha256Token(token: string): string {
 /** Checks a users config and builds the authenticator. Two users with one token hash are refused. */
 export function apiUsers(config: unknown): ApiUsers {
   const parsed = ApiUsersConfig.parse(config);
-  const entries = Object.entries(parsed).map(([name, u]) => ({ name, role: u.role, hash: Buffer.from(u.token_sha256, 'hex') }));
+  const entries = Object.entries(parsed).map(([name, u]) => ({
+    name,
+    role: u.role,
+    hash: Buffer.from(u.token_sha256, 'hex'),
+  }));
   const seen = new Set<string>();
   for (const { name, hash } of entries) {
     const hex = hash.toString('hex');
@@ -79,7 +85,8 @@ export function loadApiUsers(env: NodeJS.ProcessEnv = process.env): ApiUsers {
   const file = env.HANDRAIL_API_USERS;
   const inline = env.HANDRAIL_API_USERS_JSON;
   if (file && inline) throw new Error('set HANDRAIL_API_USERS or HANDRAIL_API_USERS_JSON, not both');
-  if (!file && !inline) throw new Error('no API users: set HANDRAIL_API_USERS (a JSON file) or HANDRAIL_API_USERS_JSON (docs/operate.md)');
+  if (!file && !inline)
+    throw new Error('no API users: set HANDRAIL_API_USERS (a JSON file) or HANDRAIL_API_USERS_JSON (docs/operate.md)');
   const source = file ? `file ${file}` : 'HANDRAIL_API_USERS_JSON';
   let json: unknown;
   try {

@@ -35,7 +35,13 @@ const PAYLOADS_BODY = {
   properties: {
     payloads: {
       type: 'array',
-      items: { type: 'object', properties: { metadata: { type: 'object', additionalProperties: { type: 'string' } }, data: { type: 'string' } } },
+      items: {
+        type: 'object',
+        properties: {
+          metadata: { type: 'object', additionalProperties: { type: 'string' } },
+          data: { type: 'string' },
+        },
+      },
     },
   },
 } as const;
@@ -45,7 +51,9 @@ const fromJson = (p: JsonPayload): Payload => ({
   ...(p.data === undefined ? {} : { data: Buffer.from(p.data, 'base64') }),
 });
 const toJson = (p: Payload): JsonPayload => ({
-  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? []).toString('base64')])),
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? []).toString('base64')]),
+  ),
   ...(p.data == null ? {} : { data: Buffer.from(p.data).toString('base64') }),
 });
 
@@ -58,7 +66,9 @@ function withLoopbackTwin(origin: string): string[] {
 
 /** The Web UI's origins: HANDRAIL_CODEC_CORS_ORIGINS (comma-separated), else the configured Web UI's. */
 export function codecOrigins(config: Pick<HandrailConfig, 'webUiUrl'>, env: NodeJS.ProcessEnv = process.env): string[] {
-  const listed = env.HANDRAIL_CODEC_CORS_ORIGINS?.split(',').map((o) => o.trim()).filter(Boolean);
+  const listed = env.HANDRAIL_CODEC_CORS_ORIGINS?.split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
   return listed?.length ? listed.map((o) => new URL(o).origin) : withLoopbackTwin(config.webUiUrl);
 }
 
@@ -84,22 +94,33 @@ export function buildCodecServer(opts: CodecServerOptions): FastifyInstance {
       reply.header('access-control-allow-headers', 'content-type, x-namespace, authorization');
     }
     // A preflight carries no credentials; the request it clears does.
-    if (opts.token && request.method !== 'OPTIONS' && !sameToken(request.headers.authorization ?? '', `Bearer ${opts.token}`)) return reply.code(401).send({ error: 'a bearer token is required (Authorization: Bearer <HANDRAIL_CODEC_TOKEN>)' });
+    if (
+      opts.token &&
+      request.method !== 'OPTIONS' &&
+      !sameToken(request.headers.authorization ?? '', `Bearer ${opts.token}`)
+    )
+      return reply
+        .code(401)
+        .send({ error: 'a bearer token is required (Authorization: Bearer <HANDRAIL_CODEC_TOKEN>)' });
   });
   app.options('/*', async (_request, reply) => reply.code(204).send());
   for (const [route, run] of [
     ['/encode', (p: Payload[]) => codec.encode(p)],
     ['/decode', (p: Payload[]) => codec.decode(p)],
   ] as const) {
-    app.post<{ Body: { payloads: JsonPayload[] } }>(route, { schema: { body: PAYLOADS_BODY } }, async (request, reply) => {
-      try {
-        return { payloads: (await run(request.body.payloads.map(fromJson))).map(toJson) };
-      } catch (err) {
-        // A payload it cannot decrypt is the caller's to fix (its key); say which key.
-        if (err instanceof CodecKeyError) return reply.code(400).send({ error: err.message });
-        throw err;
-      }
-    });
+    app.post<{ Body: { payloads: JsonPayload[] } }>(
+      route,
+      { schema: { body: PAYLOADS_BODY } },
+      async (request, reply) => {
+        try {
+          return { payloads: (await run(request.body.payloads.map(fromJson))).map(toJson) };
+        } catch (err) {
+          // A payload it cannot decrypt is the caller's to fix (its key); say which key.
+          if (err instanceof CodecKeyError) return reply.code(400).send({ error: err.message });
+          throw err;
+        }
+      },
+    );
   }
   return app;
 }
@@ -111,12 +132,17 @@ export function codecServerUrl(env: NodeJS.ProcessEnv = process.env): URL {
 
 async function main() {
   const keys = codecKeysFromEnv();
-  if (!keys) throw new CodecConfigError('no codec keys configured: set HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE (docs/codec.md)');
+  if (!keys)
+    throw new CodecConfigError(
+      'no codec keys configured: set HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE (docs/codec.md)',
+    );
   const url = codecServerUrl();
   const origins = codecOrigins(loadConfig());
   const app = buildCodecServer({ keys, origins, token: process.env.HANDRAIL_CODEC_TOKEN || undefined });
   await app.listen({ host: url.hostname, port: Number(url.port || 80) });
-  console.log(`codec server on ${url.origin} (keys ${[...keys.keys.keys()].join(', ')}; current ${keys.current}; CORS for ${origins.join(', ')})`);
+  console.log(
+    `codec server on ${url.origin} (keys ${[...keys.keys.keys()].join(', ')}; current ${keys.current}; CORS for ${origins.join(', ')})`,
+  );
   return app;
 }
 

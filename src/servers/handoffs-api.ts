@@ -113,7 +113,8 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     url: '/workspaces/:ws/projects/:p/handoffs',
     operationId: 'beginHandoff',
-    summary: 'Begin an open handoff record; created_by is the caller. The same Idempotency-Key again returns the same record.',
+    summary:
+      'Begin an open handoff record; created_by is the caller. The same Idempotency-Key again returns the same record.',
     scoped: true,
     idempotent: true,
     params: HandoffListParams,
@@ -136,7 +137,8 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     url: '/handoffs/:id/accept',
     operationId: 'acceptHandoff',
-    summary: 'Accept an open record as the caller. Accepting again as the same caller changes nothing; as another, 409.',
+    summary:
+      'Accept an open record as the caller. Accepting again as the same caller changes nothing; as another, 409.',
     idempotent: true,
     params: HandoffRecordParams,
     body: HandoffTransitionRequest,
@@ -193,14 +195,23 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 };
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
-  const { $schema: _ignored, ...body } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
+  const { $schema: _ignored, ...body } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+  });
   return body as Record<string, unknown>;
 };
 
 function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query') {
   if (!schema) return [];
   const js = jsonSchema(schema, 'input') as { properties?: Record<string, unknown>; required?: string[] };
-  return Object.entries(js.properties ?? {}).map(([name, s]) => ({ name, in: where, required: where === 'path' || (js.required ?? []).includes(name), schema: s }));
+  return Object.entries(js.properties ?? {}).map(([name, s]) => ({
+    name,
+    in: where,
+    required: where === 'path' || (js.required ?? []).includes(name),
+    schema: s,
+  }));
 }
 
 /** The OpenAPI 3.1 document of ROUTES (3.1's schema dialect is JSON Schema 2020-12, what
@@ -213,14 +224,28 @@ export function handoffsOpenApi(routes: readonly RouteSpec[] = ROUTES): Record<s
       ...parametersOf(route.params, 'path'),
       ...parametersOf(route.querystring, 'query'),
       ...(route.idempotent
-        ? [{ name: 'Idempotency-Key', in: 'header', required: true, description: 'the same key again returns the first result and changes nothing', schema: jsonSchema(HandoffApiIdempotencyKey, 'input') }]
+        ? [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: true,
+              description: 'the same key again returns the first result and changes nothing',
+              schema: jsonSchema(HandoffApiIdempotencyKey, 'input'),
+            },
+          ]
         : []),
     ];
     const responses: Record<string, unknown> = {
-      [route.status]: { description: 'success', content: { 'application/json': { schema: jsonSchema(route.response, 'output') } } },
+      [route.status]: {
+        description: 'success',
+        content: { 'application/json': { schema: jsonSchema(route.response, 'output') } },
+      },
     };
     for (const status of route.errors) {
-      responses[status] = { description: ERROR_DESCRIPTIONS[status] ?? 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      responses[status] = {
+        description: ERROR_DESCRIPTIONS[status] ?? 'error',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
     }
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = {
@@ -229,14 +254,23 @@ export function handoffsOpenApi(routes: readonly RouteSpec[] = ROUTES): Record<s
       security: route.public ? [] : [{ bearer: [] }],
       ...(parameters.length ? { parameters } : {}),
       ...(route.body
-        ? { requestBody: { required: !route.body.safeParse(undefined).success, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } } }
+        ? {
+            requestBody: {
+              required: !route.body.safeParse(undefined).success,
+              content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
+            },
+          }
         : {}),
       responses,
     };
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'handrail handoff records API', version: '1', description: 'Durable handoff records (seed 003). docs/operate.md "Handoff records HTTP API".' },
+    info: {
+      title: 'handrail handoff records API',
+      version: '1',
+      description: 'Durable handoff records (seed 003). docs/operate.md "Handoff records HTTP API".',
+    },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: { Error: jsonSchema(HandoffApiError, 'output') },
@@ -246,7 +280,8 @@ export function handoffsOpenApi(routes: readonly RouteSpec[] = ROUTES): Record<s
   };
 }
 
-const visibleTo = (record: HandoffRecord, user: ApiUser) => record.owner === null || user.role === 'root' || record.owner === user.name;
+const visibleTo = (record: HandoffRecord, user: ApiUser) =>
+  record.owner === null || user.role === 'root' || record.owner === user.name;
 
 const notFound = (id: string) => new ApiError(404, 'not_found', `no handoff record ${id}`);
 
@@ -254,9 +289,16 @@ const notFound = (id: string) => new ApiError(404, 'not_found', `no handoff reco
  * may be this decision, retried: the job answers. */
 function refuseTaken(record: HandoffRecord, user: ApiUser): void {
   if (record.state === 'accepted' && record.accepted_by !== user.name) {
-    throw new HandoffTransitionError('conflict', `handoff record ${record.id} was already accepted by ${record.accepted_by}`);
+    throw new HandoffTransitionError(
+      'conflict',
+      `handoff record ${record.id} was already accepted by ${record.accepted_by}`,
+    );
   }
-  if (record.state === 'cancelled') throw new HandoffTransitionError('illegal_transition', `handoff record ${record.id} was cancelled by ${record.cancelled_by}; nothing to decide`);
+  if (record.state === 'cancelled')
+    throw new HandoffTransitionError(
+      'illegal_transition',
+      `handoff record ${record.id} was cancelled by ${record.cancelled_by}; nothing to decide`,
+    );
 }
 
 /** The store key of a caller's Idempotency-Key: per caller, so two users' keys never meet, and
@@ -265,9 +307,15 @@ const storeKey = (user: ApiUser, key: string) => `api/${user.name}/${key}`;
 
 function idempotencyKey(request: FastifyRequest): string {
   const raw = request.headers['idempotency-key'];
-  if (raw === undefined) throw new ApiError(400, 'missing_idempotency_key', 'this request needs an Idempotency-Key header');
+  if (raw === undefined)
+    throw new ApiError(400, 'missing_idempotency_key', 'this request needs an Idempotency-Key header');
   const parsed = HandoffApiIdempotencyKey.safeParse(raw);
-  if (!parsed.success) throw new ApiError(400, 'invalid_idempotency_key', `Idempotency-Key: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`);
+  if (!parsed.success)
+    throw new ApiError(
+      400,
+      'invalid_idempotency_key',
+      `Idempotency-Key: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`,
+    );
   return parsed.data;
 }
 
@@ -303,7 +351,8 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
     if (!user) throw new ApiError(401, 'unauthorized', 'not authenticated');
     return user;
   };
-  const serves = (workspace: string, project: string) => Object.hasOwn(workspaces, workspace) && workspaces[workspace]!.includes(project);
+  const serves = (workspace: string, project: string) =>
+    Object.hasOwn(workspaces, workspace) && workspaces[workspace]!.includes(project);
   const visibleRecord = async (id: string, user: ApiUser) => {
     const record = await store.getHandoff(id);
     if (!record || !visibleTo(record, user) || !serves(record.workspace, record.project)) throw notFound(id);
@@ -324,15 +373,25 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
       const limit = query.limit ?? HANDOFF_LIST_DEFAULT;
       const state: HandoffRecordState = query.state ?? 'open';
       // Root sees everything; anyone else unowned records and their own (the store filters).
-      const handoffs = await store.listHandoffs({ workspace: ws, project: p, state, limit, ...(user!.role === 'root' ? {} : { visible_to: user!.name }) });
+      const handoffs = await store.listHandoffs({
+        workspace: ws,
+        project: p,
+        state,
+        limit,
+        ...(user!.role === 'root' ? {} : { visible_to: user!.name }),
+      });
       return { handoffs };
     },
     beginHandoff: async (request, reply, user) => {
       const key = idempotencyKey(request);
       const { ws, p } = request.params as z.infer<typeof HandoffListParams>;
       const body = request.body as HandoffBeginRequest;
-      if (body.owner !== undefined && !users.has(body.owner)) throw new ApiError(400, 'unknown_owner', `owner ${body.owner} is not an API user`);
-      const record = await store.beginHandoff({ ...body, workspace: ws, project: p, created_by: user!.name }, storeKey(user!, key));
+      if (body.owner !== undefined && !users.has(body.owner))
+        throw new ApiError(400, 'unknown_owner', `owner ${body.owner} is not an API user`);
+      const record = await store.beginHandoff(
+        { ...body, workspace: ws, project: p, created_by: user!.name },
+        storeKey(user!, key),
+      );
       // The store answers a repeated key with the first record; a different request under it is refused.
       const same =
         record.workspace === ws &&
@@ -342,11 +401,16 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
         record.owner === (body.owner ?? null) &&
         JSON.stringify(record.open_questions) === JSON.stringify(body.open_questions) &&
         JSON.stringify(record.next_steps) === JSON.stringify(body.next_steps);
-      if (!same) throw new HandoffTransitionError('key_reused', `Idempotency-Key ${JSON.stringify(key)} was already used to begin a different handoff record`);
+      if (!same)
+        throw new HandoffTransitionError(
+          'key_reused',
+          `Idempotency-Key ${JSON.stringify(key)} was already used to begin a different handoff record`,
+        );
       reply.code(201);
       return record;
     },
-    getHandoff: async (request, _reply, user) => visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user!),
+    getHandoff: async (request, _reply, user) =>
+      visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user!),
     acceptHandoff: (request, _reply, user) => transition(request, user!, 'acceptHandoff'),
     cancelHandoff: (request, _reply, user) => transition(request, user!, 'cancelHandoff'),
     decideHandoff: async (request, _reply, user) => {
@@ -355,11 +419,20 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
       // Only the rail's record of an escalation decides a job; one a caller began names any job
       // id they like, so it is refused before Temporal is asked anything: the answer is the same
       // whether that job exists, runs or ended, and whoever owns it.
-      if (record.created_by !== RAIL_ACTOR) throw new ApiError(409, 'decision_refused', `handoff record ${record.id} was not begun by the rail for an escalation; it decides no job`);
+      if (record.created_by !== RAIL_ACTOR)
+        throw new ApiError(
+          409,
+          'decision_refused',
+          `handoff record ${record.id} was not begun by the rail for an escalation; it decides no job`,
+        );
       refuseTaken(record, user!);
       // The job lives in the namespace the client talks to: a record of another workspace is not its.
       if (record.workspace !== temporal.options.namespace) {
-        throw new ApiError(409, 'decision_refused', `this server decides jobs of workspace ${temporal.options.namespace}, not ${record.workspace}`);
+        throw new ApiError(
+          409,
+          'decision_refused',
+          `this server decides jobs of workspace ${temporal.options.namespace}, not ${record.workspace}`,
+        );
       }
       // The record goes with the decision: the job takes it only through the record of the
       // escalation it waits on, so a record someone began for any job id decides nothing.
@@ -376,8 +449,10 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
           if (now) refuseTaken(now, user!);
           throw new ApiError(409, 'decision_refused', error.message);
         }
-        if (error instanceof JobNotFoundError) throw new ApiError(409, 'decision_refused', `the record's job ${record.job_id} is not in this workspace`);
-        if (error instanceof ServiceError) throw new ApiError(503, 'temporal_unavailable', `Temporal did not answer: ${error.message}`);
+        if (error instanceof JobNotFoundError)
+          throw new ApiError(409, 'decision_refused', `the record's job ${record.job_id} is not in this workspace`);
+        if (error instanceof ServiceError)
+          throw new ApiError(503, 'temporal_unavailable', `Temporal did not answer: ${error.message}`);
         throw error;
       }
     },
@@ -405,8 +480,10 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
         ? {
             preValidation: async (request: FastifyRequest) => {
               const { ws, p } = request.params as { ws: string; p: string };
-              if (!Object.hasOwn(workspaces, ws)) throw new ApiError(404, 'unknown_workspace', `workspace ${ws} is not served here`);
-              if (!serves(ws, p)) throw new ApiError(404, 'unknown_project', `project ${p} is not a pipeline of workspace ${ws}`);
+              if (!Object.hasOwn(workspaces, ws))
+                throw new ApiError(404, 'unknown_workspace', `workspace ${ws} is not served here`);
+              if (!serves(ws, p))
+                throw new ApiError(404, 'unknown_project', `project ${p} is not a pipeline of workspace ${ws}`);
             },
           }
         : {}),
@@ -415,7 +492,9 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
   }
 
   app.setNotFoundHandler(async (request, reply) => {
-    return reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
+    return reply
+      .code(404)
+      .send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
@@ -424,11 +503,19 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
       return reply.code(status).send(body);
     };
     if (error instanceof ApiError) return send(error.status, { error: error.code, message: error.message });
-    if (error instanceof HandoffTransitionError) return send(REFUSAL_STATUS[error.code], { error: error.code, message: error.message });
+    if (error instanceof HandoffTransitionError)
+      return send(REFUSAL_STATUS[error.code], { error: error.code, message: error.message });
     if (hasZodFastifySchemaValidationErrors(error)) {
       const where = error.validationContext ?? 'request';
-      const issues = error.validation.map((v) => ({ path: `${where}${v.instancePath}`, message: v.message ?? 'invalid' }));
-      return send(400, { error: 'invalid_request', message: `invalid ${where}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues });
+      const issues = error.validation.map((v) => ({
+        path: `${where}${v.instancePath}`,
+        message: v.message ?? 'invalid',
+      }));
+      return send(400, {
+        error: 'invalid_request',
+        message: `invalid ${where}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+        issues,
+      });
     }
     if (error instanceof z.ZodError) {
       const issues = error.issues.map((i) => ({ path: i.path.join('/'), message: i.message }));
@@ -442,7 +529,12 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
         FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
         FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
       };
-      return send(status, { error: names[error.code] ?? (error.code === undefined || error.code === '' ? 'bad_request' : error.code.toLowerCase()), message: error.message });
+      return send(status, {
+        error:
+          names[error.code] ??
+          (error.code === undefined || error.code === '' ? 'bad_request' : error.code.toLowerCase()),
+        message: error.message,
+      });
     }
     request.log.error(error);
     return send(500, { error: 'internal', message: 'internal server error' });

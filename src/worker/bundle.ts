@@ -6,7 +6,13 @@
  * (frozen by the SDK). Measured: sha256 in workflow code went from 7.5 % of replay's busy time to
  * 0.5 %, and a run's own module evaluation from 2.9 to 1.0 ms (docs/benchmarks.md "Profile").
  */
-import { bundleWorkflowCode, DefaultLogger, type BundleOptions, type Logger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  type BundleOptions,
+  type Logger,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { modulePath } from '../package-paths';
 
 /** Paths, not module names: vitest resolves no .ts through require.resolve. Nothing here, or
@@ -14,7 +20,9 @@ import { modulePath } from '../package-paths';
  * first use, and frozen it throws): test/unit/foundation/worker-bundle.test.ts walks the imports.
  * A user's own pipelines are evaluated per run, as any workflow module, unless the plugin is told
  * to preload them (`preloadModules`). */
-export const SHARED_WORKFLOW_MODULES = ['sha256', 'canonical-json', 'rail'].map((file) => modulePath(`contracts/${file}`));
+export const SHARED_WORKFLOW_MODULES = ['sha256', 'canonical-json', 'rail'].map((file) =>
+  modulePath(`contracts/${file}`),
+);
 
 type WebpackConfig = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
 
@@ -24,7 +32,13 @@ type WebpackConfig = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>
 function nativeSyntax(config: WebpackConfig): WebpackConfig {
   for (const rule of config.module?.rules ?? []) {
     const use = rule && typeof rule === 'object' ? rule.use : undefined;
-    if (use && typeof use === 'object' && !Array.isArray(use) && String(use.loader).includes('swc-loader') && typeof use.options === 'object') {
+    if (
+      use &&
+      typeof use === 'object' &&
+      !Array.isArray(use) &&
+      String(use.loader).includes('swc-loader') &&
+      typeof use.options === 'object'
+    ) {
       const options = use.options as { jsc?: { target?: string } };
       if (options.jsc) options.jsc.target = 'es2022';
     }
@@ -44,6 +58,12 @@ export function railBundlerOptions(options: BundleOptions, extra: readonly strin
 }
 
 /** Bundles a workflows module as the worker would; webpack's stats stay quiet unless told. */
-export function bundleRail(workflowsPath: string, logger: Logger = new DefaultLogger('WARN'), preload: readonly string[] = []): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode(railBundlerOptions({ workflowsPath, logger }, preload) as Parameters<typeof bundleWorkflowCode>[0]);
+export function bundleRail(
+  workflowsPath: string,
+  logger: Logger = new DefaultLogger('WARN'),
+  preload: readonly string[] = [],
+): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode(
+    railBundlerOptions({ workflowsPath, logger }, preload) as Parameters<typeof bundleWorkflowCode>[0],
+  );
 }

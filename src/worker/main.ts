@@ -23,10 +23,21 @@ async function main(): Promise<void> {
   const crm = crmUrl ? await openStore({ databaseUrl: crmUrl }) : undefined;
   const tracing = await tracingFromEnv();
   try {
-    const workers = await createHandrailWorkers({ connection, plugin: builtInPlugin(), config, store, role, ...(crm ? { writes: crm } : {}), tracer: tracing.tracer, workspace: handoverWorkspace(config) });
+    const workers = await createHandrailWorkers({
+      connection,
+      plugin: builtInPlugin(),
+      config,
+      store,
+      role,
+      ...(crm ? { writes: crm } : {}),
+      tracer: tracing.tracer,
+      workspace: handoverWorkspace(config),
+    });
     const queues = workers.map((w) => `"${w.options.taskQueue}"`).join(', ');
     const crmNote = role === 'general' ? 'no writers' : crm ? 'writes on their own database' : 'writes in the store';
-    console.log(`handrail worker polling ${queues} on ${config.temporalAddress} (role ${role}, namespace ${config.namespace}, store ${store.backend}, ${crmNote}). Ctrl-C stops it.`);
+    console.log(
+      `handrail worker polling ${queues} on ${config.temporalAddress} (role ${role}, namespace ${config.namespace}, store ${store.backend}, ${crmNote}). Ctrl-C stops it.`,
+    );
     await runWorkers(workers);
   } finally {
     await tracing.shutdown();

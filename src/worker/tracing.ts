@@ -7,7 +7,15 @@
  * to that OTLP/HTTP collector (Jaeger, Tempo, Honeycomb, ...); otherwise to whatever tracer
  * provider the process registered globally, which is none (spans dropped) unless you set one up.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Attributes, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  trace,
+  type Attributes,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { InjectedSinks } from '@temporalio/worker';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import { parseTraceparent } from '../../contracts';
@@ -26,14 +34,17 @@ export interface Tracing {
 
 export async function tracingFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<Tracing> {
   // The OTLP spec's rule: a signal-specific endpoint is used as is, the general one gets /v1/traces.
-  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT && `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
+  const url =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
+    (env.OTEL_EXPORTER_OTLP_ENDPOINT && `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
   if (!url) return { tracer: trace.getTracer(TRACER_NAME), shutdown: async () => undefined };
   // Loaded only when exporting: the SDK and exporter add about 10 MiB to a worker.
-  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor }] = await Promise.all([
-    import('@opentelemetry/exporter-trace-otlp-http'),
-    import('@opentelemetry/resources'),
-    import('@opentelemetry/sdk-trace-base'),
-  ]);
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor }] =
+    await Promise.all([
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-base'),
+    ]);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'handrail-worker' }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
@@ -51,7 +62,11 @@ export function railSinks(tracer: Tracer = trace.getTracer(TRACER_NAME)): Inject
   };
 }
 
-export function recordHop(tracer: Tracer, hop: HopTrace, info?: Pick<WorkflowInfo, 'workflowId' | 'runId' | 'workflowType'>): void {
+export function recordHop(
+  tracer: Tracer,
+  hop: HopTrace,
+  info?: Pick<WorkflowInfo, 'workflowId' | 'runId' | 'workflowType'>,
+): void {
   const parent = parseTraceparent(hop.traceparent);
   const parentContext = parent
     ? trace.setSpanContext(ROOT_CONTEXT, {
@@ -69,9 +84,19 @@ export function recordHop(tracer: Tracer, hop: HopTrace, info?: Pick<WorkflowInf
     'handrail.cost_usd': hop.cost_usd,
     ...(hop.ran ? { 'handrail.ran': hop.ran } : {}),
     ...(hop.acks[0] ? { 'handrail.hop': hop.acks[0].hop, 'handrail.delivery_key': hop.acks[0].delivery_key } : {}),
-    ...(info ? { 'temporal.workflow_id': info.workflowId, 'temporal.run_id': info.runId, 'temporal.workflow_type': info.workflowType } : {}),
+    ...(info
+      ? {
+          'temporal.workflow_id': info.workflowId,
+          'temporal.run_id': info.runId,
+          'temporal.workflow_type': info.workflowType,
+        }
+      : {}),
   };
-  const span = tracer.startSpan(`hop ${hop.from} → ${hop.stage}`, { kind: SpanKind.INTERNAL, startTime: hop.started_at, attributes }, parentContext);
+  const span = tracer.startSpan(
+    `hop ${hop.from} → ${hop.stage}`,
+    { kind: SpanKind.INTERNAL, startTime: hop.started_at, attributes },
+    parentContext,
+  );
   const hopContext = trace.setSpan(parentContext, span);
   for (const ack of hop.acks) {
     const at = Date.parse(ack.at);
@@ -93,6 +118,7 @@ export function recordHop(tracer: Tracer, hop: HopTrace, info?: Pick<WorkflowInf
     ackSpan.end(at);
   }
   const refused = hop.acks.find((a) => !PROCEEDS.has(a.ack));
-  if (hop.failure || refused) span.setStatus({ code: SpanStatusCode.ERROR, message: hop.failure ?? `${refused!.ack}: ${refused!.reason}` });
+  if (hop.failure || refused)
+    span.setStatus({ code: SpanStatusCode.ERROR, message: hop.failure ?? `${refused!.ack}: ${refused!.reason}` });
   span.end(hop.ended_at);
 }

@@ -26,7 +26,9 @@ import { railSinks } from './tracing';
  * live worker swaps in sinks bound to its own tracer. The converter reads the codec keys from the
  * environment unless one is given; malformed keys throw CodecConfigError.
  */
-export function workflowRuntime(dataConverter: DataConverter = handrailDataConverter()): Pick<WorkerOptions, 'dataConverter' | 'interceptors' | 'sinks'> {
+export function workflowRuntime(
+  dataConverter: DataConverter = handrailDataConverter(),
+): Pick<WorkerOptions, 'dataConverter' | 'interceptors' | 'sinks'> {
   return { dataConverter, sinks: railSinks() };
 }
 
@@ -57,7 +59,9 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
 export class WorkerSetupError extends Error {
   override readonly name = 'WorkerSetupError';
   constructor(readonly problems: readonly string[]) {
-    super(`worker refused to start (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`);
+    super(
+      `worker refused to start (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n- ${problems.join('\n- ')}`,
+    );
   }
 }
 
@@ -71,7 +75,9 @@ export function stageCards(pipelines: readonly Pipeline[]): { cards: StageCard[]
       const seen = byName.get(card.name);
       if (!seen) byName.set(card.name, { card, pipeline: pipeline.name });
       else if (seen.card !== card && canonicalJson(seen.card) !== canonicalJson(card)) {
-        problems.push(`stage "${card.name}" is defined differently by pipelines "${seen.pipeline}" and "${pipeline.name}"`);
+        problems.push(
+          `stage "${card.name}" is defined differently by pipelines "${seen.pipeline}" and "${pipeline.name}"`,
+        );
       }
     }
   }
@@ -89,7 +95,8 @@ export async function missingSearchAttributes(connection: NativeConnection, name
 export function missingSearchAttributesProblem(namespace: string, missing: readonly string[]): string {
   const typed = missing.map((name) => `${name} (${SEARCH_ATTRIBUTES[name as keyof typeof SEARCH_ATTRIBUTES]})`);
   const commands = missing.map(
-    (name) => `  temporal operator search-attribute create --namespace ${namespace} --name ${name} --type ${SEARCH_ATTRIBUTES[name as keyof typeof SEARCH_ATTRIBUTES]}`,
+    (name) =>
+      `  temporal operator search-attribute create --namespace ${namespace} --name ${name} --type ${SEARCH_ATTRIBUTES[name as keyof typeof SEARCH_ATTRIBUTES]}`,
   );
   return [
     `namespace "${namespace}" lacks the search attribute${missing.length === 1 ? '' : 's'} ${typed.join(', ')}; every job's first upsert would fail. Register ${missing.length === 1 ? 'it' : 'them'}:`,
@@ -102,9 +109,14 @@ export function missingSearchAttributesProblem(namespace: string, missing: reado
  * (whose worker also runs the workflows; null on the writer side, which runs none), and `own`,
  * the activity-only queues with their stages. Writers belong to the writer side, the rest to the
  * general one; `all` is both. */
-export function workerPlan(cards: readonly StageCard[], role: WorkerRole, jobQueue: string): { job: Set<string> | null; own: Map<string, string[]> } {
+export function workerPlan(
+  cards: readonly StageCard[],
+  role: WorkerRole,
+  jobQueue: string,
+): { job: Set<string> | null; own: Map<string, string[]> } {
   const mine = cards.filter((card) => (card.writes !== null ? role !== 'general' : role !== 'writer'));
-  const job = role === 'writer' ? null : new Set(mine.filter((c) => stageTaskQueue(c, jobQueue) === jobQueue).map((c) => c.name));
+  const job =
+    role === 'writer' ? null : new Set(mine.filter((c) => stageTaskQueue(c, jobQueue) === jobQueue).map((c) => c.name));
   const own = new Map<string, string[]>();
   for (const card of mine) {
     const queue = stageTaskQueue(card, jobQueue);
@@ -120,14 +132,19 @@ export function workerPlan(cards: readonly StageCard[], role: WorkerRole, jobQue
  * that stage's credentials runs it. A stage with no activity refuses to start (WorkerSetupError
  * lists every problem).
  */
-export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts: HandrailWorkerOptions<P>): Promise<Worker[]> {
+export async function createHandrailWorkers<P extends readonly Pipeline[]>(
+  opts: HandrailWorkerOptions<P>,
+): Promise<Worker[]> {
   const { plugin } = opts;
   // The namespace the configuration (environment or Temporal profile) names, as the connection's.
   const config = opts.config ?? loadConfig();
   const role = opts.role ?? 'all';
   const modelConfig = modelConfigFromEnv();
   const workspace = opts.workspace === undefined ? undefined : workspaceProblem(opts.workspace);
-  if (workspace !== undefined) throw new WorkerSetupError([`handover workspace: ${workspace} (create it, or set HANDRAIL_WORKSPACE to a directory)`]);
+  if (workspace !== undefined)
+    throw new WorkerSetupError([
+      `handover workspace: ${workspace} (create it, or set HANDRAIL_WORKSPACE to a directory)`,
+    ]);
   const deps: ActivityDeps = {
     store: opts.store,
     model: modelConfig ? createChatModel(modelConfig) : undefined,
@@ -138,18 +155,28 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
   const real = { ...stages, ...railActivities(opts.store) } as RailActivities & Record<string, StageActivity>;
   const activities: Record<string, unknown> = { ...real, ...opts.overrideActivities?.(real) };
   const { cards, problems } = stageCards(plugin.pipelines);
-  for (const card of cards) if (typeof activities[card.name] !== 'function') problems.push(`stage "${card.name}" has no activity (the plugin's \`activities\` must return one per stage)`);
-  if (role !== 'writer' && !opts.workflowBundle && !plugin.workflowsPath) problems.push('the plugin has no `workflowsPath` (the module exporting createRail(pipelines)\'s workflows)');
+  for (const card of cards)
+    if (typeof activities[card.name] !== 'function')
+      problems.push(`stage "${card.name}" has no activity (the plugin's \`activities\` must return one per stage)`);
+  if (role !== 'writer' && !opts.workflowBundle && !plugin.workflowsPath)
+    problems.push("the plugin has no `workflowsPath` (the module exporting createRail(pipelines)'s workflows)");
   if (problems.length > 0) throw new WorkerSetupError(problems);
   // Only workflow code upserts search attributes; the writer side runs none.
   const unregistered = role === 'writer' ? [] : await missingSearchAttributes(opts.connection, config.namespace);
-  if (unregistered.length > 0) throw new WorkerSetupError([missingSearchAttributesProblem(config.namespace, unregistered)]);
+  if (unregistered.length > 0)
+    throw new WorkerSetupError([missingSearchAttributesProblem(config.namespace, unregistered)]);
   const plan = workerPlan(cards, role, config.taskQueue);
   const pick = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, activities[name]]));
   const workers = await Promise.all(
     [...plan.own].map(([taskQueue, names]) =>
       // Activity inputs and results are payloads too.
-      Worker.create({ connection: opts.connection, namespace: config.namespace, taskQueue, dataConverter: plugin.dataConverter, activities: pick(names) }),
+      Worker.create({
+        connection: opts.connection,
+        namespace: config.namespace,
+        taskQueue,
+        dataConverter: plugin.dataConverter,
+        activities: pick(names),
+      }),
     ),
   );
   if (plan.job === null) return workers;
@@ -165,7 +192,9 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(opts:
     plugins: [plugin],
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: plugin.workflowsPath! }),
     sinks: railSinks(opts.tracer),
-    activities: Object.fromEntries(Object.entries(activities).filter(([name]) => !stageNames.has(name) || job.has(name))),
+    activities: Object.fromEntries(
+      Object.entries(activities).filter(([name]) => !stageNames.has(name) || job.has(name)),
+    ),
   });
   return [main, ...workers];
 }
@@ -177,7 +206,10 @@ export async function runWorkers(workers: Worker[]): Promise<void> {
 
 /** The worker's handover workspace: the default one (under the data directory) is created; one
  * set in HANDRAIL_WORKSPACE must exist, or the worker refuses to start. */
-export function handoverWorkspace(config: Pick<HandrailConfig, 'workspace'>, env: NodeJS.ProcessEnv = process.env): string {
+export function handoverWorkspace(
+  config: Pick<HandrailConfig, 'workspace'>,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   if (!env.HANDRAIL_WORKSPACE) fs.mkdirSync(config.workspace, { recursive: true });
   return config.workspace;
 }

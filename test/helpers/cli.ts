@@ -15,8 +15,17 @@ export interface CliRun {
 export function runHandrail(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
   const started = Date.now();
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'operator', 'cli.ts'), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, timeout: 90_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr, ms: Date.now() - started }),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'operator', 'cli.ts'), ...args],
+      { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, timeout: 90_000 },
+      (err, stdout, stderr) =>
+        resolve({
+          code: err ? (typeof err.code === 'number' ? err.code : 1) : 0,
+          stdout,
+          stderr,
+          ms: Date.now() - started,
+        }),
     );
   });
 }

@@ -22,19 +22,35 @@ export interface RailApi {
   readonly rail: Rail;
   call(method: 'GET' | 'POST', path: string, as: string, body?: unknown): Promise<Reply>;
   /** Starts a job that escalates at the draft and returns its open record, found over HTTP. */
-  escalated(over?: Parameters<typeof jobRequest>[0]): Promise<{ request: ReturnType<typeof jobRequest>; handle: Awaited<ReturnType<typeof startJob>>['handle']; record: HandoffRecord }>;
+  escalated(over?: Parameters<typeof jobRequest>[0]): Promise<{
+    request: ReturnType<typeof jobRequest>;
+    handle: Awaited<ReturnType<typeof startJob>>['handle'];
+    record: HandoffRecord;
+  }>;
 }
 
 /** `tokens`: user name → bearer token; the user named `root` (if any) has role root. */
 export function useRailApi(backend: Backend, tokens: Record<string, string>, root: string): RailApi {
-  const users = apiUsers(Object.fromEntries(Object.entries(tokens).map(([name, token]) => [name, { token_sha256: sha256Token(token), role: name === root ? 'root' : 'user' }])));
+  const users = apiUsers(
+    Object.fromEntries(
+      Object.entries(tokens).map(([name, token]) => [
+        name,
+        { token_sha256: sha256Token(token), role: name === root ? 'root' : 'user' },
+      ]),
+    ),
+  );
   let rail: Rail | undefined;
   let app: ReturnType<typeof buildHandoffsApi> | undefined;
   let base = '';
 
   beforeEach(async () => {
     rail = await startRail({ store: await openFresh(backend) });
-    app = buildHandoffsApi({ store: rail.store, users, temporal: rail.client, workspaces: { default: ['ticket-triage', 'support-routing'] } });
+    app = buildHandoffsApi({
+      store: rail.store,
+      users,
+      temporal: rail.client,
+      workspaces: { default: ['ticket-triage', 'support-routing'] },
+    });
     base = await app.listen({ port: 0, host: '127.0.0.1' });
   });
   afterEach(async () => {
@@ -45,8 +61,13 @@ export function useRailApi(backend: Backend, tokens: Record<string, string>, roo
 
   async function call(method: 'GET' | 'POST', path: string, as: string, body?: unknown): Promise<Reply> {
     const headers: Record<string, string> = { authorization: `Bearer ${tokens[as]}` };
-    if (method === 'POST') Object.assign(headers, { 'idempotency-key': uniqueId('k'), 'content-type': 'application/json' });
-    const res = await fetch(base + path, { method, headers, ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}) });
+    if (method === 'POST')
+      Object.assign(headers, { 'idempotency-key': uniqueId('k'), 'content-type': 'application/json' });
+    const res = await fetch(base + path, {
+      method,
+      headers,
+      ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}),
+    });
     return { status: res.status, body: (await res.json()) as unknown };
   }
 

@@ -23,14 +23,22 @@ export const LIES = [
 
 /** A fresh ticket through the real intake: the package `retrieve` gets (the stage must be honest by now). */
 export async function afterIntake(rail: Rail, pipeline: Pick<Pipeline, 'entry' | 'entrySpec'>): Promise<HandoffV1> {
-  const res = await deliverHop(rail, { stage: 'intake', package: firstPackage(jobRequest(), SEED_TRACEPARENT, pipeline) });
+  const res = await deliverHop(rail, {
+    stage: 'intake',
+    package: firstPackage(jobRequest(), SEED_TRACEPARENT, pipeline),
+  });
   expect(res.ack.ack, res.ack.reason).toBe('accepted');
   return res.package!;
 }
 
 /** Delivers `pkg` to the lying `retrieve`: refused naming `invariant`, the package goes on as
  * delivered, nothing recorded, at most `reservation` paid. Returns the refused delivery's key. */
-export async function expectLieRefused(rail: Rail, pkg: HandoffV1, invariant: string, reservation: number): Promise<string> {
+export async function expectLieRefused(
+  rail: Rail,
+  pkg: HandoffV1,
+  invariant: string,
+  reservation: number,
+): Promise<string> {
   const res = await deliverHop(rail, { stage: 'retrieve', package: pkg });
   expect(res.ack).toMatchObject({ ack: 'rejected_invariant', invariant });
   expect(res.artifact).toBeUndefined();
@@ -44,7 +52,11 @@ export async function expectLieRefused(rail: Rail, pkg: HandoffV1, invariant: st
 
 /** Delivers `pkg` twice to an honest `retrieve`: the rail answers the repeat `duplicate` with the
  * first artifact, free, and the stage (`worked`: the delivery keys it worked on) worked once. */
-export async function expectRepeatWorkedOnce(rail: Rail, pkg: HandoffV1, worked: () => readonly string[]): Promise<void> {
+export async function expectRepeatWorkedOnce(
+  rail: Rail,
+  pkg: HandoffV1,
+  worked: () => readonly string[],
+): Promise<void> {
   const first = await deliverHop(rail, { stage: 'retrieve', package: pkg });
   const second = await deliverHop(rail, { stage: 'retrieve', package: pkg });
   expect([first.ack.ack, second.ack.ack]).toEqual(['accepted', 'duplicate']);
@@ -61,7 +73,10 @@ export async function expectJobRefusesFalseDuplicate(rail: Rail, start: Partial<
   try {
     const view: JobStatusView = await waitForStatus(handle, 'escalated');
     const acks = await handle.query<AckRecord[]>('acks');
-    expect(acks.filter((a) => a.stage === 'retrieve').map((a) => `${a.ack} ${a.invariant ?? ''}`.trim())).toEqual(['accepted', 'rejected_invariant duplicate_claim_verified']);
+    expect(acks.filter((a) => a.stage === 'retrieve').map((a) => `${a.ack} ${a.invariant ?? ''}`.trim())).toEqual([
+      'accepted',
+      'rejected_invariant duplicate_claim_verified',
+    ]);
     expect(view.usd_remaining).toBeLessThanOrEqual(request.budget.usd);
     const pkg = await handle.query<HandoffV1>('package');
     expect(pkg.goal).toBe(request.goal);

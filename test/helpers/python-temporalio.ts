@@ -23,12 +23,23 @@ export function pythonTemporalio(env: NodeJS.ProcessEnv = process.env): PythonSd
   const python = onPath('python3', env);
   if (!python) return 'python3 is not on PATH';
   const target = path.join(handrailCacheDir(env), 'py-temporalio', PY_TEMPORALIO_VERSION);
-  const importable = (dir: string) => runQuiet(python, ['-c', 'import temporalio.worker'], { ...env, PYTHONPATH: dir }, 60_000);
+  const importable = (dir: string) =>
+    runQuiet(python, ['-c', 'import temporalio.worker'], { ...env, PYTHONPATH: dir }, 60_000);
   if (fs.existsSync(target) && importable(target) === undefined) return { python, pythonPath: target };
   // Installed beside the final place and renamed into it, so a run cut short leaves no half SDK.
   const partial = `${target}.partial-${process.pid}`;
   fs.rmSync(partial, { recursive: true, force: true });
-  const args = ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-input', '--target', partial, `temporalio==${PY_TEMPORALIO_VERSION}`];
+  const args = [
+    '-m',
+    'pip',
+    'install',
+    '--quiet',
+    '--disable-pip-version-check',
+    '--no-input',
+    '--target',
+    partial,
+    `temporalio==${PY_TEMPORALIO_VERSION}`,
+  ];
   const failed = runQuiet(python, args, env, INSTALL_TIMEOUT_MS) ?? importable(partial);
   if (failed) {
     fs.rmSync(partial, { recursive: true, force: true });

@@ -121,17 +121,32 @@ export function jobRequest(overrides: Partial<TicketJobRequest> = {}): TicketJob
   const id = overrides.job_id ?? uniqueId('job');
   const sample = sampleJobRequest(id);
   // A shorter body than the demo's: its first draft passes, so the planned relay takes no revision.
-  const body = 'I upgraded to the annual plan yesterday and my card was charged twice. How do refunds work for a duplicate charge?';
-  return { ...sample, ticket: { ...sample.ticket, id: `tkt_${id}`, body }, budget: { usd: 1, revisions: 2 }, ...overrides };
+  const body =
+    'I upgraded to the annual plan yesterday and my card was charged twice. How do refunds work for a duplicate charge?';
+  return {
+    ...sample,
+    ticket: { ...sample.ticket, id: `tkt_${id}`, body },
+    budget: { usd: 1, revisions: 2 },
+    ...overrides,
+  };
 }
 
 /** One `stageHop` on the rail's queue, answered (its workflow id returned with it). */
-export async function deliverHop(rail: Pick<Rail, 'client' | 'taskQueue'>, request: StageHopRequest, workflowId = uniqueId('hop')): Promise<StageHopResult & { workflowId: string }> {
-  const result = await rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', { taskQueue: rail.taskQueue, workflowId, args: [request] });
+export async function deliverHop(
+  rail: Pick<Rail, 'client' | 'taskQueue'>,
+  request: StageHopRequest,
+  workflowId = uniqueId('hop'),
+): Promise<StageHopResult & { workflowId: string }> {
+  const result = await rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', {
+    taskQueue: rail.taskQueue,
+    workflowId,
+    args: [request],
+  });
   return { ...result, workflowId };
 }
 
-const upsertedFields = (e: temporal.api.history.v1.IHistoryEvent) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+const upsertedFields = (e: temporal.api.history.v1.IHistoryEvent) =>
+  e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
 
 /** The keys of each Handrail search-attribute upsert in a history, in order (sdk-core's
  * `TemporalChangeVersion` upsert, which comes with a patch marker, left out). */
@@ -171,7 +186,11 @@ export async function stageActivities(client: Client, workflowId: string): Promi
 }
 
 /** Polls the job's live status until it is `want` (a job waiting on a human, say). */
-export async function waitForStatus(handle: JobHandle, want: JobStatusView['status'], timeoutMs = 30_000): Promise<JobStatusView> {
+export async function waitForStatus(
+  handle: JobHandle,
+  want: JobStatusView['status'],
+  timeoutMs = 30_000,
+): Promise<JobStatusView> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const view = await handle.query(statusQuery);

@@ -20,7 +20,9 @@ let rail: Rail;
 let connection: NativeConnection;
 
 beforeAll(async () => {
-  const bundle = await bundleRail(path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'unreachable-retrieve-workflows.ts'));
+  const bundle = await bundleRail(
+    path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'unreachable-retrieve-workflows.ts'),
+  );
   // The worker holds the reference stages on the main queue only: nobody serves `retrieve`'s
   // queue, and `retrieve-backup` is served (or not) by startBackupWorker.
   rail = await startRail({ workflowBundle: bundle });
@@ -37,7 +39,10 @@ async function startBackupWorker(): Promise<{ stop(): Promise<void> }> {
     connection,
     namespace: inject('namespace'),
     taskQueue: BACKUP_QUEUE,
-    activities: { 'retrieve-backup': (work: StageWork) => createActivities({ store: rail.store }).retrieve({ ...work, stage: 'retrieve' }) },
+    activities: {
+      'retrieve-backup': (work: StageWork) =>
+        createActivities({ store: rail.store }).retrieve({ ...work, stage: 'retrieve' }),
+    },
   });
   const running = worker.run();
   return {
@@ -59,7 +64,15 @@ describe('ACK timeout (seed 004) on the real dev server', () => {
     const history = await handle.fetchHistory();
     const timedOut = (history.events ?? []).filter((e) => e.activityTaskTimedOutEventAttributes);
     expect(timedOut).toHaveLength(2);
-    expect(await scheduledActivities(rail.client, request.job_id)).toEqual(['intake', 'retrieve', 'retrieve', 'retrieve-backup', 'draft', 'judge', 'writeback']);
+    expect(await scheduledActivities(rail.client, request.job_id)).toEqual([
+      'intake',
+      'retrieve',
+      'retrieve',
+      'retrieve-backup',
+      'draft',
+      'judge',
+      'writeback',
+    ]);
     expect(result.package.hop?.chain).toContain('retrieve');
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
   });
@@ -71,24 +84,48 @@ describe('ACK timeout (seed 004) on the real dev server', () => {
 
     expect(waiting.escalation?.blocked).toBe('retrieve');
     // The package went back to intake (target_unavailable); intake's card says nothing, so a human decides.
-    expect((await handle.query<{ stage: string; ack: string }[]>('acks')).map((a) => `${a.stage}:${a.ack}`)).toEqual(['intake:accepted', 'retrieve:accepted', 'retrieve:target_unavailable', 'human:accepted']);
-    expect(waiting.escalation?.reasons.join(' ')).toMatch(/stage unavailable: no "retrieve-backup" worker picked the hop up within 1s/);
+    expect((await handle.query<{ stage: string; ack: string }[]>('acks')).map((a) => `${a.stage}:${a.ack}`)).toEqual([
+      'intake:accepted',
+      'retrieve:accepted',
+      'retrieve:target_unavailable',
+      'human:accepted',
+    ]);
+    expect(waiting.escalation?.reasons.join(' ')).toMatch(
+      /stage unavailable: no "retrieve-backup" worker picked the hop up within 1s/,
+    );
     expect(waiting.escalation?.options).toContain('approve');
-    expect(await stageActivities(rail.client, request.job_id)).toEqual(['intake', 'retrieve', 'retrieve', 'retrieve-backup']);
+    expect(await stageActivities(rail.client, request.job_id)).toEqual([
+      'intake',
+      'retrieve',
+      'retrieve',
+      'retrieve-backup',
+    ]);
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(0);
 
     // The backup comes up; the operator sends the blocked hop again, which runs the same chain.
     const backup = await startBackupWorker();
     try {
-      await decide(rail.client, request.job_id, { action: 'approve', actor: 'ops.lead', note: 'backup retrieval is up' });
+      await decide(rail.client, request.job_id, {
+        action: 'approve',
+        actor: 'ops.lead',
+        note: 'backup retrieval is up',
+      });
       const result = await handle.result();
       expect(result.status).toBe('completed');
     } finally {
       await backup.stop();
     }
     expect(await stageActivities(rail.client, request.job_id)).toEqual([
-      'intake', 'retrieve', 'retrieve', 'retrieve-backup',
-      'retrieve', 'retrieve', 'retrieve-backup', 'draft', 'judge', 'writeback',
+      'intake',
+      'retrieve',
+      'retrieve',
+      'retrieve-backup',
+      'retrieve',
+      'retrieve',
+      'retrieve-backup',
+      'draft',
+      'judge',
+      'writeback',
     ]);
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
   });

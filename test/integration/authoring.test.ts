@@ -14,7 +14,9 @@ import { bundleRail } from '../../src/worker/bundle';
 let rail: Rail;
 
 beforeAll(async () => {
-  const bundle = await bundleRail(path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'authoring', 'notify-workflows.ts'));
+  const bundle = await bundleRail(
+    path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'authoring', 'notify-workflows.ts'),
+  );
   rail = await startRail({ workflowBundle: bundle, pipelines: [triageWithNotify], stageActivities: notifyActivities });
 });
 afterAll(async () => {
@@ -28,10 +30,27 @@ describe('a pipeline an author defines', () => {
     const result = await handle.result();
 
     expect(result).toMatchObject({ status: 'completed', reason: 'written back and announced' });
-    expect(result.package.hop?.chain).toEqual(['client', 'intake', 'retrieve', 'draft', 'judge', 'writeback', 'notify']);
-    expect(result.acks.map((a) => `${a.stage}:${a.ack}`)).toEqual(['intake', 'retrieve', 'draft', 'judge', 'writeback', 'notify'].map((s) => `${s}:accepted`));
+    expect(result.package.hop?.chain).toEqual([
+      'client',
+      'intake',
+      'retrieve',
+      'draft',
+      'judge',
+      'writeback',
+      'notify',
+    ]);
+    expect(result.acks.map((a) => `${a.stage}:${a.ack}`)).toEqual(
+      ['intake', 'retrieve', 'draft', 'judge', 'writeback', 'notify'].map((s) => `${s}:accepted`),
+    );
     expect(result.package.artifacts.at(-1)?.type).toBe('notice.v1');
-    expect(await scheduledActivities(rail.client, request.job_id)).toEqual(['intake', 'retrieve', 'draft', 'judge', 'writeback', 'notify']);
+    expect(await scheduledActivities(rail.client, request.job_id)).toEqual([
+      'intake',
+      'retrieve',
+      'draft',
+      'judge',
+      'writeback',
+      'notify',
+    ]);
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
     // The wallet paid for the new stage too: nominal costs of the six stages.
     expect(result.spent_usd).toBeCloseTo(0.001 + 0.002 + 0.01 + 0.005 + 0.001 + 0.0005, 6);
@@ -40,6 +59,10 @@ describe('a pipeline an author defines', () => {
   it('a job naming a pipeline this worker does not run fails at once, naming the ones it does', async () => {
     const request = { ...jobRequest(), pipeline: 'no-such-pipeline' };
     const { handle } = await startJob(rail.client, request, rail);
-    await expect(handle.result()).rejects.toMatchObject({ cause: { message: expect.stringMatching(/unknown pipeline "no-such-pipeline"; this worker runs triage-with-notify/) } });
+    await expect(handle.result()).rejects.toMatchObject({
+      cause: {
+        message: expect.stringMatching(/unknown pipeline "no-such-pipeline"; this worker runs triage-with-notify/),
+      },
+    });
   });
 });

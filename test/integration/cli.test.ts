@@ -38,7 +38,12 @@ afterAll(async () => {
 
 /** Runs the CLI against this file's server, worker and store. */
 const handrail = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  runHandrail(args, { TEMPORAL_ADDRESS: inject('temporalAddress'), HANDRAIL_TASK_QUEUE: rail.taskQueue, HANDRAIL_DATA_DIR: dataDir, ...env });
+  runHandrail(args, {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    HANDRAIL_TASK_QUEUE: rail.taskQueue,
+    HANDRAIL_DATA_DIR: dataDir,
+    ...env,
+  });
 
 /** A ticket file for a job; `overrides` change the request (budget, hops). */
 function ticketFile(overrides: Parameters<typeof jobRequest>[0] = {}): { file: string; jobId: string } {
@@ -64,7 +69,9 @@ describe('handrail CLI against the real dev server', () => {
     expect(shown.stdout).toMatch(/4\s+writeback\s+accepted/);
     expect(shown.stdout).toContain(`receipt  ${jobId}:writeback:receipt.v1 → crm crm_tickets/`);
     // The summary, one numbered segment per stage.
-    expect(shown.stdout).toMatch(/^Summary \(5 segments\)\n1\. hop 0 intake → intake\.v1: intent .*\n(?:.*\n){3}5\. hop 4 writeback → receipt\.v1: CRM note written to record /m);
+    expect(shown.stdout).toMatch(
+      /^Summary \(5 segments\)\n1\. hop 0 intake → intake\.v1: intent .*\n(?:.*\n){3}5\. hop 4 writeback → receipt\.v1: CRM note written to record /m,
+    );
 
     const out = path.join(dir, `${jobId}.history.json`);
     const exported = await handrail(['history', jobId, '--out', out]);
@@ -72,13 +79,29 @@ describe('handrail CLI against the real dev server', () => {
     expect(exported.stdout).toMatch(/^wrote \d+ events/);
     const history = historyFromJSON(JSON.parse(fs.readFileSync(out, 'utf8')));
     expect(history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name).toBe('handoffJob');
-    await Worker.runReplayHistory({ ...workflowRuntime(), workflowBundle: { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') } }, history, jobId);
+    await Worker.runReplayHistory(
+      { ...workflowRuntime(), workflowBundle: { code: fs.readFileSync(inject('workflowBundlePath'), 'utf8') } },
+      history,
+      jobId,
+    );
   });
 
   it("show --hop N prints the package exactly as delivered at that hop: a stage's from the store, a refused or human hop's from the job", async () => {
     const { file, jobId } = ticketFile({ budget: { usd: 0.005, revisions: 1 } });
     expect((await handrail(['start', file, '--follow'])).code).toBe(10);
-    interface Shown { hop: number; stage: string; ack: string; snapshot: string; source: string; package: { hop: { count: number; to: string }; ack: { ack: string }; artifacts: { type: string }[]; context_ref?: string } }
+    interface Shown {
+      hop: number;
+      stage: string;
+      ack: string;
+      snapshot: string;
+      source: string;
+      package: {
+        hop: { count: number; to: string };
+        ack: { ack: string };
+        artifacts: { type: string }[];
+        context_ref?: string;
+      };
+    }
     const show = async (hop: number) => {
       const run = await handrail(['show', jobId, '--hop', String(hop), '--json']);
       expect(run.stderr).toBe('');
@@ -98,12 +121,20 @@ describe('handrail CLI against the real dev server', () => {
       ['human', 'accepted', 'job'],
     ]);
     const [draft] = await show(2);
-    expect(draft).toMatchObject({ stage: 'draft', ack: 'rejected_budget', source: 'job', package: { hop: { count: 2, to: 'draft' }, ack: { ack: 'rejected_budget' } } });
+    expect(draft).toMatchObject({
+      stage: 'draft',
+      ack: 'rejected_budget',
+      source: 'job',
+      package: { hop: { count: 2, to: 'draft' }, ack: { ack: 'rejected_budget' } },
+    });
 
     // Content-addressed: the acks name the same addresses the store and the job answer for.
-    const acks = (JSON.parse((await handrail(['show', jobId, '--json'])).stdout) as { acks: { snapshot?: string }[] }).acks;
+    const acks = (JSON.parse((await handrail(['show', jobId, '--json'])).stdout) as { acks: { snapshot?: string }[] })
+      .acks;
     expect(acks.map((a) => a.snapshot)).toEqual(expect.arrayContaining([intake!.snapshot, draft!.snapshot]));
-    expect(new Set(acks.flatMap((a) => (a.snapshot ? [a.snapshot] : []))).size).toBe(acks.filter((a) => a.snapshot).length);
+    expect(new Set(acks.flatMap((a) => (a.snapshot ? [a.snapshot] : []))).size).toBe(
+      acks.filter((a) => a.snapshot).length,
+    );
 
     const missing = await handrail(['show', jobId, '--hop', '9']);
     expect(missing.code).toBe(2);
@@ -117,7 +148,9 @@ describe('handrail CLI against the real dev server', () => {
     expect(started.code).toBe(10);
     expect(started.stdout).toMatch(/hop 2\s+draft\s+rejected_budget/);
     expect(started.stdout).toMatch(/hop 1\s+human\s+accepted\s+verdict none, \$[\d.]+ and 1 revision left/);
-    expect(started.stdout).toContain(`decide with: handrail decide ${jobId} approve|reject|top-up|revise --actor <you>`);
+    expect(started.stdout).toContain(
+      `decide with: handrail decide ${jobId} approve|reject|top-up|revise --actor <you>`,
+    );
 
     const status = await handrail(['status', jobId, '--json']);
     expect(status.code).toBe(0);
@@ -126,7 +159,13 @@ describe('handrail CLI against the real dev server', () => {
     expect(view.escalation?.options).toContain('top_up');
 
     // Visibility trails the workflow by a moment; wait until the server's index has caught up.
-    for (let tries = 0; !(await listJobs(rail.client, { status: 'escalated', taskQueue: rail.taskQueue })).some((j) => j.job_id === jobId); tries++) {
+    for (
+      let tries = 0;
+      !(await listJobs(rail.client, { status: 'escalated', taskQueue: rail.taskQueue })).some(
+        (j) => j.job_id === jobId,
+      );
+      tries++
+    ) {
       expect(tries).toBeLessThan(100);
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -181,7 +220,9 @@ describe('handrail CLI against the real dev server', () => {
   it('start <directory> exits 2 saying it is a directory, without a stack trace', async () => {
     const directory = await handrail(['start', dir]);
     expect(directory.code).toBe(2);
-    expect(directory.stderr).toBe(`handrail: cannot read ticket file ${dir}: it is a directory; give a ticket JSON file\n`);
+    expect(directory.stderr).toBe(
+      `handrail: cannot read ticket file ${dir}: it is a directory; give a ticket JSON file\n`,
+    );
   });
 
   it('a namespace the server does not have is named as such (exit 2), not reported as an unreachable server', async () => {
@@ -209,7 +250,15 @@ describe('handrail CLI against the real dev server', () => {
 
   it('transcript: the log of an escalated support ticket, what escalation was handed over its transcript_prepend edge, as xml and json; an unknown stage exits 2', async () => {
     const base = jobRequest();
-    const request = { ...base, pipeline: 'support-routing', ticket: { ...base.ticket, subject: 'Logged out AGAIN', body: 'This is UNACCEPTABLE!! The app logs me out every hour. Why is this still broken?' } };
+    const request = {
+      ...base,
+      pipeline: 'support-routing',
+      ticket: {
+        ...base.ticket,
+        subject: 'Logged out AGAIN',
+        body: 'This is UNACCEPTABLE!! The app logs me out every hour. Why is this still broken?',
+      },
+    };
     const jobId = request.job_id;
     const result = await (await startJob(rail.client, request, rail)).handle.result();
     expect(result.acks.map((a) => a.stage)).toEqual(['classify', 'escalation', 'review', 'crm-note']);
@@ -218,37 +267,61 @@ describe('handrail CLI against the real dev server', () => {
     expect(whole.stderr).toBe('');
     expect(whole.code).toBe(0);
     const lines = whole.stdout.split('\n');
-    expect(lines[0]).toMatch(new RegExp(`^transcript of ${jobId}: 4 turns, handrail://transcripts/${jobId}/[0-9a-f]{64}$`));
+    expect(lines[0]).toMatch(
+      new RegExp(`^transcript of ${jobId}: 4 turns, handrail://transcripts/${jobId}/[0-9a-f]{64}$`),
+    );
     // classify's prompt is the ticket (subject, then body: a continuation line); its answer, the scores.
     expect(lines[1]).toBe('[__user__] Logged out AGAIN');
     expect(lines[2]).toBe(request.ticket.body);
-    expect(lines[3]).toMatch(/^\[classify:assistant:text\] intent \S+, sentiment 0(\.\d+)?, complexity \d+\/10, language en$/);
+    expect(lines[3]).toMatch(
+      /^\[classify:assistant:text\] intent \S+, sentiment 0(\.\d+)?, complexity \d+\/10, language en$/,
+    );
 
     const escalation = await handrail(['transcript', jobId, '--stage', 'escalation']);
     expect(escalation.code).toBe(0);
     const [heading, ...handed] = escalation.stdout.trimEnd().split('\n');
     expect(heading).toMatch(/^hop 1 · escalation · transcript_prepend · \d+ tokens$/);
-    expect(handed.join('\n')).toBe(`${lines.slice(1, 4).join('\n')}${TRANSCRIPT_SEPARATOR}Write the escalation note for ticket ${request.ticket.id}.`);
+    expect(handed.join('\n')).toBe(
+      `${lines.slice(1, 4).join('\n')}${TRANSCRIPT_SEPARATOR}Write the escalation note for ticket ${request.ticket.id}.`,
+    );
 
     const xml = await handrail(['transcript', jobId, '--format', 'xml']);
     expect(xml.code).toBe(0);
-    expect(xml.stdout).toContain(`<turn number="1">\n  <user>\n    Logged out AGAIN\n    ${request.ticket.body}\n  </user>\n  <assistant agent="classify">`);
+    expect(xml.stdout).toContain(
+      `<turn number="1">\n  <user>\n    Logged out AGAIN\n    ${request.ticket.body}\n  </user>\n  <assistant agent="classify">`,
+    );
     expect(xml.stdout).toContain('<turn number="4">');
 
     const json = await handrail(['transcript', jobId, '--json']);
     expect(json.code).toBe(0);
-    const parsed = JSON.parse(json.stdout) as { job_id: string; transcript: string; turns: { stage: string; handover?: { used: string } }[] };
+    const parsed = JSON.parse(json.stdout) as {
+      job_id: string;
+      transcript: string;
+      turns: { stage: string; handover?: { used: string } }[];
+    };
     expect(parsed).toMatchObject({ job_id: jobId, transcript: result.package.memory_refs.find(isTranscriptUri) });
-    expect(parsed.turns.map((t) => `${t.stage}:${t.handover?.used ?? '-'}`)).toEqual(['classify:-', 'escalation:transcript_prepend', 'review:-', 'crm-note:-']);
+    expect(parsed.turns.map((t) => `${t.stage}:${t.handover?.used ?? '-'}`)).toEqual([
+      'classify:-',
+      'escalation:transcript_prepend',
+      'review:-',
+      'crm-note:-',
+    ]);
 
     const nosuch = await handrail(['transcript', jobId, '--stage', 'nosuch']);
     expect(nosuch.code).toBe(2);
-    expect(nosuch.stderr).toBe(`handrail: stage "nosuch" has no turn in the transcript of ${jobId}; stages with turns: classify, escalation, review, crm-note\n`);
+    expect(nosuch.stderr).toBe(
+      `handrail: stage "nosuch" has no turn in the transcript of ${jobId}; stages with turns: classify, escalation, review, crm-note\n`,
+    );
 
     // Another store than the worker's lacks the job's turns: refused as unverifiable (exit 1), without a stack trace.
-    const elsewhere = await handrail(['transcript', jobId], { HANDRAIL_DATA_DIR: path.join(dir, 'other-store'), DATABASE_URL: '' });
+    const elsewhere = await handrail(['transcript', jobId], {
+      HANDRAIL_DATA_DIR: path.join(dir, 'other-store'),
+      DATABASE_URL: '',
+    });
     expect(elsewhere.code).toBe(1);
-    expect(elsewhere.stderr).toMatch(/^handrail: transcript handrail:\/\/transcripts\/.* is not in the store \(read from the sqlite store; the worker must use the same HANDRAIL_DATA_DIR or DATABASE_URL\)\n$/);
+    expect(elsewhere.stderr).toMatch(
+      /^handrail: transcript handrail:\/\/transcripts\/.* is not in the store \(read from the sqlite store; the worker must use the same HANDRAIL_DATA_DIR or DATABASE_URL\)\n$/,
+    );
   });
 
   it('transcript of a job refused before its first turn: no transcript yet (exit 0); an unknown job exits 3', async () => {
@@ -256,7 +329,11 @@ describe('handrail CLI against the real dev server', () => {
     expect((await handrail(['start', file, '--follow'])).code).toBe(10);
     const none = await handrail(['transcript', jobId]);
     expect(none).toMatchObject({ code: 0, stdout: `job ${jobId} has no transcript yet\n`, stderr: '' });
-    expect(JSON.parse((await handrail(['transcript', jobId, '--stage', 'intake', '--json'])).stdout)).toEqual({ job_id: jobId, stage: 'intake', turns: [] });
+    expect(JSON.parse((await handrail(['transcript', jobId, '--stage', 'intake', '--json'])).stdout)).toEqual({
+      job_id: jobId,
+      stage: 'intake',
+      turns: [],
+    });
     await handrail(['cancel', jobId]);
 
     const unknown = await handrail(['transcript', uniqueId('no-such-job')]);

@@ -19,7 +19,14 @@ import { loadConfig, PROJECT_ROOT } from '../../src/config';
 import { ensureClusterBinaries, type ClusterBinaries } from '../../src/devtools/cluster/binaries';
 import { clusterDown, clusterUp, takenPort } from '../../src/devtools/cluster/lifecycle';
 import { stopDaemon } from '../../src/devtools/cluster/processes';
-import { clusterEnv, clusterSettings, crmUrl, frontendAddress, storeUrl, type ClusterPorts } from '../../src/devtools/cluster/settings';
+import {
+  clusterEnv,
+  clusterSettings,
+  crmUrl,
+  frontendAddress,
+  storeUrl,
+  type ClusterPorts,
+} from '../../src/devtools/cluster/settings';
 import { prepareNamespace, startTemporalServer } from '../../src/devtools/cluster/temporal-server';
 import { startWorker, workerEnv } from '../../src/devtools/cluster/workers';
 import { onPath } from '../../src/devtools/tool-cache';
@@ -65,7 +72,10 @@ beforeAll(async () => {
   if (skip) return;
   await clusterUp(s, log);
   timings.up = since(started);
-  client = new Client({ connection: await Connection.connect({ address: frontendAddress(s) }), namespace: s.namespace });
+  client = new Client({
+    connection: await Connection.connect({ address: frontendAddress(s) }),
+    namespace: s.namespace,
+  });
   store = await openStore({ databaseUrl: storeUrl(s) });
   crm = await openStore({ databaseUrl: crmUrl(s) });
 }, 20 * 60_000);
@@ -91,7 +101,9 @@ describe('npm run cluster, on its own ports and data dir', () => {
     const { handle } = await startJob(client!, request, s);
     const deadline = Date.now() + 60_000;
     const writeScheduled = async () =>
-      ((await handle.fetchHistory()).events ?? []).some((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name === writerTaskQueue(s.taskQueue));
+      ((await handle.fetchHistory()).events ?? []).some(
+        (e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name === writerTaskQueue(s.taskQueue),
+      );
     while (!(await writeScheduled())) {
       if (Date.now() > deadline) throw new Error('the job never scheduled its write');
       await new Promise((r) => setTimeout(r, 250));
@@ -124,15 +136,24 @@ function patchMarkers(history: History): string[] {
   return (history.events ?? [])
     .map((e) => e.markerRecordedEventAttributes)
     .filter((m) => m?.markerName === 'core_patch')
-    .map((m) => (JSON.parse(Buffer.from(m!.details!['patch-data']!.payloads![0]!.data!).toString('utf8')) as { id: string }).id);
+    .map(
+      (m) =>
+        (JSON.parse(Buffer.from(m!.details!['patch-data']!.payloads![0]!.data!).toString('utf8')) as { id: string }).id,
+    );
 }
 
 /** The build id of each completed workflow task, in order: which build ran which part of the job. */
 function taskBuilds(history: History): string[] {
-  return (history.events ?? []).filter((e) => e.workflowTaskCompletedEventAttributes).map((e) => e.workflowTaskCompletedEventAttributes!.workerVersion?.buildId ?? '');
+  return (history.events ?? [])
+    .filter((e) => e.workflowTaskCompletedEventAttributes)
+    .map((e) => e.workflowTaskCompletedEventAttributes!.workerVersion?.buildId ?? '');
 }
 
-const replayOn = async (client: Client, jobIds: string[], workflowBundle: { code: string }): Promise<ReplayOutcome[]> => {
+const replayOn = async (
+  client: Client,
+  jobIds: string[],
+  workflowBundle: { code: string },
+): Promise<ReplayOutcome[]> => {
   const outcomes: ReplayOutcome[] = [];
   for await (const o of replayHistories(jobSources(client, jobIds), { workflowBundle })) outcomes.push(o);
   return outcomes;
@@ -143,11 +164,30 @@ describe('rolling out a workflow change with patched(): two builds on one task q
     if (skip) ctx.skip(skip);
     const started = Date.now();
     const fixtures = path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'rollout');
-    const [bundleV1, bundleV2] = await Promise.all([bundleWorkflows(path.join(fixtures, 'build-v1.ts')), bundleWorkflows(path.join(fixtures, 'build-v2.ts'))]);
+    const [bundleV1, bundleV2] = await Promise.all([
+      bundleWorkflows(path.join(fixtures, 'build-v1.ts')),
+      bundleWorkflows(path.join(fixtures, 'build-v2.ts')),
+    ]);
     timings.rolloutBundles = since(started);
     const taskQueue = uniqueId('rollout');
-    const v1Build = () => startRail({ address: frontendAddress(s), taskQueue, store, workflowBundle: bundleV1, pipelines: [rolloutV1], stageActivities: rolloutV1Activities });
-    const v2Build = () => startRail({ address: frontendAddress(s), taskQueue, store, workflowBundle: bundleV2, pipelines: [rolloutV2], stageActivities: rolloutV2Activities });
+    const v1Build = () =>
+      startRail({
+        address: frontendAddress(s),
+        taskQueue,
+        store,
+        workflowBundle: bundleV1,
+        pipelines: [rolloutV1],
+        stageActivities: rolloutV1Activities,
+      });
+    const v2Build = () =>
+      startRail({
+        address: frontendAddress(s),
+        taskQueue,
+        store,
+        workflowBundle: bundleV2,
+        pipelines: [rolloutV2],
+        stageActivities: rolloutV2Activities,
+      });
     const buildId = (rail: Rail) => rail.workers[0]!.options.buildId;
     const approve = { action: 'approve', actor: 'ops.lead', note: 'fine to write' } as const;
     // The hop cap (3) stops a v1 job before writeback and a v2 job (one hop more) before judge:
@@ -180,27 +220,45 @@ describe('rolling out a workflow change with patched(): two builds on one task q
       const fresh = jobRequest({ pipeline: ROLLOUT_PIPELINE });
       const stuck = capped();
       const [freshHandle, stuckHandle] = await Promise.all([begin(fresh), begin(stuck)]);
-      const oldResults = await Promise.all(oldHandles.map(async (h, i) => (await decide(client!, old[i]!.job_id, approve), h.result())));
+      const oldResults = await Promise.all(
+        oldHandles.map(async (h, i) => (await decide(client!, old[i]!.job_id, approve), h.result())),
+      );
       for (const [i, h] of oldHandles.entries()) {
         expect(oldResults[i]!.status).toBe('completed');
         const history = await h.fetchHistory();
         // Replayed on v2 past the patch's route: patched() was false, no marker, no rerank (the
         // rail's own patches were there from the start).
         expect(patchMarkers(history)).not.toContain(RERANK_PATCH);
-        expect(await stageActivities(client!, old[i]!.job_id)).toEqual(['intake', 'retrieve', 'draft', 'judge', 'writeback']);
+        expect(await stageActivities(client!, old[i]!.job_id)).toEqual([
+          'intake',
+          'retrieve',
+          'draft',
+          'judge',
+          'writeback',
+        ]);
         const builds = taskBuilds(history);
         expect(builds[0]).toBe(idV1);
         expect(builds.at(-1)).toBe(idV2);
       }
       expect((await overlapHandle.result()).status).toBe('completed');
       const overlapStages = await stageActivities(client!, overlap.job_id);
-      expect(overlapStages.includes('rerank')).toBe(patchMarkers(await overlapHandle.fetchHistory()).includes(RERANK_PATCH));
+      expect(overlapStages.includes('rerank')).toBe(
+        patchMarkers(await overlapHandle.fetchHistory()).includes(RERANK_PATCH),
+      );
       log(`the job started during the overlap took the ${overlapStages.includes('rerank') ? 'new' : 'old'} path`);
 
       // After the drain every job takes the new path.
       const freshResult = await freshHandle.result();
       expect(freshResult.status).toBe('completed');
-      expect(freshResult.package.hop?.chain).toEqual(['client', 'intake', 'retrieve', 'rerank', 'draft', 'judge', 'writeback']);
+      expect(freshResult.package.hop?.chain).toEqual([
+        'client',
+        'intake',
+        'retrieve',
+        'rerank',
+        'draft',
+        'judge',
+        'writeback',
+      ]);
       const freshHistory = await freshHandle.fetchHistory();
       expect(patchMarkers(freshHistory)).toContain(RERANK_PATCH);
       expect(new Set(taskBuilds(freshHistory))).toEqual(new Set([idV2]));
@@ -210,7 +268,9 @@ describe('rolling out a workflow change with patched(): two builds on one task q
       timings.rolloutOldDone = since(started);
 
       // `handrail replay` before the rollout: every v1 job replays on v2; a new-path job does not replay on v1.
-      expect((await replayOn(client!, [...old.map((r) => r.job_id), overlap.job_id], bundleV2)).filter((o) => !o.ok)).toEqual([]);
+      expect(
+        (await replayOn(client!, [...old.map((r) => r.job_id), overlap.job_id], bundleV2)).filter((o) => !o.ok),
+      ).toEqual([]);
       const onV1 = await replayOn(client!, [fresh.job_id], bundleV1);
       expect(onV1[0]).toMatchObject({ ok: false, error: 'DeterminismViolationError' });
 
@@ -219,12 +279,19 @@ describe('rolling out a workflow change with patched(): two builds on one task q
       await v2.stop();
       v2 = undefined;
       v1 = await v1Build();
-      const accepted = stuckHandle.startUpdate(decideUpdate, { args: [approve], waitForStage: WorkflowUpdateStage.ACCEPTED });
+      const accepted = stuckHandle.startUpdate(decideUpdate, {
+        args: [approve],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
       const failedTask = async () =>
-        (await stuckHandle.fetchHistory()).events?.find((e) => e.workflowTaskFailedEventAttributes?.cause === temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR);
+        (await stuckHandle.fetchHistory()).events?.find(
+          (e) =>
+            e.workflowTaskFailedEventAttributes?.cause ===
+            temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR,
+        );
       const deadline = Date.now() + 30_000;
       while (!(await failedTask())) {
-        if (Date.now() > deadline) throw new Error('v1 never failed the new-path job\'s task');
+        if (Date.now() > deadline) throw new Error("v1 never failed the new-path job's task");
         await new Promise((r) => setTimeout(r, 250));
       }
       log(`on v1: ${(await failedTask())!.workflowTaskFailedEventAttributes!.failure!.message!}`);
@@ -236,7 +303,9 @@ describe('rolling out a workflow change with patched(): two builds on one task q
       expect(stuckResult.status).toBe('completed');
       expect(stuckResult.package.hop?.chain).toContain('rerank');
       expect(await store!.listWrites(stuck.job_id)).toHaveLength(1);
-      const failedTasks = (await stuckHandle.fetchHistory()).events?.filter((e) => e.workflowTaskFailedEventAttributes).length;
+      const failedTasks = (await stuckHandle.fetchHistory()).events?.filter(
+        (e) => e.workflowTaskFailedEventAttributes,
+      ).length;
       log(`the stranded job's history holds ${failedTasks} failed workflow task(s)`);
       timings.rollout = since(started);
     } finally {

@@ -31,11 +31,19 @@ interface Run {
 /** Runs a command as a user would in a shell, in `cwd`; its output is kept for the assertion message. */
 function run(cwd: string, cmd: string, args: string[], timeoutMs = 600_000): Promise<Run> {
   // The dev server the project's test starts resolves the `temporal` CLI as the suite's did.
-  const env: NodeJS.ProcessEnv = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+    npm_config_update_notifier: 'false',
+  };
   delete env.NODE_OPTIONS;
   return new Promise((resolve) => {
     execFile(cmd, args, { cwd, env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: `$ ${cmd} ${args.join(' ')}\n${stdout}${stderr}` });
+      resolve({
+        code: err ? (typeof err.code === 'number' ? err.code : 1) : 0,
+        out: `$ ${cmd} ${args.join(' ')}\n${stdout}${stderr}`,
+      });
     });
   });
 }
@@ -57,15 +65,35 @@ afterAll(() => {
 
 describe('the packed package, from outside the repository', () => {
   it('installs from the tarball and loads every entry with plain node', async () => {
-    fs.writeFileSync(path.join(installer, 'package.json'), `${JSON.stringify({ name: 'installer', private: true }, null, 2)}\n`);
+    fs.writeFileSync(
+      path.join(installer, 'package.json'),
+      `${JSON.stringify({ name: 'installer', private: true }, null, 2)}\n`,
+    );
     const install = await run(installer, 'npm', ['install', tarball, 'typescript@~5.9.3', '@types/node@^22.10.0']);
     expect(install.code, install.out).toBe(0);
-    const entries = ['handrail', 'handrail/contracts', 'handrail/workflow', 'handrail/client', 'handrail/replay', 'handrail/testing', 'handrail/pipelines', 'handrail/pipelines/worker'];
-    const load = await run(installer, process.execPath, ['-e', `for (const e of ${JSON.stringify(entries)}) require(e); console.log('loaded')`]);
+    const entries = [
+      'handrail',
+      'handrail/contracts',
+      'handrail/workflow',
+      'handrail/client',
+      'handrail/replay',
+      'handrail/testing',
+      'handrail/pipelines',
+      'handrail/pipelines/worker',
+    ];
+    const load = await run(installer, process.execPath, [
+      '-e',
+      `for (const e of ${JSON.stringify(entries)}) require(e); console.log('loaded')`,
+    ]);
     expect(load.out).toContain('loaded');
     // One copy of the workflow SDK: the user's (handrail takes it as a peer).
     const copies = await run(installer, 'npm', ['ls', '@temporalio/workflow', '--all', '--parseable']);
-    expect(copies.out.trim().split('\n').filter((l) => l.endsWith(path.join('node_modules', '@temporalio', 'workflow')))).toHaveLength(1);
+    expect(
+      copies.out
+        .trim()
+        .split('\n')
+        .filter((l) => l.endsWith(path.join('node_modules', '@temporalio', 'workflow'))),
+    ).toHaveLength(1);
   }, 600_000);
 
   it('`npx handrail init` writes a project whose type check and own test pass', async () => {
@@ -77,14 +105,17 @@ describe('the packed package, from outside the repository', () => {
     expect(fs.existsSync(path.resolve(app, spec.slice('file:'.length)))).toBe(true);
     const typecheck = await run(app, 'npx', ['--no-install', 'tsc', '--noEmit', '-p', '.']);
     expect(typecheck.code, typecheck.out).toBe(0);
-    expect(JSON.parse(fs.readFileSync(path.join(app, 'tsconfig.json'), 'utf8')).compilerOptions.moduleResolution).toBe('nodenext');
+    expect(JSON.parse(fs.readFileSync(path.join(app, 'tsconfig.json'), 'utf8')).compilerOptions.moduleResolution).toBe(
+      'nodenext',
+    );
     const test = await run(app, 'npm', ['test']);
     expect(test.code, test.out).toBe(0);
     expect(test.out).toMatch(/# pass 4/);
     expect(test.out).toMatch(/# fail 0/);
     // Nothing in the project reaches past the package's exports or needs tsx.
     const sources = fs.readdirSync(path.join(app, 'src')).map((f) => fs.readFileSync(path.join(app, 'src', f), 'utf8'));
-    for (const source of sources) expect(source).not.toMatch(/from 'handrail\/(?!contracts'|workflow'|client'|testing'|replay'|pipelines)/);
+    for (const source of sources)
+      expect(source).not.toMatch(/from 'handrail\/(?!contracts'|workflow'|client'|testing'|replay'|pipelines)/);
     expect(fs.readFileSync(path.join(app, 'package.json'), 'utf8')).not.toContain('tsx');
   }, 900_000);
 });

@@ -32,7 +32,12 @@ const judgeThatRelents = (s: Store) =>
       const failures = left > 0 ? [`attempt_${left}: not yet (draft of ${markdown.length} characters)`] : [];
       const verdict = left > 0 ? ('fail' as const) : ('pass' as const);
       const body = { verdict, scores: { answers_question: left > 0 ? 0 : 1 }, failures, summary_hash: summary.hash };
-      return { artifact: await writeArtifact(s, 'verdict.v1', VerdictV1, body), body, cost_usd: 0.001, evaluator: { last_verdict: verdict, failures } };
+      return {
+        artifact: await writeArtifact(s, 'verdict.v1', VerdictV1, body),
+        body,
+        cost_usd: 0.001,
+        evaluator: { last_verdict: verdict, failures },
+      };
     },
   }).judge;
 
@@ -51,7 +56,8 @@ async function runChain(client: Client, jobId: string, want: number): Promise<st
   let runs: string[] = [];
   await until(`${want} runs of ${jobId}`, async () => {
     runs = [];
-    for await (const run of client.workflow.list({ query: `WorkflowId = "${jobId}"` })) runs.push(`${run.runId}:${run.status.name}`);
+    for await (const run of client.workflow.list({ query: `WorkflowId = "${jobId}"` }))
+      runs.push(`${run.runId}:${run.status.name}`);
     return runs.length >= want;
   });
   return runs.reverse();
@@ -76,7 +82,9 @@ it('a job a human sends back many times continues as new every few decisions and
   };
   for (let i = 1; i <= decisions; i++) {
     await nextEscalation();
-    await job.executeUpdate(decideUpdate, { args: [{ action: 'revise', actor: 'reviewer', note: `try again (${i})` }] });
+    await job.executeUpdate(decideUpdate, {
+      args: [{ action: 'revise', actor: 'reviewer', note: `try again (${i})` }],
+    });
   }
   await nextEscalation();
   await job.executeUpdate(decideUpdate, { args: [{ action: 'revise', actor: 'reviewer', note: 'last try' }] });
@@ -91,7 +99,9 @@ it('a job a human sends back many times continues as new every few decisions and
   // Every decision is on the record once, and the wallet paid each hop once: spent is the sum of
   // the hops' costs, and the wallet holds the rest.
   const view = await job.query(statusQuery);
-  expect(result.acks.filter((a) => a.stage === 'human' && a.reason.startsWith('decided revise by reviewer'))).toHaveLength(decisions + 1);
+  expect(
+    result.acks.filter((a) => a.stage === 'human' && a.reason.startsWith('decided revise by reviewer')),
+  ).toHaveLength(decisions + 1);
   expect(result.package.budget.usd_remaining).toBeCloseTo(request.budget.usd - result.spent_usd, 6);
   expect(result.hops).toBe(result.package.hop!.count);
   expect(result.acks.filter((a) => a.stage === 'human').length).toBe(2 * (decisions + 1));

@@ -10,14 +10,21 @@ const FIXTURE = path.join(__dirname, 'fixtures', 'start-dev-server.ts');
 /** Pids of the Temporal dev servers on this port, read from /proc (whoever their parent is; the
  * tether, a node process, is not one). */
 function serversOn(port: number): number[] {
-  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
-    try {
-      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      return path.basename(argv[0] ?? '') === 'temporal' && argv.includes('start-dev') && argv[argv.indexOf('--port') + 1] === String(port) ? [Number(pid)] : [];
-    } catch {
-      return [];
-    }
-  });
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((pid) => {
+      try {
+        const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return path.basename(argv[0] ?? '') === 'temporal' &&
+          argv.includes('start-dev') &&
+          argv[argv.indexOf('--port') + 1] === String(port)
+          ? [Number(pid)]
+          : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 // A killed `npm test` (or bench) must not leave its Temporal server running.
@@ -36,7 +43,10 @@ describe('a dev server this process starts', () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-tether-'));
     port = await freePort();
     const uiPort = await freePort();
-    const child = fork(FIXTURE, [String(port), String(uiPort), path.join(tmp, 'server.log')], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(FIXTURE, [String(port), String(uiPort), path.join(tmp, 'server.log')], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     starter = child;
     await new Promise<void>((resolve, reject) => {
       child.once('message', () => resolve());

@@ -10,7 +10,15 @@ import { parseEntryUri, type HandoffV1, type StageResult, type StageWork } from 
 import { jobResult, startJob } from '../../src/operator/client';
 import { sha256Hex } from '../../src/worker/store/content';
 import type { JobStatusView } from '../../workflows/definitions';
-import { HandrailAck, HandrailAcks, HandrailHops, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
+import {
+  HandrailAck,
+  HandrailAcks,
+  HandrailHops,
+  HandrailStage,
+  HandrailStatus,
+  HandrailUsdRemaining,
+  HandrailVerdict,
+} from '../../workflows/search-attributes';
 import { handrailUpserts, jobRequest, startRail, type Rail } from '../helpers/rail';
 
 const request = jobRequest();
@@ -20,7 +28,8 @@ let rail: Rail;
 let events: temporal.api.history.v1.IHistoryEvent[];
 
 /** The JSON a plain payload carries (the suite runs without codec keys). */
-const decoded = <T>(p: temporal.api.common.v1.IPayloads | null | undefined): T => JSON.parse(Buffer.from(p!.payloads![0]!.data!).toString('utf8')) as T;
+const decoded = <T>(p: temporal.api.common.v1.IPayloads | null | undefined): T =>
+  JSON.parse(Buffer.from(p!.payloads![0]!.data!).toString('utf8')) as T;
 
 beforeAll(async () => {
   rail = await startRail();
@@ -35,8 +44,20 @@ afterAll(async () => {
 
 describe('the ticket by reference', () => {
   it('only the first delivery carries the ticket; every later package carries its job-scoped address', () => {
-    const works = events.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name && e.activityTaskScheduledEventAttributes.input ? [decoded<StageWork>(e.activityTaskScheduledEventAttributes.input)] : [])).filter((w) => w.package);
-    const results = events.flatMap((e) => (e.activityTaskCompletedEventAttributes?.result ? [decoded<StageResult>(e.activityTaskCompletedEventAttributes.result)] : [])).filter((r) => r?.package);
+    const works = events
+      .flatMap((e) =>
+        e.activityTaskScheduledEventAttributes?.activityType?.name && e.activityTaskScheduledEventAttributes.input
+          ? [decoded<StageWork>(e.activityTaskScheduledEventAttributes.input)]
+          : [],
+      )
+      .filter((w) => w.package);
+    const results = events
+      .flatMap((e) =>
+        e.activityTaskCompletedEventAttributes?.result
+          ? [decoded<StageResult>(e.activityTaskCompletedEventAttributes.result)]
+          : [],
+      )
+      .filter((r) => r?.package);
     expect(works.map((w) => w.stage)).toEqual(['intake', 'retrieve', 'draft', 'judge', 'writeback']);
     const [first, ...later] = works;
     expect(JSON.stringify(first)).toContain(encodeURIComponent(body));
@@ -66,15 +87,17 @@ describe('the ticket by reference', () => {
     expect(upserts.every((keys) => keys.length > 0 && keys.length < 8)).toBe(true);
     const view = await handle.query<JobStatusView>('status');
     const attrs = (await handle.describe()).typedSearchAttributes;
-    expect([attrs.get(HandrailStatus), attrs.get(HandrailStage), attrs.get(HandrailHops), attrs.get(HandrailVerdict), attrs.get(HandrailAck), attrs.get(HandrailUsdRemaining)]).toEqual([
-      'completed',
-      view.stage,
-      view.hops,
-      view.last_verdict,
-      view.last_ack?.ack,
-      view.usd_remaining,
-    ]);
-    expect([...(attrs.get(HandrailAcks) ?? [])].sort()).toEqual([...new Set((await handle.query<{ ack: string }[]>('acks')).map((a) => a.ack))].sort());
+    expect([
+      attrs.get(HandrailStatus),
+      attrs.get(HandrailStage),
+      attrs.get(HandrailHops),
+      attrs.get(HandrailVerdict),
+      attrs.get(HandrailAck),
+      attrs.get(HandrailUsdRemaining),
+    ]).toEqual(['completed', view.stage, view.hops, view.last_verdict, view.last_ack?.ack, view.usd_remaining]);
+    expect([...(attrs.get(HandrailAcks) ?? [])].sort()).toEqual(
+      [...new Set((await handle.query<{ ack: string }[]>('acks')).map((a) => a.ack))].sort(),
+    );
   });
 
   it('the store holds the ticket, byte for byte, under the address the packages carry', async () => {

@@ -12,7 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HandoffV1 } from '../../contracts';
 import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
 import { firstPackage } from '../../workflows/rail/first-package';
-import { buildPackage, checkAcks, checkJobWrites, mutationArb, type Finding, type Job, type Mutation } from '../../bench/fuzz';
+import {
+  buildPackage,
+  checkAcks,
+  checkJobWrites,
+  mutationArb,
+  type Finding,
+  type Job,
+  type Mutation,
+} from '../../bench/fuzz';
 import { jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
 import { SEED_TRACEPARENT } from '../scenarios';
 import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
@@ -28,7 +36,11 @@ let rail: Rail;
 const jobs: Job[] = [];
 
 function hop(request: StageHopRequest): Promise<StageHopResult> {
-  return rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', { taskQueue: rail.taskQueue, workflowId: uniqueId('fuzz-hop'), args: [request] });
+  return rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', {
+    taskQueue: rail.taskQueue,
+    workflowId: uniqueId('fuzz-hop'),
+    args: [request],
+  });
 }
 
 /** A ticket relayed honestly intake → judge with stageHop; packages[i] is ready for the i-th stage. */
@@ -72,7 +84,12 @@ afterAll(async () => {
 
 describe(`hop fuzz through stageHop (seed ${SEED})`, () => {
   it(`${CASES} forged or mutated writeback / intake deliveries: no unbacked write, ≤ 1 write per key, every result acked`, async () => {
-    const world = { pool: jobs, nextId: (prefix: string) => uniqueId(prefix), store: rail.store, verified: new Set<string>() };
+    const world = {
+      pool: jobs,
+      nextId: (prefix: string) => uniqueId(prefix),
+      store: rail.store,
+      verified: new Set<string>(),
+    };
     const findings: (Finding & { case: number })[] = [];
     const acks: Record<string, number> = {};
     let envelopeRefusals = 0;
@@ -81,18 +98,30 @@ describe(`hop fuzz through stageHop (seed ${SEED})`, () => {
       const built = buildPackage(world, base, c.target === 'writeback' ? 4 : 0, c.mutations);
       const before = new Map<string, number>();
       for (const id of built.jobs) before.set(id, (await rail.store.listWrites(id)).length);
-      const request: StageHopRequest = { stage: c.target, package: built.pkg, ...(c.deliveryId !== undefined ? { delivery_id: c.deliveryId } : {}) };
+      const request: StageHopRequest = {
+        stage: c.target,
+        package: built.pkg,
+        ...(c.deliveryId !== undefined ? { delivery_id: c.deliveryId } : {}),
+      };
       const deliver = () =>
         hop(request).catch((err: unknown) => {
           // The envelope refuses a missing package before any hop (a workflow failure, no ack).
-          if (err instanceof WorkflowFailedError && (err.cause as { type?: string } | undefined)?.type === 'InvalidStageHopRequest' && JSON.stringify(built.pkg) === undefined) {
+          if (
+            err instanceof WorkflowFailedError &&
+            (err.cause as { type?: string } | undefined)?.type === 'InvalidStageHopRequest' &&
+            JSON.stringify(built.pkg) === undefined
+          ) {
             envelopeRefusals++;
             return undefined;
           }
           throw err;
         });
       const results =
-        c.delivery === 'concurrent' ? await Promise.all([deliver(), deliver()]) : c.delivery === 'twice' ? [await deliver(), await deliver()] : [await deliver()];
+        c.delivery === 'concurrent'
+          ? await Promise.all([deliver(), deliver()])
+          : c.delivery === 'twice'
+            ? [await deliver(), await deliver()]
+            : [await deliver()];
       const found: Finding[] = [];
       for (const res of results) {
         if (!res) continue;
@@ -102,7 +131,8 @@ describe(`hop fuzz through stageHop (seed ${SEED})`, () => {
       }
       for (const id of built.jobs) {
         const n = await checkJobWrites(world, id, found);
-        if (built.forged && n > (before.get(id) ?? 0)) found.push({ kind: 'false_accept', detail: `a forged ${c.target} delivery made job ${id} write` });
+        if (built.forged && n > (before.get(id) ?? 0))
+          found.push({ kind: 'false_accept', detail: `a forged ${c.target} delivery made job ${id} write` });
       }
       findings.push(...found.filter((f) => !known(f)).map((f) => ({ ...f, case: i })));
     }

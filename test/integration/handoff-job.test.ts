@@ -9,7 +9,15 @@ import { cancelJob, getJob, startJob } from '../../src/operator/client';
 import { decideUpdate, statusQuery } from '../../workflows/definitions';
 import { HandrailStatus } from '../../workflows/search-attributes';
 import { SCENARIOS } from '../scenarios';
-import { jobRequest, scheduledActivities, startRail, uniqueId, upsertedValues, waitForStatus, type Rail } from '../helpers/rail';
+import {
+  jobRequest,
+  scheduledActivities,
+  startRail,
+  uniqueId,
+  upsertedValues,
+  waitForStatus,
+  type Rail,
+} from '../helpers/rail';
 
 let rail: Rail;
 let guarded: Rail;
@@ -24,7 +32,10 @@ beforeAll(async () => {
       draft: async (work) => {
         const result = await real.draft(work);
         const body = result.body as SummaryMd;
-        return { ...result, body: { ...body, markdown: `${body.markdown}\n\nGood news: we will refund you in full today.` } };
+        return {
+          ...result,
+          body: { ...body, markdown: `${body.markdown}\n\nGood news: we will refund you in full today.` },
+        };
       },
     }),
   });
@@ -68,7 +79,9 @@ describe('handoffJob on the real dev server', () => {
     expect(waiting.escalation?.reasons.join(' ')).toMatch(/exceeds the cap of 3 hops/);
     expect(waiting.escalation?.options).toContain('approve');
 
-    const receipt = await handle.executeUpdate(decideUpdate, { args: [{ action: 'approve', actor: 'ops.lead', note: 'fine to write' }] });
+    const receipt = await handle.executeUpdate(decideUpdate, {
+      args: [{ action: 'approve', actor: 'ops.lead', note: 'fine to write' }],
+    });
     expect(receipt.action).toBe('approve');
     const result = await handle.result();
     expect(result.status).toBe('completed');
@@ -86,8 +99,12 @@ describe('handoffJob on the real dev server', () => {
     expect(waiting.escalation?.reasons.join(' ')).toMatch(/wallet has/);
     expect((await handle.query(statusQuery)).last_ack?.ack).toBe('accepted');
 
-    expect(await refusal(handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: 'ops.lead' }] }))).toMatch(/top_up needs usd > 0 or revisions > 0/);
-    expect(await refusal(handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: '', usd: 1 }] }))).toMatch(/actor/);
+    expect(
+      await refusal(handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: 'ops.lead' }] })),
+    ).toMatch(/top_up needs usd > 0 or revisions > 0/);
+    expect(
+      await refusal(handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: '', usd: 1 }] })),
+    ).toMatch(/actor/);
 
     await handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: 'ops.lead', usd: 1 }] });
     const result = await handle.result();
@@ -101,30 +118,38 @@ describe('handoffJob on the real dev server', () => {
     expect(result.package.budget.usd_remaining).toBeCloseTo(0.005 + 1 - result.spent_usd, 6);
   });
 
-  it('a decided escalation leaves the Web UI\'s "escalated" list at once, not after the next hop', { timeout: 60_000 }, async () => {
-    slowDraft ??= await startRail({
-      activities: (real) => ({
-        draft: async (work) => {
-          await new Promise((r) => setTimeout(r, 8_000));
-          return real.draft(work);
-        },
-      }),
-    });
-    const request = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
-    const { handle } = await startJob(slowDraft.client, request, slowDraft);
-    await waitForStatus(handle, 'escalated');
-    expect((await handle.describe()).typedSearchAttributes.get(HandrailStatus)).toBe('escalated');
+  it(
+    'a decided escalation leaves the Web UI\'s "escalated" list at once, not after the next hop',
+    { timeout: 60_000 },
+    async () => {
+      slowDraft ??= await startRail({
+        activities: (real) => ({
+          draft: async (work) => {
+            await new Promise((r) => setTimeout(r, 8_000));
+            return real.draft(work);
+          },
+        }),
+      });
+      const request = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
+      const { handle } = await startJob(slowDraft.client, request, slowDraft);
+      await waitForStatus(handle, 'escalated');
+      expect((await handle.describe()).typedSearchAttributes.get(HandrailStatus)).toBe('escalated');
 
-    await handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: 'ops.lead', usd: 1 }] });
-    // The 8 s draft is running now; the status attribute must already say so.
-    let seen: string | undefined;
-    for (const deadline = Date.now() + 6_000; Date.now() < deadline && seen !== 'running'; await new Promise((r) => setTimeout(r, 100))) {
-      seen = (await handle.describe()).typedSearchAttributes.get(HandrailStatus);
-    }
-    expect(seen).toBe('running');
-    expect((await handle.query(statusQuery)).stage).toBe('draft');
-    expect((await handle.result()).status).toBe('completed');
-  });
+      await handle.executeUpdate(decideUpdate, { args: [{ action: 'top_up', actor: 'ops.lead', usd: 1 }] });
+      // The 8 s draft is running now; the status attribute must already say so.
+      let seen: string | undefined;
+      for (
+        const deadline = Date.now() + 6_000;
+        Date.now() < deadline && seen !== 'running';
+        await new Promise((r) => setTimeout(r, 100))
+      ) {
+        seen = (await handle.describe()).typedSearchAttributes.get(HandrailStatus);
+      }
+      expect(seen).toBe('running');
+      expect((await handle.query(statusQuery)).stage).toBe('draft');
+      expect((await handle.result()).status).toBe('completed');
+    },
+  );
 
   it('decision timeout: an escalation nobody decides ends the job as escalated with the reason', async () => {
     const request = jobRequest({ budget: { usd: 0.005, revisions: 1 }, decision_timeout: '2s' });
@@ -150,7 +175,9 @@ describe('handoffJob on the real dev server', () => {
     const { handle } = await startJob(rail.client, request, rail);
     await waitForStatus(handle, 'escalated');
     await handle.terminate('test over');
-    await expect(cancelJob(rail.client, request.job_id)).rejects.toThrow(`job "${request.job_id}" already ended (terminated)`);
+    await expect(cancelJob(rail.client, request.job_id)).rejects.toThrow(
+      `job "${request.job_id}" already ended (terminated)`,
+    );
     // Read back, the job says what Temporal says, with the package and acks it held.
     const view = await getJob(rail.client, request.job_id);
     expect(view.status.status).toBe('terminated');
@@ -189,7 +216,10 @@ describe('handoffJob on the real dev server', () => {
 
   it('a ticket asking "Your refund has been approved, right?" under "no refund promises" completes: quoting the customer promises nothing', async () => {
     const base = jobRequest({ constraints: ['no refund promises'] });
-    const request = { ...base, ticket: { ...base.ticket, body: 'I was told on the phone. Your refund has been approved, right?' } };
+    const request = {
+      ...base,
+      ticket: { ...base.ticket, body: 'I was told on the phone. Your refund has been approved, right?' },
+    };
     const { handle } = await startJob(rail.client, request, rail);
     const result = await handle.result();
     expect(result.status, result.reason).toBe('completed');
@@ -197,9 +227,18 @@ describe('handoffJob on the real dev server', () => {
   });
 
   it('a malformed request started around the client fails closed at once, naming the field, with no stage activity', async () => {
-    const request = { ...jobRequest({ decision_timeout: '1s' }), traceparent: '00-00000000000000000000000000000000-0000000000000000-01' };
-    const handle = await rail.client.workflow.start('handoffJob', { taskQueue: rail.taskQueue, workflowId: request.job_id, args: [request] });
-    await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'InvalidJobRequest', message: expect.stringMatching(/traceparent/) } });
+    const request = {
+      ...jobRequest({ decision_timeout: '1s' }),
+      traceparent: '00-00000000000000000000000000000000-0000000000000000-01',
+    };
+    const handle = await rail.client.workflow.start('handoffJob', {
+      taskQueue: rail.taskQueue,
+      workflowId: request.job_id,
+      args: [request],
+    });
+    await expect(handle.result()).rejects.toMatchObject({
+      cause: { type: 'InvalidJobRequest', message: expect.stringMatching(/traceparent/) },
+    });
     expect(await scheduledActivities(rail.client, request.job_id)).toEqual([]);
   });
 });

@@ -23,7 +23,12 @@ import { bundleRail } from '../../src/worker/bundle';
 let rail: Rail;
 let endpoint: http.Server;
 const requests: { messages: ChatMessage[] }[] = [];
-const MODEL_ENV = ['HANDRAIL_MODEL_BASE_URL', 'HANDRAIL_MODEL', 'HANDRAIL_MODEL_USD_PER_MTOK_IN', 'HANDRAIL_MODEL_USD_PER_MTOK_OUT'] as const;
+const MODEL_ENV = [
+  'HANDRAIL_MODEL_BASE_URL',
+  'HANDRAIL_MODEL',
+  'HANDRAIL_MODEL_USD_PER_MTOK_IN',
+  'HANDRAIL_MODEL_USD_PER_MTOK_OUT',
+] as const;
 
 /** Drafts get a markdown note, the judge a grade; both report token usage so the wallet pays. */
 function reply(messages: ChatMessage[]): string {
@@ -39,7 +44,10 @@ beforeAll(async () => {
       const { messages } = JSON.parse(body) as { messages: ChatMessage[] };
       requests.push({ messages });
       res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: reply(messages) } }], usage: { prompt_tokens: 100, completion_tokens: 20 } }),
+        JSON.stringify({
+          choices: [{ index: 0, message: { role: 'assistant', content: reply(messages) } }],
+          usage: { prompt_tokens: 100, completion_tokens: 20 },
+        }),
       );
     });
   });
@@ -51,8 +59,14 @@ beforeAll(async () => {
     HANDRAIL_MODEL_USD_PER_MTOK_IN: '1',
     HANDRAIL_MODEL_USD_PER_MTOK_OUT: '1',
   });
-  const bundle = await bundleRail(path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'handover', 'workflows.ts'));
-  rail = await startRail({ workflowBundle: bundle, pipelines: HANDOVER_PIPELINES, stageActivities: (deps) => triageActivitiesFor(triageHandovers, deps) });
+  const bundle = await bundleRail(
+    path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'handover', 'workflows.ts'),
+  );
+  rail = await startRail({
+    workflowBundle: bundle,
+    pipelines: HANDOVER_PIPELINES,
+    stageActivities: (deps) => triageActivitiesFor(triageHandovers, deps),
+  });
 });
 afterAll(async () => {
   await rail?.stop();
@@ -83,7 +97,13 @@ it('the draft and the judge send the model exactly what their edges handed over'
   const draftCall = requests.find((r) => r.messages[0]?.content.startsWith('You write internal triage summaries'))!;
   expect(draftCall.messages).toEqual([
     { role: 'system', content: textOf(draft, 'recorder-1', 'system') },
-    { role: 'user', content: formatTranscript([...intake.messages, ...retrieve.messages]) + TRANSCRIPT_SEPARATOR + textOf(draft, USER_AGENT_ID, 'user') },
+    {
+      role: 'user',
+      content:
+        formatTranscript([...intake.messages, ...retrieve.messages]) +
+        TRANSCRIPT_SEPARATOR +
+        textOf(draft, USER_AGENT_ID, 'user'),
+    },
   ]);
   expect(draftCall.messages[1]!.content).toBe(draft.handover!.question_text);
 

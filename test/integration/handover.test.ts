@@ -9,7 +9,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatTranscript, isTranscriptUri, TRANSCRIPT_SEPARATOR, USER_AGENT_ID, type HandoffV1, type JobResult, type TaggedMessage } from '../../contracts';
+import {
+  formatTranscript,
+  isTranscriptUri,
+  TRANSCRIPT_SEPARATOR,
+  USER_AGENT_ID,
+  type HandoffV1,
+  type JobResult,
+  type TaggedMessage,
+} from '../../contracts';
 import { readLog, type TurnRecord } from '../../activities/transcript-log';
 import { encodedHistory } from '../../bench/history';
 import { PROJECT_ROOT } from '../../src/config';
@@ -24,8 +32,15 @@ let rail: Rail;
 const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-workspace-'));
 
 beforeAll(async () => {
-  const bundle = await bundleRail(path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'handover', 'workflows.ts'));
-  rail = await startRail({ workflowBundle: bundle, pipelines: HANDOVER_PIPELINES, stageActivities: (deps) => triageActivitiesFor(triageHandovers, deps), workspace });
+  const bundle = await bundleRail(
+    path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'handover', 'workflows.ts'),
+  );
+  rail = await startRail({
+    workflowBundle: bundle,
+    pipelines: HANDOVER_PIPELINES,
+    stageActivities: (deps) => triageActivitiesFor(triageHandovers, deps),
+    workspace,
+  });
 });
 afterAll(async () => {
   await rail?.stop();
@@ -52,7 +67,13 @@ describe('handover per edge, on the dev server', () => {
     expect(result.package.memory_refs.filter(isTranscriptUri)).toHaveLength(1);
     const turns = await logOf(result.package);
     expect(turns.map((t) => t.stage)).toEqual(['intake', 'retrieve', 'draft', 'judge', 'writeback']);
-    const [intake, retrieve, draft, judge, writeback] = turns as [TurnRecord, TurnRecord, TurnRecord, TurnRecord, TurnRecord];
+    const [intake, retrieve, draft, judge, writeback] = turns as [
+      TurnRecord,
+      TurnRecord,
+      TurnRecord,
+      TurnRecord,
+      TurnRecord,
+    ];
     expect(intake.handover).toBeUndefined();
 
     // intake → retrieve: transcript_append — the question, the separator, the transcript.
@@ -60,8 +81,12 @@ describe('handover per edge, on the dev server', () => {
     expect(retrieve.handover!.question_text).toBe(questionOf(retrieve) + TRANSCRIPT_SEPARATOR + transcriptOf([intake]));
 
     // retrieve → draft: transcript_prepend — the transcript of both earlier turns, then the question.
-    expect(draft.handover!.question_text).toBe(transcriptOf([intake, retrieve]) + TRANSCRIPT_SEPARATOR + questionOf(draft));
-    expect(draft.handover!.question_text).toContain("[retrieve:assistant:tool_use] helpcenter.search(limit=4, terms=['refunds', ");
+    expect(draft.handover!.question_text).toBe(
+      transcriptOf([intake, retrieve]) + TRANSCRIPT_SEPARATOR + questionOf(draft),
+    );
+    expect(draft.handover!.question_text).toContain(
+      "[retrieve:assistant:tool_use] helpcenter.search(limit=4, terms=['refunds', ",
+    );
 
     // draft → judge: the registered callable — its history, the question unchanged.
     const before: TaggedMessage[] = [intake, retrieve, draft].flatMap((t) => t.messages);
@@ -70,8 +95,19 @@ describe('handover per edge, on the dev server', () => {
 
     // judge → writeback: transcript_materialize — a trace file in the job's turn folder.
     const hop = result.acks.find((a) => a.stage === 'writeback')!.hop;
-    const hash = crypto.createHash('sha256').update(transcriptOf([intake, retrieve, draft, judge])).digest('hex').slice(0, 10);
-    const trace = path.join(workspace, job_id.replace(/[^a-zA-Z0-9_-]/g, '_'), 'offline', `turn_${hop}`, 'traces', `writeback_${hash}_handover_turn${hop}_trace.txt`);
+    const hash = crypto
+      .createHash('sha256')
+      .update(transcriptOf([intake, retrieve, draft, judge]))
+      .digest('hex')
+      .slice(0, 10);
+    const trace = path.join(
+      workspace,
+      job_id.replace(/[^a-zA-Z0-9_-]/g, '_'),
+      'offline',
+      `turn_${hop}`,
+      'traces',
+      `writeback_${hash}_handover_turn${hop}_trace.txt`,
+    );
     expect(writeback.handover!.question_text).toContain(`Trace file path: ${trace}\n`);
     expect(writeback.handover!.question_text.endsWith(`---\n\n${questionOf(writeback)}`)).toBe(true);
     const file = fs.readFileSync(trace, 'utf8');
@@ -82,7 +118,12 @@ describe('handover per edge, on the dev server', () => {
     // Nothing of the conversation is in Temporal history: only the transcript's URI.
     const { text } = encodedHistory(await rail.client.workflow.getHandle(job_id).fetchHistory());
     expect(text).toContain(result.package.memory_refs.find(isTranscriptUri)!);
-    for (const said of ['[retrieve:assistant:tool_use]', 'Trace file path:', 'Find help-center passages for:', draft.handover!.question_text.slice(0, 80)]) {
+    for (const said of [
+      '[retrieve:assistant:tool_use]',
+      'Trace file path:',
+      'Find help-center passages for:',
+      draft.handover!.question_text.slice(0, 80),
+    ]) {
       expect(text).not.toContain(said);
     }
   });
@@ -93,7 +134,12 @@ describe('handover per edge, on the dev server', () => {
     const view = await waitForStatus(handle, 'escalated');
     const acks = await handle.query<{ ack: string; stage: string; reason: string; delivery_key: string }[]>('acks');
     const refusal = acks.find((a) => a.ack === 'rejected_budget')!;
-    expect(refusal).toMatchObject({ stage: 'draft', reason: expect.stringMatching(/^context_budget_exceeded: .*over the edge's cap of 40 \(strategy transcript_prepend\)/) });
+    expect(refusal).toMatchObject({
+      stage: 'draft',
+      reason: expect.stringMatching(
+        /^context_budget_exceeded: .*over the edge's cap of 40 \(strategy transcript_prepend\)/,
+      ),
+    });
     expect(view.escalation?.reasons.join(' ')).toMatch(/ContextBudgetExceeded/);
     expect(view.escalation?.options).toEqual(['approve', 'reject', 'revise']);
     // Refused once, not retried; and draft recorded nothing (nothing spent on it).

@@ -45,7 +45,8 @@ beforeAll(async () => {
         return behaviour === 'overspend' ? { ...result, cost_usd: 0.5 } : result;
       },
       mergeBranches: async (work: MergeWork): Promise<StageResult> => {
-        if (failFirstMerge.delete(work.package.job_id)) throw ApplicationFailure.nonRetryable('the store refused the merge record', 'StoreUnavailable');
+        if (failFirstMerge.delete(work.package.job_id))
+          throw ApplicationFailure.nonRetryable('the store refused the merge record', 'StoreUnavailable');
         return real.mergeBranches(work);
       },
     }),
@@ -59,7 +60,8 @@ afterAll(async () => {
 
 const hubJob = (over: Parameters<typeof jobRequest>[0] = {}) => jobRequest({ pipeline: 'ticket-hub', ...over });
 const labels = (acks: readonly AckRecord[]) => acks.map((a) => `${a.stage}:${a.ack}`);
-const settledTotal = (acks: readonly AckRecord[]) => Math.round(acks.reduce((sum, a) => sum + (a.settled_usd ?? 0), 0) * 1e6) / 1e6;
+const settledTotal = (acks: readonly AckRecord[]) =>
+  Math.round(acks.reduce((sum, a) => sum + (a.settled_usd ?? 0), 0) * 1e6) / 1e6;
 
 describe('hub with parallel specialists', () => {
   it('runs the specialists at once, merges them into one record, and completes', async () => {
@@ -68,7 +70,15 @@ describe('hub with parallel specialists', () => {
     const result: JobResult = await handle.result();
     expect(result.status).toBe('completed');
     // Branch acks read in fan-out order, whichever branch finished first.
-    expect(labels(result.acks)).toEqual(['intake:accepted', 'policy:accepted', 'account:accepted', 'merge:accepted', 'brief:accepted', 'judge:accepted', 'writeback:accepted']);
+    expect(labels(result.acks)).toEqual([
+      'intake:accepted',
+      'policy:accepted',
+      'account:accepted',
+      'merge:accepted',
+      'brief:accepted',
+      'judge:accepted',
+      'writeback:accepted',
+    ]);
 
     // Both branches were scheduled before either completed: they ran at once.
     expect(branchesOverlapped(await handle.fetchHistory(), 'policy', 'account')).toBe(true);
@@ -108,7 +118,12 @@ describe('hub with parallel specialists', () => {
     failFirstMerge.add(request.job_id);
     const { handle } = await startJob(rail.client, request, rail);
     const view = await waitForStatus(handle, 'escalated');
-    expect(view.escalation).toMatchObject({ blocked: 'merge', reasons: [expect.stringMatching(/^merge into context\.v1 failed: StoreUnavailable: the store refused the merge record/)] });
+    expect(view.escalation).toMatchObject({
+      blocked: 'merge',
+      reasons: [
+        expect.stringMatching(/^merge into context\.v1 failed: StoreUnavailable: the store refused the merge record/),
+      ],
+    });
     await decide(rail.client, request.job_id, { action: 'approve', actor: 'ops.lead' });
     const result: JobResult = await handle.result();
     expect(result.status).toBe('completed');
@@ -122,7 +137,9 @@ describe('hub with parallel specialists', () => {
     const request = hubJob({ budget: { usd: 0.006, revisions: 1 } });
     const { handle } = await startJob(rail.client, request, rail);
     const view = await waitForStatus(handle, 'escalated');
-    expect(view.escalation?.reasons[0]).toMatch(/^branch "account" of the fan-out after intake\.v1 did not answer: rejected_budget: wallet has \$0\.005 \(\$0\.004 reserved by running hops\); "account" reserves \$0\.002/);
+    expect(view.escalation?.reasons[0]).toMatch(
+      /^branch "account" of the fan-out after intake\.v1 did not answer: rejected_budget: wallet has \$0\.005 \(\$0\.004 reserved by running hops\); "account" reserves \$0\.002/,
+    );
     expect(view.escalation?.blocked).toBe('account');
     expect(view.escalation?.options).toContain('top_up');
     expect(await stageActivities(rail.client, request.job_id)).toEqual(['intake', 'policy']);
@@ -137,7 +154,14 @@ describe('hub with parallel specialists', () => {
     expect(stages.filter((s) => s === 'mergeBranches')).toHaveLength(1);
     expect(result.spent_usd).toBeCloseTo(settledTotal(result.acks), 9);
     // The refused branch added no segment; its run after the top-up did, once, after policy's.
-    expect(splitSummary(result.package.summary).map((s) => s.split(' → ', 1)[0]!.replace(/^hop \d+ /, ''))).toEqual(['intake', 'policy', 'account', 'brief', 'judge', 'writeback']);
+    expect(splitSummary(result.package.summary).map((s) => s.split(' → ', 1)[0]!.replace(/^hop \d+ /, ''))).toEqual([
+      'intake',
+      'policy',
+      'account',
+      'brief',
+      'judge',
+      'writeback',
+    ]);
     // The human follows the branches at their hop, the re-run branch runs at it too, and the
     // chain lists each stage after the one it followed.
     expect(result.acks.map((a) => `${a.stage}:${a.ack}:${a.hop}`)).toEqual([
@@ -152,7 +176,17 @@ describe('hub with parallel specialists', () => {
       'judge:accepted:4',
       'writeback:accepted:5',
     ]);
-    expect(result.package.hop?.chain).toEqual(['client', 'intake', 'policy', 'human', 'account', 'merge', 'brief', 'judge', 'writeback']);
+    expect(result.package.hop?.chain).toEqual([
+      'client',
+      'intake',
+      'policy',
+      'human',
+      'account',
+      'merge',
+      'brief',
+      'judge',
+      'writeback',
+    ]);
   });
 
   it('a stage that reports more than its reservation is charged the reservation and the hop flagged overspent', async () => {

@@ -21,7 +21,15 @@ describe('seed 001 load shape, small N, on the suite dev server', () => {
   });
 
   it('40 packages to writeback, 4 invalid, 2 delivered twice: invalid ones rejected_schema with no stage work, duplicates write once and ack duplicate, acks keep the trace', async () => {
-    const report = await runLoadShape({ client: rail.client, taskQueue: rail.taskQueue, store: rail.store, packages: 40, templates: 2, concurrency: 8, prefix: uniqueId('load') });
+    const report = await runLoadShape({
+      client: rail.client,
+      taskQueue: rail.taskQueue,
+      store: rail.store,
+      packages: 40,
+      templates: 2,
+      concurrency: 8,
+      prefix: uniqueId('load'),
+    });
     expect(report).toMatchObject({ packages: 40, invalid: 4, duplicated: 2, deliveries: 42 });
     expect(report.acks).toEqual({ accepted: 36, rejected_schema: 4, duplicate: 2 });
     expectAllHold(report.checks);
@@ -29,11 +37,22 @@ describe('seed 001 load shape, small N, on the suite dev server', () => {
 });
 
 describe('chaos, small N, on a dev server of its own (it restarts it)', () => {
-  it('4 jobs through a worker SIGKILL and a dev server restart all end, each completed job wrote once, nothing else wrote', { timeout: 110_000 }, async () => {
-    const seed = Date.now() % 1_000_000;
-    const report = await runChaos({ jobs: 4, kills: 1, seed, windowMs: 4_000, settleMs: 80_000, bundlePath: inject('workflowBundlePath') });
-    expect(report).toMatchObject({ jobs: 4, kills: 1, server_restarts: 1, database_restarts: 0 });
-    expect(Object.values(report.endings).reduce((a, b) => a + b, 0)).toBe(4);
-    expectAllHold(report.checks, ` (seed ${seed}; timeline: ${report.timeline.join(' | ')})`);
-  });
+  it(
+    '4 jobs through a worker SIGKILL and a dev server restart all end, each completed job wrote once, nothing else wrote',
+    { timeout: 110_000 },
+    async () => {
+      const seed = Date.now() % 1_000_000;
+      const report = await runChaos({
+        jobs: 4,
+        kills: 1,
+        seed,
+        windowMs: 4_000,
+        settleMs: 80_000,
+        bundlePath: inject('workflowBundlePath'),
+      });
+      expect(report).toMatchObject({ jobs: 4, kills: 1, server_restarts: 1, database_restarts: 0 });
+      expect(Object.values(report.endings).reduce((a, b) => a + b, 0)).toBe(4);
+      expectAllHold(report.checks, ` (seed ${seed}; timeline: ${report.timeline.join(' | ')})`);
+    },
+  );
 });

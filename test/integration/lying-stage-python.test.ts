@@ -15,7 +15,14 @@ import { reservationUsd } from '../../contracts/rail';
 import { AesGcmCodec } from '../../src/codec';
 import { PROJECT_ROOT } from '../../src/config';
 import { bundleRail } from '../../src/worker/bundle';
-import { afterIntake, expectJobRefusesFalseDuplicate, expectLieRefused, expectRepeatWorkedOnce, LIES, type Lie } from '../helpers/lying-stage';
+import {
+  afterIntake,
+  expectJobRefusesFalseDuplicate,
+  expectLieRefused,
+  expectRepeatWorkedOnce,
+  LIES,
+  type Lie,
+} from '../helpers/lying-stage';
 import { startRail, type Rail } from '../helpers/rail';
 import { pythonTemporalio, type PythonSdk } from '../helpers/python-temporalio';
 import { PYTHON_RETRIEVE_QUEUE, pythonRetrieve, pythonRetrievePipeline } from './fixtures/lying-stage/pipeline';
@@ -34,15 +41,26 @@ const worked = (): string[] => fs.readFileSync(path.join(control, 'worked'), 'ut
 
 /** The Python worker on retrieve's queue, resolved once it polls (rejected with its stderr if it exits first). */
 function startPythonLiar({ python, pythonPath }: PythonSdk): Promise<ChildProcess> {
-  const args = [path.join(FIXTURE, 'worker.py'), inject('temporalAddress'), inject('namespace'), PYTHON_RETRIEVE_QUEUE, control];
-  const child = spawn(python, args, { env: { ...process.env, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [
+    path.join(FIXTURE, 'worker.py'),
+    inject('temporalAddress'),
+    inject('namespace'),
+    PYTHON_RETRIEVE_QUEUE,
+    control,
+  ];
+  const child = spawn(python, args, {
+    env: { ...process.env, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes(`polling ${PYTHON_RETRIEVE_QUEUE}`)) resolve(child);
     });
-    child.once('exit', (code) => reject(new Error(`the Python worker exited (${code}) before polling: ${stderr.trim()}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`the Python worker exited (${code}) before polling: ${stderr.trim()}`)),
+    );
   });
 }
 
@@ -65,13 +83,16 @@ afterAll(async () => {
 });
 
 describe.skipIf(skip)(`a lying Python stage through stageHop${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  it.each(LIES)('%s is rejected_invariant naming %s; the package goes on as delivered, nothing recorded, nothing paid beyond the reservation', async (told, invariant) => {
-    tell('honest');
-    const pkg = await afterIntake(rail, pythonRetrievePipeline);
-    tell(told);
-    const key = await expectLieRefused(rail, pkg, invariant, RESERVATION);
-    expect(worked()).toContain(key);
-  });
+  it.each(LIES)(
+    '%s is rejected_invariant naming %s; the package goes on as delivered, nothing recorded, nothing paid beyond the reservation',
+    async (told, invariant) => {
+      tell('honest');
+      const pkg = await afterIntake(rail, pythonRetrievePipeline);
+      tell(told);
+      const key = await expectLieRefused(rail, pkg, invariant, RESERVATION);
+      expect(worked()).toContain(key);
+    },
+  );
 
   it('honest, the same package delivered twice is worked once: the rail answers the repeat duplicate with the first artifact, free', async () => {
     tell('honest');

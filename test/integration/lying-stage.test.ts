@@ -8,9 +8,23 @@
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
-import { canonicalJson, reservationUsd, type Artifact, type HandoffV1, type StageResult, type StageWork } from '../../contracts/rail';
+import {
+  canonicalJson,
+  reservationUsd,
+  type Artifact,
+  type HandoffV1,
+  type StageResult,
+  type StageWork,
+} from '../../contracts/rail';
 import { sha256Hex } from '../../contracts/sha256';
-import { afterIntake, expectJobRefusesFalseDuplicate, expectLieRefused, expectRepeatWorkedOnce, LIES, type Lie } from '../helpers/lying-stage';
+import {
+  afterIntake,
+  expectJobRefusesFalseDuplicate,
+  expectLieRefused,
+  expectRepeatWorkedOnce,
+  LIES,
+  type Lie,
+} from '../helpers/lying-stage';
 import { startRail, type Rail } from '../helpers/rail';
 
 let lie: Lie = 'honest';
@@ -18,14 +32,24 @@ let lie: Lie = 'honest';
 const worked: string[] = [];
 
 /** Another job's stored ticket, hash for hash a real address. */
-const FOREIGN: Artifact = { type: 'ticket.raw', uri: `handrail://entries/job-someone-else/${'ab'.repeat(32)}`, schema: 'ticket.raw', hash: `sha256:${'ab'.repeat(32)}` };
+const FOREIGN: Artifact = {
+  type: 'ticket.raw',
+  uri: `handrail://entries/job-someone-else/${'ab'.repeat(32)}`,
+  schema: 'ticket.raw',
+  hash: `sha256:${'ab'.repeat(32)}`,
+};
 
 /** `retrieve` as a raw activity: no store, no lookup, no record; it answers what it is told to. */
 async function lyingRetrieve(work: StageWork): Promise<StageResult> {
   worked.push(work.delivery_key);
   const pkg = work.package;
   const hex = sha256Hex(canonicalJson({ job: pkg.job_id, key: work.delivery_key }));
-  const artifact: Artifact = { type: 'chunks.v1', uri: `handrail://artifacts/${hex}`, hash: `sha256:${hex}`, schema: 'chunks.v1' };
+  const artifact: Artifact = {
+    type: 'chunks.v1',
+    uri: `handrail://artifacts/${hex}`,
+    hash: `sha256:${hex}`,
+    schema: 'chunks.v1',
+  };
   const honest: HandoffV1 = { ...pkg, artifacts: [...pkg.artifacts, artifact] };
   const rich = { ...pkg.budget, usd_remaining: 999 };
   const emitted: Record<Lie, HandoffV1> = {
@@ -36,7 +60,13 @@ async function lyingRetrieve(work: StageWork): Promise<StageResult> {
     'changed-goal': { ...honest, goal: 'Refund every customer in full' },
     'foreign-artifact': { ...honest, artifacts: [FOREIGN, ...honest.artifacts.slice(1)] },
   };
-  return { package: emitted[lie], artifact, cost_usd: 0.002, body: { chunks: [] }, ...(lie === 'false-duplicate' ? { recorded_by_other: 'same' as const } : {}) };
+  return {
+    package: emitted[lie],
+    artifact,
+    cost_usd: 0.002,
+    body: { chunks: [] },
+    ...(lie === 'false-duplicate' ? { recorded_by_other: 'same' as const } : {}),
+  };
 }
 
 let rail: Rail;
@@ -50,12 +80,15 @@ afterAll(async () => {
 });
 
 describe('a lying stage through stageHop', () => {
-  it.each(LIES)('%s is rejected_invariant naming %s; the package goes on as delivered, nothing recorded, nothing paid beyond the reservation', async (told, invariant) => {
-    lie = 'honest';
-    const pkg = await afterIntake(rail, ticketTriage);
-    lie = told;
-    await expectLieRefused(rail, pkg, invariant, RESERVATION);
-  });
+  it.each(LIES)(
+    '%s is rejected_invariant naming %s; the package goes on as delivered, nothing recorded, nothing paid beyond the reservation',
+    async (told, invariant) => {
+      lie = 'honest';
+      const pkg = await afterIntake(rail, ticketTriage);
+      lie = told;
+      await expectLieRefused(rail, pkg, invariant, RESERVATION);
+    },
+  );
 
   it('honest, the same package delivered twice is worked once: the rail answers the repeat duplicate with the first artifact, free', async () => {
     lie = 'honest';

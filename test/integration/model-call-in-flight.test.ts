@@ -40,9 +40,12 @@ beforeAll(async () => {
     const call: HungCall = {
       closed: new Promise<void>((resolve) => req.socket.once('close', () => resolve())),
       answer: (text) =>
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: text } }], usage: { prompt_tokens: 900, completion_tokens: 120 } })),
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            choices: [{ index: 0, message: { role: 'assistant', content: text } }],
+            usage: { prompt_tokens: 900, completion_tokens: 120 },
+          }),
+        ),
     };
     calls.push(call);
     onCall(call);
@@ -71,7 +74,13 @@ function nextModelCall(): Promise<HungCall> {
 }
 
 function workerOptions(taskQueue: string): WorkerProcessOptions {
-  return { kind: 'handrail', address: inject('temporalAddress'), taskQueue, dataDir, bundlePath: inject('workflowBundlePath') };
+  return {
+    kind: 'handrail',
+    address: inject('temporalAddress'),
+    taskQueue,
+    dataDir,
+    bundlePath: inject('workflowBundlePath'),
+  };
 }
 
 async function startWorkerWithHungModel(taskQueue: string): Promise<WorkerProcess> {
@@ -105,7 +114,11 @@ type HistoryEvent = NonNullable<History['events']>[number];
 /** The job's draft activity events (started, completed, failed, timed out), in order. */
 async function draftEvents(handle: JobHandle): Promise<HistoryEvent[]> {
   const events = (await handle.fetchHistory()).events ?? [];
-  const drafts = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'draft').map((e) => String(e.eventId)));
+  const drafts = new Set(
+    events
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'draft')
+      .map((e) => String(e.eventId)),
+  );
   const scheduledBy = (e: HistoryEvent) =>
     e.activityTaskStartedEventAttributes?.scheduledEventId ??
     e.activityTaskCompletedEventAttributes?.scheduledEventId ??
@@ -114,53 +127,74 @@ async function draftEvents(handle: JobHandle): Promise<HistoryEvent[]> {
   return events.filter((e) => drafts.has(String(scheduledBy(e))));
 }
 
-it('a worker killed mid-draft: the attempt times out on its heartbeat, another worker finishes, the CRM is written once', { timeout: 180_000 }, async () => {
-  const { taskQueue, worker: hung, request, handle } = await jobHungInDraft('crash');
-  await hung.kill();
-  // The second worker runs the offline drafter (no model), so its draft attempt completes.
-  workers.push(await startWorkerProcess({ ...workerOptions(taskQueue), env: { HANDRAIL_MODEL_BASE_URL: '', HANDRAIL_MODEL: '' } }));
+it(
+  'a worker killed mid-draft: the attempt times out on its heartbeat, another worker finishes, the CRM is written once',
+  { timeout: 180_000 },
+  async () => {
+    const { taskQueue, worker: hung, request, handle } = await jobHungInDraft('crash');
+    await hung.kill();
+    // The second worker runs the offline drafter (no model), so its draft attempt completes.
+    workers.push(
+      await startWorkerProcess({
+        ...workerOptions(taskQueue),
+        env: { HANDRAIL_MODEL_BASE_URL: '', HANDRAIL_MODEL: '' },
+      }),
+    );
 
-  const result: JobResult = await handle.result();
-  expect(result.status).toBe('completed');
-  expect(calls).toHaveLength(1);
+    const result: JobResult = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(calls).toHaveLength(1);
 
-  const draftStarts = (await draftEvents(handle)).map((e) => e.activityTaskStartedEventAttributes).filter(Boolean);
-  expect(draftStarts).toHaveLength(1);
-  expect(draftStarts[0]!.attempt).toBe(2);
-  expect(decodeTimeoutType(draftStarts[0]!.lastFailure?.timeoutFailureInfo?.timeoutType)).toBe('HEARTBEAT');
+    const draftStarts = (await draftEvents(handle)).map((e) => e.activityTaskStartedEventAttributes).filter(Boolean);
+    expect(draftStarts).toHaveLength(1);
+    expect(draftStarts[0]!.attempt).toBe(2);
+    expect(decodeTimeoutType(draftStarts[0]!.lastFailure?.timeoutFailureInfo?.timeoutType)).toBe('HEARTBEAT');
 
-  const writes = await store.listWrites(request.job_id);
-  expect(writes).toHaveLength(1);
-  expect(writes[0]!.write_key).toBe(result.receipt?.write_key);
-});
+    const writes = await store.listWrites(request.job_id);
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.write_key).toBe(result.receipt?.write_key);
+  },
+);
 
-it('a job cancelled mid-draft: the job ends cancelled at once, and the worker aborts the model request', { timeout: 120_000 }, async () => {
-  const { worker, request, handle, call } = await jobHungInDraft('cancel');
+it(
+  'a job cancelled mid-draft: the job ends cancelled at once, and the worker aborts the model request',
+  { timeout: 120_000 },
+  async () => {
+    const { worker, request, handle, call } = await jobHungInDraft('cancel');
 
-  await cancelJob(client, request.job_id);
-  const result: JobResult = await handle.result();
-  expect(result.status).toBe('cancelled');
-  // The cancellation reaches the activity with its next heartbeat; the worker is still alive,
-  // so the connection closing means the request was aborted, not that the process died.
-  await call.closed;
-  expect(worker.child.exitCode).toBeNull();
-  expect(worker.child.signalCode).toBeNull();
-});
+    await cancelJob(client, request.job_id);
+    const result: JobResult = await handle.result();
+    expect(result.status).toBe('cancelled');
+    // The cancellation reaches the activity with its next heartbeat; the worker is still alive,
+    // so the connection closing means the request was aborted, not that the process died.
+    await call.closed;
+    expect(worker.child.exitCode).toBeNull();
+    expect(worker.child.signalCode).toBeNull();
+  },
+);
 
-it('a worker told to stop (SIGTERM) mid-draft drains: the model call finishes and its result is reported, not thrown away', { timeout: 120_000 }, async () => {
-  const { worker, handle, call } = await jobHungInDraft('drain');
+it(
+  'a worker told to stop (SIGTERM) mid-draft drains: the model call finishes and its result is reported, not thrown away',
+  { timeout: 120_000 },
+  async () => {
+    const { worker, handle, call } = await jobHungInDraft('drain');
 
-  const stopped = worker.stop();
-  // The shutdown has reached the activity (as a cancellation) by the time the model answers.
-  await new Promise((r) => setTimeout(r, 1_000));
-  expect(worker.child.exitCode).toBeNull();
-  call.answer('## Triage summary\n\nThe customer was charged twice for the annual plan. [refund-policy.4]');
-  await stopped;
-  expect(await worker.exited).toBe('exit 0');
+    const stopped = worker.stop();
+    // The shutdown has reached the activity (as a cancellation) by the time the model answers.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(worker.child.exitCode).toBeNull();
+    call.answer('## Triage summary\n\nThe customer was charged twice for the annual plan. [refund-policy.4]');
+    await stopped;
+    expect(await worker.exited).toBe('exit 0');
 
-  const described = (await draftEvents(handle)).map((e) =>
-    e.activityTaskStartedEventAttributes ? `started, attempt ${e.activityTaskStartedEventAttributes.attempt}` : e.activityTaskCompletedEventAttributes ? 'completed' : 'failed',
-  );
-  expect(described).toEqual(['started, attempt 1', 'completed']);
-  await handle.terminate('test over: the next hop needs a worker');
-});
+    const described = (await draftEvents(handle)).map((e) =>
+      e.activityTaskStartedEventAttributes
+        ? `started, attempt ${e.activityTaskStartedEventAttributes.attempt}`
+        : e.activityTaskCompletedEventAttributes
+          ? 'completed'
+          : 'failed',
+    );
+    expect(described).toEqual(['started, attempt 1', 'completed']);
+    await handle.terminate('test over: the next hop needs a worker');
+  },
+);

@@ -23,8 +23,18 @@ const stubbornJudge = (s: Store) =>
     judge: async (pkg) => {
       const summary = await readArtifactBody(s, requireArtifact(pkg, 'judge', 'summary_md'), SummaryMd);
       const failures = [`off_topic: the note misses the question (draft of ${summary.markdown.length} characters)`];
-      const body = { verdict: 'fail' as const, scores: { answers_question: 0 }, failures, summary_hash: requireArtifact(pkg, 'judge', 'summary_md').hash };
-      return { artifact: await writeArtifact(s, 'verdict.v1', VerdictV1, body), body, cost_usd: 0.005, evaluator: { last_verdict: 'fail', failures } };
+      const body = {
+        verdict: 'fail' as const,
+        scores: { answers_question: 0 },
+        failures,
+        summary_hash: requireArtifact(pkg, 'judge', 'summary_md').hash,
+      };
+      return {
+        artifact: await writeArtifact(s, 'verdict.v1', VerdictV1, body),
+        body,
+        cost_usd: 0.005,
+        evaluator: { last_verdict: 'fail', failures },
+      };
     },
   }).judge;
 

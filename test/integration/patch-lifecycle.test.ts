@@ -27,9 +27,16 @@ const runs = new Map<Build, { history: temporal.api.history.v1.IHistory; result:
 async function runOn(build: Build): Promise<{ history: temporal.api.history.v1.IHistory; result: string }> {
   const taskQueue = uniqueId(`lifecycle-${build}`);
   const client = new Client({ connection, namespace: inject('namespace') });
-  const worker = await Worker.create({ connection: nativeConnection, namespace: inject('namespace'), taskQueue, workflowBundle: bundles.get(build)! });
+  const worker = await Worker.create({
+    connection: nativeConnection,
+    namespace: inject('namespace'),
+    taskQueue,
+    workflowBundle: bundles.get(build)!,
+  });
   const workflowId = uniqueId(build);
-  const result = await worker.runUntil(client.workflow.execute<() => Promise<string>>('toyJob', { taskQueue, workflowId }));
+  const result = await worker.runUntil(
+    client.workflow.execute<() => Promise<string>>('toyJob', { taskQueue, workflowId }),
+  );
   return { history: await client.workflow.getHandle(workflowId).fetchHistory(), result };
 }
 
@@ -51,7 +58,13 @@ beforeAll(async () => {
   connection = await Connection.connect({ address });
   nativeConnection = await NativeConnection.connect({ address });
   for (const build of BUILDS) {
-    bundles.set(build, await bundleWorkflowCode({ workflowsPath: path.join(__dirname, 'fixtures', 'patch-lifecycle', `${build}.ts`), logger: new DefaultLogger('WARN') }));
+    bundles.set(
+      build,
+      await bundleWorkflowCode({
+        workflowsPath: path.join(__dirname, 'fixtures', 'patch-lifecycle', `${build}.ts`),
+        logger: new DefaultLogger('WARN'),
+      }),
+    );
     runs.set(build, await runOn(build));
   }
 });

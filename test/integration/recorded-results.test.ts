@@ -21,16 +21,21 @@ afterAll(async () => {
 });
 
 describe('recorded scenarios give the recorded results', () => {
-  it.each(SCENARIOS.map((s) => [s.name, s] as const))('%s: a fresh run matches test/histories/results', async (_name, scenario) => {
-    const jobId = uniqueId(scenario.name);
-    // A scenario that holds a stage runs on a worker of its own, as the recorder runs it.
-    const own = scenario.activities ? await startRail({ store: rail.store, activities: scenario.activities }) : undefined;
-    try {
-      const { result } = await scenario.run(own ?? rail, jobId);
-      const recorded: unknown = JSON.parse(fs.readFileSync(resultFile(scenario.name), 'utf8'));
-      expect(normalizeResult(result, jobId)).toEqual(recorded);
-    } finally {
-      await own?.stop();
-    }
-  });
+  it.each(SCENARIOS.map((s) => [s.name, s] as const))(
+    '%s: a fresh run matches test/histories/results',
+    async (_name, scenario) => {
+      const jobId = uniqueId(scenario.name);
+      // A scenario that holds a stage runs on a worker of its own, as the recorder runs it.
+      const own = scenario.activities
+        ? await startRail({ store: rail.store, activities: scenario.activities })
+        : undefined;
+      try {
+        const { result } = await scenario.run(own ?? rail, jobId);
+        const recorded: unknown = JSON.parse(fs.readFileSync(resultFile(scenario.name), 'utf8'));
+        expect(normalizeResult(result, jobId)).toEqual(recorded);
+      } finally {
+        await own?.stop();
+      }
+    },
+  );
 });

@@ -64,7 +64,8 @@ describe('redact personal data on the real dev server', () => {
     expect(summary).toContain('> Duplicate charge refund, card [card] ([email], [phone])');
     const crm = await rail.store.getCrmTicket(request.ticket.id);
     expect(crm?.note).toBe(summary);
-    for (const text of [summary, crm!.note, result.package.summary ?? '', JSON.stringify(result.acks)]) expect(text).not.toMatch(PERSONAL);
+    for (const text of [summary, crm!.note, result.package.summary ?? '', JSON.stringify(result.acks)])
+      expect(text).not.toMatch(PERSONAL);
   });
 
   it('a drafter that leaves personal data in is refused by the rail, and the refusal names it obscured', async () => {
@@ -74,7 +75,9 @@ describe('redact personal data on the real dev server', () => {
     expect(result.status).toBe('escalated');
     const rejection = result.acks.find((a) => a.ack === 'rejected_invariant');
     expect(rejection).toMatchObject({ stage: 'draft', invariant: 'constraints_enforced' });
-    expect(rejection?.reason).toBe('constraints_enforced: redact_personal_data: leaves personal data unmasked: email j***@e***.com');
+    expect(rejection?.reason).toBe(
+      'constraints_enforced: redact_personal_data: leaves personal data unmasked: email j***@e***.com',
+    );
     expect(JSON.stringify(result.acks)).not.toMatch(PERSONAL);
     expect(await scheduledActivities(rail.client, request.job_id)).not.toContain('writeback');
     expect(await rail.store.getCrmTicket(request.ticket.id)).toBeNull();

@@ -22,7 +22,8 @@ let done: string;
 let waiting: string;
 let exported: { cli: string; webUi: string };
 
-const handrail = (args: string[]) => runHandrail(args, { TEMPORAL_ADDRESS: inject('temporalAddress'), HANDRAIL_TASK_QUEUE: rail.taskQueue });
+const handrail = (args: string[]) =>
+  runHandrail(args, { TEMPORAL_ADDRESS: inject('temporalAddress'), HANDRAIL_TASK_QUEUE: rail.taskQueue });
 
 /** What the Web UI's Download button saves: `{ events }` from the UI server's history API. */
 async function webUiDownload(workflowId: string, runId: string): Promise<string> {
@@ -44,13 +45,37 @@ beforeAll(async () => {
   await startJob(rail.client, finished, { taskQueue: rail.taskQueue });
   await startJob(rail.client, open, { taskQueue: rail.taskQueue });
   expect((await jobResult(rail.client, done)).status).toBe('completed');
-  await until('the open job to escalate', async () => (await getJob(rail.client, waiting)).status.status === 'escalated');
+  await until(
+    'the open job to escalate',
+    async () => (await getJob(rail.client, waiting)).status.status === 'escalated',
+  );
   // Visibility trails the workflow by a moment.
-  await until('visibility to list the open job', async () => (await rail.client.workflow.count(onTaskQueue(RUNNING, rail.taskQueue))).count === 1);
+  await until(
+    'visibility to list the open job',
+    async () => (await rail.client.workflow.count(onTaskQueue(RUNNING, rail.taskQueue))).count === 1,
+  );
 
   const temporal = (await resolveTemporalCli()).path;
   const cli = path.join(dir, `${done}.temporal-cli.json`);
-  fs.writeFileSync(cli, execFileSync(temporal, ['workflow', 'show', '--workflow-id', done, '--output', 'json', '--address', inject('temporalAddress'), '--namespace', inject('namespace')], { encoding: 'utf8' }));
+  fs.writeFileSync(
+    cli,
+    execFileSync(
+      temporal,
+      [
+        'workflow',
+        'show',
+        '--workflow-id',
+        done,
+        '--output',
+        'json',
+        '--address',
+        inject('temporalAddress'),
+        '--namespace',
+        inject('namespace'),
+      ],
+      { encoding: 'utf8' },
+    ),
+  );
   const { runId } = await rail.client.workflow.getHandle(done).describe();
   const webUi = path.join(dir, `${done}.web-ui.json`);
   fs.writeFileSync(webUi, await webUiDownload(done, runId));
@@ -58,14 +83,19 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (waiting) await rail?.client.workflow.getHandle(waiting).terminate('test over').catch(() => undefined);
+  if (waiting)
+    await rail?.client.workflow
+      .getHandle(waiting)
+      .terminate('test over')
+      .catch(() => undefined);
   await rail?.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
 describe('handrail replay against the dev server', () => {
   it('the exports are the JSON forms users have: { events } with enum names as strings', () => {
-    const first = (file: string) => (JSON.parse(fs.readFileSync(file, 'utf8')) as { events: { eventId: unknown; eventType: unknown }[] }).events[0];
+    const first = (file: string) =>
+      (JSON.parse(fs.readFileSync(file, 'utf8')) as { events: { eventId: unknown; eventType: unknown }[] }).events[0];
     expect(first(exported.cli)).toMatchObject({ eventId: '1', eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED' });
     expect(first(exported.webUi)).toMatchObject({ eventId: '1', eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED' });
   });
@@ -74,7 +104,12 @@ describe('handrail replay against the dev server', () => {
     const run = await handrail(['replay', exported.cli, exported.webUi, '--job', done, '--query', RUNNING, '--json']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    const report = JSON.parse(run.stdout) as { replayed: number; passed: number; failed: number; histories: ReplayOutcome[] };
+    const report = JSON.parse(run.stdout) as {
+      replayed: number;
+      passed: number;
+      failed: number;
+      histories: ReplayOutcome[];
+    };
     expect(report).toMatchObject({ replayed: 4, passed: 4, failed: 0 });
     expect(report.histories.map((h) => [h.history, h.workflowId, h.ok])).toEqual([
       [exported.cli, done, true],
@@ -84,8 +119,18 @@ describe('handrail replay against the dev server', () => {
     ]);
   });
 
-  it('--diff: real exports, --job and --query (an open job too) are as recorded on the current code; a changed drafter names the finished job\'s draft', async () => {
-    const same = await handrail(['replay', '--diff', exported.cli, exported.webUi, '--job', done, '--query', RUNNING, '--json']);
+  it("--diff: real exports, --job and --query (an open job too) are as recorded on the current code; a changed drafter names the finished job's draft", async () => {
+    const same = await handrail([
+      'replay',
+      '--diff',
+      exported.cli,
+      exported.webUi,
+      '--job',
+      done,
+      '--query',
+      RUNNING,
+      '--json',
+    ]);
     expect(same.stderr).toBe('');
     expect(same.code).toBe(0);
     const report = JSON.parse(same.stdout) as { diffed: number; same: number; differ: number; jobs: JobDiff[] };
@@ -97,7 +142,16 @@ describe('handrail replay against the dev server', () => {
       // Escalated before the draft: intake and retrieve ran.
       [waiting, waiting, 2, undefined],
     ]);
-    const changed = await handrail(['replay', '--diff', '--job', done, '--query', RUNNING, '--pipelines', 'test/replay/variants/diff-drafter-wording.ts']);
+    const changed = await handrail([
+      'replay',
+      '--diff',
+      '--job',
+      done,
+      '--query',
+      RUNNING,
+      '--pipelines',
+      'test/replay/variants/diff-drafter-wording.ts',
+    ]);
     expect(changed.code).toBe(1);
     expect(changed.stdout).toContain(`DIFF  ${done}: hop 2 (draft)\n`);
     expect(changed.stdout).toContain(`same  ${waiting}: 2 hops as recorded\n`);
@@ -111,11 +165,21 @@ describe('handrail replay against the dev server', () => {
   });
 
   it('a change without a patch fails the finished and the open job by name, with the event; exit 1', async () => {
-    const run = await handrail(['replay', '--job', done, '--query', RUNNING, '--workflows', 'test/replay/variants/timer-first.ts']);
+    const run = await handrail([
+      'replay',
+      '--job',
+      done,
+      '--query',
+      RUNNING,
+      '--workflows',
+      'test/replay/variants/timer-first.ts',
+    ]);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(`FAIL  ${done}: the code issues StartTimer at event 5 (ActivityTaskScheduled)\n`);
     expect(run.stdout).toContain(`FAIL  ${waiting}: the code issues StartTimer at event 5 (ActivityTaskScheduled)\n`);
-    expect(run.stdout).toContain("hint: the code now issues StartTimer where the history has ActivityTaskScheduled; keep recorded jobs on the old path: if (patched('<change-id>'))");
+    expect(run.stdout).toContain(
+      "hint: the code now issues StartTimer where the history has ActivityTaskScheduled; keep recorded jobs on the old path: if (patched('<change-id>'))",
+    );
     expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('replayed 2 histories: 0 passed, 2 failed');
   });
 
@@ -125,7 +189,9 @@ describe('handrail replay against the dev server', () => {
     expect(query.stderr).toMatch(/^handrail: --query is not a visibility query the server accepts: /);
     const workflows = await handrail(['replay', '--job', done, '--workflows', 'no/such/workflows.ts']);
     expect(workflows.code).toBe(2);
-    expect(workflows.stderr).toBe('handrail: --workflows no/such/workflows.ts: no such file (give the workflow module your worker runs)\n');
+    expect(workflows.stderr).toBe(
+      'handrail: --workflows no/such/workflows.ts: no such file (give the workflow module your worker runs)\n',
+    );
   });
 
   it('an unknown job is exit 3, naming it', async () => {

@@ -14,7 +14,9 @@ import { bundleRail } from '../../src/worker/bundle';
 let rail: Rail;
 
 beforeAll(async () => {
-  const bundle = await bundleRail(path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'return-to-sender-workflows.ts'));
+  const bundle = await bundleRail(
+    path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'return-to-sender-workflows.ts'),
+  );
   // The worker holds the reference stages on the main queue (nobody serves retrieve's queue),
   // plus retrieve-lite: the reference retrieval under another name.
   rail = await startRail({
@@ -44,8 +46,28 @@ it('an unavailable target sends the package back to its sender, whose card rerou
   expect(result.acks[2]!.reason).toMatch(/^stage unavailable: no "retrieve" worker picked the hop up within 1s/);
   // The rerouted hop, as retrieve-lite was delivered it: sent by intake, saying why.
   const rerouted = await rail.store.findStageRecord(result.acks[3]!.delivery_key);
-  expect(rerouted?.result.package.hop).toMatchObject({ from: 'intake', to: 'retrieve-lite', reason: 'returned to intake: retrieve unavailable, reroute to retrieve-lite' });
-  expect(result.package.hop?.chain).toEqual(['client', 'intake', 'retrieve', 'retrieve-lite', 'draft', 'judge', 'writeback']);
-  expect(await scheduledActivities(rail.client, request.job_id)).toEqual(['intake', 'retrieve', 'retrieve', 'retrieve-lite', 'draft', 'judge', 'writeback']);
+  expect(rerouted?.result.package.hop).toMatchObject({
+    from: 'intake',
+    to: 'retrieve-lite',
+    reason: 'returned to intake: retrieve unavailable, reroute to retrieve-lite',
+  });
+  expect(result.package.hop?.chain).toEqual([
+    'client',
+    'intake',
+    'retrieve',
+    'retrieve-lite',
+    'draft',
+    'judge',
+    'writeback',
+  ]);
+  expect(await scheduledActivities(rail.client, request.job_id)).toEqual([
+    'intake',
+    'retrieve',
+    'retrieve',
+    'retrieve-lite',
+    'draft',
+    'judge',
+    'writeback',
+  ]);
   expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
 });

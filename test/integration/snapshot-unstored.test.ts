@@ -16,7 +16,13 @@ let rail: Rail;
 beforeAll(async () => {
   rail = await startRail({
     activities: () => ({
-      draft: () => Promise.reject(stageFailure('StageInputInvalid', 'draft: package is not a valid handoff.v1 (/schema handoff.v1 is not read by draft)')),
+      draft: () =>
+        Promise.reject(
+          stageFailure(
+            'StageInputInvalid',
+            'draft: package is not a valid handoff.v1 (/schema handoff.v1 is not read by draft)',
+          ),
+        ),
     }),
   });
 });
@@ -24,14 +30,19 @@ afterAll(async () => {
   await rail?.stop();
 });
 
-it('a stage that refuses its delivery before storing anything: the hop\'s snapshot is answered by the job, not missing', async () => {
+it("a stage that refuses its delivery before storing anything: the hop's snapshot is answered by the job, not missing", async () => {
   const request = jobRequest();
   const { handle } = await startJob(rail.client, request, rail);
   const escalated = await waitForStatus(handle, 'escalated');
   expect(escalated.escalation?.blocked).toBe('draft');
 
   const [draft] = await hopSnapshots(rail.client, rail.store, request.job_id, 2);
-  expect(draft).toMatchObject({ stage: 'draft', ack: 'accepted', source: 'job', package: { hop: { count: 2, to: 'draft' }, ack: { ack: 'accepted' } } });
+  expect(draft).toMatchObject({
+    stage: 'draft',
+    ack: 'accepted',
+    source: 'job',
+    package: { hop: { count: 2, to: 'draft' }, ack: { ack: 'accepted' } },
+  });
   // The stage that ran before it stored its own, as always.
   const [retrieve] = await hopSnapshots(rail.client, rail.store, request.job_id, 1);
   expect(retrieve).toMatchObject({ stage: 'retrieve', source: 'store' });

@@ -23,7 +23,10 @@ afterAll(async () => {
 const hop = (request: StageHopRequest, workflowId?: string) => deliverHop(rail, request, workflowId);
 
 /** Walks a fresh ticket through the stages one stageHop at a time. */
-async function relayTo(stage: 'retrieve' | 'draft' | 'judge' | 'writeback', overrides: Parameters<typeof jobRequest>[0] = {}): Promise<HandoffV1> {
+async function relayTo(
+  stage: 'retrieve' | 'draft' | 'judge' | 'writeback',
+  overrides: Parameters<typeof jobRequest>[0] = {},
+): Promise<HandoffV1> {
   const order = ['intake', 'retrieve', 'draft', 'judge', 'writeback'] as const;
   let pkg: HandoffV1 = firstPackage(jobRequest(overrides), TRACE, ticketTriage);
   for (const next of order.slice(0, order.indexOf(stage))) {
@@ -66,7 +69,10 @@ describe('stageHop: seed 001 hop tests on the real dev server', () => {
   it('stale plan: after a failed verdict the drafter does not reuse the rejected draft, and writeback refuses', async () => {
     const judged = await relayTo('writeback');
     const rejectedDraft = judged.artifacts.find((a) => a.type === 'summary_md')!;
-    const stale: HandoffV1 = { ...judged, evaluator: { last_verdict: 'fail', failures: ['citation_missing: cites no retrieved chunk'] } };
+    const stale: HandoffV1 = {
+      ...judged,
+      evaluator: { last_verdict: 'fail', failures: ['citation_missing: cites no retrieved chunk'] },
+    };
 
     const write = await hop({ stage: 'writeback', package: stale });
     expect(write.ack.ack).toBe('rejected_invariant');
@@ -90,7 +96,11 @@ describe('stageHop: seed 001 hop tests on the real dev server', () => {
     expect(await rail.store.listWrites(passed.job_id)).toHaveLength(1);
     // The rail looks the key up itself and records the result it accepted, whoever serves the
     // stage: the repeat is answered from the rail's lookup, and the writer is not asked again.
-    expect(await scheduledActivities(rail.client, first.workflowId)).toEqual(['priorDelivery', 'writeback', 'recordDelivery']);
+    expect(await scheduledActivities(rail.client, first.workflowId)).toEqual([
+      'priorDelivery',
+      'writeback',
+      'recordDelivery',
+    ]);
     expect(await scheduledActivities(rail.client, second.workflowId)).toEqual(['priorDelivery']);
     expect(second.acks).toEqual([second.ack]);
     // The trace on the ack is the trace on the package it acknowledged (seed 001 load check 4).
@@ -116,7 +126,11 @@ describe('stageHop: seed 001 hop tests on the real dev server', () => {
     for (const field of ['next_hint', 'hop', 'summary', 'ack'] as const) {
       // A fresh job per variant: the same job's package again would rightly be a duplicate.
       const base = await relayTo('retrieve');
-      const full: HandoffV1 = { ...base, next_hint: 'retrieve the refund policy', summary: '0. intake: accepted → intake.v1' };
+      const full: HandoffV1 = {
+        ...base,
+        next_hint: 'retrieve the refund policy',
+        summary: '0. intake: accepted → intake.v1',
+      };
       const { [field]: _dropped, ...pkg } = full;
       const res = await hop({ stage: 'retrieve', package: pkg });
       expect(res.ack.ack, `without ${field}: ${res.ack.reason}`).toBe('accepted');
@@ -125,7 +139,19 @@ describe('stageHop: seed 001 hop tests on the real dev server', () => {
 
   it('chaos required: dropping each required field fails closed naming it, with no stage work', async () => {
     const base = await relayTo('retrieve');
-    const required = ['schema', 'job_id', 'goal', 'constraints', 'artifacts', 'open_questions', 'tools_tried', 'evaluator', 'budget', 'memory_refs', 'trace'] as const;
+    const required = [
+      'schema',
+      'job_id',
+      'goal',
+      'constraints',
+      'artifacts',
+      'open_questions',
+      'tools_tried',
+      'evaluator',
+      'budget',
+      'memory_refs',
+      'trace',
+    ] as const;
     for (const field of required) {
       const { [field]: _dropped, ...pkg } = base;
       const res = await hop({ stage: 'retrieve', package: pkg });

@@ -37,12 +37,27 @@ let writer: WorkerSpec & DaemonFiles;
 
 /** A process's environment as the kernel has it (what it could read, whatever it logs). */
 const environOf = (pid: number): Record<string, string> =>
-  Object.fromEntries(fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  Object.fromEntries(
+    fs
+      .readFileSync(`/proc/${pid}/environ`, 'utf8')
+      .split('\0')
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
 
 async function start(worker: WorkerSpec & DaemonFiles): Promise<number> {
-  const connect = { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('namespace'), HANDRAIL_TASK_QUEUE: taskQueue, DATABASE_URL: postgres.url, HANDRAIL_DATA_DIR: tmp };
+  const connect = {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: inject('namespace'),
+    HANDRAIL_TASK_QUEUE: taskQueue,
+    DATABASE_URL: postgres.url,
+    HANDRAIL_DATA_DIR: tmp,
+  };
   // The test runner's own env may name a CRM: the general worker must not inherit it.
-  return startWorker(worker, workerEnv(connect, worker, { ...process.env, [CRM_DATABASE_URL_ENV]: 'postgresql://leaked@127.0.0.1:1/crm' }));
+  return startWorker(
+    worker,
+    workerEnv(connect, worker, { ...process.env, [CRM_DATABASE_URL_ENV]: 'postgresql://leaked@127.0.0.1:1/crm' }),
+  );
 }
 
 beforeAll(async () => {
@@ -52,10 +67,17 @@ beforeAll(async () => {
   await admin.connect();
   await ensureDatabase(admin, 'crm').finally(() => admin.end());
   const crmUrl = postgres.url.replace(/\/[^/]+$/, '/crm');
-  [general, writer] = clusterWorkers(taskQueue, crmUrl).map((w) => ({ ...w, pidFile: path.join(tmp, `${w.name}.pid`), logFile: path.join(tmp, `${w.name}.log`) })) as [WorkerSpec & DaemonFiles, WorkerSpec & DaemonFiles];
+  [general, writer] = clusterWorkers(taskQueue, crmUrl).map((w) => ({
+    ...w,
+    pidFile: path.join(tmp, `${w.name}.pid`),
+    logFile: path.join(tmp, `${w.name}.log`),
+  })) as [WorkerSpec & DaemonFiles, WorkerSpec & DaemonFiles];
   store = await openStore({ databaseUrl: postgres.url });
   crm = await openStore({ databaseUrl: crmUrl });
-  client = new Client({ connection: await Connection.connect({ address: inject('temporalAddress') }), namespace: inject('namespace') });
+  client = new Client({
+    connection: await Connection.connect({ address: inject('temporalAddress') }),
+    namespace: inject('namespace'),
+  });
 });
 
 afterAll(async () => {
@@ -72,31 +94,46 @@ describe.skipIf(pgSkip)(`per-stage workers as processes${pgSkip ? ` (skipped: ${
     const generalPid = await start(general);
     expect(environOf(generalPid)).toMatchObject({ HANDRAIL_WORKER_ROLE: 'general', HANDRAIL_TASK_QUEUE: taskQueue });
     expect(environOf(generalPid)).not.toHaveProperty(CRM_DATABASE_URL_ENV);
-    expect(fs.readFileSync(general.logFile, 'utf8')).toMatch(new RegExp(`polling "${taskQueue}" on .*role general.*no writers`));
+    expect(fs.readFileSync(general.logFile, 'utf8')).toMatch(
+      new RegExp(`polling "${taskQueue}" on .*role general.*no writers`),
+    );
 
     const request = jobRequest();
     const { handle } = await startJob(client, request, { taskQueue });
     const waiting = await waitForStatus(handle, 'escalated', 200_000);
     expect(waiting.escalation?.blocked).toBe('writeback');
-    expect(waiting.escalation?.reasons.join(' ')).toMatch(new RegExp(`stage unavailable: no "writeback" worker picked the hop up within ${writebackStage.activity.scheduleToStartTimeout} on task queue "${writerTaskQueue(taskQueue)}"`));
+    expect(waiting.escalation?.reasons.join(' ')).toMatch(
+      new RegExp(
+        `stage unavailable: no "writeback" worker picked the hop up within ${writebackStage.activity.scheduleToStartTimeout} on task queue "${writerTaskQueue(taskQueue)}"`,
+      ),
+    );
     const acks = (await handle.query<{ stage: string; ack: string }[]>('acks')).map((a) => `${a.stage}:${a.ack}`);
     expect(acks.slice(-2)).toEqual(['writeback:target_unavailable', 'human:accepted']);
     // Tried on the writers' queue twice (the ACK timeout's one retry), by nobody.
     const history = await handle.fetchHistory();
-    const writebacks = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'writeback');
-    expect(writebacks.map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name)).toEqual([writerTaskQueue(taskQueue), writerTaskQueue(taskQueue)]);
+    const writebacks = (history.events ?? []).filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'writeback',
+    );
+    expect(writebacks.map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name)).toEqual([
+      writerTaskQueue(taskQueue),
+      writerTaskQueue(taskQueue),
+    ]);
     expect((history.events ?? []).filter((e) => e.activityTaskTimedOutEventAttributes)).toHaveLength(2);
     expect(await crm.listWrites(request.job_id)).toHaveLength(0);
     expect(await crm.getCrmTicket(request.ticket.id)).toBeNull();
 
     const writerPid = await start(writer);
     expect(environOf(writerPid)[CRM_DATABASE_URL_ENV]).toBe(writer.env[CRM_DATABASE_URL_ENV]);
-    expect(fs.readFileSync(writer.logFile, 'utf8')).toMatch(new RegExp(`polling "${writerTaskQueue(taskQueue)}" on .*role writer.*writes on their own database`));
+    expect(fs.readFileSync(writer.logFile, 'utf8')).toMatch(
+      new RegExp(`polling "${writerTaskQueue(taskQueue)}" on .*role writer.*writes on their own database`),
+    );
     await decide(client, request.job_id, { action: 'approve', actor: 'ops.lead', note: 'the writer worker is up' });
     const result = await handle.result();
 
     expect(result.status).toBe('completed');
-    expect(await stageActivities(client, request.job_id)).toEqual(expect.arrayContaining(['intake', 'retrieve', 'draft', 'judge', 'writeback']));
+    expect(await stageActivities(client, request.job_id)).toEqual(
+      expect.arrayContaining(['intake', 'retrieve', 'draft', 'judge', 'writeback']),
+    );
     expect(await crm.listWrites(request.job_id)).toHaveLength(1);
     expect((await crm.getCrmTicket(request.ticket.id))?.revision).toBe(1);
     expect(result.receipt?.reference).toBe(`crm_tickets/${request.ticket.id}`);

@@ -7,7 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
 import { cancelJob, listJobs, startJob } from '../../src/operator/client';
 import type { JobStatusView } from '../../workflows/definitions';
-import { HandrailAck, HandrailAcks, HandrailHops, HandrailPipeline, HandrailStage, HandrailStatus, HandrailUsdRemaining, HandrailVerdict } from '../../workflows/search-attributes';
+import {
+  HandrailAck,
+  HandrailAcks,
+  HandrailHops,
+  HandrailPipeline,
+  HandrailStage,
+  HandrailStatus,
+  HandrailUsdRemaining,
+  HandrailVerdict,
+} from '../../workflows/search-attributes';
 import { handrailUpserts, jobRequest, startRail, uniqueId, until, type Rail } from '../helpers/rail';
 
 let rail: Rail;
@@ -35,13 +44,27 @@ describe('a job shows its attributes from its start', () => {
         hops: attrs.get(HandrailHops),
         usd: attrs.get(HandrailUsdRemaining),
         acks: attrs.get(HandrailAcks),
-      }).toEqual({ status: 'running', pipeline: 'support-routing', stage: 'classify', ack: 'none', verdict: 'none', hops: 0, usd: 0.25, acks: undefined });
+      }).toEqual({
+        status: 'running',
+        pipeline: 'support-routing',
+        stage: 'classify',
+        ack: 'none',
+        verdict: 'none',
+        hops: 0,
+        usd: 0.25,
+        acks: undefined,
+      });
     } finally {
       await handle.terminate('test over');
     }
     // Closed with the start's `running` still on it: it ended as Temporal says, and is not listed as running.
-    await expect(cancelJob(rail.client, request.job_id)).rejects.toThrow(`job "${request.job_id}" already ended (terminated)`);
-    await until('visibility to list it terminated', async () => (await listJobs(rail.client, { taskQueue }))[0]?.run_status === 'TERMINATED');
+    await expect(cancelJob(rail.client, request.job_id)).rejects.toThrow(
+      `job "${request.job_id}" already ended (terminated)`,
+    );
+    await until(
+      'visibility to list it terminated',
+      async () => (await listJobs(rail.client, { taskQueue }))[0]?.run_status === 'TERMINATED',
+    );
     expect(await listJobs(rail.client, { taskQueue, status: 'running' })).toEqual([]);
     // Listed, it shows how the run ended, not the `running` its attribute still says (a
     // terminated run runs no code to change it).
@@ -80,18 +103,41 @@ describe('a job shows its attributes from its start', () => {
     expect((await handle.result()).status).toBe('completed');
     const upserts = handrailUpserts((await handle.fetchHistory()).events ?? []);
     // The first hop's: the wrong stage and the four the start lacked; not the two it had right, nor the empty list.
-    expect(upserts[0]).toEqual(['HandrailAck', 'HandrailHops', 'HandrailStage', 'HandrailUsdRemaining', 'HandrailVerdict']);
+    expect(upserts[0]).toEqual([
+      'HandrailAck',
+      'HandrailHops',
+      'HandrailStage',
+      'HandrailUsdRemaining',
+      'HandrailVerdict',
+    ]);
     const view = await handle.query<JobStatusView>('status');
     const attrs = (await handle.describe()).typedSearchAttributes;
-    expect([attrs.get(HandrailStatus), attrs.get(HandrailStage), attrs.get(HandrailHops), attrs.get(HandrailUsdRemaining)]).toEqual(['completed', view.stage, view.hops, view.usd_remaining]);
+    expect([
+      attrs.get(HandrailStatus),
+      attrs.get(HandrailStage),
+      attrs.get(HandrailHops),
+      attrs.get(HandrailUsdRemaining),
+    ]).toEqual(['completed', view.stage, view.hops, view.usd_remaining]);
   });
 
   it('a job started with none gets every attribute at its first hop but the empty ack list', async () => {
     const request = jobRequest();
-    const handle = await rail.client.workflow.start('handoffJob', { taskQueue: rail.taskQueue, workflowId: request.job_id, args: [request] });
+    const handle = await rail.client.workflow.start('handoffJob', {
+      taskQueue: rail.taskQueue,
+      workflowId: request.job_id,
+      args: [request],
+    });
     expect((await handle.result()).status).toBe('completed');
     const upserts = handrailUpserts((await handle.fetchHistory()).events ?? []);
-    expect(upserts[0]).toEqual(['HandrailAck', 'HandrailHops', 'HandrailPipeline', 'HandrailStage', 'HandrailStatus', 'HandrailUsdRemaining', 'HandrailVerdict']);
+    expect(upserts[0]).toEqual([
+      'HandrailAck',
+      'HandrailHops',
+      'HandrailPipeline',
+      'HandrailStage',
+      'HandrailStatus',
+      'HandrailUsdRemaining',
+      'HandrailVerdict',
+    ]);
     expect(upserts).toHaveLength(6);
   });
 });

@@ -26,25 +26,54 @@ function supportJob(subject: string, body: string): TicketJobRequest {
 
 describe('support-routing on the real dev server', () => {
   it('routes an angry ticket classify → escalation → review → crm-note and marks it needs_human in the CRM', async () => {
-    const request = supportJob('Logged out AGAIN', 'This is UNACCEPTABLE!! The app logs me out every hour. Why is this still broken?');
+    const request = supportJob(
+      'Logged out AGAIN',
+      'This is UNACCEPTABLE!! The app logs me out every hour. Why is this still broken?',
+    );
     const { handle } = await startJob(rail.client, request, rail);
     const result = await handle.result();
 
     expect(result.status).toBe('completed');
-    expect(result.acks.map((a) => `${a.stage}:${a.ack}`)).toEqual(['classify:accepted', 'escalation:accepted', 'review:accepted', 'crm-note:accepted']);
-    expect(result.package.artifacts.map((a) => a.type)).toEqual(['ticket.raw', 'classification.v1', 'summary_md', 'verdict.v1', 'receipt.v1']);
+    expect(result.acks.map((a) => `${a.stage}:${a.ack}`)).toEqual([
+      'classify:accepted',
+      'escalation:accepted',
+      'review:accepted',
+      'crm-note:accepted',
+    ]);
+    expect(result.package.artifacts.map((a) => a.type)).toEqual([
+      'ticket.raw',
+      'classification.v1',
+      'summary_md',
+      'verdict.v1',
+      'receipt.v1',
+    ]);
     expect(result.package.hop?.chain).toEqual(['client', 'classify', 'escalation', 'review', 'crm-note']);
-    expect(result.receipt).toMatchObject({ write_key: `${request.job_id}:crm-note:receipt.v1`, reference: `crm_tickets/${request.ticket.id}`, system: 'crm', status: 'created' });
+    expect(result.receipt).toMatchObject({
+      write_key: `${request.job_id}:crm-note:receipt.v1`,
+      reference: `crm_tickets/${request.ticket.id}`,
+      system: 'crm',
+      status: 'created',
+    });
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
-    expect(await rail.store.getCrmTicket(request.ticket.id)).toMatchObject({ status: 'needs_human', note: expect.stringContaining('Why is this still broken?') });
-    expect(await scheduledActivities(rail.client, request.job_id)).toEqual(['classify', 'escalation', 'review', 'crm-note']);
+    expect(await rail.store.getCrmTicket(request.ticket.id)).toMatchObject({
+      status: 'needs_human',
+      note: expect.stringContaining('Why is this still broken?'),
+    });
+    expect(await scheduledActivities(rail.client, request.job_id)).toEqual([
+      'classify',
+      'escalation',
+      'review',
+      'crm-note',
+    ]);
 
     // classify → escalation hands over classify's turn as a transcript before escalation's question;
     // escalation → review has no handover (review starts clean, with the package only).
     const turns = (await readLog(rail.store, result.package, request.job_id)).turns;
     const [classify, escalation, review] = turns;
     expect(escalation!.handover).toMatchObject({ used: 'transcript_prepend', history: [] });
-    expect(escalation!.handover!.question_text.startsWith(`${formatTranscript(classify!.messages)}${TRANSCRIPT_SEPARATOR}`)).toBe(true);
+    expect(
+      escalation!.handover!.question_text.startsWith(`${formatTranscript(classify!.messages)}${TRANSCRIPT_SEPARATOR}`),
+    ).toBe(true);
     expect(escalation!.handover!.question_text).toContain('[__user__] Logged out AGAIN');
     expect(review!.handover).toBeUndefined();
   });

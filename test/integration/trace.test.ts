@@ -3,7 +3,12 @@
  * of its hop, exported by the worker that ran the workflow (here into memory).
  */
 import { SpanStatusCode, type HrTime } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newTraceparent } from '../../bench/lab';
 import { parseTraceparent } from '../../contracts';
@@ -58,11 +63,23 @@ it('a completed job: one hop span per stage under the job traceparent, each with
   expect((await handle.result()).status).toBe('completed');
 
   const spans = await spansOf(parent.traceId, 10);
-  const hops = spans.filter((s) => s.name.startsWith('hop ')).sort((a, b) => Number(a.attributes['handrail.hop']) - Number(b.attributes['handrail.hop']));
-  expect(hops.map((s) => s.name)).toEqual(['hop client → intake', 'hop intake → retrieve', 'hop retrieve → draft', 'hop draft → judge', 'hop judge → writeback']);
+  const hops = spans
+    .filter((s) => s.name.startsWith('hop '))
+    .sort((a, b) => Number(a.attributes['handrail.hop']) - Number(b.attributes['handrail.hop']));
+  expect(hops.map((s) => s.name)).toEqual([
+    'hop client → intake',
+    'hop intake → retrieve',
+    'hop retrieve → draft',
+    'hop draft → judge',
+    'hop judge → writeback',
+  ]);
   for (const hop of hops) {
     expect(hop.parentSpanContext?.spanId).toBe(parent.parentId);
-    expect(hop.attributes).toMatchObject({ 'handrail.job_id': request.job_id, 'temporal.workflow_id': request.job_id, 'temporal.workflow_type': 'handoffJob' });
+    expect(hop.attributes).toMatchObject({
+      'handrail.job_id': request.job_id,
+      'temporal.workflow_id': request.job_id,
+      'temporal.workflow_type': 'handoffJob',
+    });
     expect(hop.status.code).not.toBe(SpanStatusCode.ERROR);
     const acks = spans.filter((s) => s.parentSpanContext?.spanId === hop.spanContext().spanId);
     expect(acks.map((s) => s.name)).toEqual(['ack accepted']);
@@ -81,20 +98,36 @@ it('a hub job: each branch is a hop span from the hub, and the merge a span of i
   // intake, policy, account, merge, brief, judge, writeback: 7 hop spans, each with one ack.
   const spans = await spansOf(parent.traceId, 14);
   const hops = spans.filter((s) => s.name.startsWith('hop '));
-  expect(hops.map((s) => s.name).sort()).toEqual(['hop client → intake', 'hop intake → account', 'hop intake → merge', 'hop intake → policy', 'hop merge → brief', 'hop brief → judge', 'hop judge → writeback'].sort());
+  expect(hops.map((s) => s.name).sort()).toEqual(
+    [
+      'hop client → intake',
+      'hop intake → account',
+      'hop intake → merge',
+      'hop intake → policy',
+      'hop merge → brief',
+      'hop brief → judge',
+      'hop judge → writeback',
+    ].sort(),
+  );
   const merge = hops.find((s) => s.name === 'hop intake → merge')!;
   const branchesEnded = Math.max(...hops.filter((s) => /→ (policy|account)$/.test(s.name)).map((s) => ms(s.endTime)));
   expect(ms(merge.startTime)).toBeGreaterThanOrEqual(branchesEnded - 1);
-  expect(spans.filter((s) => s.parentSpanContext?.spanId === merge.spanContext().spanId).map((s) => s.name)).toEqual(['ack accepted']);
+  expect(spans.filter((s) => s.parentSpanContext?.spanId === merge.spanContext().spanId).map((s) => s.name)).toEqual([
+    'ack accepted',
+  ]);
 });
 
-it('a refused hop is an error span with its rejected_* ack under the sender\'s traceparent, and nothing under it ran', async () => {
+it("a refused hop is an error span with its rejected_* ack under the sender's traceparent, and nothing under it ran", async () => {
   const tp = newTraceparent();
   const parent = parseTraceparent(tp)!;
   const request = jobRequest({ traceparent: tp });
   const { goal: _dropped, ...broken } = firstPackage(request, tp, ticketTriage);
   const hop: StageHopRequest = { stage: 'intake', package: broken };
-  const result = await rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', { taskQueue: rail.taskQueue, workflowId: uniqueId('hop'), args: [hop] });
+  const result = await rail.client.workflow.execute<(r: StageHopRequest) => Promise<StageHopResult>>('stageHop', {
+    taskQueue: rail.taskQueue,
+    workflowId: uniqueId('hop'),
+    args: [hop],
+  });
   expect(result.ack.ack).toBe('rejected_schema');
 
   const spans = await spansOf(parent.traceId, 2);
@@ -121,7 +154,8 @@ it('an escalation is a hop to the human, spanning from the escalation to the dec
   const spans = await spansOf(parent.traceId, 15);
   expect(spans).toHaveLength(15);
   const named = (name: string) => spans.filter((s) => s.name === name);
-  const children = (span: ReadableSpan) => spans.filter((s) => s.parentSpanContext?.spanId === span.spanContext().spanId);
+  const children = (span: ReadableSpan) =>
+    spans.filter((s) => s.parentSpanContext?.spanId === span.spanContext().spanId);
 
   const [refused] = named('hop retrieve → draft');
   expect(refused!.status.code).toBe(SpanStatusCode.ERROR);
@@ -130,7 +164,10 @@ it('an escalation is a hop to the human, spanning from the escalation to the dec
   const [human] = named('hop retrieve → human');
   expect(human!.parentSpanContext?.spanId).toBe(parent.parentId);
   const acks = children(human!);
-  expect(acks.map((s) => s.attributes['handrail.reason'])).toEqual([expect.stringMatching(/^escalated: wallet has \$0/), expect.stringMatching(/top_up .* by ops\.lead/)]);
+  expect(acks.map((s) => s.attributes['handrail.reason'])).toEqual([
+    expect.stringMatching(/^escalated: wallet has \$0/),
+    expect.stringMatching(/top_up .* by ops\.lead/),
+  ]);
   expect(acks[1]!.attributes['handrail.actor']).toBe('ops.lead');
   // The human's hop lasts until the decision.
   expect(ms(human!.endTime)).toBeGreaterThanOrEqual(ms(acks[1]!.startTime));
@@ -151,5 +188,7 @@ it('a hop cut short by the job\'s cancellation is still a span: its ack, and the
   const spans = await spansOf(parent.traceId, 6);
   const [draft] = spans.filter((s) => s.name === 'hop retrieve → draft');
   expect(draft!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'cancelled' });
-  expect(spans.filter((s) => s.parentSpanContext?.spanId === draft!.spanContext().spanId).map((s) => s.name)).toEqual(['ack accepted']);
+  expect(spans.filter((s) => s.parentSpanContext?.spanId === draft!.spanContext().spanId).map((s) => s.name)).toEqual([
+    'ack accepted',
+  ]);
 });

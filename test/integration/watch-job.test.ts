@@ -18,12 +18,19 @@ function countingClient(rail: Rail) {
     describe: (input, next) => (count('describe'), next(input)),
     query: (input, next) => (count(`query ${input.queryType}`), next(input)),
   };
-  const client = new Client({ connection: rail.client.connection, namespace: rail.client.options.namespace, dataConverter: handrailDataConverter(), interceptors: { workflow: [counter] } });
+  const client = new Client({
+    connection: rail.client.connection,
+    namespace: rail.client.options.namespace,
+    dataConverter: handrailDataConverter(),
+    interceptors: { workflow: [counter] },
+  });
   return { client, calls, reset: () => Object.keys(calls).forEach((k) => delete calls[k]) };
 }
 
 /** Follows to the end, collecting every ack yielded. */
-async function followToEnd(progress: AsyncGenerator<{ acks: AckRecord[] }, JobView>): Promise<{ yielded: AckRecord[]; final: JobView }> {
+async function followToEnd(
+  progress: AsyncGenerator<{ acks: AckRecord[] }, JobView>,
+): Promise<{ yielded: AckRecord[]; final: JobView }> {
   const yielded: AckRecord[] = [];
   for (;;) {
     const next = await progress.next();
@@ -36,7 +43,11 @@ describe('watchJob polls the status query, not describe', () => {
   let rail: Rail;
   beforeAll(async () => {
     // A retrieve that holds each job a second keeps it running over many polls, on any machine.
-    rail = await startRail({ activities: (real) => ({ retrieve: async (work) => (await new Promise((r) => setTimeout(r, 1_000)), real.retrieve(work)) }) });
+    rail = await startRail({
+      activities: (real) => ({
+        retrieve: async (work) => (await new Promise((r) => setTimeout(r, 1_000)), real.retrieve(work)),
+      }),
+    });
   });
   afterAll(async () => {
     await rail?.stop();

@@ -24,11 +24,16 @@ const SCREENSHOT_DIR = process.env.HANDRAIL_SCREENSHOT_DIR;
 /** Installs Debian's chromium when missing (CI runs as root on a fresh machine); the reason when it cannot. */
 function ensureChromium(): string | undefined {
   if (fs.existsSync(CHROMIUM)) return undefined;
-  if (process.getuid?.() !== 0) return `${CHROMIUM} is missing and installing it needs root (apt-get install -y chromium)`;
+  if (process.getuid?.() !== 0)
+    return `${CHROMIUM} is missing and installing it needs root (apt-get install -y chromium)`;
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', 'chromium']]) {
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', 'chromium'],
+  ]) {
     const run = spawnSync('apt-get', args, { env, encoding: 'utf8', timeout: 15 * 60_000 });
-    if (run.status !== 0) return `apt-get ${args.join(' ')} failed: ${(run.stderr || run.error?.message || '').trim().split('\n').pop()}`;
+    if (run.status !== 0)
+      return `apt-get ${args.join(' ')} failed: ${(run.stderr || run.error?.message || '').trim().split('\n').pop()}`;
   }
   return fs.existsSync(CHROMIUM) ? undefined : `apt-get installed chromium but ${CHROMIUM} is still missing`;
 }
@@ -55,7 +60,9 @@ async function expectPackageQuery(page: Page, jobId: string): Promise<void> {
   await page.getByTestId('query-select-button').click();
   await page.getByRole('option', { name: /^package/ }).click();
   await page.getByRole('button', { name: 'Run Query' }).click();
-  await expect.poll(() => page.getByTestId('query-result').innerText(), { timeout: 20_000 }).toContain('"schema": "handoff.v1"');
+  await expect
+    .poll(() => page.getByTestId('query-result').innerText(), { timeout: 20_000 })
+    .toContain('"schema": "handoff.v1"');
   expect(await page.getByTestId('query-result').innerText()).toContain(`"job_id": "${jobId}"`);
 }
 
@@ -88,7 +95,16 @@ beforeAll(async () => {
   rail = await startRail();
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }, 20 * 60_000);
 
@@ -103,19 +119,30 @@ describe('Temporal Web UI in a real browser', () => {
     // An empty wallet escalates at draft and waits for a human (see handoff-job.test.ts).
     const request = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
     await startJob(rail.client, request, rail);
-    await waitFor('escalation', async () => ((await getJob(rail.client, request.job_id)).status.status === 'escalated' ? true : undefined));
+    await waitFor('escalation', async () =>
+      (await getJob(rail.client, request.job_id)).status.status === 'escalated' ? true : undefined,
+    );
 
     const ui = `${inject('webUiUrl')}/namespaces/${inject('namespace')}`;
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
 
     // 1. The list, filtered on the rail's search attributes (the same query `handrail list` sends).
     const query = jobsQuery({ status: 'escalated', taskQueue: rail.taskQueue });
-    await waitFor('the job in the filtered list', async () => {
-      await page.goto(`${ui}/workflows?query=${encodeURIComponent(query)}`);
-      const row = page.getByRole('link', { name: request.job_id, exact: true });
-      // The list is rendered by the page's own scripts after load; visibility lags a second or so.
-      return (await row.waitFor({ state: 'visible', timeout: 5_000 }).then(() => true, () => false)) ? true : undefined;
-    }, 60_000);
+    await waitFor(
+      'the job in the filtered list',
+      async () => {
+        await page.goto(`${ui}/workflows?query=${encodeURIComponent(query)}`);
+        const row = page.getByRole('link', { name: request.job_id, exact: true });
+        // The list is rendered by the page's own scripts after load; visibility lags a second or so.
+        return (await row.waitFor({ state: 'visible', timeout: 5_000 }).then(
+          () => true,
+          () => false,
+        ))
+          ? true
+          : undefined;
+      },
+      60_000,
+    );
     await screenshot(page, '1-escalated-jobs');
 
     // 2. The job: its summary (set at start) and current details (set by the rail, read through the worker).
@@ -124,15 +151,27 @@ describe('Temporal Web UI in a real browser', () => {
     // Summary and details are markdown, each rendered by the UI in a frame of its own.
     const metadataText = async () => {
       const frames = page.frames().filter((f) => f.url().includes('/render?'));
-      return (await Promise.all(frames.map((f) => f.locator('body').innerText().catch(() => '')))).join('\n');
+      return (
+        await Promise.all(
+          frames.map((f) =>
+            f
+              .locator('body')
+              .innerText()
+              .catch(() => ''),
+          ),
+        )
+      ).join('\n');
     };
     await expect.poll(metadataText, { timeout: 20_000 }).toContain(`${request.job_id}: ${request.goal}`);
     // Current details come from the worker through a metadata query; "R" asks the page again.
     await expect
-      .poll(async () => {
-        await page.keyboard.press('r');
-        return metadataText();
-      }, { timeout: 30_000, interval: 1_000 })
+      .poll(
+        async () => {
+          await page.keyboard.press('r');
+          return metadataText();
+        },
+        { timeout: 30_000, interval: 1_000 },
+      )
       .toContain('Waiting for a human');
     expect(await metadataText()).toMatch(/draft\s+rejected_budget/);
     // Which handover each hop's stage got (the reference pipeline's edges have none) and the log's URI.
@@ -147,7 +186,9 @@ describe('Temporal Web UI in a real browser', () => {
     const dialog = updateDialog(page);
     const sendDecision = (decision: object) => sendUpdate(page, 'decide', decision);
     await sendDecision({ action: 'top_up', actor: 'ops.lead' });
-    await expect.poll(() => dialog.getByRole('alert').innerText(), { timeout: 20_000 }).toContain('top_up needs usd > 0 or revisions > 0');
+    await expect
+      .poll(() => dialog.getByRole('alert').innerText(), { timeout: 20_000 })
+      .toContain('top_up needs usd > 0 or revisions > 0');
     await screenshot(page, '4-decide-refused');
     await dialog.getByRole('button', { name: 'Cancel' }).last().click();
     await sendDecision({ action: 'top_up', actor: 'ops.lead', usd: 1, note: 'approved from the Web UI' });
@@ -156,7 +197,9 @@ describe('Temporal Web UI in a real browser', () => {
     // 5. The job completes: in the result, and on the page.
     const result = await jobResult(rail.client, request.job_id);
     expect(result.status).toBe('completed');
-    expect(result.acks.find((a) => a.stage === 'human' && a.actor === 'ops.lead')?.reason).toBe('decided top_up (+$1, +0 revisions) by ops.lead: approved from the Web UI');
+    expect(result.acks.find((a) => a.stage === 'human' && a.actor === 'ops.lead')?.reason).toBe(
+      'decided top_up (+$1, +0 revisions) by ops.lead: approved from the Web UI',
+    );
     await page.goto(`${ui}/workflows/${encodeURIComponent(request.job_id)}`);
     await expect.poll(() => page.locator('main').innerText(), { timeout: 20_000 }).toContain('"status": "completed"');
     expect(await page.locator('main').innerText()).toContain('Completed');
@@ -168,7 +211,10 @@ describe('Temporal Web UI in a real browser', () => {
     if (unavailable || !browser) return ctx.skip(`chromium unavailable: ${unavailable}`);
     // A dev server of its own: --ui-codec-endpoint makes the Web UI also *encode* what it sends
     // (signals, updates) through the codec server, which the suite's plain workers cannot read.
-    const keys = parseCodecKeys(JSON.stringify({ keys: [{ id: 'web-ui', key: crypto.randomBytes(32).toString('base64') }] }), 'the test');
+    const keys = parseCodecKeys(
+      JSON.stringify({ keys: [{ id: 'web-ui', key: crypto.randomBytes(32).toString('base64') }] }),
+      'the test',
+    );
     const [port, uiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
     const codec = buildCodecServer({ keys, origins: codecOrigins({ webUiUrl: `http://localhost:${uiPort}` }, {}) });
     const request = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
@@ -178,22 +224,50 @@ describe('Temporal Web UI in a real browser', () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     try {
       const logFile = path.join(tmp, 'temporal-server.log');
-      server = await ensureDevServer({ port, uiPort, logFile, codecEndpoint: await codec.listen({ host: '127.0.0.1', port: codecPort }), log: () => undefined });
-      const { client, taskQueue } = (encrypted = await startRail({ address: server.address, dataConverter: handrailDataConverter(keys) }));
+      server = await ensureDevServer({
+        port,
+        uiPort,
+        logFile,
+        codecEndpoint: await codec.listen({ host: '127.0.0.1', port: codecPort }),
+        log: () => undefined,
+      });
+      const { client, taskQueue } = (encrypted = await startRail({
+        address: server.address,
+        dataConverter: handrailDataConverter(keys),
+      }));
       await startJob(client, request, { taskQueue });
-      await waitFor('escalation', async () => ((await getJob(client, request.job_id)).status.status === 'escalated' ? true : undefined));
-      await page.goto(`${server.webUiUrl}/namespaces/${inject('namespace')}/workflows/${encodeURIComponent(request.job_id)}`);
+      await waitFor('escalation', async () =>
+        (await getJob(client, request.job_id)).status.status === 'escalated' ? true : undefined,
+      );
+      await page.goto(
+        `${server.webUiUrl}/namespaces/${inject('namespace')}/workflows/${encodeURIComponent(request.job_id)}`,
+      );
       // The input is the job request: the ticket's subject, decoded, on the page.
       await expect.poll(() => page.locator('main').innerText(), { timeout: 30_000 }).toContain(request.ticket.subject);
       await page.getByTestId('user-metadata-tab').click();
-      const frames = () => Promise.all(page.frames().filter((f) => f.url().includes('/render?')).map((f) => f.locator('body').innerText().catch(() => '')));
-      await expect.poll(async () => (await frames()).join('\n'), { timeout: 20_000 }).toContain(`${request.job_id}: ${request.goal}`);
+      const frames = () =>
+        Promise.all(
+          page
+            .frames()
+            .filter((f) => f.url().includes('/render?'))
+            .map((f) =>
+              f
+                .locator('body')
+                .innerText()
+                .catch(() => ''),
+            ),
+        );
+      await expect
+        .poll(async () => (await frames()).join('\n'), { timeout: 20_000 })
+        .toContain(`${request.job_id}: ${request.goal}`);
       await expectPackageQuery(page, request.job_id);
       // What the UI sends goes through the codec server's /encode: the keyed worker reads the decision.
       await sendUpdate(page, 'decide', { action: 'top_up', actor: 'ops.lead', usd: 1, note: 'sent encrypted' });
       await expect.poll(() => updateDialog(page).isVisible(), { timeout: 20_000 }).toBe(false);
       const result = await jobResult(client, request.job_id);
-      expect(result.acks.find((a) => a.stage === 'human' && a.actor === 'ops.lead')?.reason).toBe('decided top_up (+$1, +0 revisions) by ops.lead: sent encrypted');
+      expect(result.acks.find((a) => a.stage === 'human' && a.actor === 'ops.lead')?.reason).toBe(
+        'decided top_up (+$1, +0 revisions) by ops.lead: sent encrypted',
+      );
     } finally {
       await page.close();
       await encrypted?.stop();

@@ -28,14 +28,17 @@ afterAll(async () => {
   await connection?.close();
 });
 
-describe('worker start-up: the namespace must know the rail\'s search attributes', () => {
-  it('the suite\'s namespace has them all', async () => {
+describe("worker start-up: the namespace must know the rail's search attributes", () => {
+  it("the suite's namespace has them all", async () => {
     expect(await missingSearchAttributes(native, inject('namespace'))).toEqual([]);
   });
 
   it('a fresh namespace without them is refused at start, naming every missing one', async () => {
     const namespace = uniqueId('bare').toLowerCase();
-    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+    await connection.workflowService.registerNamespace({
+      namespace,
+      workflowExecutionRetentionPeriod: msToTs('1 day'),
+    });
     // A new namespace takes a moment to reach the frontend's cache.
     for (let tries = 0; ; tries++) {
       try {
@@ -55,10 +58,14 @@ describe('worker start-up: the namespace must know the rail\'s search attributes
     });
     await expect(start).rejects.toThrow(WorkerSetupError);
     const names = Object.entries(SEARCH_ATTRIBUTES);
-    await expect(start).rejects.toThrow(`namespace "${namespace}" lacks the search attributes ${names.map(([name, type]) => `${name} (${type})`).join(', ')}`);
+    await expect(start).rejects.toThrow(
+      `namespace "${namespace}" lacks the search attributes ${names.map(([name, type]) => `${name} (${type})`).join(', ')}`,
+    );
     // Each with the exact command that registers it.
     for (const [name, type] of names) {
-      await expect(start).rejects.toThrow(`temporal operator search-attribute create --namespace ${namespace} --name ${name} --type ${type}`);
+      await expect(start).rejects.toThrow(
+        `temporal operator search-attribute create --namespace ${namespace} --name ${name} --type ${type}`,
+      );
     }
   });
 });

@@ -26,12 +26,16 @@ describe('replay catches a non-deterministic workflow change', () => {
     expect(outcomes).toHaveLength(files.length);
     for (const outcome of outcomes) {
       expect(outcome.ok ? 'passed' : outcome.error, path.basename(outcome.history)).toBe('DeterminismViolationError');
-      expect(describeReplayFailure(outcome)).toMatch(new RegExp(`^${path.basename(outcome.history).replace(/\./g, '\\.')}: DeterminismViolationError: `));
+      expect(describeReplayFailure(outcome)).toMatch(
+        new RegExp(`^${path.basename(outcome.history).replace(/\./g, '\\.')}: DeterminismViolationError: `),
+      );
     }
   });
 
   it('the same timer behind patched() replays every recorded history', async () => {
-    const failures = (await replayHistoryFiles(files, { workflowBundle: patchedTimerFirst })).map(describeReplayFailure).filter(Boolean);
+    const failures = (await replayHistoryFiles(files, { workflowBundle: patchedTimerFirst }))
+      .map(describeReplayFailure)
+      .filter(Boolean);
     expect(failures).toEqual([]);
   });
 });

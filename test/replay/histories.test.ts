@@ -10,7 +10,13 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { PROJECT_ROOT } from '../../src/config';
 import { SCENARIOS } from '../scenarios';
 import { HISTORIES_DIR, historyFile, listHistoryFiles, resultFile } from '../../scripts/replay/histories';
-import { describeReplayFailure, quietReplayRuntime, readHistoryFile, replayHistoryFiles, type ReplayOutcome } from '../../src/replay';
+import {
+  describeReplayFailure,
+  quietReplayRuntime,
+  readHistoryFile,
+  replayHistoryFiles,
+  type ReplayOutcome,
+} from '../../src/replay';
 
 quietReplayRuntime();
 
@@ -25,7 +31,9 @@ beforeAll(async () => {
 
 describe('recorded histories replay against the current workflows', () => {
   it('has a recorded history and an expected result for every scenario', () => {
-    const missing = SCENARIOS.flatMap((s) => [historyFile(s.name), resultFile(s.name)]).filter((f) => !fs.existsSync(f));
+    const missing = SCENARIOS.flatMap((s) => [historyFile(s.name), resultFile(s.name)]).filter(
+      (f) => !fs.existsSync(f),
+    );
     expect(missing.map((f) => path.relative(PROJECT_ROOT, f))).toEqual([]);
   });
 
@@ -38,8 +46,14 @@ describe('recorded histories replay against the current workflows', () => {
 
 describe('history files', () => {
   it('reads the Web UI spelling of enums (WorkflowExecutionStarted) as the CLI spelling (EVENT_TYPE_WORKFLOW_EXECUTION_STARTED)', () => {
-    const recorded = JSON.parse(fs.readFileSync(historyFile('happy-path'), 'utf8')) as { events: { eventType: string }[] };
-    const pascal = (constant: string) => constant.replace(/^EVENT_TYPE_/, '').toLowerCase().replace(/(?:^|_)([a-z])/g, (_m, c: string) => c.toUpperCase());
+    const recorded = JSON.parse(fs.readFileSync(historyFile('happy-path'), 'utf8')) as {
+      events: { eventType: string }[];
+    };
+    const pascal = (constant: string) =>
+      constant
+        .replace(/^EVENT_TYPE_/, '')
+        .toLowerCase()
+        .replace(/(?:^|_)([a-z])/g, (_m, c: string) => c.toUpperCase());
     const shortSpelling = { events: recorded.events.map((e) => ({ ...e, eventType: pascal(e.eventType) })) };
     expect(shortSpelling.events[0]?.eventType).toBe('WorkflowExecutionStarted');
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-history-')), 'web-ui-download.json');
@@ -48,7 +62,9 @@ describe('history files', () => {
   });
 
   it('refuses a file that is not a history, naming the file', () => {
-    expect(() => readHistoryFile(resultFile('happy-path'))).toThrow(/^happy-path\.json is not a readable history: .*events/);
+    expect(() => readHistoryFile(resultFile('happy-path'))).toThrow(
+      /^happy-path\.json is not a readable history: .*events/,
+    );
   });
 });
 
@@ -58,7 +74,12 @@ describe('known problem (docs/replay.md)', () => {
   // alone, and SDK 1.24 failed to replay it even on the code that recorded it. The rail runs no
   // local activity since, so no new history has this shape; this one is kept as the evidence.
   it('a history with a workflow task closed on a lone local-activity marker fails replay', async () => {
-    const [outcome] = await replayHistoryFiles([path.join(HISTORIES_DIR, 'known-problems', 'query-during-local-activity.json')], { workflowBundle });
-    expect(describeReplayFailure(outcome!)).toMatch(/^query-during-local-activity\.json: DeterminismViolationError: .*Missing associated machine for LocalActivity/);
+    const [outcome] = await replayHistoryFiles(
+      [path.join(HISTORIES_DIR, 'known-problems', 'query-during-local-activity.json')],
+      { workflowBundle },
+    );
+    expect(describeReplayFailure(outcome!)).toMatch(
+      /^query-during-local-activity\.json: DeterminismViolationError: .*Missing associated machine for LocalActivity/,
+    );
   });
 });

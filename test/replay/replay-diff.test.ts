@@ -13,11 +13,28 @@ import { runHandrail } from '../helpers/cli';
 import { historyFile } from '../../scripts/replay/histories';
 import { definePipeline } from '../../contracts';
 import { ticketTriage } from '../../contracts/pipelines';
-import { diffHistoryFiles, diffRecordedJob, historyFileSource, loadDiffPipelines, recordedJob, type JobDiff } from '../../src/replay';
+import {
+  diffHistoryFiles,
+  diffRecordedJob,
+  historyFileSource,
+  loadDiffPipelines,
+  recordedJob,
+  type JobDiff,
+} from '../../src/replay';
 import { ticketEntry } from '../../contracts/pipelines/ticket-entry';
 
 const variant = (name: string) => path.join(__dirname, 'variants', `${name}.ts`);
-const fixtures = ['happy-path', 'revise-then-pass', 'human-top-up', 'human-approve', 'hub-branch-top-up', 'revisions-exhausted', 'hop-cap', 'rejected-schema-at-intake', 'support-routing-handover'].map(historyFile);
+const fixtures = [
+  'happy-path',
+  'revise-then-pass',
+  'human-top-up',
+  'human-approve',
+  'hub-branch-top-up',
+  'revisions-exhausted',
+  'hop-cap',
+  'rejected-schema-at-intake',
+  'support-routing-handover',
+].map(historyFile);
 const differing = (diffs: JobDiff[]) => diffs.filter((d) => d.first);
 
 describe('diffHistoryFiles', () => {
@@ -28,8 +45,20 @@ describe('diffHistoryFiles', () => {
   }, 60_000);
 
   it("a changed drafter's wording: the first draft's hop and artifact are named", async () => {
-    const [diff] = await diffHistoryFiles([historyFile('happy-path')], { pipelines: await loadDiffPipelines(variant('diff-drafter-wording')) });
-    expect(diff!.first).toEqual({ hop: 2, stage: 'draft', differences: [{ what: 'artifact', recorded: expect.stringMatching(/^summary_md handrail:\/\/artifacts\//), now: expect.stringMatching(/^summary_md handrail:\/\/artifacts\//) }] });
+    const [diff] = await diffHistoryFiles([historyFile('happy-path')], {
+      pipelines: await loadDiffPipelines(variant('diff-drafter-wording')),
+    });
+    expect(diff!.first).toEqual({
+      hop: 2,
+      stage: 'draft',
+      differences: [
+        {
+          what: 'artifact',
+          recorded: expect.stringMatching(/^summary_md handrail:\/\/artifacts\//),
+          now: expect.stringMatching(/^summary_md handrail:\/\/artifacts\//),
+        },
+      ],
+    });
   }, 60_000);
 
   it('the same drafter taken as recorded (a stage that calls a model): nothing compared for it, and the report says so', async () => {
@@ -40,10 +69,20 @@ describe('diffHistoryFiles', () => {
   }, 60_000);
 
   it('a changed route: the hop whose stage the pipeline no longer routes to is named, with where it goes now', async () => {
-    const diffs = await diffHistoryFiles([historyFile('happy-path'), historyFile('revise-then-pass')], { pipelines: await loadDiffPipelines(variant('diff-skip-judge')) });
+    const diffs = await diffHistoryFiles([historyFile('happy-path'), historyFile('revise-then-pass')], {
+      pipelines: await loadDiffPipelines(variant('diff-skip-judge')),
+    });
     expect(diffs.map((d) => d.first)).toEqual([
-      { hop: 3, stage: 'judge', differences: [{ what: 'route', recorded: 'judge', now: 'complete (published without a judge)' }] },
-      { hop: 3, stage: 'judge', differences: [{ what: 'route', recorded: 'judge', now: 'complete (published without a judge)' }] },
+      {
+        hop: 3,
+        stage: 'judge',
+        differences: [{ what: 'route', recorded: 'judge', now: 'complete (published without a judge)' }],
+      },
+      {
+        hop: 3,
+        stage: 'judge',
+        differences: [{ what: 'route', recorded: 'judge', now: 'complete (published without a judge)' }],
+      },
     ]);
   }, 60_000);
 
@@ -58,7 +97,11 @@ describe('diffHistoryFiles', () => {
     });
     const { name, workflowId, history } = historyFileSource(historyFile('happy-path'));
     const diff = await diffRecordedJob(name, recordedJob(workflowId, history)!, [dearDraft], undefined);
-    expect(diff.first).toEqual({ hop: 2, stage: 'draft', differences: [{ what: 'ack', recorded: 'accepted', now: 'rejected_budget' }] });
+    expect(diff.first).toEqual({
+      hop: 2,
+      stage: 'draft',
+      differences: [{ what: 'ack', recorded: 'accepted', now: 'rejected_budget' }],
+    });
     // No stage runner: nothing was run, and the report says so.
     expect(diff.notes).toEqual(['not run again, their recorded outputs stand: intake, retrieve, draft']);
   });
@@ -69,7 +112,15 @@ describe('diffHistoryFiles', () => {
       name: ticketTriage.name,
       entry: ticketEntry,
       stages: [...ticketTriage.cards],
-      routes: [{ after: 'chunks.v1', when: (f) => f.package.hop?.to === 'retrieve' && patched('rerank-chunks'), to: 'draft', reason: 'rerank the chunks' }, ...ticketTriage.routes],
+      routes: [
+        {
+          after: 'chunks.v1',
+          when: (f) => f.package.hop?.to === 'retrieve' && patched('rerank-chunks'),
+          to: 'draft',
+          reason: 'rerank the chunks',
+        },
+        ...ticketTriage.routes,
+      ],
       revisits: ticketTriage.revisits,
       ...(ticketTriage.reviser ? { reviser: ticketTriage.reviser } : {}),
     });
@@ -77,7 +128,12 @@ describe('diffHistoryFiles', () => {
     const diff = await diffRecordedJob(name, recordedJob(workflowId, history)!, [gated], undefined);
     expect(diff.first).toBeUndefined();
     expect(diff.hops).toBe(2);
-    expect(diff.notes).toEqual(['not run again, their recorded outputs stand: intake, retrieve', expect.stringMatching(/^2 hop\(s\) compared, then a route asks a workflow API here \(.*\), which only a workflow can answer: nothing compared after it/)]);
+    expect(diff.notes).toEqual([
+      'not run again, their recorded outputs stand: intake, retrieve',
+      expect.stringMatching(
+        /^2 hop\(s\) compared, then a route asks a workflow API here \(.*\), which only a workflow can answer: nothing compared after it/,
+      ),
+    ]);
   });
 
   it('a stageHop history is reported with nothing compared', async () => {
@@ -90,16 +146,28 @@ describe('diffHistoryFiles', () => {
 describe('handrail replay --diff (the CLI)', () => {
   it("a Web UI download diffs like the recorder's file; a changed drafter exits 1 with --json", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-diff-'));
-    const recorded = JSON.parse(fs.readFileSync(historyFile('happy-path'), 'utf8')) as { events: { eventType: string }[] };
-    const pascal = (constant: string) => constant.replace(/^EVENT_TYPE_/, '').toLowerCase().replace(/(?:^|_)([a-z])/g, (_m, c: string) => c.toUpperCase());
+    const recorded = JSON.parse(fs.readFileSync(historyFile('happy-path'), 'utf8')) as {
+      events: { eventType: string }[];
+    };
+    const pascal = (constant: string) =>
+      constant
+        .replace(/^EVENT_TYPE_/, '')
+        .toLowerCase()
+        .replace(/(?:^|_)([a-z])/g, (_m, c: string) => c.toUpperCase());
     const webUi = path.join(dir, 'web-ui-download.json');
-    fs.writeFileSync(webUi, JSON.stringify({ events: recorded.events.map((e) => ({ ...e, eventType: pascal(e.eventType) })) }));
+    fs.writeFileSync(
+      webUi,
+      JSON.stringify({ events: recorded.events.map((e) => ({ ...e, eventType: pascal(e.eventType) })) }),
+    );
 
     const same = await runHandrail(['replay', '--diff', webUi], {});
     expect(same.stdout).toContain(`same  ${webUi} (rec-happy-path): 5 hops as recorded`);
     expect(same.code).toBe(0);
 
-    const changed = await runHandrail(['replay', '--diff', webUi, '--pipelines', variant('diff-drafter-wording'), '--json'], {});
+    const changed = await runHandrail(
+      ['replay', '--diff', webUi, '--pipelines', variant('diff-drafter-wording'), '--json'],
+      {},
+    );
     expect(changed.code).toBe(1);
     const report = JSON.parse(changed.stdout) as { differ: number; jobs: JobDiff[] };
     expect(report.differ).toBe(1);
@@ -108,6 +176,8 @@ describe('handrail replay --diff (the CLI)', () => {
 
   it('--pipelines without --diff, and --diff with --workflows, are usage errors', async () => {
     expect((await runHandrail(['replay', historyFile('happy-path'), '--pipelines', 'x.ts'], {})).code).toBe(2);
-    expect((await runHandrail(['replay', '--diff', historyFile('happy-path'), '--workflows', 'x.ts'], {})).code).toBe(2);
+    expect((await runHandrail(['replay', '--diff', historyFile('happy-path'), '--workflows', 'x.ts'], {})).code).toBe(
+      2,
+    );
   }, 60_000);
 });

@@ -11,7 +11,9 @@ describe('the product workflow bundle', () => {
   const modules = [...code.matchAll(/^\/\*\*\*\/ "([^"]+)"$/gm)].map((m) => m[1]!);
 
   it('holds the rail and its contracts', () => {
-    expect(modules).toEqual(expect.arrayContaining(['./workflows/index.ts', './contracts/rail.ts', './contracts/generated/validators.js']));
+    expect(modules).toEqual(
+      expect.arrayContaining(['./workflows/index.ts', './contracts/rail.ts', './contracts/generated/validators.js']),
+    );
   });
 
   it('is compiled to ES2022: no object-spread or class-field helper (src/worker/bundle.ts)', () => {

@@ -6,8 +6,21 @@
  * is the package (its wallet), what the job has spent, received and acked, and its escalation
  * state (the hop allowance a human's decision granted, who decided last).
  */
-import { ApplicationFailure, allHandlersFinished, condition, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
-import { LIMITS, refusalLines, validators, type CarriedJob, type JobRequest, type JobResult } from '../../contracts/rail';
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  makeContinueAsNewFunc,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  LIMITS,
+  refusalLines,
+  validators,
+  type CarriedJob,
+  type JobRequest,
+  type JobResult,
+} from '../../contracts/rail';
 import type { Escalations } from './escalation';
 import type { JobState } from './state';
 
@@ -31,7 +44,9 @@ export function continueDue(limits: JobRequest['continue_after'], decisionsTaken
  * job's state as its second input, and the search attributes as they stand. */
 export async function continueJob(request: JobRequest, job: JobState, humans: Escalations): Promise<never> {
   await condition(allHandlersFinished);
-  const next = makeContinueAsNewFunc<(request: JobRequest, carried: CarriedJob) => Promise<JobResult>>({ typedSearchAttributes: workflowInfo().typedSearchAttributes });
+  const next = makeContinueAsNewFunc<(request: JobRequest, carried: CarriedJob) => Promise<JobResult>>({
+    typedSearchAttributes: workflowInfo().typedSearchAttributes,
+  });
   return await next(request, carry(job, humans));
 }
 
@@ -63,10 +78,13 @@ export function carry(job: JobState, humans: Escalations): CarriedJob {
  * sent with the job's own trace; otherwise the run fails at once, naming what is wrong. */
 export function acceptCarried(carried: unknown, request: JobRequest): CarriedJob | undefined {
   if (carried === undefined || carried === null) return undefined;
-  const refuse = (why: string) => ApplicationFailure.nonRetryable(`invalid carried job state: ${why}`, 'InvalidCarriedJob');
-  if (!validators.carriedJob(carried)) throw refuse(refusalLines(validators.carriedJob.errors, 'carried', 5).join('; '));
+  const refuse = (why: string) =>
+    ApplicationFailure.nonRetryable(`invalid carried job state: ${why}`, 'InvalidCarriedJob');
+  if (!validators.carriedJob(carried))
+    throw refuse(refusalLines(validators.carriedJob.errors, 'carried', 5).join('; '));
   const own = workflowInfo().workflowId;
   if (carried.package.job_id !== own) throw refuse(`its package is job ${carried.package.job_id}'s, not ${own}'s`);
-  if (request.traceparent !== undefined && request.traceparent !== carried.traceparent) throw refuse('its traceparent is not the request\'s');
+  if (request.traceparent !== undefined && request.traceparent !== carried.traceparent)
+    throw refuse("its traceparent is not the request's");
   return carried;
 }

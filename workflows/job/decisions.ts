@@ -27,7 +27,13 @@ export class Decisions {
   ) {
     setHandler(decideUpdate, (decision) => this.handle(decision), {
       description: 'A human decision on an escalated job: approve | reject | revise | top_up, with an actor.',
-      validator: (decision) => validateDecision(decision, this.job.escalation, this.pending !== undefined || this.claiming, this.records.openId),
+      validator: (decision) =>
+        validateDecision(
+          decision,
+          this.job.escalation,
+          this.pending !== undefined || this.claiming,
+          this.records.openId,
+        ),
     });
   }
 
@@ -35,7 +41,8 @@ export class Decisions {
    * decision whose record is being closed at the deadline counts if its close is written. */
   async next(timeout: string): Promise<HumanDecision | undefined> {
     let decided = await condition(() => this.pending !== undefined, timeout as Duration);
-    if (!decided && this.claiming) decided = await condition(() => !this.claiming).then(() => this.pending !== undefined);
+    if (!decided && this.claiming)
+      decided = await condition(() => !this.claiming).then(() => this.pending !== undefined);
     if (!decided) return undefined;
     const decision = this.pending!;
     this.pending = undefined;
@@ -56,7 +63,11 @@ export class Decisions {
 
   private take(decision: HumanDecision): DecisionReceipt {
     this.pending = decision;
-    return { action: decision.action, actor: decision.actor, next: describeNext(decision, this.job.escalation?.blocked, this.job.pipeline.reviser) };
+    return {
+      action: decision.action,
+      actor: decision.actor,
+      next: describeNext(decision, this.job.escalation?.blocked, this.job.pipeline.reviser),
+    };
   }
 
   private async takeThroughRecord(decision: HumanDecision): Promise<DecisionReceipt> {

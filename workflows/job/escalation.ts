@@ -3,7 +3,15 @@
  * through queries, details and the escalation's handoff record; the job waits for `decide` or the
  * timeout, and the decision is one more typed hop, its actor on its ack.
  */
-import { HUMAN_NOTE_PREFIX, LIMITS, snapshotOf, type AckRecord, type Hop, type HookResult, type HumanDecision } from '../../contracts/rail';
+import {
+  HUMAN_NOTE_PREFIX,
+  LIMITS,
+  snapshotOf,
+  type AckRecord,
+  type Hop,
+  type HookResult,
+  type HumanDecision,
+} from '../../contracts/rail';
 import { ackRecord } from '../rail/ack';
 import { topUp } from '../rail/budget';
 import { decisionOptions } from '../rail/decisions';
@@ -43,14 +51,23 @@ export class Escalations {
       job.status = 'running';
       // The decision is recorded like any hop's ack, with its actor (and a top-up's amounts).
       job.acks.push(humanAck(job, hop, describeDecision(decision), decision.actor));
-      const hooks = decision.handoff_record === undefined ? await this.records.close('decided', decision) : this.decisions.takeClaimedHooks();
+      const hooks =
+        decision.handoff_record === undefined
+          ? await this.records.close('decided', decision)
+          : this.decisions.takeClaimedHooks();
       // The job runs again: the next step's start (or the job's end) publishes it, in this same
       // workflow task, so the Web UI stops listing it as escalated at once.
       return apply(job, decision, step, hooks);
     } finally {
       // The human's hop is traced like any other, from the escalation to the decision (or the
       // timeout, or the job's cancellation).
-      const at = { job_id: job.jobId, stage: HUMAN, from: hop.from, reason: step.reason, traceparent: job.settings.traceparent };
+      const at = {
+        job_id: job.jobId,
+        stage: HUMAN,
+        from: hop.from,
+        reason: step.reason,
+        traceparent: job.settings.traceparent,
+      };
       traceHop({ ...at, started_at: startedAt, ended_at: Date.now(), acks: job.acks.slice(acksBefore), cost_usd: 0 });
     }
   }
@@ -63,7 +80,13 @@ export class Escalations {
     job.status = 'escalated';
     job.stage = HUMAN;
     const options = decisionOptions(job.package, step.ack ?? job.acks[job.acks.length - 1], step.resume, job.pipeline);
-    job.escalation = { reasons: [step.reason], blocked: step.resume ?? 'route', options, since: new Date().toISOString(), step };
+    job.escalation = {
+      reasons: [step.reason],
+      blocked: step.resume ?? 'route',
+      options,
+      since: new Date().toISOString(),
+      step,
+    };
     job.acks.push(humanAck(job, hop, `escalated: ${step.reason}`));
     job.publish();
     return hop;
@@ -73,7 +96,13 @@ export class Escalations {
 /** The ack of the human's hop: one when the job escalates (naming the package the human got),
  * one when the human decides. */
 function humanAck(job: JobState, hop: Hop, reason: string, actor?: string): AckRecord {
-  const at = { stage: HUMAN, hop, deliveryKey: deliveryKey({ job_id: job.jobId, hop }, HUMAN), traceparent: job.settings.traceparent, now: new Date() };
+  const at = {
+    stage: HUMAN,
+    hop,
+    deliveryKey: deliveryKey({ job_id: job.jobId, hop }, HUMAN),
+    traceparent: job.settings.traceparent,
+    now: new Date(),
+  };
   if (actor) return ackRecord({ ack: 'accepted', reason }, { ...at, actor });
   const ack = ackRecord({ ack: 'accepted', reason }, at);
   const snapshot = snapshotOf(job.jobId, { ...job.package, ack });
@@ -97,8 +126,20 @@ function apply(job: JobState, decision: HumanDecision, step: EscalateStep, hooks
     case 'revise': {
       // decisionOptions offers revise only when the pipeline names a reviser.
       const note = decision.note ?? 'revise';
-      job.package = { ...job.package, evaluator: { last_verdict: 'fail', failures: [...job.package.evaluator.failures, `${HUMAN_NOTE_PREFIX}${note}`].slice(-LIMITS.listItems) } };
-      return { kind: 'hop', to: job.pipeline.reviser!, reason: `revision asked by ${decision.actor}: ${note}`.slice(0, LIMITS.shortText), package: job.package, ...human };
+      job.package = {
+        ...job.package,
+        evaluator: {
+          last_verdict: 'fail',
+          failures: [...job.package.evaluator.failures, `${HUMAN_NOTE_PREFIX}${note}`].slice(-LIMITS.listItems),
+        },
+      };
+      return {
+        kind: 'hop',
+        to: job.pipeline.reviser!,
+        reason: `revision asked by ${decision.actor}: ${note}`.slice(0, LIMITS.shortText),
+        package: job.package,
+        ...human,
+      };
     }
   }
 }
@@ -108,7 +149,9 @@ function resume(job: JobState, step: EscalateStep, human: HumanSender, reason: s
   // A retried step keeps no hook results of an earlier decision: only this one's go on.
   const { hooks: _earlier, ...retry } = step.retry ?? {};
   const next = step.retry ? ({ ...retry, package: job.package } as HopStep | FanOutStep) : job.route();
-  return next.kind === 'hop' || next.kind === 'fanout' ? { ...next, reason: `${reason}: ${next.reason}`.slice(0, LIMITS.shortText), ...human } : next;
+  return next.kind === 'hop' || next.kind === 'fanout'
+    ? { ...next, reason: `${reason}: ${next.reason}`.slice(0, LIMITS.shortText), ...human }
+    : next;
 }
 
 export function describeDecision(d: HumanDecision): string {

@@ -9,7 +9,17 @@ import { mergeBranches } from '../activities';
 import { describeFailure } from '../hop';
 import { ackRecord } from '../rail/ack';
 import { charge } from '../rail/budget';
-import { branchFailure, branchesHop, branchSegments, failedBranch, inFanOutOrder, mergeHop, mergeKey, mergedBody, mergedPackage } from '../rail/merge';
+import {
+  branchFailure,
+  branchesHop,
+  branchSegments,
+  failedBranch,
+  inFanOutOrder,
+  mergeHop,
+  mergeKey,
+  mergedBody,
+  mergedPackage,
+} from '../rail/merge';
 import { fanOutStage, type Branch, type FanOutStep, type HopStep, type Route } from '../rail/routing';
 import { traceHop } from '../tracing';
 import { deliver } from './hops';
@@ -41,9 +51,20 @@ export async function fanOut(job: JobState, step: FanOutStep): Promise<Route | E
   const hub = step.hub ?? step.package.hop;
   if (failed) {
     const ack = failed.outcome.acks[failed.outcome.acks.length - 1];
-    const after = branchesHop(hub, job.package.hop, inFanOutOrder(step.rule, answered).map((b) => b.stage));
+    const after = branchesHop(
+      hub,
+      job.package.hop,
+      inFanOutOrder(step.rule, answered).map((b) => b.stage),
+    );
     const retry = { ...step, done: answered, ...(hub ? { hub } : {}) };
-    return { kind: 'escalate', reason: branchFailure(step.rule, failed), resume: failed.stage, retry, ...(ack ? { ack } : {}), ...(after ? { after } : {}) };
+    return {
+      kind: 'escalate',
+      reason: branchFailure(step.rule, failed),
+      resume: failed.stage,
+      retry,
+      ...(ack ? { ack } : {}),
+      ...(after ? { after } : {}),
+    };
   }
   // A branch whose delivery key already holds another package's result ends the job, as a serial hop's does.
   const conflict = ran.flatMap((b) => b.outcome.acks).find((a) => a.ack === 'rejected_conflict');
@@ -87,16 +108,40 @@ async function merge(job: JobState, step: FanOutStep, branches: readonly Branch[
   const hop = mergeHop(step.hub ?? job.package.hop, step.rule, job.package.hop);
   // The merge is a step of the job's trace like a hop: a span from the branches' join to its record.
   const traceMerge = (acks: AckRecord[], failure?: string) =>
-    traceHop({ job_id: job.jobId, stage: MERGE_STAGE, from: hop.from, reason: step.rule.reason, traceparent: job.settings.traceparent, started_at: startedAt, ended_at: Date.now(), acks, cost_usd: 0, ...(failure ? { failure } : {}) });
+    traceHop({
+      job_id: job.jobId,
+      stage: MERGE_STAGE,
+      from: hop.from,
+      reason: step.rule.reason,
+      traceparent: job.settings.traceparent,
+      started_at: startedAt,
+      ended_at: Date.now(),
+      acks,
+      cost_usd: 0,
+      ...(failure ? { failure } : {}),
+    });
   const key = mergeKey(job.jobId, step.rule);
-  const acked = (ack: AckRecord['ack'], reason: string) => ackRecord({ ack, reason }, { stage: MERGE_STAGE, hop, deliveryKey: key, traceparent: job.settings.traceparent, now: new Date() });
+  const acked = (ack: AckRecord['ack'], reason: string) =>
+    ackRecord(
+      { ack, reason },
+      { stage: MERGE_STAGE, hop, deliveryKey: key, traceparent: job.settings.traceparent, now: new Date() },
+    );
   const parts = branches.map((b) => `${b.stage} (${b.outcome.result!.artifact.type})`).join(', ');
   const ack = acked('accepted', `merging ${parts} into ${step.rule.merge}`);
   const pkg = mergedPackage(job.package, step.rule, branches, hop, ack);
-  const work = { key, type: step.rule.merge, body: mergedBody(step.rule, branches), package: pkg, segments: branchSegments(job.package, step.rule, branches) };
+  const work = {
+    key,
+    type: step.rule.merge,
+    body: mergedBody(step.rule, branches),
+    package: pkg,
+    segments: branchSegments(job.package, step.rule, branches),
+  };
   let result: StageResult;
   try {
-    result = await mergeBranches({ ...work, branches: branches.map((b) => ({ memory_refs: b.outcome.result!.package.memory_refs })) });
+    result = await mergeBranches({
+      ...work,
+      branches: branches.map((b) => ({ memory_refs: b.outcome.result!.package.memory_refs })),
+    });
   } catch (err) {
     if (isCancellation(err)) throw err;
     const failure = `merge into ${step.rule.merge} failed: ${describeFailure(err)}`.slice(0, LIMITS.shortText);
@@ -104,18 +149,30 @@ async function merge(job: JobState, step: FanOutStep, branches: readonly Branch[
     return { kind: 'escalate', reason: failure, resume: MERGE_STAGE, retry: { ...step, done: branches } };
   }
   if (result.recorded_by_other === 'different') {
-    const conflict = acked('rejected_conflict', `another package was already merged into ${step.rule.merge} for this job; its merge is not this one's`);
+    const conflict = acked(
+      'rejected_conflict',
+      `another package was already merged into ${step.rule.merge} for this job; its merge is not this one's`,
+    );
     job.acks.push(conflict);
     traceMerge([conflict]);
     return { kind: 'ended', reason: conflict.reason };
   }
   // The same merge recorded earlier (a second run) answers with the recorded artifact.
-  const final = result.recorded_by_other ? acked('duplicate', `${step.rule.merge} already merged for this job; returning the recorded artifact`) : ack;
+  const final = result.recorded_by_other
+    ? acked('duplicate', `${step.rule.merge} already merged for this job; returning the recorded artifact`)
+    : ack;
   // Summary and log ref are the merge's, as recorded: the hub's with the branches' segments
   // appended and their turns joined by the activity.
   const { summary, memory_refs } = result.package;
-  job.package = { ...pkg, ...(summary !== undefined ? { summary } : {}), memory_refs, artifacts: [...pkg.artifacts, result.artifact], ack: final };
-  if (result.body && typeof result.body === 'object') job.bodies[step.rule.merge] = result.body as Record<string, unknown>;
+  job.package = {
+    ...pkg,
+    ...(summary !== undefined ? { summary } : {}),
+    memory_refs,
+    artifacts: [...pkg.artifacts, result.artifact],
+    ack: final,
+  };
+  if (result.body && typeof result.body === 'object')
+    job.bodies[step.rule.merge] = result.body as Record<string, unknown>;
   job.acks.push(final);
   traceMerge([final]);
   return undefined;

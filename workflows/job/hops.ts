@@ -44,7 +44,8 @@ export function deliver(job: JobState, step: HopStep, onAdmitted?: (ack: AckReco
       checkPriorDelivery: false,
       stages: job.stages,
       onAck: (ack) => {
-        if (ack.ack === 'accepted' && card) reservation = job.reservations.reserve(card.name, ack.hop, reservationUsd(card));
+        if (ack.ack === 'accepted' && card)
+          reservation = job.reservations.reserve(card.name, ack.hop, reservationUsd(card));
         onAdmitted?.(ack);
       },
       onEnd: () => {

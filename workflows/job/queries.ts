@@ -5,7 +5,15 @@ import type { JobState } from './state';
 
 export function answerQueries(job: JobState): void {
   setHandler(packageQuery, () => job.package, { description: 'The handoff.v1 package as it stands now.' });
-  setHandler(acksQuery, () => job.acks, { description: 'Every ack of every hop, oldest first; after a continue-as-new, the newest kept (status.earlier_acks counts the rest).' });
-  setHandler(statusQuery, () => job.view(), { description: 'Status, stage, hops, wallet, and the open escalation if any.' });
-  setHandler(snapshotQuery, (uri) => job.snapshots.get(uri) ?? null, { description: "A refused, duplicate or human hop's package as delivered, by its snapshot address (the acks name it)." });
+  setHandler(acksQuery, () => job.acks, {
+    description:
+      'Every ack of every hop, oldest first; after a continue-as-new, the newest kept (status.earlier_acks counts the rest).',
+  });
+  setHandler(statusQuery, () => job.view(), {
+    description: 'Status, stage, hops, wallet, and the open escalation if any.',
+  });
+  setHandler(snapshotQuery, (uri) => job.snapshots.get(uri) ?? null, {
+    description:
+      "A refused, duplicate or human hop's package as delivered, by its snapshot address (the acks name it).",
+  });
 }

@@ -5,7 +5,14 @@
  * (logged), never the escalation.
  */
 import { ActivityFailure, ApplicationFailure, CancellationScope, log, workflowInfo } from '@temporalio/workflow';
-import { HANDOFF_DECIDED_EVENT, handoffDelta, type HandoffCloseReason, type HandoffRecord, type HookResult, type HumanDecision } from '../../contracts/rail';
+import {
+  HANDOFF_DECIDED_EVENT,
+  handoffDelta,
+  type HandoffCloseReason,
+  type HandoffRecord,
+  type HookResult,
+  type HumanDecision,
+} from '../../contracts/rail';
 import { beginHandoffRecord, closeHandoffRecord } from '../activities';
 import { escalationKeys, escalationRecord } from '../rail/handoff-record';
 import type { JobState } from './state';
@@ -31,7 +38,11 @@ export class EscalationRecords {
    * one the job must close. */
   async begin(job: JobState): Promise<void> {
     const keys = escalationKeys(job.jobId, workflowInfo().runId, ++this.begun);
-    const record = escalationRecord(job.package, job.escalation!, { workspace: workflowInfo().namespace, project: job.pipeline.name, owner: job.settings.owner });
+    const record = escalationRecord(job.package, job.escalation!, {
+      workspace: workflowInfo().namespace,
+      project: job.pipeline.name,
+      owner: job.settings.owner,
+    });
     try {
       const begun = await CancellationScope.nonCancellable(() => beginHandoffRecord({ key: keys.begin, record }));
       this.open = { id: begun.id, closeKey: keys.close };
@@ -49,10 +60,16 @@ export class EscalationRecords {
     this.open = undefined;
     const decided = decision && decidedBy(decision);
     try {
-      const { record } = await CancellationScope.nonCancellable(() => closeHandoffRecord({ id: open.id, key: open.closeKey, reason, ...(decided ? { decision: decided } : {}) }));
+      const { record } = await CancellationScope.nonCancellable(() =>
+        closeHandoffRecord({ id: open.id, key: open.closeKey, reason, ...(decided ? { decision: decided } : {}) }),
+      );
       return decided && decisionHooks(record, decided);
     } catch (err) {
-      log.warn('the handoff record could not be closed', { job_id: workflowInfo().workflowId, record: open.id, error: String(err) });
+      log.warn('the handoff record could not be closed', {
+        job_id: workflowInfo().workflowId,
+        record: open.id,
+        error: String(err),
+      });
       return undefined;
     }
   }
@@ -65,13 +82,21 @@ export class EscalationRecords {
     const decided = { ...decidedBy(decision), handoff_record: open.id };
     let closed: HandoffRecord;
     try {
-      ({ record: closed } = await CancellationScope.nonCancellable(() => closeHandoffRecord({ id: open.id, key: open.closeKey, reason: 'decided', decision: decided })));
+      ({ record: closed } = await CancellationScope.nonCancellable(() =>
+        closeHandoffRecord({ id: open.id, key: open.closeKey, reason: 'decided', decision: decided }),
+      ));
     } catch (err) {
-      throw ApplicationFailure.nonRetryable(`the decision was not taken: ${err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : String(err)}`, 'HandoffRecordRefused');
+      throw ApplicationFailure.nonRetryable(
+        `the decision was not taken: ${err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : String(err)}`,
+        'HandoffRecordRefused',
+      );
     }
     // The job's own close (cancelled, timed out) under the same key may have come first.
     if (closed.close_reason !== 'decided' || closed.accepted_by !== decision.actor) {
-      throw ApplicationFailure.nonRetryable(`the decision was not taken: handoff record ${open.id} was closed as ${closed.close_reason ?? closed.state}`, 'HandoffRecordRefused');
+      throw ApplicationFailure.nonRetryable(
+        `the decision was not taken: handoff record ${open.id} was closed as ${closed.close_reason ?? closed.state}`,
+        'HandoffRecordRefused',
+      );
     }
     this.open = undefined;
     return decisionHooks(closed, decided);
@@ -79,11 +104,17 @@ export class EscalationRecords {
 }
 
 function decidedBy(decision: HumanDecision): Decided {
-  return { action: decision.action, actor: decision.actor, ...(decision.note !== undefined ? { note: decision.note } : {}) };
+  return {
+    action: decision.action,
+    actor: decision.actor,
+    ...(decision.note !== undefined ? { note: decision.note } : {}),
+  };
 }
 
 /** What a decision's record hands the next hop: its delta, unless the record was given up
  * through the API (cancelled), which hands nothing on. */
 export function decisionHooks(record: HandoffRecord, decided: Decided): HookResult[] | undefined {
-  return record.state === 'cancelled' ? undefined : [{ event: HANDOFF_DECIDED_EVENT, text: handoffDelta(record, decided) }];
+  return record.state === 'cancelled'
+    ? undefined
+    : [{ event: HANDOFF_DECIDED_EVENT, text: handoffDelta(record, decided) }];
 }

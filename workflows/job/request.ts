@@ -4,7 +4,15 @@
  * once (non-retryable, naming what is wrong) instead of a workflow task retried forever.
  */
 import { ApplicationFailure, upsertSearchAttributes, uuid4, workflowInfo } from '@temporalio/workflow';
-import { entryBodyProblems, findPipeline, refusalLines, requestEntry, validators, type JobRequest, type Pipeline } from '../../contracts/rail';
+import {
+  entryBodyProblems,
+  findPipeline,
+  refusalLines,
+  requestEntry,
+  validators,
+  type JobRequest,
+  type Pipeline,
+} from '../../contracts/rail';
 import { DEFAULT_MAX_HOPS } from '../rail/hops';
 import { HandrailStatus } from '../search-attributes';
 import type { StageProxies } from '../hop';
@@ -23,7 +31,11 @@ export interface RailPipelines {
  * workflow at once, non-retryable, naming the ones this worker runs. */
 export function pipelineFor(rail: RailPipelines, name: string | undefined, failureType: string): Pipeline {
   const pipeline = findPipeline(rail.pipelines, name);
-  if (!pipeline) throw ApplicationFailure.nonRetryable(`unknown pipeline ${JSON.stringify(name)}; this worker runs ${rail.pipelines.map((p) => p.name).join(', ')}`, failureType);
+  if (!pipeline)
+    throw ApplicationFailure.nonRetryable(
+      `unknown pipeline ${JSON.stringify(name)}; this worker runs ${rail.pipelines.map((p) => p.name).join(', ')}`,
+      failureType,
+    );
   return pipeline;
 }
 
@@ -61,11 +73,18 @@ function refusedAtStart(): void {
 }
 
 function checkedRequest(input: unknown): JobRequest {
-  if (!validators.jobRequest(input)) throw ApplicationFailure.nonRetryable(`invalid job request: ${refusalLines(validators.jobRequest.errors, 'request', 5).join('; ')}`, 'InvalidJobRequest');
+  if (!validators.jobRequest(input))
+    throw ApplicationFailure.nonRetryable(
+      `invalid job request: ${refusalLines(validators.jobRequest.errors, 'request', 5).join('; ')}`,
+      'InvalidJobRequest',
+    );
   const request = input;
   const own = workflowInfo().workflowId;
   if (request.job_id !== own) {
-    throw ApplicationFailure.nonRetryable(`job_id ${request.job_id} is not this workflow's id (${own}): a job runs under its own id`, 'InvalidJobRequest');
+    throw ApplicationFailure.nonRetryable(
+      `job_id ${request.job_id} is not this workflow's id (${own}): a job runs under its own id`,
+      'InvalidJobRequest',
+    );
   }
   return request;
 }
@@ -75,14 +94,23 @@ function checkEntry(request: JobRequest, pipeline: Pipeline): void {
   const body = requestEntry(request, pipeline.entrySpec);
   const alias = pipeline.entrySpec.alias;
   if (request.entry !== undefined && alias !== undefined && request[alias] !== undefined) {
-    throw ApplicationFailure.nonRetryable(`invalid job request: both entry and ${alias} given; send the ${pipeline.entry} as entry only`, 'InvalidJobRequest');
+    throw ApplicationFailure.nonRetryable(
+      `invalid job request: both entry and ${alias} given; send the ${pipeline.entry} as entry only`,
+      'InvalidJobRequest',
+    );
   }
   if (body === undefined) {
-    throw ApplicationFailure.nonRetryable(`invalid job request: entry is required (a ${pipeline.entry} for pipeline ${pipeline.name})`, 'InvalidJobRequest');
+    throw ApplicationFailure.nonRetryable(
+      `invalid job request: entry is required (a ${pipeline.entry} for pipeline ${pipeline.name})`,
+      'InvalidJobRequest',
+    );
   }
   const problems = entryBodyProblems(pipeline.entrySpec.schema, body, 5);
   if (problems.length > 0) {
-    throw ApplicationFailure.nonRetryable(`invalid job request: entry is not a valid ${pipeline.entry} for pipeline ${pipeline.name}: ${problems.join('; ')}`, 'InvalidJobRequest');
+    throw ApplicationFailure.nonRetryable(
+      `invalid job request: entry is not a valid ${pipeline.entry} for pipeline ${pipeline.name}: ${problems.join('; ')}`,
+      'InvalidJobRequest',
+    );
   }
 }
 

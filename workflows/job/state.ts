@@ -4,7 +4,18 @@
  * publishes it; the queries read it.
  */
 import { workflowInfo } from '@temporalio/workflow';
-import { isTranscriptUri, type AckRecord, type CarriedJob, type HandoffV1, type JobRequest, type JobResult, type JobStatus, type Pipeline, type Snapshot, type WriteReceipt } from '../../contracts/rail';
+import {
+  isTranscriptUri,
+  type AckRecord,
+  type CarriedJob,
+  type HandoffV1,
+  type JobRequest,
+  type JobResult,
+  type JobStatus,
+  type Pipeline,
+  type Snapshot,
+  type WriteReceipt,
+} from '../../contracts/rail';
 import type { Escalation, JobStatusView, RailStatus } from '../definitions';
 import type { HopOutcome, StageProxies } from '../hop';
 import { Reservations, addUsd } from '../rail/budget';
@@ -99,7 +110,12 @@ export class JobState {
       if (body && typeof body === 'object') this.bodies[artifact.type] = body as Record<string, unknown>;
       if (outcome.result.receipt) this.receipt = outcome.result.receipt;
       const transcript = outcome.result.package.memory_refs.find(isTranscriptUri);
-      this.handovers.push({ hop: outcome.acks[0]!.hop, stage: outcome.stage, ...outcome.result.handover, ...(transcript ? { transcript } : {}) });
+      this.handovers.push({
+        hop: outcome.acks[0]!.hop,
+        stage: outcome.stage,
+        ...outcome.result.handover,
+        ...(transcript ? { transcript } : {}),
+      });
     }
     const at = admitted ? this.acks.indexOf(admitted) : -1;
     if (at >= 0) this.acks.splice(at, 1, ...outcome.acks);

@@ -17,7 +17,18 @@
  * After the stage ran, concludeHop (rail/hop.ts) may add a second ack: `no_progress`,
  * `rejected_invariant`, or `rejected_budget` for a handover over its edge's token cap.
  */
-import { LIMITS, newestArtifact, reservationUsd, type AckRecord, type AckState, type ContractError, type HandoffValidation, type Hop, type RevisitEdge, type StageCard } from '../../contracts/rail';
+import {
+  LIMITS,
+  newestArtifact,
+  reservationUsd,
+  type AckRecord,
+  type AckState,
+  type ContractError,
+  type HandoffValidation,
+  type Hop,
+  type RevisitEdge,
+  type StageCard,
+} from '../../contracts/rail';
 import { fits } from './budget';
 import { exceedsHopCap, isCycle } from './hops';
 
@@ -52,8 +63,17 @@ export interface AckDecision {
 
 export function decideAck(f: AckFacts): AckDecision {
   if (!f.validation.ok) {
-    const what = f.validation.reason === 'version' ? 'unsupported version' : f.validation.reason === 'size' ? 'package too large' : 'schema invalid';
-    return { ack: 'rejected_schema', reason: `${what}: ${describeErrors(f.validation.errors)}`, errors: f.validation.errors };
+    const what =
+      f.validation.reason === 'version'
+        ? 'unsupported version'
+        : f.validation.reason === 'size'
+          ? 'package too large'
+          : 'schema invalid';
+    return {
+      ack: 'rejected_schema',
+      reason: `${what}: ${describeErrors(f.validation.errors)}`,
+      errors: f.validation.errors,
+    };
   }
   const pkg = f.validation.value;
   if (!f.card) return { ack: 'rejected_role', reason: `no stage named "${f.stage}" is registered` };
@@ -67,14 +87,21 @@ export function decideAck(f: AckFacts): AckDecision {
     };
   }
   if (f.alreadyDelivered && f.otherPackage) {
-    return { ack: 'rejected_conflict', reason: `a different package was already delivered to "${f.stage}" under this delivery key; its result is not this one's` };
+    return {
+      ack: 'rejected_conflict',
+      reason: `a different package was already delivered to "${f.stage}" under this delivery key; its result is not this one's`,
+    };
   }
-  if (f.alreadyDelivered) return { ack: 'duplicate', reason: `"${f.stage}" already completed this delivery; returning its artifact` };
+  if (f.alreadyDelivered)
+    return { ack: 'duplicate', reason: `"${f.stage}" already completed this delivery; returning its artifact` };
   if (exceedsHopCap(f.hop, f.maxHops, f.countAtLastHumanDecision)) {
     return { ack: 'max_hops_exceeded', reason: `transfer ${f.hop.count} exceeds the cap of ${f.maxHops} hops` };
   }
   if (isCycle(f.hop, f.revisits)) {
-    return { ack: 'cycle_detected', reason: `${f.hop.from} → ${f.hop.to} revisits "${f.hop.to}" without a planned edge (chain ${f.hop.chain.join(' → ')})` };
+    return {
+      ack: 'cycle_detected',
+      reason: `${f.hop.from} → ${f.hop.to} revisits "${f.hop.to}" without a planned edge (chain ${f.hop.chain.join(' → ')})`,
+    };
   }
   const reserve = reservationUsd(f.card);
   const held = f.heldUsd ?? 0;
@@ -83,10 +110,20 @@ export function decideAck(f: AckFacts): AckDecision {
   const plain = held === 0 && f.card.maxCostUsd === undefined;
   const wallet = `$${pkg.budget.usd_remaining}${held > 0 ? ` ($${held} reserved by running hops)` : ''}`;
   if (!fits(pkg.budget, held, reserve)) {
-    return { ack: 'rejected_budget', reason: plain ? `wallet has $${pkg.budget.usd_remaining}; "${f.stage}" costs $${reserve}` : `wallet has ${wallet}; "${f.stage}" reserves $${reserve}` };
+    return {
+      ack: 'rejected_budget',
+      reason: plain
+        ? `wallet has $${pkg.budget.usd_remaining}; "${f.stage}" costs $${reserve}`
+        : `wallet has ${wallet}; "${f.stage}" reserves $${reserve}`,
+    };
   }
   const takes = `schema valid, "${f.stage}" takes ${newestArtifact(pkg)?.type ?? 'the package'}`;
-  return { ack: 'accepted', reason: plain ? `${takes}, wallet $${pkg.budget.usd_remaining}` : `${takes}, wallet ${wallet}, reserves $${reserve}` };
+  return {
+    ack: 'accepted',
+    reason: plain
+      ? `${takes}, wallet $${pkg.budget.usd_remaining}`
+      : `${takes}, wallet ${wallet}, reserves $${reserve}`,
+  };
 }
 
 function describeErrors(errors: ContractError[]): string {
@@ -94,7 +131,10 @@ function describeErrors(errors: ContractError[]): string {
   return shown.join('; ') + (errors.length > 3 ? ` (+${errors.length - 3} more)` : '');
 }
 
-export function ackRecord(decision: AckDecision, at: { stage: string; hop: Hop; deliveryKey: string; traceparent: string; now: Date; actor?: string }): AckRecord {
+export function ackRecord(
+  decision: AckDecision,
+  at: { stage: string; hop: Hop; deliveryKey: string; traceparent: string; now: Date; actor?: string },
+): AckRecord {
   return {
     ack: decision.ack,
     stage: at.stage,

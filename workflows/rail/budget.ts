@@ -71,7 +71,10 @@ export const reportedUsd = (cost: number): number => (Number.isFinite(cost) && c
 
 /** Can the wallet, less what running hops hold reserved, hold a reservation of `reserveUsd`? */
 export function fits(budget: Budget, heldUsd: number, reserveUsd: number): boolean {
-  return canPay({ ...budget, usd_remaining: usd(Math.max(0, micros(budget.usd_remaining) - micros(heldUsd))) }, reserveUsd);
+  return canPay(
+    { ...budget, usd_remaining: usd(Math.max(0, micros(budget.usd_remaining) - micros(heldUsd))) },
+    reserveUsd,
+  );
 }
 
 /** A settled hop: what the wallet is charged (the reported cost, at most the reservation) and

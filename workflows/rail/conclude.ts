@@ -2,11 +2,33 @@
  * How a hop ends, pure: from its ack and what the shell gathered (the prior result, the stage's
  * answer, the rail's own lookup), the hop's acks, package and charge.
  */
-import { failureCode, reservationUsd, validateHandoff, type AckRecord, type HandoffV1, type Pipeline, type StageCard, type StageResult } from '../../contracts/rail';
+import {
+  failureCode,
+  reservationUsd,
+  validateHandoff,
+  type AckRecord,
+  type HandoffV1,
+  type Pipeline,
+  type StageCard,
+  type StageResult,
+} from '../../contracts/rail';
 import type { AckDecision } from './ack';
 import { reportedUsd, settle } from './budget';
 import { checkEmitted, type Violation } from './invariants';
-import { CONTEXT_BUDGET_FAILURE, CONTEXT_BUDGET_REASON, TARGET_UNAVAILABLE, decideHop, deliveredPackage, settleHop, stampAck, type Admission, type HopOutcome, type HopRequest, type Settlement, type StageAnswer } from './hop';
+import {
+  CONTEXT_BUDGET_FAILURE,
+  CONTEXT_BUDGET_REASON,
+  TARGET_UNAVAILABLE,
+  decideHop,
+  deliveredPackage,
+  settleHop,
+  stampAck,
+  type Admission,
+  type HopOutcome,
+  type HopRequest,
+  type Settlement,
+  type StageAnswer,
+} from './hop';
 
 const failureCodes = (failures: readonly string[]) => [...new Set(failures.map(failureCode))].sort();
 
@@ -18,12 +40,15 @@ const failureCodes = (failures: readonly string[]) => [...new Set(failures.map(f
  */
 export function noProgress(delivered: HandoffV1, settled: Settlement, card: StageCard): string | undefined {
   const { violations, emitted } = settled;
-  if (violations.length > 0) return violations.every((v) => v.invariant === 'no_artifact_reuse') ? violations[0]!.reason : undefined;
+  if (violations.length > 0)
+    return violations.every((v) => v.invariant === 'no_artifact_reuse') ? violations[0]!.reason : undefined;
   if (card.role !== 'critic' || !emitted) return undefined;
   const [before, after] = [delivered.evaluator, emitted.evaluator];
   if (before.last_verdict !== 'fail' || after.last_verdict !== 'fail' || after.failures.length === 0) return undefined;
   const codes = failureCodes(after.failures);
-  return codes.join() === failureCodes(before.failures).join() ? `"${card.name}" failed the work for the same reasons twice in a row: ${codes.join(', ')}` : undefined;
+  return codes.join() === failureCodes(before.failures).join()
+    ? `"${card.name}" failed the work for the same reasons twice in a row: ${codes.join(', ')}`
+    : undefined;
 }
 
 /** The invariant a stage breaks when it answers that another delivery recorded this one and the
@@ -55,7 +80,14 @@ export function concludeHop(
   recorded?: StageResult | null,
 ): HopOutcome {
   const free = { costUsd: 0, overspentUsd: 0 };
-  const refused = (extra: Partial<HopOutcome> = {}): HopOutcome => ({ acks: [ack], package: a.arrived && { ...a.arrived, ack }, ok: false, stage: a.stage, ...free, ...extra });
+  const refused = (extra: Partial<HopOutcome> = {}): HopOutcome => ({
+    acks: [ack],
+    package: a.arrived && { ...a.arrived, ack },
+    ok: false,
+    stage: a.stage,
+    ...free,
+    ...extra,
+  });
   if (ack.ack === 'duplicate' && prior) return answerFromRecord(a, r, ack, prior, now);
   if (ack.ack !== 'accepted' || !a.arrived || !a.card || !answer) return refused();
   const delivered = deliveredPackage({ ...a, arrived: a.arrived }, ack);
@@ -77,11 +109,19 @@ export function concludeHop(
   if (result.recorded_by_other) {
     if (!recorded) {
       const reason = `"${card.name}" answered that another delivery already recorded this one; the rail finds no record under ${a.key}`;
-      const rejection = stampAck(a, r, { ack: 'rejected_invariant', invariant: DUPLICATE_CLAIM_INVARIANT, reason }, now, card.name);
+      const rejection = stampAck(
+        a,
+        r,
+        { ack: 'rejected_invariant', invariant: DUPLICATE_CLAIM_INVARIANT, reason },
+        now,
+        card.name,
+      );
       return refused({ acks: [booked(0), rejection], package: { ...delivered, ack: rejection }, stage: card.name });
     }
     const again = stampAck(a, r, decideHop(a, r, recorded), now);
-    return again.ack === 'duplicate' ? answerFromRecord(a, r, again, recorded, now) : refused({ acks: [again], package: { ...a.arrived, ack: again } });
+    return again.ack === 'duplicate'
+      ? answerFromRecord(a, r, again, recorded, now)
+      : refused({ acks: [again], package: { ...a.arrived, ack: again } });
   }
   return settleAnswer(admitted, r, delivered, result, card, booked, now);
 }
@@ -99,21 +139,38 @@ function settleAnswer(
   const reservedUsd = reservationUsd(a.card);
   // Only a declared worst case caps the charge: a nominal cost is the offline figure, and a real
   // model's report above it is charged in full (down to an empty wallet, the rest overspent).
-  const overReservation = a.card.maxCostUsd !== undefined && settle(reservedUsd, reportedUsd(result.cost_usd)).overspentUsd > 0;
+  const overReservation =
+    a.card.maxCostUsd !== undefined && settle(reservedUsd, reportedUsd(result.cost_usd)).overspentUsd > 0;
   const settled = settleHop(r.pipeline, delivered, result, card, overReservation ? reservedUsd : undefined);
   const paid = { result, stage: card.name, costUsd: settled.costUsd, overspentUsd: settled.overspentUsd };
   const first = booked(settled.costUsd);
   const stalled = noProgress(delivered, settled, card);
   if (stalled !== undefined) {
     const reuse = settled.violations[0];
-    const flag = stampAck(a, r, { ack: 'no_progress', reason: stalled, ...(reuse ? { invariant: reuse.invariant } : {}) }, now, card.name);
-    return { acks: [first, flag], package: { ...settled.charged, ack: flag }, ok: false, failure: `no progress: ${stalled}`, ...paid };
+    const flag = stampAck(
+      a,
+      r,
+      { ack: 'no_progress', reason: stalled, ...(reuse ? { invariant: reuse.invariant } : {}) },
+      now,
+      card.name,
+    );
+    return {
+      acks: [first, flag],
+      package: { ...settled.charged, ack: flag },
+      ok: false,
+      failure: `no progress: ${stalled}`,
+      ...paid,
+    };
   }
   if (settled.violations.length > 0) {
     const rejection = stampAck(
       a,
       r,
-      { ack: 'rejected_invariant', invariant: settled.violations[0]!.invariant, reason: settled.violations.map((v) => `${v.invariant}: ${v.reason}`).join('; ') },
+      {
+        ack: 'rejected_invariant',
+        invariant: settled.violations[0]!.invariant,
+        reason: settled.violations.map((v) => `${v.invariant}: ${v.reason}`).join('; '),
+      },
       now,
       card.name,
     );
@@ -128,28 +185,74 @@ function settleAnswer(
  * (its hop block and ack are the rail's, as on any answer), so a record that would have been
  * refused as a fresh result is refused as an answer too.
  */
-function answerFromRecord(a: Admission, r: Pick<HopRequest, 'pipeline' | 'actor'>, ack: AckRecord, recorded: StageResult, now: Date): HopOutcome {
-  const answered: HopOutcome = { acks: [ack], package: { ...recorded.package, ack }, result: recorded, ok: true, stage: a.stage, costUsd: 0, overspentUsd: 0 };
+function answerFromRecord(
+  a: Admission,
+  r: Pick<HopRequest, 'pipeline' | 'actor'>,
+  ack: AckRecord,
+  recorded: StageResult,
+  now: Date,
+): HopOutcome {
+  const answered: HopOutcome = {
+    acks: [ack],
+    package: { ...recorded.package, ack },
+    result: recorded,
+    ok: true,
+    stage: a.stage,
+    costUsd: 0,
+    overspentUsd: 0,
+  };
   if (!a.arrived || !a.card) return answered;
   const delivered = deliveredPackage({ ...a, arrived: a.arrived }, ack);
   const violations = recordViolations(r.pipeline, delivered, recorded, a.card);
   if (violations.length === 0) return answered;
-  const rejection = stampAck(a, r, { ack: 'rejected_invariant', invariant: violations[0]!.invariant, reason: violations.map((v) => `${v.invariant}: ${v.reason}`).join('; ') }, now);
-  return { acks: [ack, rejection], package: { ...a.arrived, ack: rejection }, ok: false, stage: a.stage, costUsd: 0, overspentUsd: 0 };
+  const rejection = stampAck(
+    a,
+    r,
+    {
+      ack: 'rejected_invariant',
+      invariant: violations[0]!.invariant,
+      reason: violations.map((v) => `${v.invariant}: ${v.reason}`).join('; '),
+    },
+    now,
+  );
+  return {
+    acks: [ack, rejection],
+    package: { ...a.arrived, ack: rejection },
+    ok: false,
+    stage: a.stage,
+    costUsd: 0,
+    overspentUsd: 0,
+  };
 }
 
 /** Every invariant a recorded result breaks against `delivered`, the rail's hop block and ack put on it first. */
-function recordViolations(pipeline: Pipeline, delivered: HandoffV1, recorded: StageResult, card: StageCard): Violation[] {
+function recordViolations(
+  pipeline: Pipeline,
+  delivered: HandoffV1,
+  recorded: StageResult,
+  card: StageCard,
+): Violation[] {
   const emitted = validateHandoff(recorded.package, { accept: card.packageVersions, registry: pipeline.versions });
-  if (!emitted.ok) return [{ invariant: 'emitted_schema_valid', reason: `the recorded package fails ${card.packageVersions.join(' | ')}` }];
+  if (!emitted.ok)
+    return [
+      { invariant: 'emitted_schema_valid', reason: `the recorded package fails ${card.packageVersions.join(' | ')}` },
+    ];
   const answered = { ...emitted.value, hop: delivered.hop, ack: delivered.ack };
-  return checkEmitted({ delivered, emitted: answered, artifact: recorded.artifact, body: recorded.body, costUsd: recorded.cost_usd, card });
+  return checkEmitted({
+    delivered,
+    emitted: answered,
+    artifact: recorded.artifact,
+    body: recorded.body,
+    costUsd: recorded.cost_usd,
+    card,
+  });
 }
 
 /** The second ack a stage's typed failure earns on its own, if any: a handover over its token
  * cap is a refusal for budget; a stage no worker picked up returns the package to its sender. */
 function failureAck(answer: { failure: string; failureType?: string }): AckDecision | undefined {
-  if (answer.failureType === CONTEXT_BUDGET_FAILURE) return { ack: 'rejected_budget', reason: `${CONTEXT_BUDGET_REASON}: ${answer.failure}` };
+  if (answer.failureType === CONTEXT_BUDGET_FAILURE)
+    return { ack: 'rejected_budget', reason: `${CONTEXT_BUDGET_REASON}: ${answer.failure}` };
   if (answer.failureType === TARGET_UNAVAILABLE) return { ack: 'target_unavailable', reason: answer.failure };
   return undefined;
 }

@@ -3,7 +3,15 @@
  * The validator is synchronous (the SDK does not await it) and throws to refuse; a refused
  * decision never reaches history, and the Web UI shows the message.
  */
-import { newestArtifact, refusalLines, validators, type HumanDecision, type AckRecord, type HandoffV1, type Pipeline } from '../../contracts/rail';
+import {
+  newestArtifact,
+  refusalLines,
+  validators,
+  type HumanDecision,
+  type AckRecord,
+  type HandoffV1,
+  type Pipeline,
+} from '../../contracts/rail';
 import type { Escalation } from '../definitions';
 import { CONTEXT_BUDGET_REASON } from './hop';
 
@@ -17,7 +25,12 @@ type Action = HumanDecision['action'];
  * critic failed (a writer runs only behind a passing verdict; the human revises or tops up
  * revisions instead). Revise needs a pipeline with a reviser that can take the package.
  */
-export function decisionOptions(pkg: HandoffV1, lastAck: AckRecord | undefined, blocked: string | undefined, pipeline: Pick<Pipeline, 'get' | 'reviser'>): Action[] {
+export function decisionOptions(
+  pkg: HandoffV1,
+  lastAck: AckRecord | undefined,
+  blocked: string | undefined,
+  pipeline: Pick<Pipeline, 'get' | 'reviser'>,
+): Action[] {
   const contextCap = lastAck?.ack === 'rejected_budget' && lastAck.reason.startsWith(`${CONTEXT_BUDGET_REASON}:`);
   const options: Action[] = contextCap ? ['reject'] : ['reject', 'top_up'];
   const unfixable = lastAck?.ack === 'rejected_schema';
@@ -30,7 +43,12 @@ export function decisionOptions(pkg: HandoffV1, lastAck: AckRecord | undefined, 
 }
 
 /** `openRecord`: the id of the handoff record of the escalation the job waits on, if it has one. */
-export function validateDecision(decision: unknown, escalation: Escalation | undefined, alreadyDecided: boolean, openRecord?: string): void {
+export function validateDecision(
+  decision: unknown,
+  escalation: Escalation | undefined,
+  alreadyDecided: boolean,
+  openRecord?: string,
+): void {
   if (!escalation) throw new Error('the job is not waiting for a human decision');
   if (alreadyDecided) throw new Error('a decision for this escalation is already being applied');
   if (!validators.humanDecision(decision)) {
@@ -43,7 +61,9 @@ export function validateDecision(decision: unknown, escalation: Escalation | und
     throw new Error(`handoff record ${d.handoff_record} is not the record of the escalation this job waits on`);
   }
   if (!escalation.options.includes(d.action)) {
-    throw new Error(`"${d.action}" is not possible for this escalation; choose one of: ${escalation.options.join(', ')}`);
+    throw new Error(
+      `"${d.action}" is not possible for this escalation; choose one of: ${escalation.options.join(', ')}`,
+    );
   }
   if (d.action === 'top_up' && !((d.usd ?? 0) > 0 || (d.revisions ?? 0) > 0)) {
     throw new Error('top_up needs usd > 0 or revisions > 0');

@@ -18,21 +18,36 @@ export interface HandoverLine {
   transcript?: string;
 }
 
-export function renderDetails(view: JobStatusView, acks: readonly AckRecord[], handovers: readonly HandoverLine[] = []): string {
+export function renderDetails(
+  view: JobStatusView,
+  acks: readonly AckRecord[],
+  handovers: readonly HandoverLine[] = [],
+): string {
   const lines = [
     `**${view.status}** at \`${view.stage}\` · hops ${view.hops} · wallet USD ${view.usd_remaining} / ${view.revisions_remaining} revisions · spent USD ${view.spent_usd} · verdict ${view.last_verdict}`,
   ];
-  if (view.reserved_usd > 0) lines.push('', `Reserved USD ${view.reserved_usd} by running hops: ${view.reservations.map((r) => `${r.stage} ${r.usd}`).join(', ')}`);
+  if (view.reserved_usd > 0)
+    lines.push(
+      '',
+      `Reserved USD ${view.reserved_usd} by running hops: ${view.reservations.map((r) => `${r.stage} ${r.usd}`).join(', ')}`,
+    );
   if (view.escalation) {
-    lines.push('', `**Waiting for a human** since ${view.escalation.since}: ${view.escalation.reasons.map(cell).join('; ')}`);
-    lines.push(`Send the \`decide\` update with one of: ${view.escalation.options.map((o) => `\`${o}\``).join(', ')} (and an \`actor\`).`);
+    lines.push(
+      '',
+      `**Waiting for a human** since ${view.escalation.since}: ${view.escalation.reasons.map(cell).join('; ')}`,
+    );
+    lines.push(
+      `Send the \`decide\` update with one of: ${view.escalation.options.map((o) => `\`${o}\``).join(', ')} (and an \`actor\`).`,
+    );
   }
   if (view.reason) lines.push('', `Ended: ${cell(view.reason)}`);
   lines.push('', '| hop | stage | ack | reason | reserved → settled (USD) | actor |', '|---|---|---|---|---|---|');
   // The newest 30 acks keep the details readable and bounded; the `acks` query has them all.
   for (const a of acks.slice(-30)) {
     const wallet = a.reserved_usd === undefined ? '' : `${a.reserved_usd} → ${a.settled_usd ?? '…'}`;
-    lines.push(`| ${a.hop} | ${a.stage} | ${a.ack}${a.invariant ? ` (${a.invariant})` : ''} | ${cell(a.reason).slice(0, 160)} | ${wallet} | ${a.actor ?? ''} |`);
+    lines.push(
+      `| ${a.hop} | ${a.stage} | ${a.ack}${a.invariant ? ` (${a.invariant})` : ''} | ${cell(a.reason).slice(0, 160)} | ${wallet} | ${a.actor ?? ''} |`,
+    );
   }
   if (handovers.length > 0) {
     lines.push(
@@ -43,7 +58,10 @@ export function renderDetails(view: JobStatusView, acks: readonly AckRecord[], h
       '|---|---|---|---|',
     );
     for (const h of handovers.slice(-30)) {
-      const used = h.used === undefined ? 'package only' : `${h.used}${h.fell_back ? ' (over the cap: fell back)' : ''} · ${h.tokens ?? 0} tokens`;
+      const used =
+        h.used === undefined
+          ? 'package only'
+          : `${h.used}${h.fell_back ? ' (over the cap: fell back)' : ''} · ${h.tokens ?? 0} tokens`;
       // The turn's sha, shortened like a commit's: the whole URI does not fit the Web UI's column.
       const turn = h.transcript?.split('/').pop()?.slice(0, 12);
       lines.push(`| ${h.hop} | ${h.stage} | ${cell(used)} | ${turn ? `\`${turn}…\`` : ''} |`);

@@ -25,7 +25,9 @@ export function escalationRecord(
   escalation: Pick<Escalation, 'reasons' | 'blocked' | 'options'>,
   where: { workspace: string; project: string; owner?: string | undefined },
 ): HandoffBeginInput {
-  const summary = wellFormed(pkg.summary ?? '').trim() ? wellFormed(pkg.summary!) : clip(wellFormed(pkg.goal), LIMITS.summary);
+  const summary = wellFormed(pkg.summary ?? '').trim()
+    ? wellFormed(pkg.summary!)
+    : clip(wellFormed(pkg.goal), LIMITS.summary);
   const steps = [
     ...escalation.reasons.map((reason) => item(`resolve: ${reason}`)),
     item(`decide ${escalation.options.join(' | ')} (the job is blocked at ${escalation.blocked})`),
@@ -35,7 +37,10 @@ export function escalationRecord(
     project: where.project,
     job_id: pkg.job_id,
     summary,
-    open_questions: pkg.open_questions.map(item).filter((q) => q.length > 0).slice(0, LIMITS.listItems),
+    open_questions: pkg.open_questions
+      .map(item)
+      .filter((q) => q.length > 0)
+      .slice(0, LIMITS.listItems),
     next_steps: steps.slice(0, LIMITS.listItems),
     ...(where.owner !== undefined ? { owner: where.owner } : {}),
     created_by: RAIL_ACTOR,

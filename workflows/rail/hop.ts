@@ -75,10 +75,16 @@ export function admitHop(r: HopRequest): Admission {
   const named = typeof r.stage === 'string' && isSlug(r.stage);
   const stage = named ? r.stage : 'unknown-stage';
   // Whatever arrived as the name is described, never converted (an object's toString may throw).
-  const asked = typeof r.stage === 'string' ? JSON.stringify(r.stage.slice(0, 40)) : `a ${r.stage === null ? 'null' : typeof r.stage}`;
+  const asked =
+    typeof r.stage === 'string'
+      ? JSON.stringify(r.stage.slice(0, 40))
+      : `a ${r.stage === null ? 'null' : typeof r.stage}`;
   const reason = named ? r.reason : `${r.reason} (asked for ${asked})`;
   const card = r.pipeline.get(stage);
-  const validation = validateHandoff(r.package, { accept: card?.packageVersions ?? [HANDOFF_V1], registry: r.pipeline.versions });
+  const validation = validateHandoff(r.package, {
+    accept: card?.packageVersions ?? [HANDOFF_V1],
+    registry: r.pipeline.versions,
+  });
   const arrived = validation.ok ? validation.value : undefined;
   const hop = nextHop(arrived?.hop, stage, reason, r.from, r.handoff);
   const jobId = arrived?.job_id ?? r.fallbackJobId;
@@ -99,7 +105,11 @@ export function admitHop(r: HopRequest): Admission {
 }
 
 /** The ack: decideAck over the admission (ordered checks: contracts/README, workflows/rail/ack.ts). */
-export function decideHop(a: Admission, r: Pick<HopRequest, 'pipeline' | 'maxHops' | 'countAtLastHumanDecision' | 'heldUsd'>, prior: Pick<StageResult, 'recorded_by_other'> | null): AckDecision {
+export function decideHop(
+  a: Admission,
+  r: Pick<HopRequest, 'pipeline' | 'maxHops' | 'countAtLastHumanDecision' | 'heldUsd'>,
+  prior: Pick<StageResult, 'recorded_by_other'> | null,
+): AckDecision {
   return decideAck({
     stage: a.stage,
     card: a.card,
@@ -133,24 +143,62 @@ export interface Settlement {
  * `reservedUsd`: the hop's reservation, when a report above it is settled at it (the rest is the
  * hop's overspend); otherwise the whole report is charged, down to an empty wallet.
  */
-export function settleHop(pipeline: Pipeline, delivered: HandoffV1, result: StageResult, card: StageCard, reservedUsd?: number): Settlement {
+export function settleHop(
+  pipeline: Pipeline,
+  delivered: HandoffV1,
+  result: StageResult,
+  card: StageCard,
+  reservedUsd?: number,
+): Settlement {
   // A cost that is not a number is a violation (checkEmitted); the wallet is charged nothing for it.
   const reported = reportedUsd(result.cost_usd);
-  const { settledUsd: capped, overspentUsd: beyondReservation } = reservedUsd === undefined ? { settledUsd: reported, overspentUsd: 0 } : settle(reservedUsd, reported);
+  const { settledUsd: capped, overspentUsd: beyondReservation } =
+    reservedUsd === undefined ? { settledUsd: reported, overspentUsd: 0 } : settle(reservedUsd, reported);
   // The wallet pays at most what it holds: what it was charged is what the job spent.
   const { budget, overspentUsd: beyondWallet, chargedUsd: costUsd } = charge(delivered.budget, capped);
   const overspentUsd = beyondReservation + beyondWallet;
   const emitted = validateHandoff(result.package, { accept: card.packageVersions, registry: pipeline.versions });
   const violations = emitted.ok
-    ? checkEmitted({ delivered, emitted: emitted.value, artifact: result.artifact, body: result.body, costUsd: result.cost_usd, card })
-    : [{ invariant: 'emitted_schema_valid', reason: `the emitted package fails ${card.packageVersions.join(' | ')}: ${emitted.errors.map((e) => `${e.path} ${e.message}`).join('; ')}` }];
+    ? checkEmitted({
+        delivered,
+        emitted: emitted.value,
+        artifact: result.artifact,
+        body: result.body,
+        costUsd: result.cost_usd,
+        card,
+      })
+    : [
+        {
+          invariant: 'emitted_schema_valid',
+          reason: `the emitted package fails ${card.packageVersions.join(' | ')}: ${emitted.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
+        },
+      ];
   // The rail's own hop block goes on: a stage may echo one from before typed reasons (invariants.ts).
-  return { costUsd, overspentUsd, charged: { ...delivered, budget }, emitted: emitted.ok ? { ...emitted.value, ...(delivered.hop ? { hop: delivered.hop } : {}), budget } : undefined, violations };
+  return {
+    costUsd,
+    overspentUsd,
+    charged: { ...delivered, budget },
+    emitted: emitted.ok ? { ...emitted.value, ...(delivered.hop ? { hop: delivered.hop } : {}), budget } : undefined,
+    violations,
+  };
 }
 
 /** The ack of a decision on this hop (the stage a rejected_invariant names may be the fallback). */
-export function stampAck(a: Admission, r: Pick<HopRequest, 'actor'>, decision: AckDecision, now: Date, stage = a.stage): AckRecord {
-  return ackRecord(decision, { stage, hop: a.hop, deliveryKey: a.key, traceparent: a.traceparent, now, actor: r.actor });
+export function stampAck(
+  a: Admission,
+  r: Pick<HopRequest, 'actor'>,
+  decision: AckDecision,
+  now: Date,
+  stage = a.stage,
+): AckRecord {
+  return ackRecord(decision, {
+    stage,
+    hop: a.hop,
+    deliveryKey: a.key,
+    traceparent: a.traceparent,
+    now,
+    actor: r.actor,
+  });
 }
 
 /** The package the stage receives: what arrived, with the rail's hop and ack on it. */

@@ -6,7 +6,15 @@
  * transfers between stages: the first delivery (from the client) is hop 0, so the planned relay
  * intake → retrieve → draft → judge → writeback takes 4 and each revision 2 more (SPEC).
  */
-import { HUMAN, newestArtifact, type HandoffReason, type HandoffV1, type Hop, type Pipeline, type RevisitEdge } from '../../contracts/rail';
+import {
+  HUMAN,
+  newestArtifact,
+  type HandoffReason,
+  type HandoffV1,
+  type Hop,
+  type Pipeline,
+  type RevisitEdge,
+} from '../../contracts/rail';
 
 export { HUMAN };
 
@@ -14,7 +22,13 @@ export const DEFAULT_MAX_HOPS = 8;
 /** Sender of the first hop of a job. */
 export const ORIGIN = 'client';
 
-export function nextHop(current: Hop | undefined, to: string, reason: string, by: string = current?.to ?? ORIGIN, handoff?: HandoffReason): Hop {
+export function nextHop(
+  current: Hop | undefined,
+  to: string,
+  reason: string,
+  by: string = current?.to ?? ORIGIN,
+  handoff?: HandoffReason,
+): Hop {
   const transfer = current !== undefined;
   return {
     from: by,

@@ -2,7 +2,16 @@
  * Rail invariants, checked on every package a stage emits (SPEC "Rail invariants").
  * A violation fails closed: the hop is rejected with the invariant named and the job escalates.
  */
-import { isStoredEntryOf, parseReference, segmentCount, splitSummary, type Artifact, type HandoffV1, type Hop, type StageCard } from '../../contracts/rail';
+import {
+  isStoredEntryOf,
+  parseReference,
+  segmentCount,
+  splitSummary,
+  type Artifact,
+  type HandoffV1,
+  type Hop,
+  type StageCard,
+} from '../../contracts/rail';
 import { canonicalJson } from '../../contracts/canonical-json';
 import { constraintBreaches, policiesFor } from '../../contracts/constraints';
 
@@ -59,10 +68,12 @@ export function summaryNotAppended(delivered: string | undefined, emitted: strin
   const before = splitSummary(was);
   const [first, ...rest] = splitSummary(now);
   const ref = first === undefined ? undefined : parseReference(first);
-  if (!ref) return `the summary no longer starts with the ${before.length} segment(s) delivered: earlier segments were rewritten or cut`;
+  if (!ref)
+    return `the summary no longer starts with the ${before.length} segment(s) delivered: earlier segments were rewritten or cut`;
   for (let moved = 0; moved <= before.length; moved++) {
     const kept = before.slice(moved);
-    if (same(rest.slice(0, kept.length), kept) && ref.segments >= segmentCount(before.slice(0, moved))) return undefined;
+    if (same(rest.slice(0, kept.length), kept) && ref.segments >= segmentCount(before.slice(0, moved)))
+      return undefined;
   }
   return `the summary starts with a reference to ${ref.segments} segment(s) at ${ref.uri}, but what follows is not the delivered summary's newest segments, or the reference stands for fewer than were moved`;
 }
@@ -87,21 +98,30 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   const v: Violation[] = [];
   const add = (invariant: string, reason: string) => v.push({ invariant, reason });
 
-  if (after.job_id !== before.job_id) add('job_id_unchanged', `job_id changed from ${before.job_id} to ${after.job_id}`);
-  if (after.goal !== before.goal) add('goal_unchanged', 'the goal is the job request\'s; the stage rewrote it');
-  if (after.trace.traceparent !== before.trace.traceparent) add('trace_unchanged', 'traceparent changed across the hop');
+  if (after.job_id !== before.job_id)
+    add('job_id_unchanged', `job_id changed from ${before.job_id} to ${after.job_id}`);
+  if (after.goal !== before.goal) add('goal_unchanged', "the goal is the job request's; the stage rewrote it");
+  if (after.trace.traceparent !== before.trace.traceparent)
+    add('trace_unchanged', 'traceparent changed across the hop');
   if (!same(after.constraints, before.constraints)) add('constraints_kept', 'constraints were dropped or changed');
-  if (after.budget.usd_remaining > before.budget.usd_remaining || after.budget.revisions_remaining > before.budget.revisions_remaining) {
+  if (
+    after.budget.usd_remaining > before.budget.usd_remaining ||
+    after.budget.revisions_remaining > before.budget.revisions_remaining
+  ) {
     add('budget_not_increased', 'the wallet grew without a human top-up');
   }
   if (typeof o.costUsd !== 'number' || !Number.isFinite(o.costUsd) || o.costUsd < 0) {
     add('cost_reported', `"${card.name}" reported cost ${String(o.costUsd)}; a stage must report a finite amount >= 0`);
   }
-  if (!sameHop(after.hop, before.hop) || !same(after.ack, before.ack)) add('hop_owned_by_rail', 'the stage changed the hop block or the ack');
+  if (!sameHop(after.hop, before.hop) || !same(after.ack, before.ack))
+    add('hop_owned_by_rail', 'the stage changed the hop block or the ack');
 
   const evaluatorChanged = !same(after.evaluator, before.evaluator);
   if (card.role !== 'critic' && evaluatorChanged) {
-    add('evaluator_not_reset', `"${card.name}" is not a critic and changed the evaluator state (last verdict ${before.evaluator.last_verdict} → ${after.evaluator.last_verdict})`);
+    add(
+      'evaluator_not_reset',
+      `"${card.name}" is not a critic and changed the evaluator state (last verdict ${before.evaluator.last_verdict} → ${after.evaluator.last_verdict})`,
+    );
   } else if (card.role === 'critic' && after.evaluator.last_verdict === 'none') {
     add('evaluator_not_reset', `the critic "${card.name}" left no verdict`);
   }
@@ -115,12 +135,19 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   const added = after.artifacts.slice(before.artifacts.length);
   // The one rewrite allowed: the inline entry moved to the store, under this job, hash for hash.
   const entryMoved = isStoredEntryOf(before.job_id, before.artifacts[0], kept[0]);
-  if (!same(entryMoved ? kept.slice(1) : kept, entryMoved ? before.artifacts.slice(1) : before.artifacts)) add('artifacts_append_only', 'earlier artifacts were removed or rewritten');
-  if (!card.outputs.includes(o.artifact.type)) add('output_declared', `"${card.name}" emitted ${o.artifact.type}; its card declares ${card.outputs.join(' | ')}`);
-  if (added.length !== 1 || !same(added[0], o.artifact)) add('output_declared', 'the emitted package must append exactly the reported output artifact');
+  if (!same(entryMoved ? kept.slice(1) : kept, entryMoved ? before.artifacts.slice(1) : before.artifacts))
+    add('artifacts_append_only', 'earlier artifacts were removed or rewritten');
+  if (!card.outputs.includes(o.artifact.type))
+    add('output_declared', `"${card.name}" emitted ${o.artifact.type}; its card declares ${card.outputs.join(' | ')}`);
+  if (added.length !== 1 || !same(added[0], o.artifact))
+    add('output_declared', 'the emitted package must append exactly the reported output artifact');
   const earlier = entryMoved ? [kept[0]!, ...before.artifacts.slice(1)] : before.artifacts;
   const reused = earlier.find((a) => a.uri === o.artifact.uri || (a.hash !== undefined && a.hash === o.artifact.hash));
-  if (reused) add('no_artifact_reuse', `the output repeats an earlier ${reused.type} (${reused.uri}); a revision must differ from every rejected output`);
+  if (reused)
+    add(
+      'no_artifact_reuse',
+      `the output repeats an earlier ${reused.type} (${reused.uri}); a revision must differ from every rejected output`,
+    );
 
   // The critic quotes what it judges, so only producers' text is held to content policies.
   const toolsUsed = after.tools_tried.slice(before.tools_tried.length).map((t) => t.name);
@@ -128,6 +155,7 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   if (card.role !== 'critic' && o.body === undefined && policiesFor(before.constraints).length > 0) {
     add('constraints_enforced', `"${card.name}" reported no output body, so the job's constraints cannot be checked`);
   }
-  for (const b of constraintBreaches(before.constraints, { text, toolsUsed })) add('constraints_enforced', `${b.policy}: ${b.breach}`);
+  for (const b of constraintBreaches(before.constraints, { text, toolsUsed }))
+    add('constraints_enforced', `${b.policy}: ${b.breach}`);
   return v;
 }

@@ -3,7 +3,21 @@
  * table"). The sequence is known when the pipeline is defined, so a table decides, not a model
  * (seed 001).
  */
-import { LIMITS, isCompleteRule, isFanOutRule, matchRoute, newestArtifact, type AckRecord, type FanOutRule, type HandoffReason, type HandoffV1, type Hop, type HookResult, type Pipeline, type RouteFacts } from '../../contracts/rail';
+import {
+  LIMITS,
+  isCompleteRule,
+  isFanOutRule,
+  matchRoute,
+  newestArtifact,
+  type AckRecord,
+  type FanOutRule,
+  type HandoffReason,
+  type HandoffV1,
+  type Hop,
+  type HookResult,
+  type Pipeline,
+  type RouteFacts,
+} from '../../contracts/rail';
 import type { HopOutcome } from './hop';
 import { spendRevision } from './budget';
 
@@ -58,7 +72,12 @@ export type Route =
 export type RecordedBodies = Readonly<Record<string, Record<string, unknown>>>;
 
 export function routeFacts(pkg: HandoffV1, bodies: RecordedBodies = {}): RouteFacts {
-  return { package: pkg, newest: newestArtifact(pkg)?.type, verdict: pkg.evaluator.last_verdict, body: (type) => bodies[type] };
+  return {
+    package: pkg,
+    newest: newestArtifact(pkg)?.type,
+    verdict: pkg.evaluator.last_verdict,
+    body: (type) => bodies[type],
+  };
 }
 
 /**
@@ -66,14 +85,23 @@ export function routeFacts(pkg: HandoffV1, bodies: RecordedBodies = {}): RouteFa
  * package goes back to the stage that sent it, whose card decides — another stage (`reroute`,
  * `degrade`) or, by default, a human, with the reason named and the refused hop to retry.
  */
-export function returnToSender(pipeline: Pick<Pipeline, 'get'>, returned: HandoffV1, failed: HopStep, reason: string): Route {
+export function returnToSender(
+  pipeline: Pick<Pipeline, 'get'>,
+  returned: HandoffV1,
+  failed: HopStep,
+  reason: string,
+): Route {
   const sender = returned.hop ? pipeline.get(returned.hop.from) : undefined;
   const back = sender?.onTargetUnavailable;
-  if (!sender || back === undefined || back === 'escalate') return { kind: 'escalate', reason, resume: failed.to, retry: failed };
+  if (!sender || back === undefined || back === 'escalate')
+    return { kind: 'escalate', reason, resume: failed.to, retry: failed };
   return {
     kind: 'hop',
     to: back.to,
-    reason: `returned to ${sender.name}: ${failed.to} unavailable, ${back.action} to ${back.to}`.slice(0, LIMITS.shortText),
+    reason: `returned to ${sender.name}: ${failed.to} unavailable, ${back.action} to ${back.to}`.slice(
+      0,
+      LIMITS.shortText,
+    ),
     // Another stage takes the work because its target is not there.
     handoff: 'load_balancing',
     package: returned,
@@ -93,7 +121,17 @@ export function route(pipeline: Pick<Pipeline, 'routes'>, pkg: HandoffV1, bodies
   const budget = spendRevision(pkg.budget);
   const critic = criticOf(pkg);
   return budget
-    ? { kind: 'hop', to: rule.to, reason: `${rule.reason}: ${pkg.evaluator.failures.join('; ') || `${critic} failed the work of ${rule.to}`}`.slice(0, LIMITS.shortText), ...handoff, package: { ...pkg, budget } }
+    ? {
+        kind: 'hop',
+        to: rule.to,
+        reason:
+          `${rule.reason}: ${pkg.evaluator.failures.join('; ') || `${critic} failed the work of ${rule.to}`}`.slice(
+            0,
+            LIMITS.shortText,
+          ),
+        ...handoff,
+        package: { ...pkg, budget },
+      }
     : { kind: 'escalate', reason: revisionsExhausted(critic, rule.to), resume: rule.to };
 }
 

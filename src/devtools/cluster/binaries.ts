@@ -21,9 +21,24 @@ interface GoBinary {
 }
 
 const BINARIES = {
-  server: { name: 'temporal-server', pkg: 'go.temporal.io/server/cmd/server', version: TEMPORAL_SERVER_VERSION, exe: 'server' },
-  sqlTool: { name: 'temporal-sql-tool', pkg: 'go.temporal.io/server/cmd/tools/sql', version: TEMPORAL_SERVER_VERSION, exe: 'sql' },
-  uiServer: { name: 'temporal-ui-server', pkg: 'github.com/temporalio/ui-server/v2/cmd/server', version: UI_SERVER_VERSION, exe: 'server' },
+  server: {
+    name: 'temporal-server',
+    pkg: 'go.temporal.io/server/cmd/server',
+    version: TEMPORAL_SERVER_VERSION,
+    exe: 'server',
+  },
+  sqlTool: {
+    name: 'temporal-sql-tool',
+    pkg: 'go.temporal.io/server/cmd/tools/sql',
+    version: TEMPORAL_SERVER_VERSION,
+    exe: 'sql',
+  },
+  uiServer: {
+    name: 'temporal-ui-server',
+    pkg: 'github.com/temporalio/ui-server/v2/cmd/server',
+    version: UI_SERVER_VERSION,
+    exe: 'server',
+  },
 } as const satisfies Record<string, GoBinary>;
 
 /** What the server module contributes besides its binaries, relative to the module root. */
@@ -42,9 +57,15 @@ const binaryDir = (b: GoBinary, env: NodeJS.ProcessEnv): string => path.join(han
 
 /** Where the server module's source is, downloading it into GOMODCACHE when needed. */
 function serverModuleDir(env: NodeJS.ProcessEnv): string {
-  const res = spawnSync('go', ['mod', 'download', '-json', `go.temporal.io/server@v${TEMPORAL_SERVER_VERSION}`], { env, encoding: 'utf8' });
+  const res = spawnSync('go', ['mod', 'download', '-json', `go.temporal.io/server@v${TEMPORAL_SERVER_VERSION}`], {
+    env,
+    encoding: 'utf8',
+  });
   const dir = res.status === 0 ? (JSON.parse(res.stdout) as { Dir?: string }).Dir : undefined;
-  if (!dir) throw new Error(`go mod download go.temporal.io/server@v${TEMPORAL_SERVER_VERSION} failed: ${res.stderr || res.error?.message}`);
+  if (!dir)
+    throw new Error(
+      `go mod download go.temporal.io/server@v${TEMPORAL_SERVER_VERSION} failed: ${res.stderr || res.error?.message}`,
+    );
   return dir;
 }
 
@@ -54,7 +75,9 @@ export function ensureClusterBinaries(env: NodeJS.ProcessEnv, log: (msg: string)
   const serverModule = path.join(binaryDir(BINARIES.server, env), 'module');
   const moduleCopied = Object.values(SERVER_MODULE_FILES).every((f) => fs.existsSync(path.join(serverModule, f)));
   if ((missing.length > 0 || !moduleCopied) && !onPath('go', env)) {
-    throw new Error(`the cluster needs ${[...missing.map((b) => `${b.pkg}@v${b.version}`), ...(moduleCopied ? [] : ['the Temporal server module files'])].join(', ')}, built with Go, and there is no \`go\` on PATH: install Go 1.24+`);
+    throw new Error(
+      `the cluster needs ${[...missing.map((b) => `${b.pkg}@v${b.version}`), ...(moduleCopied ? [] : ['the Temporal server module files'])].join(', ')}, built with Go, and there is no \`go\` on PATH: install Go 1.24+`,
+    );
   }
   for (const b of missing) {
     const started = Date.now();

@@ -11,7 +11,14 @@ import { stopDaemon } from './processes';
 import { clusterEnv, type ClusterSettings } from './settings';
 import { clusterStatus, statusTable, type PartStatus } from './status';
 import { listenPorts } from './server-config';
-import { TEMPORAL_DATABASES, applySchemas, prepareNamespace, startTemporalServer, temporalServerUp, writeServerConfig } from './temporal-server';
+import {
+  TEMPORAL_DATABASES,
+  applySchemas,
+  prepareNamespace,
+  startTemporalServer,
+  temporalServerUp,
+  writeServerConfig,
+} from './temporal-server';
 import { startUiServer, uiServerUp } from './ui-server';
 import { startWorker, workerEnv, workerUp } from './workers';
 
@@ -66,7 +73,8 @@ export async function clusterUp(s: ClusterSettings, log: (msg: string) => void):
 /** Stops in reverse dependency order; every step tolerates a part that is not running. */
 export async function clusterDown(s: ClusterSettings, log: (msg: string) => void): Promise<void> {
   const started = Date.now();
-  const report = (part: string, pid: number | undefined) => log(pid === undefined ? `${part}: not running` : `${part}: stopped (pid ${pid})`);
+  const report = (part: string, pid: number | undefined) =>
+    log(pid === undefined ? `${part}: not running` : `${part}: stopped (pid ${pid})`);
   for (const worker of [...s.workers].reverse()) report(worker.name, await stopDaemon(worker));
   report('ui-server', await stopDaemon(s.ui));
   report('temporal-server', await stopDaemon(s.server));

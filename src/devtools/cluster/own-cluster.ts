@@ -56,7 +56,8 @@ export async function startOwnCluster(o: OwnClusterOptions): Promise<OwnCluster>
     toStop = s;
     const bins = ensureClusterBinaries(process.env, log);
     const taken = await takenPort(s, bins);
-    if (taken !== undefined) throw new Error(`port ${s.host}:${taken} is taken; the ${o.name} cluster needs its own ports`);
+    if (taken !== undefined)
+      throw new Error(`port ${s.host}:${taken} is taken; the ${o.name} cluster needs its own ports`);
     await clusterUp(s, () => undefined);
     log(`cluster up at ${frontendAddress(s)} (data ${s.root})`);
     connection = await Connection.connect({ address: frontendAddress(s) });

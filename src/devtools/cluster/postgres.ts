@@ -5,19 +5,32 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { ensureDatabase, dataDirOf, ensurePostgresBinaries, findPostgresBinDir, initPostgres, makePostgresHome, startPostgres, stopPostgres, type PostgresHome } from '../postgres-server';
+import {
+  ensureDatabase,
+  dataDirOf,
+  ensurePostgresBinaries,
+  findPostgresBinDir,
+  initPostgres,
+  makePostgresHome,
+  startPostgres,
+  stopPostgres,
+  type PostgresHome,
+} from '../postgres-server';
 import { portOpen } from '../devserver/server';
 import type { ClusterSettings } from './settings';
 
 /** Running when pg_ctl's pid file is there and the port answers. */
 export async function postgresUp(s: ClusterSettings): Promise<boolean> {
-  return fs.existsSync(path.join(s.postgres.root, 'data', 'postmaster.pid')) && (await portOpen(s.host, s.postgres.port));
+  return (
+    fs.existsSync(path.join(s.postgres.root, 'data', 'postmaster.pid')) && (await portOpen(s.host, s.postgres.port))
+  );
 }
 
 /** Starts it (creating the data dir the first time) unless running; true when started here. */
 export async function ensurePostgres(s: ClusterSettings, log: (msg: string) => void): Promise<boolean> {
   if (await postgresUp(s)) return false;
-  if (await portOpen(s.host, s.postgres.port)) throw new Error(`port ${s.host}:${s.postgres.port} is taken by another process; the cluster's PostgreSQL needs it`);
+  if (await portOpen(s.host, s.postgres.port))
+    throw new Error(`port ${s.host}:${s.postgres.port} is taken by another process; the cluster's PostgreSQL needs it`);
   const home = makePostgresHome(ensurePostgresBinaries(), s.postgres.root);
   if (!fs.existsSync(dataDirOf(home))) {
     log(`handrail: creating the cluster's PostgreSQL data dir ${dataDirOf(home)}`);
@@ -28,7 +41,11 @@ export async function ensurePostgres(s: ClusterSettings, log: (msg: string) => v
   return true;
 }
 
-export async function withAdmin<T>(s: ClusterSettings, use: (admin: pg.Client) => Promise<T>, database = 'postgres'): Promise<T> {
+export async function withAdmin<T>(
+  s: ClusterSettings,
+  use: (admin: pg.Client) => Promise<T>,
+  database = 'postgres',
+): Promise<T> {
   const admin = new pg.Client({ host: s.host, port: s.postgres.port, user: s.postgres.user, database });
   await admin.connect();
   try {

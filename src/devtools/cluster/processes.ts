@@ -45,7 +45,12 @@ export function startDaemon(spec: DaemonSpec): number {
   fs.mkdirSync(path.dirname(spec.logFile), { recursive: true });
   const fd = fs.openSync(spec.logFile, 'a');
   fs.writeSync(fd, `\n--- ${new Date().toISOString()} ${spec.exe} ${spec.args.join(' ')}\n`);
-  const child = spawn(spec.exe, spec.args, { cwd: spec.cwd, env: spec.env ?? process.env, stdio: ['ignore', fd, fd], detached: true });
+  const child = spawn(spec.exe, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env ?? process.env,
+    stdio: ['ignore', fd, fd],
+    detached: true,
+  });
   fs.closeSync(fd);
   if (!child.pid) throw new Error(`could not start ${spec.exe}`);
   child.unref();
@@ -87,12 +92,20 @@ export function logTail(file: string, lines = 15): string {
 }
 
 /** Polls `check` until it returns true; throws `what` with the log's tail on timeout or when the process died. */
-export async function waitFor(what: string, check: () => Promise<boolean>, opts: DaemonFiles & { timeoutMs: number }): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  opts: DaemonFiles & { timeoutMs: number },
+): Promise<void> {
   const deadline = Date.now() + opts.timeoutMs;
   for (;;) {
     if (await check()) return;
-    if (runningPid(opts) === undefined) throw new Error(`${what}: the process exited. Last lines of ${opts.logFile}:\n${logTail(opts.logFile)}`);
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${opts.timeoutMs / 1000} s. Last lines of ${opts.logFile}:\n${logTail(opts.logFile)}`);
+    if (runningPid(opts) === undefined)
+      throw new Error(`${what}: the process exited. Last lines of ${opts.logFile}:\n${logTail(opts.logFile)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what}: not within ${opts.timeoutMs / 1000} s. Last lines of ${opts.logFile}:\n${logTail(opts.logFile)}`,
+      );
     await sleep(500);
   }
 }

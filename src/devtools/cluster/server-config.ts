@@ -43,21 +43,42 @@ export function listenPorts(config: string): number[] {
 export function serverConfigYaml(template: string, opts: ServerConfigOptions): string {
   let out = template;
   out = edit(out, 'service ports', SERVICE_PORTS, (_, key, port) => `${key}${shift(port!, opts.portOffset)}`, 9);
-  out = edit(out, 'listen/rpc addresses', LISTEN_ADDRESSES, (_, key, port) => `${key}"127.0.0.1:${shift(port!, opts.portOffset)}"`, 2);
+  out = edit(
+    out,
+    'listen/rpc addresses',
+    LISTEN_ADDRESSES,
+    (_, key, port) => `${key}"127.0.0.1:${shift(port!, opts.portOffset)}"`,
+    2,
+  );
   out = edit(out, 'connectAddr', /^(\s*connectAddr:\s*)"[^"]*"/gm, (_, key) => `${key}"${opts.postgresAddress}"`, 2);
   out = edit(out, 'sql users', /^(\s*user:\s*)"[^"]*"/gm, (_, key) => `${key}"${opts.postgresUser}"`, 2);
-  out = edit(out, 'dynamic config filepath', /^(\s*filepath:\s*)"[^"]*"/gm, (_, key) => `${key}"${opts.dynamicConfigFile}"`);
+  out = edit(
+    out,
+    'dynamic config filepath',
+    /^(\s*filepath:\s*)"[^"]*"/gm,
+    (_, key) => `${key}"${opts.dynamicConfigFile}"`,
+  );
   out = edit(out, 'log level', /^(log:\n(?:\s+.*\n)*?\s+level:\s*)\S+/m, (_, head) => `${head}${opts.logLevel}`);
   return out;
 }
 
 /** The dynamic config only names the frontend's HTTP port (Nexus callbacks): shift it too. */
 export function dynamicConfigYaml(template: string, portOffset: number): string {
-  return edit(template, 'localhost URLs', /\/\/localhost:(\d+)/g, (_, port) => `//127.0.0.1:${shift(port!, portOffset)}`);
+  return edit(
+    template,
+    'localhost URLs',
+    /\/\/localhost:(\d+)/g,
+    (_, port) => `//127.0.0.1:${shift(port!, portOffset)}`,
+  );
 }
 
 /** The standalone Web UI's config (ui-server reads `<root>/config/<env>.yaml`). */
-export function uiServerConfigYaml(opts: { temporalAddress: string; host: string; port: number; namespace: string }): string {
+export function uiServerConfigYaml(opts: {
+  temporalAddress: string;
+  host: string;
+  port: number;
+  namespace: string;
+}): string {
   const origin = `http://${opts.host}:${opts.port}`;
   return [
     `temporalGrpcAddress: ${opts.temporalAddress}`,

@@ -5,7 +5,13 @@
  */
 import path from 'node:path';
 import { writerTaskQueue } from '../../../contracts';
-import { CRM_DATABASE_URL_ENV, PROJECT_ROOT, WORKER_ROLE_ENV, type HandrailConfig, type WorkerRole } from '../../config';
+import {
+  CRM_DATABASE_URL_ENV,
+  PROJECT_ROOT,
+  WORKER_ROLE_ENV,
+  type HandrailConfig,
+  type WorkerRole,
+} from '../../config';
 
 export const CLUSTER_HOST = '127.0.0.1';
 export interface ClusterPorts {
@@ -56,7 +62,8 @@ export interface ClusterSettings {
   workers: Array<WorkerSpec & DaemonFiles>;
 }
 
-const postgresUrl = (host: string, port: number, database: string) => `postgresql://${POSTGRES_USER}@${host}:${port}/${database}`;
+const postgresUrl = (host: string, port: number, database: string) =>
+  `postgresql://${POSTGRES_USER}@${host}:${port}/${database}`;
 
 /**
  * The per-stage split as two processes: `worker` (general: the rail and every stage that writes
@@ -64,7 +71,12 @@ const postgresUrl = (host: string, port: number, database: string) => `postgresq
  * writer alone given the CRM's URL. docker-compose.yml runs the same two (a unit test compares them).
  */
 export function clusterWorkers(taskQueue: string, crmUrl: string): WorkerSpec[] {
-  const worker = (name: string, role: WorkerRole, taskQueues: string[], env: Record<string, string> = {}): WorkerSpec => ({
+  const worker = (
+    name: string,
+    role: WorkerRole,
+    taskQueues: string[],
+    env: Record<string, string> = {},
+  ): WorkerSpec => ({
     name,
     role,
     script: 'src/worker/main.ts',
@@ -72,21 +84,44 @@ export function clusterWorkers(taskQueue: string, crmUrl: string): WorkerSpec[] 
     taskQueues,
     readyLine: /handrail worker polling/,
   });
-  return [worker('worker', 'general', [taskQueue]), worker('writer', 'writer', [writerTaskQueue(taskQueue)], { [CRM_DATABASE_URL_ENV]: crmUrl })];
+  return [
+    worker('worker', 'general', [taskQueue]),
+    worker('writer', 'writer', [writerTaskQueue(taskQueue)], { [CRM_DATABASE_URL_ENV]: crmUrl }),
+  ];
 }
 
-export function clusterSettings(config: Pick<HandrailConfig, 'dataDir' | 'namespace' | 'taskQueue'>, ports: ClusterPorts = CLUSTER_PORTS): ClusterSettings {
+export function clusterSettings(
+  config: Pick<HandrailConfig, 'dataDir' | 'namespace' | 'taskQueue'>,
+  ports: ClusterPorts = CLUSTER_PORTS,
+): ClusterSettings {
   const root = path.join(config.dataDir, 'cluster');
-  const daemon = (name: string): DaemonFiles => ({ pidFile: path.join(root, `${name}.pid`), logFile: path.join(root, `${name}.log`) });
+  const daemon = (name: string): DaemonFiles => ({
+    pidFile: path.join(root, `${name}.pid`),
+    logFile: path.join(root, `${name}.log`),
+  });
   return {
     root,
     host: CLUSTER_HOST,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
-    postgres: { root: path.join(root, 'postgres'), port: ports.postgres, user: POSTGRES_USER, storeDatabase: STORE_DATABASE, crmDatabase: CRM_DATABASE },
-    server: { ...daemon('temporal-server'), frontendPort: ports.frontend, portOffset: ports.frontend - TEMPLATE_FRONTEND_PORT, configDir: path.join(root, 'config') },
+    postgres: {
+      root: path.join(root, 'postgres'),
+      port: ports.postgres,
+      user: POSTGRES_USER,
+      storeDatabase: STORE_DATABASE,
+      crmDatabase: CRM_DATABASE,
+    },
+    server: {
+      ...daemon('temporal-server'),
+      frontendPort: ports.frontend,
+      portOffset: ports.frontend - TEMPLATE_FRONTEND_PORT,
+      configDir: path.join(root, 'config'),
+    },
     ui: { ...daemon('ui-server'), port: ports.ui, root: path.join(root, 'ui-server') },
-    workers: clusterWorkers(config.taskQueue, postgresUrl(CLUSTER_HOST, ports.postgres, CRM_DATABASE)).map((w) => ({ ...w, ...daemon(w.name) })),
+    workers: clusterWorkers(config.taskQueue, postgresUrl(CLUSTER_HOST, ports.postgres, CRM_DATABASE)).map((w) => ({
+      ...w,
+      ...daemon(w.name),
+    })),
   };
 }
 

@@ -28,14 +28,34 @@ const GRPC_NOT_FOUND = 5;
 
 /** setup-schema the first time (no schema_version table yet), then update-schema, which is a
  * no-op when the schema is current: re-running `up` is safe. */
-export async function applySchemas(s: ClusterSettings, bins: ClusterBinaries, log: (msg: string) => void): Promise<void> {
+export async function applySchemas(
+  s: ClusterSettings,
+  bins: ClusterBinaries,
+  log: (msg: string) => void,
+): Promise<void> {
   for (const { database, dir } of SCHEMAS) {
     const tool = (args: string[]) => {
-      const common = ['--plugin', 'postgres12', '--ep', s.host, '-p', String(s.postgres.port), '-u', s.postgres.user, '--db', database];
+      const common = [
+        '--plugin',
+        'postgres12',
+        '--ep',
+        s.host,
+        '-p',
+        String(s.postgres.port),
+        '-u',
+        s.postgres.user,
+        '--db',
+        database,
+      ];
       const run = spawnSync(bins.sqlTool, [...common, ...args], { encoding: 'utf8' });
-      if (run.status !== 0) throw new Error(`temporal-sql-tool ${args.join(' ')} on ${database} failed:\n${run.stdout}${run.stderr}`);
+      if (run.status !== 0)
+        throw new Error(`temporal-sql-tool ${args.join(' ')} on ${database} failed:\n${run.stdout}${run.stderr}`);
     };
-    const fresh = await withAdmin(s, async (db) => (await db.query("SELECT to_regclass('public.schema_version') AS t")).rows[0].t === null, database);
+    const fresh = await withAdmin(
+      s,
+      async (db) => (await db.query("SELECT to_regclass('public.schema_version') AS t")).rows[0].t === null,
+      database,
+    );
     if (fresh) {
       log(`handrail: setting up the ${database} schema`);
       tool(['setup-schema', '-v', '0.0']);
@@ -46,7 +66,11 @@ export async function applySchemas(s: ClusterSettings, bins: ClusterBinaries, lo
 
 /** (Re)writes config/cluster.yaml and its dynamic config from the module's templates. */
 export function writeServerConfig(s: ClusterSettings, bins: ClusterBinaries): void {
-  const dynamicConfigFile = path.join(s.server.configDir, 'dynamicconfig', path.basename(SERVER_MODULE_FILES.dynamicConfig));
+  const dynamicConfigFile = path.join(
+    s.server.configDir,
+    'dynamicconfig',
+    path.basename(SERVER_MODULE_FILES.dynamicConfig),
+  );
   fs.mkdirSync(path.dirname(dynamicConfigFile), { recursive: true });
   const read = (file: string) => fs.readFileSync(path.join(bins.serverModule, file), 'utf8');
   fs.writeFileSync(dynamicConfigFile, dynamicConfigYaml(read(SERVER_MODULE_FILES.dynamicConfig), s.server.portOffset));
@@ -64,7 +88,16 @@ export function startTemporalServer(s: ClusterSettings, bins: ClusterBinaries): 
   return startDaemon({
     ...s.server,
     exe: bins.server,
-    args: ['--root', s.root, '--config', path.relative(s.root, s.server.configDir), '--env', SERVER_CONFIG_ENV, '--allow-no-auth', 'start'],
+    args: [
+      '--root',
+      s.root,
+      '--config',
+      path.relative(s.root, s.server.configDir),
+      '--env',
+      SERVER_CONFIG_ENV,
+      '--allow-no-auth',
+      'start',
+    ],
     cwd: s.root,
   });
 }
@@ -97,7 +130,8 @@ export async function temporalServerUp(s: ClusterSettings): Promise<boolean> {
 export async function prepareNamespace(s: ClusterSettings, log: (msg: string) => void): Promise<void> {
   await waitFor('the Temporal server did not come up', () => temporalServerUp(s), { ...s.server, timeoutMs: 90_000 });
   const connection = await frontendConnection(s);
-  if (!connection) throw new Error(`the Temporal server at ${frontendAddress(s)} stopped answering (see ${s.server.logFile})`);
+  if (!connection)
+    throw new Error(`the Temporal server at ${frontendAddress(s)} stopped answering (see ${s.server.logFile})`);
   try {
     let lastError: unknown;
     const done = async (): Promise<boolean> => {
@@ -105,7 +139,10 @@ export async function prepareNamespace(s: ClusterSettings, log: (msg: string) =>
         await connection.workflowService.describeNamespace({ namespace: s.namespace }).catch(async (err: unknown) => {
           if (!isGrpcServiceError(err) || err.code !== GRPC_NOT_FOUND) throw err;
           log(`handrail: registering namespace "${s.namespace}"`);
-          await connection.workflowService.registerNamespace({ namespace: s.namespace, workflowExecutionRetentionPeriod: msToTs(RETENTION) });
+          await connection.workflowService.registerNamespace({
+            namespace: s.namespace,
+            workflowExecutionRetentionPeriod: msToTs(RETENTION),
+          });
         });
         const added = await registerSearchAttributes(connection, s.namespace);
         if (added.length) log(`handrail: registered search attributes ${added.join(', ')}`);
@@ -115,7 +152,10 @@ export async function prepareNamespace(s: ClusterSettings, log: (msg: string) =>
         return false;
       }
     };
-    await waitFor(`namespace "${s.namespace}" and its search attributes`, done, { ...s.server, timeoutMs: 60_000 }).catch((err: Error) => {
+    await waitFor(`namespace "${s.namespace}" and its search attributes`, done, {
+      ...s.server,
+      timeoutMs: 60_000,
+    }).catch((err: Error) => {
       throw new Error(`${err.message}\nlast error: ${String(lastError)}`);
     });
   } finally {

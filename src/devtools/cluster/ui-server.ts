@@ -22,6 +22,11 @@ export async function startUiServer(s: ClusterSettings, bins: ClusterBinaries): 
     path.join(configDir, `${SERVER_CONFIG_ENV}.yaml`),
     uiServerConfigYaml({ temporalAddress: frontendAddress(s), host: s.host, port: s.ui.port, namespace: s.namespace }),
   );
-  startDaemon({ ...s.ui, exe: bins.uiServer, args: ['--root', s.ui.root, '--env', SERVER_CONFIG_ENV, 'start'], cwd: s.ui.root });
+  startDaemon({
+    ...s.ui,
+    exe: bins.uiServer,
+    args: ['--root', s.ui.root, '--env', SERVER_CONFIG_ENV, 'start'],
+    cwd: s.ui.root,
+  });
   await waitFor('the Web UI did not come up', () => uiServerUp(s), { ...s.ui, timeoutMs: 30_000 });
 }

@@ -11,7 +11,11 @@ const logSize = (file: string): number => (fs.existsSync(file) ? fs.statSync(fil
 
 /** A worker's environment: the caller's, less any CRM URL it happens to hold (only the writer's
  * own spec brings one), plus where to connect (`clusterEnv`, say) and the worker's own. */
-export function workerEnv(connect: Record<string, string>, worker: Pick<Worker, 'env'>, parent: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function workerEnv(
+  connect: Record<string, string>,
+  worker: Pick<Worker, 'env'>,
+  parent: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
   const { [CRM_DATABASE_URL_ENV]: _dropped, ...inherited } = parent;
   return { ...inherited, ...connect, ...worker.env };
 }

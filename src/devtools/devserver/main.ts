@@ -20,9 +20,14 @@ async function main(): Promise<void> {
   const server = await ensureDevServer({ ...settings, namespace: config.namespace, codecEndpoint: codec?.url });
   console.log(`Temporal gRPC: ${server.address}`);
   console.log(`Temporal Web UI: ${server.webUiUrl}/namespaces/${config.namespace}/workflows`);
-  if (codec) console.log(`Codec server: ${codec.url} (${codec.startedHere ? `log ${shown(codecServerSettings(config).logFile)}; ` : ''}npm run server:stop stops it)`);
+  if (codec)
+    console.log(
+      `Codec server: ${codec.url} (${codec.startedHere ? `log ${shown(codecServerSettings(config).logFile)}; ` : ''}npm run server:stop stops it)`,
+    );
   if (!server.startedHere) return;
-  console.log(`History: ${shown(settings.dbFile)} (SQLite), server log: ${shown(settings.logFile)}. Ctrl-C stops the server.`);
+  console.log(
+    `History: ${shown(settings.dbFile)} (SQLite), server log: ${shown(settings.logFile)}. Ctrl-C stops the server.`,
+  );
   const stop = () => {
     console.log('\nStopping the Temporal dev server ...');
     void server.stop().then(() => process.exit(0));

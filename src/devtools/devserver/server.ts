@@ -78,11 +78,17 @@ export async function registerSearchAttributes(connection: Connection, namespace
   return missing.map(([name]) => name);
 }
 
-async function waitHealthy(address: string, namespace: string, child: ChildProcess | undefined, timeoutMs: number): Promise<Connection> {
+async function waitHealthy(
+  address: string,
+  namespace: string,
+  child: ChildProcess | undefined,
+  timeoutMs: number,
+): Promise<Connection> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (child && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`temporal server exited early (${child.signalCode ?? `code ${child.exitCode}`})`);
+    if (child && (child.exitCode !== null || child.signalCode !== null))
+      throw new Error(`temporal server exited early (${child.signalCode ?? `code ${child.exitCode}`})`);
     try {
       return await connectClient({ temporalAddress: address, namespace }, 2_000);
     } catch (err) {
@@ -90,7 +96,9 @@ async function waitHealthy(address: string, namespace: string, child: ChildProce
       await new Promise((r) => setTimeout(r, 250));
     }
   }
-  throw new Error(`temporal server at ${address} did not become healthy within ${timeoutMs / 1000}s: ${String(lastError)}`);
+  throw new Error(
+    `temporal server at ${address} did not become healthy within ${timeoutMs / 1000}s: ${String(lastError)}`,
+  );
 }
 
 /** How long the tether waits for a stopping server before it kills it. */
@@ -139,14 +147,32 @@ export async function ensureDevServer(opts: DevServerOptions): Promise<DevServer
     const connection = await waitHealthy(address, namespace, undefined, 5_000);
     const added = await registerSearchAttributes(connection, namespace);
     await connection.close();
-    log(`handrail: reusing the Temporal server already running at ${address}${added.length ? ` (registered ${added.join(', ')})` : ''}`);
+    log(
+      `handrail: reusing the Temporal server already running at ${address}${added.length ? ` (registered ${added.join(', ')})` : ''}`,
+    );
     // Its Web UI keeps the codec endpoint it was started with, if any.
-    if (opts.codecEndpoint) log(`handrail: if its Web UI shows encrypted payloads, restart it (npm run server:stop) or set ${opts.codecEndpoint} in the UI's codec server setting (docs/codec.md)`);
+    if (opts.codecEndpoint)
+      log(
+        `handrail: if its Web UI shows encrypted payloads, restart it (npm run server:stop) or set ${opts.codecEndpoint} in the UI's codec server setting (docs/codec.md)`,
+      );
     return { address, webUiUrl, startedHere: false, stop: async () => undefined };
   }
 
   const cli = await resolveTemporalCli({ log });
-  const args = ['server', 'start-dev', '--ip', host, '--port', String(opts.port), '--ui-port', String(opts.uiPort), '--namespace', namespace, '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    host,
+    '--port',
+    String(opts.port),
+    '--ui-port',
+    String(opts.uiPort),
+    '--namespace',
+    namespace,
+    '--log-level',
+    'warn',
+  ];
   if (opts.dbFile) {
     fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
     args.push('--db-filename', opts.dbFile);
@@ -166,7 +192,10 @@ export async function ensureDevServer(opts: DevServerOptions): Promise<DevServer
     if (opts.pidFile && child.pid) fs.writeFileSync(opts.pidFile, String(child.pid));
   } else {
     // The pipe is the tether: it stays open for as long as this process lives.
-    child = spawn(process.execPath, ['-e', TETHER, cli.path, ...args], { stdio: ['pipe', out, out], env: { ...process.env, NODE_OPTIONS: '' } });
+    child = spawn(process.execPath, ['-e', TETHER, cli.path, ...args], {
+      stdio: ['pipe', out, out],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
     child.stdin?.on('error', () => undefined);
   }
 

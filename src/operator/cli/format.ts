@@ -9,13 +9,18 @@ import { plain, type Paint } from './terminal';
 
 /** Money as people read it: floating-point dust (0.30000000000000004) trimmed. Anything but a
  * finite number prints as `-`: a non-finite figure reaches the CLI as JSON `null`. */
-export const usd = (n: number | undefined) => (typeof n === 'number' && Number.isFinite(n) ? `$${Number(n.toFixed(4))}` : '-');
+export const usd = (n: number | undefined) =>
+  typeof n === 'number' && Number.isFinite(n) ? `$${Number(n.toFixed(4))}` : '-';
 
 /**
  * Columns padded to their widest cell; the last column is not padded. `style` (colour) wraps a
  * body cell's text, and the padding goes outside it, so escape codes never throw the columns off.
  */
-export function table(columns: string[], rows: (string | number | undefined)[][], style?: (text: string, row: number, column: number) => string): string {
+export function table(
+  columns: string[],
+  rows: (string | number | undefined)[][],
+  style?: (text: string, row: number, column: number) => string,
+): string {
   const cells = [columns, ...rows.map((r) => r.map((c) => (c === undefined ? '' : String(c))))];
   const widths = columns.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   return cells
@@ -44,7 +49,9 @@ export function acksTable(acks: readonly AckRecord[], paint: Paint = plain): str
 
 /** An accepted hop's reservation and what it settled, e.g. `$0.004 → $0.002`. */
 export const reservationText = (a: Pick<AckRecord, 'reserved_usd' | 'settled_usd'>): string =>
-  a.reserved_usd === undefined ? '' : `${usd(a.reserved_usd)} → ${a.settled_usd === undefined ? '…' : usd(a.settled_usd)}`;
+  a.reserved_usd === undefined
+    ? ''
+    : `${usd(a.reserved_usd)} → ${a.settled_usd === undefined ? '…' : usd(a.settled_usd)}`;
 
 const revisions = (n: number) => `${Number.isSafeInteger(n) ? n : '-'} revision${n === 1 ? '' : 's'}`;
 
@@ -53,10 +60,16 @@ const revisions = (n: number) => `${Number.isSafeInteger(n) ? n : '-'} revision$
  * given with the ack the status describes (`status` undefined for older ones).
  */
 export function progressLine(ack: AckRecord, status?: JobStatusShown, paint: Paint = plain): string {
-  const [before, label, after] = [`hop ${ack.hop}  ${ack.stage.padEnd(9)}  `, ackLabel(ack), ack.actor ? ` by ${ack.actor}` : ''];
+  const [before, label, after] = [
+    `hop ${ack.hop}  ${ack.stage.padEnd(9)}  `,
+    ackLabel(ack),
+    ack.actor ? ` by ${ack.actor}` : '',
+  ];
   const head = `${before}${paint(label, ack.ack)}${after}`;
   const width = before.length + label.length + after.length;
-  return status ? `${head}${' '.repeat(Math.max(0, 40 - width))}  verdict ${status.last_verdict}, ${usd(status.usd_remaining)} and ${revisions(status.revisions_remaining)} left` : head;
+  return status
+    ? `${head}${' '.repeat(Math.max(0, 40 - width))}  verdict ${status.last_verdict}, ${usd(status.usd_remaining)} and ${revisions(status.revisions_remaining)} left`
+    : head;
 }
 
 /** The transient line redrawn on a TTY while a job runs. */
@@ -67,7 +80,10 @@ export function followLine(status: JobStatusShown, elapsedMs: number): string {
 /** How a followed job stopped, with what an operator can do next. */
 export function outcomeLine(status: JobStatusShown): string {
   if (status.status === 'escalated' && status.escalation) {
-    return `${status.job_id} is waiting for a human: ${status.escalation.reasons.join('; ')}\n` + `  decide with: handrail decide ${status.job_id} ${status.escalation.options.map((o) => o.replace('_', '-')).join('|')} --actor <you>`;
+    return (
+      `${status.job_id} is waiting for a human: ${status.escalation.reasons.join('; ')}\n` +
+      `  decide with: handrail decide ${status.job_id} ${status.escalation.options.map((o) => o.replace('_', '-')).join('|')} --actor <you>`
+    );
   }
   return `${status.job_id} ${status.status}${status.reason ? `: ${status.reason}` : ''} (hops ${status.hops}, spent ${usd(status.spent_usd)})`;
 }
@@ -78,11 +94,19 @@ export function statusText(status: JobStatusShown): string {
     ['status', status.status],
     ['stage', status.stage],
     ['hops', String(status.hops)],
-    ['wallet', `${usd(status.usd_remaining)} and ${revisions(status.revisions_remaining)} left (spent ${usd(status.spent_usd)})`],
+    [
+      'wallet',
+      `${usd(status.usd_remaining)} and ${revisions(status.revisions_remaining)} left (spent ${usd(status.spent_usd)})`,
+    ],
     ['verdict', status.last_verdict],
   ];
-  if (status.reserved_usd > 0) rows.splice(5, 0, ['reserved', `${usd(status.reserved_usd)} by ${status.reservations.map((r) => `${r.stage} ${usd(r.usd)}`).join(', ')}`]);
-  if (status.last_ack) rows.push(['last ack', `${ackLabel(status.last_ack)} at ${status.last_ack.stage} (hop ${status.last_ack.hop})`]);
+  if (status.reserved_usd > 0)
+    rows.splice(5, 0, [
+      'reserved',
+      `${usd(status.reserved_usd)} by ${status.reservations.map((r) => `${r.stage} ${usd(r.usd)}`).join(', ')}`,
+    ]);
+  if (status.last_ack)
+    rows.push(['last ack', `${ackLabel(status.last_ack)} at ${status.last_ack.stage} (hop ${status.last_ack.hop})`]);
   if (status.escalation) {
     rows.push(['waiting', `since ${status.escalation.since}: ${status.escalation.reasons.join('; ')}`]);
     rows.push(['options', status.escalation.options.map((o) => o.replace('_', '-')).join(', ')]);
@@ -96,14 +120,24 @@ export function statusText(status: JobStatusShown): string {
 export function summaryText(summary: JobSummary): string {
   const n = summary.segments.length;
   if (n === 0) return 'Summary: none yet';
-  const head = summary.unreadable ? `Summary (the package's ${n} segments; earlier ones unreadable: ${summary.unreadable})` : `Summary (${n} segment${n === 1 ? '' : 's'})`;
+  const head = summary.unreadable
+    ? `Summary (the package's ${n} segments; earlier ones unreadable: ${summary.unreadable})`
+    : `Summary (${n} segment${n === 1 ? '' : 's'})`;
   const width = String(n).length;
-  return [head, ...summary.segments.map((s, i) => `${String(i + 1).padStart(width)}. ${s.replace(/\n/g, '\n    ')}`)].join('\n');
+  return [
+    head,
+    ...summary.segments.map((s, i) => `${String(i + 1).padStart(width)}. ${s.replace(/\n/g, '\n    ')}`),
+  ].join('\n');
 }
 
 /** `show`: status, the package as it stands, its summary and every ack. `summary`: the segments
  * as read through the store; without it, the package's own. */
-export function jobText(view: JobView, url: string, summary: JobSummary = { segments: splitSummary(view.package.summary) }, paint: Paint = plain): string {
+export function jobText(
+  view: JobView,
+  url: string,
+  summary: JobSummary = { segments: splitSummary(view.package.summary) },
+  paint: Paint = plain,
+): string {
   const pkg = view.package;
   const sections = [
     statusText(view.status),
@@ -114,17 +148,29 @@ export function jobText(view: JobView, url: string, summary: JobSummary = { segm
     `constraints  ${pkg.constraints.join('; ') || 'none'}`,
     `evaluator    ${pkg.evaluator.last_verdict}${pkg.evaluator.failures.length ? `: ${pkg.evaluator.failures.join('; ')}` : ''}`,
     `budget       ${usd(pkg.budget.usd_remaining)} and ${revisions(pkg.budget.revisions_remaining)} left`,
-    ...(pkg.hop ? [`hop          ${pkg.hop.count}: ${pkg.hop.from} → ${pkg.hop.to}${pkg.hop.handoff_reason ? ` (${pkg.hop.handoff_reason})` : ''}: ${pkg.hop.reason}`] : []),
+    ...(pkg.hop
+      ? [
+          `hop          ${pkg.hop.count}: ${pkg.hop.from} → ${pkg.hop.to}${pkg.hop.handoff_reason ? ` (${pkg.hop.handoff_reason})` : ''}: ${pkg.hop.reason}`,
+        ]
+      : []),
     `trace        ${pkg.trace.traceparent}`,
     ...(pkg.open_questions.length ? [`questions    ${pkg.open_questions.join('; ')}`] : []),
     '',
-    table(['ARTIFACT', 'URI'], pkg.artifacts.map((a) => [a.type, a.uri.length > 90 ? `${a.uri.slice(0, 87)}...` : a.uri])),
+    table(
+      ['ARTIFACT', 'URI'],
+      pkg.artifacts.map((a) => [a.type, a.uri.length > 90 ? `${a.uri.slice(0, 87)}...` : a.uri]),
+    ),
     '',
     summaryText(summary),
     '',
     `Acks (${view.acks.length})`,
     acksTable(view.acks, paint),
-    ...(view.result?.receipt ? ['', `receipt  ${view.result.receipt.write_key} → ${view.result.receipt.system} ${view.result.receipt.reference} (${view.result.receipt.status})`] : []),
+    ...(view.result?.receipt
+      ? [
+          '',
+          `receipt  ${view.result.receipt.write_key} → ${view.result.receipt.system} ${view.result.receipt.reference} (${view.result.receipt.status})`,
+        ]
+      : []),
     '',
     `Web UI: ${url}`,
   ];
@@ -135,7 +181,16 @@ export function listText(jobs: readonly JobListing[], paint: Paint = plain): str
   if (jobs.length === 0) return 'no jobs match';
   return table(
     ['JOB', 'STATUS', 'STAGE', 'ACK', 'VERDICT', 'HOPS', 'WALLET', 'STARTED'],
-    jobs.map((j) => [j.job_id, j.status, j.stage, j.ack, j.verdict, j.hops, usd(j.usd_remaining), j.started_at.replace(/\.\d+Z$/, 'Z')]),
+    jobs.map((j) => [
+      j.job_id,
+      j.status,
+      j.stage,
+      j.ack,
+      j.verdict,
+      j.hops,
+      usd(j.usd_remaining),
+      j.started_at.replace(/\.\d+Z$/, 'Z'),
+    ]),
     (text, row, column) => (column === 3 ? paint(text, jobs[row]!.ack) : text),
   );
 }
@@ -154,7 +209,16 @@ export function handoffsText(records: readonly HandoffRecord[]): string {
   if (records.length === 0) return 'no handoff records match';
   return table(
     ['RECORD', 'PROJECT', 'JOB', 'STATE', 'OWNER', 'TAKEN BY', 'CREATED', 'SUMMARY'],
-    records.map((r) => [r.id, r.project, r.job_id, r.state, r.owner ?? '-', r.accepted_by ?? '-', r.created_at.replace(/\.\d+Z$/, 'Z'), oneLine(r.summary, 60)]),
+    records.map((r) => [
+      r.id,
+      r.project,
+      r.job_id,
+      r.state,
+      r.owner ?? '-',
+      r.accepted_by ?? '-',
+      r.created_at.replace(/\.\d+Z$/, 'Z'),
+      oneLine(r.summary, 60),
+    ]),
   );
 }
 
@@ -172,17 +236,32 @@ export function handoffText(r: HandoffRecord): string {
   if (r.cancelled_by) rows.push(['cancelled', `${r.cancelled_at} by ${r.cancelled_by}`]);
   if (r.closed_at) rows.push(['closed', r.closed_at]);
   const width = Math.max(...rows.map(([k]) => k.length));
-  const list = (title: string, items: readonly string[]) => (items.length ? ['', `${title}:`, ...items.map((i) => `  - ${i}`)] : []);
-  return [...rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`), '', 'Summary:', r.summary, ...list('Open questions', r.open_questions), ...list('Next steps', r.next_steps)].join('\n');
+  const list = (title: string, items: readonly string[]) =>
+    items.length ? ['', `${title}:`, ...items.map((i) => `  - ${i}`)] : [];
+  return [
+    ...rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`),
+    '',
+    'Summary:',
+    r.summary,
+    ...list('Open questions', r.open_questions),
+    ...list('Next steps', r.next_steps),
+  ].join('\n');
 }
 
 /** `replay`: one history's outcome; a failure adds the code's command, core's reason and a hint. */
 export function replayLine(outcome: ReplayOutcome): string {
   const name = outcome.history === outcome.workflowId ? outcome.history : `${outcome.history} (${outcome.workflowId})`;
   if (outcome.ok) return `pass  ${name}`;
-  const event = outcome.eventId === undefined ? undefined : `event ${outcome.eventId}${outcome.event ? ` (${outcome.event})` : ''}`;
-  const what = outcome.command ? `the code issues ${outcome.command}${event ? ` at ${event}` : ''}` : event ? `${event} has no matching command` : outcome.error;
-  return [`FAIL  ${name}: ${what}`, `      ${outcome.error}: ${outcome.message}`, `      hint: ${outcome.hint}`].join('\n');
+  const event =
+    outcome.eventId === undefined ? undefined : `event ${outcome.eventId}${outcome.event ? ` (${outcome.event})` : ''}`;
+  const what = outcome.command
+    ? `the code issues ${outcome.command}${event ? ` at ${event}` : ''}`
+    : event
+      ? `${event} has no matching command`
+      : outcome.error;
+  return [`FAIL  ${name}: ${what}`, `      ${outcome.error}: ${outcome.message}`, `      hint: ${outcome.hint}`].join(
+    '\n',
+  );
 }
 
 export function replaySummary(outcomes: readonly ReplayOutcome[]): string {
@@ -195,9 +274,13 @@ export function diffLine(diff: JobDiff): string {
   const name = diff.history === diff.workflowId ? diff.history : `${diff.history} (${diff.workflowId})`;
   const notes = diff.notes.map((n) => `      note: ${n}`);
   if (!diff.pipeline) return [`skip  ${name}`, ...notes].join('\n');
-  if (!diff.first) return [`same  ${name}: ${diff.hops} hop${diff.hops === 1 ? '' : 's'} as recorded`, ...notes].join('\n');
+  if (!diff.first)
+    return [`same  ${name}: ${diff.hops} hop${diff.hops === 1 ? '' : 's'} as recorded`, ...notes].join('\n');
   const { hop, stage, differences } = diff.first;
-  const rows = table(['', 'WHAT', 'RECORDED', 'NOW'], differences.map((d) => ['     ', d.what, d.recorded, d.now]));
+  const rows = table(
+    ['', 'WHAT', 'RECORDED', 'NOW'],
+    differences.map((d) => ['     ', d.what, d.recorded, d.now]),
+  );
   return [`DIFF  ${name}: hop ${hop} (${stage})`, rows, ...notes].join('\n');
 }
 

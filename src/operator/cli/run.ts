@@ -27,16 +27,49 @@ import {
   watchJob,
   type JobView,
 } from '../client';
-import { DiffModuleError, HistoryFileError, bundleWorkflows, diffHistories, historyFileSource, loadDiffPipelines, jobSources, querySources, quietReplayRuntime, replayHistories, type ReplaySource } from '../../replay';
+import {
+  DiffModuleError,
+  HistoryFileError,
+  bundleWorkflows,
+  diffHistories,
+  historyFileSource,
+  loadDiffPipelines,
+  jobSources,
+  querySources,
+  quietReplayRuntime,
+  replayHistories,
+  type ReplaySource,
+} from '../../replay';
 import { HopNotFoundError, hopSnapshots, snapshotText, type HopSnapshot } from '../snapshot';
 import { jobSummary } from '../summary';
-import { StageNotInTranscriptError, TranscriptUnreadableError, jobTranscript, transcriptOutput, type JobTranscript } from '../transcript';
+import {
+  StageNotInTranscriptError,
+  TranscriptUnreadableError,
+  jobTranscript,
+  transcriptOutput,
+  type JobTranscript,
+} from '../transcript';
 import { BUILT_IN_PIPELINES } from '../../../contracts/pipelines';
 import { BUILT_IN_DIFF, BUILT_IN_WORKFLOWS } from '../../pipelines';
 import { InitError, initProject } from '../init';
 import { HandoffsApiRequestError, HandoffsApiUnavailableError, handoffsClient } from '../handoffs';
 import { USAGE, UsageError, parseCommand, type Command, type HandoffsCommand } from './args';
-import { diffLine, diffSummary, handoffText, handoffsText, jobText, listText, followLine, outcomeLine, progressLine, receiptText, replayLine, replaySummary, statusText, usd } from './format';
+import {
+  diffLine,
+  diffSummary,
+  handoffText,
+  handoffsText,
+  jobText,
+  listText,
+  followLine,
+  outcomeLine,
+  progressLine,
+  receiptText,
+  replayLine,
+  replaySummary,
+  statusText,
+  usd,
+} from './format';
 import { isTty, liveLine, paintFor } from './terminal';
 import { InvalidTicketFileError, jobRequestFromFile } from './ticket';
 
@@ -65,7 +98,9 @@ export interface CliIo {
 const HELP = `handrail: start, follow, inspect, decide, cancel, list and export handrail jobs on Temporal, read their transcripts,
 and replay their histories against the current workflow code.
 
-${Object.values(USAGE).map((u) => `  ${u}`).join('\n')}
+${Object.values(USAGE)
+  .map((u) => `  ${u}`)
+  .join('\n')}
 
 A ticket file is a raw ticket {id, customer_id, subject, body, channel?, received_at?} (the job id
 defaults to the ticket id; goal, constraints and budget to the reference triage job) or a whole
@@ -99,7 +134,10 @@ function readTicketFile(file: string): string {
     return fs.readFileSync(file, 'utf8');
   } catch (err) {
     // Node's EISDIR message names neither the path nor what to do.
-    const why = (err as NodeJS.ErrnoException).code === 'EISDIR' ? 'it is a directory; give a ticket JSON file' : (err as Error).message;
+    const why =
+      (err as NodeJS.ErrnoException).code === 'EISDIR'
+        ? 'it is a directory; give a ticket JSON file'
+        : (err as Error).message;
     throw new UsageError(`cannot read ticket file ${file}: ${why}`);
   }
 }
@@ -132,7 +170,9 @@ async function follow(client: Client, jobId: string, io: CliIo, json: boolean, a
   live.clear();
   if (!json) line(io.stdout, outcomeLine(final.status));
   if (final.status.status === 'completed') return EXIT.ok;
-  return final.status.status === 'escalated' && final.run_status === 'RUNNING' ? EXIT.waitingForHuman : EXIT.notCompleted;
+  return final.status.status === 'escalated' && final.run_status === 'RUNNING'
+    ? EXIT.waitingForHuman
+    : EXIT.notCompleted;
 }
 
 /** `handoffs`: the handoff records API as the token's user; Temporal is the API's business. */
@@ -141,8 +181,14 @@ async function handoffs(command: HandoffsCommand, config: HandrailConfig, io: Cl
   if (command.action === 'list') {
     // Without --project, every built-in pipeline's records, newest first.
     const projects = command.project ? [command.project] : BUILT_IN_PIPELINES.map((p) => p.name);
-    const query = { ...(command.state ? { state: command.state } : {}), ...(command.limit ? { limit: command.limit } : {}) };
-    const records = (await Promise.all(projects.map((p) => api.list(p, query)))).flat().sort((a, b) => b.created_at.localeCompare(a.created_at)).slice(0, command.limit);
+    const query = {
+      ...(command.state ? { state: command.state } : {}),
+      ...(command.limit ? { limit: command.limit } : {}),
+    };
+    const records = (await Promise.all(projects.map((p) => api.list(p, query))))
+      .flat()
+      .sort((a, b) => b.created_at.localeCompare(a.created_at))
+      .slice(0, command.limit);
     if (command.json) printJson(io, records);
     else line(io.stdout, handoffsText(records));
     return EXIT.ok;
@@ -159,7 +205,12 @@ async function handoffs(command: HandoffsCommand, config: HandrailConfig, io: Cl
   return EXIT.ok;
 }
 
-async function execute(command: Exclude<Command, { name: 'help' | 'init' | 'handoffs' | 'replay' }>, client: Client, config: HandrailConfig, io: CliIo): Promise<number> {
+async function execute(
+  command: Exclude<Command, { name: 'help' | 'init' | 'handoffs' | 'replay' }>,
+  client: Client,
+  config: HandrailConfig,
+  io: CliIo,
+): Promise<number> {
   switch (command.name) {
     case 'start': {
       const source = command.ticket === '-' ? 'stdin' : command.ticket;
@@ -167,8 +218,13 @@ async function execute(command: Exclude<Command, { name: 'help' | 'init' | 'hand
       const request = jobRequestFromFile(text, source, command.flags);
       const { created } = await startJob(client, request, config);
       const url = jobUrl(config, request.job_id);
-      if (command.json) line(io.stdout, JSON.stringify({ job_id: request.job_id, created, task_queue: config.taskQueue, url }));
-      else line(io.stdout, `${created ? 'Started' : 'Attached to existing'} job ${request.job_id} on task queue ${config.taskQueue} (budget ${usd(request.budget.usd)}, revisions ${request.budget.revisions})\nWeb UI: ${url}`);
+      if (command.json)
+        line(io.stdout, JSON.stringify({ job_id: request.job_id, created, task_queue: config.taskQueue, url }));
+      else
+        line(
+          io.stdout,
+          `${created ? 'Started' : 'Attached to existing'} job ${request.job_id} on task queue ${config.taskQueue} (budget ${usd(request.budget.usd)}, revisions ${request.budget.revisions})\nWeb UI: ${url}`,
+        );
       return command.follow ? follow(client, request.job_id, io, command.json) : EXIT.ok;
     }
     case 'status': {
@@ -192,7 +248,12 @@ async function execute(command: Exclude<Command, { name: 'help' | 'init' | 'hand
       }
       const view = await getJob(client, command.jobId);
       const summary = await jobSummary(view.package.summary, () => openStore(config));
-      if (command.json) printJson(io, { ...view, summary_segments: summary.segments, ...(summary.unreadable ? { summary_unreadable: summary.unreadable } : {}) });
+      if (command.json)
+        printJson(io, {
+          ...view,
+          summary_segments: summary.segments,
+          ...(summary.unreadable ? { summary_unreadable: summary.unreadable } : {}),
+        });
       else line(io.stdout, jobText(view, jobUrl(config, command.jobId), summary, paintFor(io.stdout, io.env)));
       return EXIT.ok;
     }
@@ -213,9 +274,22 @@ async function execute(command: Exclude<Command, { name: 'help' | 'init' | 'hand
     case 'cancel': {
       await cancelJob(client, command.jobId);
       // The rail ends a cancelled job within a workflow task; wait briefly to report the outcome.
-      const ended = await Promise.race([jobResult(client, command.jobId), new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000).unref())]);
-      if (command.json) line(io.stdout, JSON.stringify({ job_id: command.jobId, cancel_requested: true, status: ended?.status ?? 'cancelling' }));
-      else line(io.stdout, ended ? `${command.jobId} ${ended.status}` : `${command.jobId}: cancellation requested; the job ends when its worker next runs it`);
+      const ended = await Promise.race([
+        jobResult(client, command.jobId),
+        new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000).unref()),
+      ]);
+      if (command.json)
+        line(
+          io.stdout,
+          JSON.stringify({ job_id: command.jobId, cancel_requested: true, status: ended?.status ?? 'cancelling' }),
+        );
+      else
+        line(
+          io.stdout,
+          ended
+            ? `${command.jobId} ${ended.status}`
+            : `${command.jobId}: cancellation requested; the job ends when its worker next runs it`,
+        );
       return EXIT.ok;
     }
     case 'history': {
@@ -256,7 +330,8 @@ async function countRuns(client: Client, query: string): Promise<number> {
     return (await client.workflow.count(query)).count;
   } catch (err) {
     const cause = err instanceof Error ? err.cause : undefined;
-    if (isGrpcServiceError(cause) && cause.code === GRPC_INVALID_ARGUMENT) throw new UsageError(`--query is not a visibility query the server accepts: ${cause.details}`);
+    if (isGrpcServiceError(cause) && cause.code === GRPC_INVALID_ARGUMENT)
+      throw new UsageError(`--query is not a visibility query the server accepts: ${cause.details}`);
     throw err;
   }
 }
@@ -265,7 +340,12 @@ async function countRuns(client: Client, query: string): Promise<number> {
  * `replay`: files are read first (a bad one fails before the seconds-long bundle), the code is
  * bundled once, and histories from the server stream into the replay as they are fetched.
  */
-async function replay(command: Extract<Command, { name: 'replay' }>, connect: () => Promise<Client>, config: HandrailConfig, io: CliIo): Promise<number> {
+async function replay(
+  command: Extract<Command, { name: 'replay' }>,
+  connect: () => Promise<Client>,
+  config: HandrailConfig,
+  io: CliIo,
+): Promise<number> {
   const files = command.files.map(historyFileSource);
   const client = command.jobs.length > 0 || command.query ? await connect() : undefined;
   const query = command.query && onTaskQueue(command.query, config.taskQueue);
@@ -294,40 +374,70 @@ async function replay(command: Extract<Command, { name: 'replay' }>, connect: ()
     const diffs = await report(diffHistories(sources(), { pipelines: pipelines ?? BUILT_IN_DIFF }), diffLine, 'diffed');
     const differ = diffs.filter((d) => d.first).length;
     const skipped = diffs.filter((d) => !d.pipeline).length;
-    if (command.json) printJson(io, { diffed: diffs.length, same: diffs.length - differ - skipped, differ, skipped, jobs: diffs });
+    if (command.json)
+      printJson(io, { diffed: diffs.length, same: diffs.length - differ - skipped, differ, skipped, jobs: diffs });
     else line(io.stdout, diffSummary(diffs));
     return differ > 0 ? EXIT.failed : EXIT.ok;
   }
   const workflowsPath = command.workflows && path.resolve(command.workflows);
-  if (workflowsPath && !fs.existsSync(workflowsPath)) throw new UsageError(`--workflows ${command.workflows}: no such file (give the workflow module your worker runs)`);
+  if (workflowsPath && !fs.existsSync(workflowsPath))
+    throw new UsageError(`--workflows ${command.workflows}: no such file (give the workflow module your worker runs)`);
   quietReplayRuntime();
   live.show(`… bundling the workflow code to replay ${total} histories`);
-  const workflowBundle = workflowsPath ? await bundleWorkflows(workflowsPath) : await bundleWorkflows(BUILT_IN_WORKFLOWS.workflowsPath, BUILT_IN_WORKFLOWS.preloadModules);
+  const workflowBundle = workflowsPath
+    ? await bundleWorkflows(workflowsPath)
+    : await bundleWorkflows(BUILT_IN_WORKFLOWS.workflowsPath, BUILT_IN_WORKFLOWS.preloadModules);
   const outcomes = await report(replayHistories(sources(), { workflowBundle }), replayLine, 'replayed');
   const failed = outcomes.filter((o) => !o.ok);
-  if (command.json) printJson(io, { replayed: outcomes.length, passed: outcomes.length - failed.length, failed: failed.length, histories: outcomes });
+  if (command.json)
+    printJson(io, {
+      replayed: outcomes.length,
+      passed: outcomes.length - failed.length,
+      failed: failed.length,
+      histories: outcomes,
+    });
   else line(io.stdout, replaySummary(outcomes));
   return failed.length > 0 ? EXIT.failed : EXIT.ok;
 }
 
 /** `--pipelines PATH`: a missing or malformed module is a usage error, named. */
 async function diffPipelines(modulePath: string) {
-  if (!fs.existsSync(path.resolve(modulePath))) throw new UsageError(`--pipelines ${modulePath}: no such file (give a module exporting \`pipelines\` and \`activities\`)`);
+  if (!fs.existsSync(path.resolve(modulePath)))
+    throw new UsageError(
+      `--pipelines ${modulePath}: no such file (give a module exporting \`pipelines\` and \`activities\`)`,
+    );
   return loadDiffPipelines(modulePath);
 }
 
 /** Errors an operator can act on get their message and a distinct code; anything else is a bug report. */
 function exitCodeFor(err: unknown): number {
   if (err instanceof InitError) return EXIT.usage;
-  if (err instanceof UsageError || err instanceof HistoryFileError || err instanceof DiffModuleError || err instanceof InvalidTicketFileError || err instanceof InvalidJobRequestError || err instanceof StageNotInTranscriptError || err instanceof HopNotFoundError) return EXIT.usage;
+  if (
+    err instanceof UsageError ||
+    err instanceof HistoryFileError ||
+    err instanceof DiffModuleError ||
+    err instanceof InvalidTicketFileError ||
+    err instanceof InvalidJobRequestError ||
+    err instanceof StageNotInTranscriptError ||
+    err instanceof HopNotFoundError
+  )
+    return EXIT.usage;
   // A wrong TEMPORAL_NAMESPACE or codec key is a setting to fix, not a server to start: not exit 4.
-  if (err instanceof NamespaceNotFoundError || err instanceof CodecConfigError || err instanceof CodecKeyError) return EXIT.usage;
+  if (err instanceof NamespaceNotFoundError || err instanceof CodecConfigError || err instanceof CodecKeyError)
+    return EXIT.usage;
   if (err instanceof JobNotFoundError) return EXIT.notFound;
   if (err instanceof TemporalUnreachableError) return EXIT.unreachable;
   if (err instanceof DecisionRefusedError || err instanceof JobClosedError) return EXIT.refused;
   if (err instanceof NoWorkerAnsweredError) return EXIT.noWorker;
   if (err instanceof HandoffsApiUnavailableError) return EXIT.unreachable;
-  if (err instanceof HandoffsApiRequestError) return err.status === 404 ? EXIT.notFound : err.status === 409 ? EXIT.refused : err.status === 401 ? EXIT.usage : EXIT.failed;
+  if (err instanceof HandoffsApiRequestError)
+    return err.status === 404
+      ? EXIT.notFound
+      : err.status === 409
+        ? EXIT.refused
+        : err.status === 401
+          ? EXIT.usage
+          : EXIT.failed;
   if (err instanceof Error && 'code' in err && err.code === 'ENOENT') return EXIT.usage;
   return EXIT.failed;
 }
@@ -335,8 +445,14 @@ function exitCodeFor(err: unknown): number {
 /** `handrail init`: the project, and what to run next. */
 function initCommand(command: Extract<Command, { name: 'init' }>, io: CliIo): number {
   const made = initProject(command.dir, command.handrail === undefined ? {} : { handrail: command.handrail });
-  line(io.stdout, `Created ${path.relative(process.cwd(), made.dir) || '.'} (${made.files.length} files; handrail ${made.handrail}). Next:`);
-  line(io.stdout, `  cd ${command.dir}\n  npm install\n  npm test        # a job of its own pipeline on a dev server of its own`);
+  line(
+    io.stdout,
+    `Created ${path.relative(process.cwd(), made.dir) || '.'} (${made.files.length} files; handrail ${made.handrail}). Next:`,
+  );
+  line(
+    io.stdout,
+    `  cd ${command.dir}\n  npm install\n  npm test        # a job of its own pipeline on a dev server of its own`,
+  );
   line(io.stdout, 'Then read README.md there: run a worker against your Temporal server, start jobs, open the Web UI.');
   return EXIT.ok;
 }
@@ -346,7 +462,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
     const command = parseCommand(argv);
     if (command.name === 'help') {
-      line(io.stdout, command.topic && command.topic in USAGE ? `usage: ${USAGE[command.topic as keyof typeof USAGE]}` : HELP);
+      line(
+        io.stdout,
+        command.topic && command.topic in USAGE ? `usage: ${USAGE[command.topic as keyof typeof USAGE]}` : HELP,
+      );
       return EXIT.ok;
     }
     if (command.name === 'init') return initCommand(command, io);
@@ -360,7 +479,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const code = exitCodeFor(err);
     // A transcript failing verification is a finding about the store, not a bug in the CLI.
     const stack = code === EXIT.failed && !(err instanceof TranscriptUnreadableError);
-    line(io.stderr, `handrail: ${err instanceof Error ? (stack ? (err.stack ?? err.message) : err.message) : String(err)}`);
+    line(
+      io.stderr,
+      `handrail: ${err instanceof Error ? (stack ? (err.stack ?? err.message) : err.message) : String(err)}`,
+    );
     return code;
   } finally {
     await client?.connection.close();

@@ -49,7 +49,9 @@ function ackColour(ack: string): Parameters<typeof styleText>[0] | undefined {
   if (ack === 'accepted') return 'green';
   if (ack === 'duplicate') return 'cyan';
   if (ack === 'target_unavailable') return 'yellow';
-  return ack.startsWith('rejected_') || ack === 'max_hops_exceeded' || ack === 'cycle_detected' || ack === 'no_progress' ? 'red' : undefined;
+  return ack.startsWith('rejected_') || ack === 'max_hops_exceeded' || ack === 'cycle_detected' || ack === 'no_progress'
+    ? 'red'
+    : undefined;
 }
 
 const coloured: Paint = (text, ack) => {

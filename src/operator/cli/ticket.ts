@@ -22,7 +22,9 @@ export class InvalidTicketFileError extends Error {
     readonly source: string,
     readonly fields: { path: string; message: string }[],
   ) {
-    super(`invalid ticket file ${source}: ${fields.map((f) => (f.path ? `field "${f.path}": ${f.message}` : f.message)).join('; ')}`);
+    super(
+      `invalid ticket file ${source}: ${fields.map((f) => (f.path ? `field "${f.path}": ${f.message}` : f.message)).join('; ')}`,
+    );
   }
 }
 
@@ -36,11 +38,20 @@ export function jobRequestFromFile(text: string, source: string, flags: StartFla
   } catch (err) {
     throw new InvalidTicketFileError(source, [{ path: '', message: `not valid JSON (${(err as Error).message})` }]);
   }
-  if (!isObject(content)) throw new InvalidTicketFileError(source, [{ path: '', message: 'expected a JSON object (a ticket or a job request)' }]);
+  if (!isObject(content))
+    throw new InvalidTicketFileError(source, [
+      { path: '', message: 'expected a JSON object (a ticket or a job request)' },
+    ]);
 
   const bareTicket = !('ticket' in content) && !('entry' in content);
   const base: Record<string, unknown> = bareTicket
-    ? { job_id: content.id, entry: content, goal: DEFAULT_JOB.goal, constraints: [...DEFAULT_JOB.constraints], budget: { ...DEFAULT_JOB.budget } }
+    ? {
+        job_id: content.id,
+        entry: content,
+        goal: DEFAULT_JOB.goal,
+        constraints: [...DEFAULT_JOB.constraints],
+        budget: { ...DEFAULT_JOB.budget },
+      }
     : content;
   const budget = isObject(base.budget) ? base.budget : {};
   const request = {
@@ -63,7 +74,8 @@ export function jobRequestFromFile(text: string, source: string, flags: StartFla
   } catch (err) {
     if (!(err instanceof InvalidJobRequestError)) throw err;
     // In a bare ticket file the ticket's fields are top-level (and the job id is the ticket's id).
-    const inFile = (path: string) => (path === 'job_id' && flags.jobId === undefined ? 'id' : path.replace(/^entry(?:\.|$)/, ''));
+    const inFile = (path: string) =>
+      path === 'job_id' && flags.jobId === undefined ? 'id' : path.replace(/^entry(?:\.|$)/, '');
     const fields = err.issues.map((i) => ({ ...i, path: bareTicket ? inFile(i.path) : i.path }));
     const unique = fields.filter((f, n) => fields.findIndex((g) => g.path === f.path && g.message === f.message) === n);
     throw new InvalidTicketFileError(source, unique);

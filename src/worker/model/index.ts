@@ -27,7 +27,10 @@ export interface ChatReply {
 export interface ChatModel {
   readonly model: string;
   /** `signal` aborts the request (the stage was cancelled); the abort's reason is thrown as is. */
-  complete(messages: readonly ChatMessage[], options?: { maxTokens?: number; json?: boolean; signal?: AbortSignal }): Promise<ChatReply>;
+  complete(
+    messages: readonly ChatMessage[],
+    options?: { maxTokens?: number; json?: boolean; signal?: AbortSignal },
+  ): Promise<ChatReply>;
 }
 
 export interface ModelConfig {
@@ -74,7 +77,9 @@ export function modelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ModelC
 function price(env: NodeJS.ProcessEnv, name: string): number {
   const value = Number(env[name]);
   if (env[name] === undefined || env[name] === '' || !Number.isFinite(value) || value < 0) {
-    throw new Error(`${name} must be set to the model's USD price per million tokens (0 or more) when a model is configured`);
+    throw new Error(
+      `${name} must be set to the model's USD price per million tokens (0 or more) when a model is configured`,
+    );
   }
   return value;
 }
@@ -99,7 +104,9 @@ export function createChatModel(config: ModelConfig): ChatModel {
             ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}),
             ...(options.json ? { response_format: { type: 'json_object' } } : {}),
           }),
-          signal: options.signal ? AbortSignal.any([AbortSignal.timeout(config.timeoutMs), options.signal]) : AbortSignal.timeout(config.timeoutMs),
+          signal: options.signal
+            ? AbortSignal.any([AbortSignal.timeout(config.timeoutMs), options.signal])
+            : AbortSignal.timeout(config.timeoutMs),
         });
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason ?? error;
@@ -109,7 +116,11 @@ export function createChatModel(config: ModelConfig): ChatModel {
       if (!response.ok) {
         // 408/409/429 and 5xx are the server's weather; other 4xx are our request.
         const retryable = response.status >= 500 || [408, 409, 429].includes(response.status);
-        throw new ModelError(`model endpoint answered ${response.status}: ${raw.slice(0, 300)}`, retryable, response.status);
+        throw new ModelError(
+          `model endpoint answered ${response.status}: ${raw.slice(0, 300)}`,
+          retryable,
+          response.status,
+        );
       }
       return parseReply(raw, config);
     },
@@ -131,7 +142,8 @@ function parseReply(raw: string, config: ModelConfig): ChatReply {
   const prompt = json.usage?.prompt_tokens;
   const completion = json.usage?.completion_tokens;
   // Without usage the call cannot be charged to the wallet: fail closed rather than spend free.
-  if (!isTokenCount(prompt) || !isTokenCount(completion)) throw new ModelError('model reply reports no token usage', false);
+  if (!isTokenCount(prompt) || !isTokenCount(completion))
+    throw new ModelError('model reply reports no token usage', false);
   const cost = (prompt * config.usdPerMTokIn + completion * config.usdPerMTokOut) / 1_000_000;
   return { text, usage: { prompt_tokens: prompt, completion_tokens: completion }, cost_usd: cost };
 }

@@ -27,4 +27,3 @@ export async function openStore(config: StoreConfig = loadConfig()): Promise<Sto
   const dataDir = config.dataDir ?? loadConfig().dataDir;
   return openSqliteStore(config.sqlitePath ?? path.join(dataDir, 'handrail.sqlite'));
 }
-

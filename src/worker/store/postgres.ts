@@ -44,7 +44,8 @@ import {
 import { MIGRATIONS } from './migrations';
 
 const WRITE_COLUMNS = 'idempotency_key, system, reference, payload_sha256, written_at';
-const WRITE_INSERT = 'INSERT INTO writes (idempotency_key, job_id, receipt, written_at, system, reference, payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7)';
+const WRITE_INSERT =
+  'INSERT INTO writes (idempotency_key, job_id, receipt, written_at, system, reference, payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7)';
 
 /** Arbitrary constant: the advisory lock that serialises migrators across processes. */
 const MIGRATION_LOCK = 4_711_001;
@@ -54,18 +55,27 @@ export async function openPostgresStore(databaseUrl: string): Promise<Store> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   // An idle connection the server cuts (a restart, a failover) is dropped by the pool, which then
   // emits 'error': unheard, that kills the process, a worker's included. The next query connects anew.
-  pool.on('error', (error) => console.error(`handrail store: PostgreSQL closed an idle connection (${error.message}); the next query opens a new one`));
+  pool.on('error', (error) =>
+    console.error(
+      `handrail store: PostgreSQL closed an idle connection (${error.message}); the next query opens a new one`,
+    ),
+  );
   try {
     await inTransaction(pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
       await client.query(
         'CREATE TABLE IF NOT EXISTS handrail_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
       );
-      const applied = new Set((await client.query<{ version: number }>('SELECT version FROM handrail_migrations')).rows.map((r) => r.version));
+      const applied = new Set(
+        (await client.query<{ version: number }>('SELECT version FROM handrail_migrations')).rows.map((r) => r.version),
+      );
       for (const migration of MIGRATIONS) {
         if (applied.has(migration.version)) continue;
         await client.query(migration.postgres);
-        await client.query('INSERT INTO handrail_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+        await client.query('INSERT INTO handrail_migrations (version, name) VALUES ($1, $2)', [
+          migration.version,
+          migration.name,
+        ]);
       }
     });
   } catch (error) {
@@ -101,22 +111,39 @@ class PostgresStore implements Store {
 
   async putContent(content: string): Promise<string> {
     const hex = sha256Hex(content);
-    await this.pool.query('INSERT INTO artifacts (sha256, content) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING', [hex, content]);
+    await this.pool.query('INSERT INTO artifacts (sha256, content) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING', [
+      hex,
+      content,
+    ]);
     return hex;
   }
 
   async getContent(hex: string): Promise<string | null> {
-    const { rows } = await this.pool.query<{ content: string }>('SELECT content FROM artifacts WHERE sha256 = $1', [hex]);
+    const { rows } = await this.pool.query<{ content: string }>('SELECT content FROM artifacts WHERE sha256 = $1', [
+      hex,
+    ]);
     return rows[0]?.content ?? null;
   }
 
-  async recordStageCompletion(deliveryKey: string, result: StageResult, delivery?: DeliveryFacts): Promise<StageRecord> {
+  async recordStageCompletion(
+    deliveryKey: string,
+    result: StageResult,
+    delivery?: DeliveryFacts,
+  ): Promise<StageRecord> {
     // A concurrent insert of the same key waits on the unique index, then does nothing; the
     // SELECT that follows (new snapshot under READ COMMITTED) sees whichever result won.
     await this.pool.query(
       `INSERT INTO stage_completions (delivery_key, result, job_id, stage, artifact_uri, delivery_sha, package_sha)
        VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery_key) DO NOTHING`,
-      [deliveryKey, JSON.stringify(result), delivery?.job_id ?? null, delivery?.stage ?? null, result.artifact.uri, delivery?.delivery_sha ?? null, delivery?.package_sha ?? null],
+      [
+        deliveryKey,
+        JSON.stringify(result),
+        delivery?.job_id ?? null,
+        delivery?.stage ?? null,
+        result.artifact.uri,
+        delivery?.delivery_sha ?? null,
+        delivery?.package_sha ?? null,
+      ],
     );
     return (await this.findStageRecord(deliveryKey))!;
   }
@@ -131,7 +158,9 @@ class PostgresStore implements Store {
       [deliveryKey],
     );
     const row = rows[0];
-    return row ? { result: JSON.parse(row.result) as StageResult, delivery_sha: row.delivery_sha, package_sha: row.package_sha } : null;
+    return row
+      ? { result: JSON.parse(row.result) as StageResult, delivery_sha: row.delivery_sha, package_sha: row.package_sha }
+      : null;
   }
 
   async findRecordedArtifacts(jobId: string, uri: string): Promise<{ stage: string; result: StageResult }[]> {
@@ -149,12 +178,15 @@ class PostgresStore implements Store {
         // One writer per CRM record at a time (the row may not exist yet, so FOR UPDATE cannot
         // lock it): the read of the prior state and the patch then see no interleaving.
         await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`crm_tickets/${patch.ticket_id}`]);
-        const prior = await client.query<{ receipt: string }>('SELECT receipt FROM writes WHERE idempotency_key = $1', [idempotencyKey]);
+        const prior = await client.query<{ receipt: string }>('SELECT receipt FROM writes WHERE idempotency_key = $1', [
+          idempotencyKey,
+        ]);
         if (prior.rows[0]) return JSON.parse(prior.rows[0].receipt) as ReceiptV1;
 
-        const before = await client.query<{ status: string; note: string }>('SELECT status, note FROM crm_tickets WHERE ticket_id = $1', [
-          patch.ticket_id,
-        ]);
+        const before = await client.query<{ status: string; note: string }>(
+          'SELECT status, note FROM crm_tickets WHERE ticket_id = $1',
+          [patch.ticket_id],
+        );
         const now = new Date();
         const receipt = crmReceipt(idempotencyKey, patch, before.rows[0] ?? null, sha256Hex(patch.note), now);
         if (receipt.status !== 'unchanged') {
@@ -167,14 +199,25 @@ class PostgresStore implements Store {
             [patch.ticket_id, patch.customer_id, patch.status, patch.note, idempotencyKey, now],
           );
         }
-        await client.query(WRITE_INSERT, [idempotencyKey, jobId, JSON.stringify(receipt), now, receipt.system, receipt.record_id, sha256Hex(patch.note)]);
+        await client.query(WRITE_INSERT, [
+          idempotencyKey,
+          jobId,
+          JSON.stringify(receipt),
+          now,
+          receipt.system,
+          receipt.record_id,
+          sha256Hex(patch.note),
+        ]);
         return receipt;
       });
     } catch (error) {
       // The same key raced in under another record's lock: the unique key kept the first write
       // and rolled this one back whole; hand back the first receipt.
       if (!isUniqueViolation(error)) throw error;
-      const { rows } = await this.pool.query<{ receipt: string }>('SELECT receipt FROM writes WHERE idempotency_key = $1', [idempotencyKey]);
+      const { rows } = await this.pool.query<{ receipt: string }>(
+        'SELECT receipt FROM writes WHERE idempotency_key = $1',
+        [idempotencyKey],
+      );
       if (!rows[0]) throw error;
       return JSON.parse(rows[0].receipt) as ReceiptV1;
     }
@@ -201,11 +244,25 @@ class PostgresStore implements Store {
   async writeOnce(write: WriteRequest): Promise<WriteReceipt> {
     const jobId = jobIdOfKey(write.key);
     const now = new Date();
-    const row: WriteRow = { idempotency_key: write.key, system: write.system, reference: write.reference, payload_sha256: sha256Hex(write.payload), written_at: now.toISOString() };
+    const row: WriteRow = {
+      idempotency_key: write.key,
+      system: write.system,
+      reference: write.reference,
+      payload_sha256: sha256Hex(write.payload),
+      written_at: now.toISOString(),
+    };
     const receipt = writeReceiptOf(row, 'created');
     // A concurrent insert of the same key waits on the primary key, then does nothing; the
     // SELECT that follows sees whichever write won.
-    const inserted = await this.pool.query(`${WRITE_INSERT} ON CONFLICT (idempotency_key) DO NOTHING`, [write.key, jobId, JSON.stringify(receipt), now, row.system, row.reference, row.payload_sha256]);
+    const inserted = await this.pool.query(`${WRITE_INSERT} ON CONFLICT (idempotency_key) DO NOTHING`, [
+      write.key,
+      jobId,
+      JSON.stringify(receipt),
+      now,
+      row.system,
+      row.reference,
+      row.payload_sha256,
+    ]);
     if (inserted.rowCount === 1) return receipt;
     const prior = await this.writeRow(write.key);
     if (!prior) throw new Error(`write ${write.key} was neither inserted nor found`);
@@ -218,12 +275,17 @@ class PostgresStore implements Store {
   }
 
   private async writeRow(key: string): Promise<WriteRow | undefined> {
-    const { rows } = await this.pool.query<WriteRow>(`SELECT ${WRITE_COLUMNS} FROM writes WHERE idempotency_key = $1`, [key]);
+    const { rows } = await this.pool.query<WriteRow>(`SELECT ${WRITE_COLUMNS} FROM writes WHERE idempotency_key = $1`, [
+      key,
+    ]);
     return rows[0];
   }
 
   async listWrites(jobId: string): Promise<WriteReceipt[]> {
-    const { rows } = await this.pool.query<WriteRow>(`SELECT ${WRITE_COLUMNS} FROM writes WHERE job_id = $1 ORDER BY written_at, idempotency_key`, [jobId]);
+    const { rows } = await this.pool.query<WriteRow>(
+      `SELECT ${WRITE_COLUMNS} FROM writes WHERE job_id = $1 ORDER BY written_at, idempotency_key`,
+      [jobId],
+    );
     return rows.map((row) => writeReceiptOf(row, 'created'));
   }
 
@@ -232,9 +294,11 @@ class PostgresStore implements Store {
       // Serialise concurrent loaders so their counts stay truthful.
       await client.query('LOCK TABLE help_chunks IN SHARE ROW EXCLUSIVE MODE');
       const stored = new Map(
-        (await client.query<{ chunk_key: string; content_sha256: string }>('SELECT chunk_key, content_sha256 FROM help_chunks')).rows.map(
-          (r) => [r.chunk_key, r.content_sha256],
-        ),
+        (
+          await client.query<{ chunk_key: string; content_sha256: string }>(
+            'SELECT chunk_key, content_sha256 FROM help_chunks',
+          )
+        ).rows.map((r) => [r.chunk_key, r.content_sha256]),
       );
       const { upserts, stale, report } = planCorpusSync(stored, chunks);
       for (const chunk of upserts) {
@@ -280,14 +344,34 @@ class PostgresStore implements Store {
       const inserted = await client.query(
         `INSERT INTO handoff_records (id, workspace, project, job_id, summary, open_questions, next_steps, owner, state, created_by, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
-        [id, record.workspace, record.project, record.job_id, record.summary, JSON.stringify(record.open_questions), JSON.stringify(record.next_steps), record.owner, record.state, record.created_by, at],
+        [
+          id,
+          record.workspace,
+          record.project,
+          record.job_id,
+          record.summary,
+          JSON.stringify(record.open_questions),
+          JSON.stringify(record.next_steps),
+          record.owner,
+          record.state,
+          record.created_by,
+          at,
+        ],
       );
       if (inserted.rowCount === 0) {
         const winner = await this.replay(client, id, 'begin', key);
         if (winner) return winner;
         throw new HandoffTransitionError('conflict', `handoff record ${id} exists without its begin`);
       }
-      await insertAudit(client, { record_id: id, seq: 1, transition: 'begin', actor: record.created_by, at: record.created_at, idempotency_key: key, detail: { from: null, to: 'open' } });
+      await insertAudit(client, {
+        record_id: id,
+        seq: 1,
+        transition: 'begin',
+        actor: record.created_by,
+        at: record.created_at,
+        idempotency_key: key,
+        detail: { from: null, to: 'open' },
+      });
       return record;
     });
   }
@@ -300,7 +384,12 @@ class PostgresStore implements Store {
     return this.transition(id, { transition: 'cancel', actor }, key);
   }
 
-  async closeHandoff(id: string, reason: HandoffCloseReason, key: string, decidedBy?: HandoffDecider): Promise<HandoffRecord> {
+  async closeHandoff(
+    id: string,
+    reason: HandoffCloseReason,
+    key: string,
+    decidedBy?: HandoffDecider,
+  ): Promise<HandoffRecord> {
     return this.transition(id, { transition: 'close', reason, ...(decidedBy ? { decided_by: decidedBy } : {}) }, key);
   }
 
@@ -332,14 +421,27 @@ class PostgresStore implements Store {
       if (replay) return replay;
       if (!locked.rows[0]) throw handoffNotFound(id);
       const record = handoffFromRow(locked.rows[0]);
-      const seq = await client.query<{ seq: number }>('SELECT max(seq) AS seq FROM handoff_audit WHERE record_id = $1', [id]);
+      const seq = await client.query<{ seq: number }>(
+        'SELECT max(seq) AS seq FROM handoff_audit WHERE record_id = $1',
+        [id],
+      );
       const { next, audit: row } = planHandoffTransition(record, request, key, seq.rows[0]?.seq ?? 0, new Date());
       if (!row) return next;
       const changed = await client.query(
         `UPDATE handoff_records SET state = $2, accepted_by = $3, accepted_at = $4, cancelled_by = $5, cancelled_at = $6,
            closed_at = $7, close_reason = $8
          WHERE id = $1 AND state = $9`,
-        [id, next.state, next.accepted_by, next.accepted_at, next.cancelled_by, next.cancelled_at, next.closed_at, next.close_reason, record.state],
+        [
+          id,
+          next.state,
+          next.accepted_by,
+          next.accepted_at,
+          next.cancelled_by,
+          next.cancelled_at,
+          next.closed_at,
+          next.close_reason,
+          record.state,
+        ],
       );
       if (changed.rowCount !== 1) throw handoffRaced(id, request);
       await insertAudit(client, row);
@@ -358,7 +460,12 @@ class PostgresStore implements Store {
     }
   }
 
-  private async replay(client: pg.PoolClient, id: string, transition: HandoffAuditRow['transition'], key: string): Promise<HandoffRecord | null> {
+  private async replay(
+    client: pg.PoolClient,
+    id: string,
+    transition: HandoffAuditRow['transition'],
+    key: string,
+  ): Promise<HandoffRecord | null> {
     const { rows } = await client.query<Pick<HandoffAuditRow, 'record_id' | 'transition' | 'seq'>>(
       'SELECT record_id, transition, seq FROM handoff_audit WHERE idempotency_key = $1',
       [key],
@@ -369,7 +476,9 @@ class PostgresStore implements Store {
   }
 
   async schemaVersion(): Promise<number> {
-    const { rows } = await this.pool.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM handrail_migrations');
+    const { rows } = await this.pool.query<{ version: number }>(
+      'SELECT coalesce(max(version), 0) AS version FROM handrail_migrations',
+    );
     return rows[0]?.version ?? 0;
   }
 
@@ -380,7 +489,10 @@ class PostgresStore implements Store {
 
 type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 type Time = Date | null;
-type HandoffRow = Omit<HandoffRecord, 'open_questions' | 'next_steps' | 'created_at' | 'accepted_at' | 'cancelled_at' | 'closed_at'> & {
+type HandoffRow = Omit<
+  HandoffRecord,
+  'open_questions' | 'next_steps' | 'created_at' | 'accepted_at' | 'cancelled_at' | 'closed_at'
+> & {
   open_questions: string;
   next_steps: string;
   created_order: string;
@@ -412,17 +524,16 @@ async function handoff(db: Queryable, id: string): Promise<HandoffRecord | null>
 
 async function audit(db: Queryable, id: string): Promise<HandoffAuditRow[]> {
   const { rows } = await db.query<AuditRow>('SELECT * FROM handoff_audit WHERE record_id = $1 ORDER BY seq', [id]);
-  return rows.map((row) => ({ ...row, at: row.at.toISOString(), detail: JSON.parse(row.detail) as HandoffAuditRow['detail'] }));
+  return rows.map((row) => ({
+    ...row,
+    at: row.at.toISOString(),
+    detail: JSON.parse(row.detail) as HandoffAuditRow['detail'],
+  }));
 }
 
 async function insertAudit(client: pg.PoolClient, row: HandoffAuditRow): Promise<void> {
-  await client.query('INSERT INTO handoff_audit (record_id, seq, transition, actor, at, idempotency_key, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-    row.record_id,
-    row.seq,
-    row.transition,
-    row.actor,
-    row.at,
-    row.idempotency_key,
-    JSON.stringify(row.detail),
-  ]);
+  await client.query(
+    'INSERT INTO handoff_audit (record_id, seq, transition, actor, at, idempotency_key, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [row.record_id, row.seq, row.transition, row.actor, row.at, row.idempotency_key, JSON.stringify(row.detail)],
+  );
 }

@@ -45,7 +45,8 @@ import {
 import { MIGRATIONS } from './migrations';
 
 const WRITE_COLUMNS = 'idempotency_key, system, reference, payload_sha256, written_at';
-const WRITE_INSERT = 'INSERT INTO writes (idempotency_key, job_id, receipt, written_at, system, reference, payload_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)';
+const WRITE_INSERT =
+  'INSERT INTO writes (idempotency_key, job_id, receipt, written_at, system, reference, payload_sha256) VALUES (?, ?, ?, ?, ?, ?, ?)';
 
 /** bm25 column weights for (title, tags, text): a title match outranks a passing mention. */
 const BM25_WEIGHTS = '4.0, 2.0, 1.0';
@@ -64,7 +65,10 @@ export function openSqliteStore(file: string): Store {
     }
   } catch (error) {
     const code = (error as { code?: string }).code;
-    const hint = code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN' ? ' (this user must be able to write the file and its directory)' : '';
+    const hint =
+      code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN'
+        ? ' (this user must be able to write the file and its directory)'
+        : '';
     throw new Error(`cannot open the SQLite store ${resolved}: ${(error as Error).message}${hint}`, { cause: error });
   }
 }
@@ -93,7 +97,9 @@ function prepare(db: Database.Database): Database.Database {
 }
 
 function migrate(db: Database.Database): void {
-  db.exec('CREATE TABLE IF NOT EXISTS handrail_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS handrail_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+  );
   // IMMEDIATE takes the write lock first, so two processes opening a fresh file migrate once.
   db.transaction(() => {
     const applied = new Set(db.prepare('SELECT version FROM handrail_migrations').pluck().all() as number[]);
@@ -135,8 +141,9 @@ class SqliteStore implements Store {
 
   async putContent(content: string): Promise<string> {
     const hex = sha256Hex(content);
-    this.sql('INSERT INTO artifacts (sha256, content, created_at) VALUES (?, ?, ?) ON CONFLICT (sha256) DO NOTHING')
-      .run(hex, content, new Date().toISOString());
+    this.sql(
+      'INSERT INTO artifacts (sha256, content, created_at) VALUES (?, ?, ?) ON CONFLICT (sha256) DO NOTHING',
+    ).run(hex, content, new Date().toISOString());
     return hex;
   }
 
@@ -145,14 +152,29 @@ class SqliteStore implements Store {
     return row ?? null;
   }
 
-  async recordStageCompletion(deliveryKey: string, result: StageResult, delivery?: DeliveryFacts): Promise<StageRecord> {
-    return this.db.transaction(() => {
-      this.sql(
-        `INSERT INTO stage_completions (delivery_key, result, recorded_at, job_id, stage, artifact_uri, delivery_sha, package_sha)
+  async recordStageCompletion(
+    deliveryKey: string,
+    result: StageResult,
+    delivery?: DeliveryFacts,
+  ): Promise<StageRecord> {
+    return this.db
+      .transaction(() => {
+        this.sql(
+          `INSERT INTO stage_completions (delivery_key, result, recorded_at, job_id, stage, artifact_uri, delivery_sha, package_sha)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_key) DO NOTHING`,
-      ).run(deliveryKey, JSON.stringify(result), new Date().toISOString(), delivery?.job_id ?? null, delivery?.stage ?? null, result.artifact.uri, delivery?.delivery_sha ?? null, delivery?.package_sha ?? null);
-      return this.record(deliveryKey)!;
-    }).immediate();
+        ).run(
+          deliveryKey,
+          JSON.stringify(result),
+          new Date().toISOString(),
+          delivery?.job_id ?? null,
+          delivery?.stage ?? null,
+          result.artifact.uri,
+          delivery?.delivery_sha ?? null,
+          delivery?.package_sha ?? null,
+        );
+        return this.record(deliveryKey)!;
+      })
+      .immediate();
   }
 
   async findStageCompletion(deliveryKey: string): Promise<StageResult | null> {
@@ -164,7 +186,9 @@ class SqliteStore implements Store {
   }
 
   async findRecordedArtifacts(jobId: string, uri: string): Promise<{ stage: string; result: StageResult }[]> {
-    const rows = this.sql('SELECT stage, result FROM stage_completions WHERE job_id = ? AND artifact_uri = ? ORDER BY recorded_at').all(jobId, uri) as {
+    const rows = this.sql(
+      'SELECT stage, result FROM stage_completions WHERE job_id = ? AND artifact_uri = ? ORDER BY recorded_at',
+    ).all(jobId, uri) as {
       stage: string;
       result: string;
     }[];
@@ -172,49 +196,76 @@ class SqliteStore implements Store {
   }
 
   private record(deliveryKey: string): StageRecord | null {
-    const row = this.sql('SELECT result, delivery_sha, package_sha FROM stage_completions WHERE delivery_key = ?').get(deliveryKey) as
-      | { result: string; delivery_sha: string | null; package_sha: string | null }
-      | undefined;
-    return row === undefined ? null : { result: JSON.parse(row.result) as StageResult, delivery_sha: row.delivery_sha, package_sha: row.package_sha };
+    const row = this.sql('SELECT result, delivery_sha, package_sha FROM stage_completions WHERE delivery_key = ?').get(
+      deliveryKey,
+    ) as { result: string; delivery_sha: string | null; package_sha: string | null } | undefined;
+    return row === undefined
+      ? null
+      : { result: JSON.parse(row.result) as StageResult, delivery_sha: row.delivery_sha, package_sha: row.package_sha };
   }
 
   async patchCrmOnce(idempotencyKey: string, patch: CrmPatch): Promise<ReceiptV1> {
     const jobId = jobIdOfKey(idempotencyKey);
-    return this.db.transaction((): ReceiptV1 => {
-      const prior = this.sql('SELECT receipt FROM writes WHERE idempotency_key = ?').pluck().get(idempotencyKey) as
-        | string
-        | undefined;
-      if (prior !== undefined) return JSON.parse(prior) as ReceiptV1;
+    return this.db
+      .transaction((): ReceiptV1 => {
+        const prior = this.sql('SELECT receipt FROM writes WHERE idempotency_key = ?').pluck().get(idempotencyKey) as
+          string | undefined;
+        if (prior !== undefined) return JSON.parse(prior) as ReceiptV1;
 
-      const before = this.sql('SELECT status, note, revision FROM crm_tickets WHERE ticket_id = ?').get(patch.ticket_id) as
-        | { status: string; note: string; revision: number }
-        | undefined;
-      const now = new Date();
-      const receipt = crmReceipt(idempotencyKey, patch, before ?? null, sha256Hex(patch.note), now);
-      if (receipt.status !== 'unchanged') {
-        this.sql(
-          `INSERT INTO crm_tickets (ticket_id, customer_id, status, note, revision, updated_by, updated_at)
+        const before = this.sql('SELECT status, note, revision FROM crm_tickets WHERE ticket_id = ?').get(
+          patch.ticket_id,
+        ) as { status: string; note: string; revision: number } | undefined;
+        const now = new Date();
+        const receipt = crmReceipt(idempotencyKey, patch, before ?? null, sha256Hex(patch.note), now);
+        if (receipt.status !== 'unchanged') {
+          this.sql(
+            `INSERT INTO crm_tickets (ticket_id, customer_id, status, note, revision, updated_by, updated_at)
            VALUES (@ticket_id, @customer_id, @status, @note, 1, @key, @at)
            ON CONFLICT (ticket_id) DO UPDATE SET customer_id = excluded.customer_id, status = excluded.status,
              note = excluded.note, revision = crm_tickets.revision + 1, updated_by = excluded.updated_by,
              updated_at = excluded.updated_at`,
-        ).run({ ...patch, key: idempotencyKey, at: now.toISOString() });
-      }
-      this.sql(WRITE_INSERT).run(idempotencyKey, jobId, JSON.stringify(receipt), now.toISOString(), receipt.system, receipt.record_id, sha256Hex(patch.note));
-      return receipt;
-    }).immediate();
+          ).run({ ...patch, key: idempotencyKey, at: now.toISOString() });
+        }
+        this.sql(WRITE_INSERT).run(
+          idempotencyKey,
+          jobId,
+          JSON.stringify(receipt),
+          now.toISOString(),
+          receipt.system,
+          receipt.record_id,
+          sha256Hex(patch.note),
+        );
+        return receipt;
+      })
+      .immediate();
   }
 
   async writeOnce(write: WriteRequest): Promise<WriteReceipt> {
     const jobId = jobIdOfKey(write.key);
-    return this.db.transaction((): WriteReceipt => {
-      const prior = this.writeRow(write.key);
-      if (prior) return writeReceiptOf(prior, 'existing');
-      const row: WriteRow = { idempotency_key: write.key, system: write.system, reference: write.reference, payload_sha256: sha256Hex(write.payload), written_at: new Date().toISOString() };
-      const receipt = writeReceiptOf(row, 'created');
-      this.sql(WRITE_INSERT).run(write.key, jobId, JSON.stringify(receipt), row.written_at, row.system, row.reference, row.payload_sha256);
-      return receipt;
-    }).immediate();
+    return this.db
+      .transaction((): WriteReceipt => {
+        const prior = this.writeRow(write.key);
+        if (prior) return writeReceiptOf(prior, 'existing');
+        const row: WriteRow = {
+          idempotency_key: write.key,
+          system: write.system,
+          reference: write.reference,
+          payload_sha256: sha256Hex(write.payload),
+          written_at: new Date().toISOString(),
+        };
+        const receipt = writeReceiptOf(row, 'created');
+        this.sql(WRITE_INSERT).run(
+          write.key,
+          jobId,
+          JSON.stringify(receipt),
+          row.written_at,
+          row.system,
+          row.reference,
+          row.payload_sha256,
+        );
+        return receipt;
+      })
+      .immediate();
   }
 
   async findWrite(key: string): Promise<WriteReceipt | null> {
@@ -227,8 +278,9 @@ class SqliteStore implements Store {
   }
 
   async getCrmTicket(ticketId: string): Promise<CrmTicket | null> {
-    const row = this.sql('SELECT ticket_id, customer_id, status, note, revision, updated_by FROM crm_tickets WHERE ticket_id = ?')
-      .get(ticketId) as CrmTicket | undefined;
+    const row = this.sql(
+      'SELECT ticket_id, customer_id, status, note, revision, updated_by FROM crm_tickets WHERE ticket_id = ?',
+    ).get(ticketId) as CrmTicket | undefined;
     return row ?? null;
   }
 
@@ -240,29 +292,36 @@ class SqliteStore implements Store {
   }
 
   async listWrites(jobId: string): Promise<WriteReceipt[]> {
-    const rows = this.sql(`SELECT ${WRITE_COLUMNS} FROM writes WHERE job_id = ? ORDER BY written_at, idempotency_key`).all(jobId) as WriteRow[];
+    const rows = this.sql(
+      `SELECT ${WRITE_COLUMNS} FROM writes WHERE job_id = ? ORDER BY written_at, idempotency_key`,
+    ).all(jobId) as WriteRow[];
     return rows.map((row) => writeReceiptOf(row, 'created'));
   }
 
   async syncHelpCenter(chunks: readonly HelpChunk[]): Promise<CorpusSyncReport> {
-    return this.db.transaction((): CorpusSyncReport => {
-      const stored = new Map(
-        (this.sql('SELECT chunk_key, content_sha256 FROM help_chunks').all() as { chunk_key: string; content_sha256: string }[]).map(
-          (r) => [r.chunk_key, r.content_sha256],
-        ),
-      );
-      const upsert = this.sql(
-        `INSERT INTO help_chunks (chunk_key, article_slug, title, tags, position, text, content_sha256)
+    return this.db
+      .transaction((): CorpusSyncReport => {
+        const stored = new Map(
+          (
+            this.sql('SELECT chunk_key, content_sha256 FROM help_chunks').all() as {
+              chunk_key: string;
+              content_sha256: string;
+            }[]
+          ).map((r) => [r.chunk_key, r.content_sha256]),
+        );
+        const upsert = this.sql(
+          `INSERT INTO help_chunks (chunk_key, article_slug, title, tags, position, text, content_sha256)
          VALUES (@key, @article_slug, @title, @tags, @position, @text, @sha)
          ON CONFLICT (chunk_key) DO UPDATE SET article_slug = excluded.article_slug, title = excluded.title,
            tags = excluded.tags, position = excluded.position, text = excluded.text, content_sha256 = excluded.content_sha256`,
-      );
-      const { upserts, stale, report } = planCorpusSync(stored, chunks);
-      for (const chunk of upserts) upsert.run(chunk);
-      const remove = this.sql('DELETE FROM help_chunks WHERE chunk_key = ?');
-      for (const staleKey of stale) remove.run(staleKey);
-      return report;
-    }).immediate();
+        );
+        const { upserts, stale, report } = planCorpusSync(stored, chunks);
+        for (const chunk of upserts) upsert.run(chunk);
+        const remove = this.sql('DELETE FROM help_chunks WHERE chunk_key = ?');
+        for (const staleKey of stale) remove.run(staleKey);
+        return report;
+      })
+      .immediate();
   }
 
   async searchHelpCenter(terms: readonly string[], limit: number): Promise<HelpHit[]> {
@@ -284,29 +343,35 @@ class SqliteStore implements Store {
     const parsed = HandoffBeginInput.parse(input);
     HandoffIdempotencyKey.parse(key);
     this.handoffWrites++;
-    return this.db.transaction((): HandoffRecord => {
-      const id = handoffRecordId(key);
-      const replay = this.replay(id, 'begin', key);
-      if (replay) return replay;
-      const at = new Date();
-      const record = newHandoffRecord(parsed, key, at);
-      this.sql(
-        `INSERT INTO handoff_records (id, created_order, workspace, project, job_id, summary, open_questions, next_steps, owner, state,
+    return this.db
+      .transaction((): HandoffRecord => {
+        const id = handoffRecordId(key);
+        const replay = this.replay(id, 'begin', key);
+        if (replay) return replay;
+        const at = new Date();
+        const record = newHandoffRecord(parsed, key, at);
+        this.sql(
+          `INSERT INTO handoff_records (id, created_order, workspace, project, job_id, summary, open_questions, next_steps, owner, state,
            created_by, created_at)
          VALUES (@id, (SELECT coalesce(max(created_order), 0) + 1 FROM handoff_records), @workspace, @project, @job_id, @summary,
            @open_questions, @next_steps, @owner, @state, @created_by, @created_at)`,
-      ).run({ ...record, open_questions: JSON.stringify(record.open_questions), next_steps: JSON.stringify(record.next_steps) });
-      this.insertAudit({
-        record_id: id,
-        seq: 1,
-        transition: 'begin',
-        actor: record.created_by,
-        at: record.created_at,
-        idempotency_key: key,
-        detail: { from: null, to: 'open' },
-      });
-      return record;
-    }).immediate();
+        ).run({
+          ...record,
+          open_questions: JSON.stringify(record.open_questions),
+          next_steps: JSON.stringify(record.next_steps),
+        });
+        this.insertAudit({
+          record_id: id,
+          seq: 1,
+          transition: 'begin',
+          actor: record.created_by,
+          at: record.created_at,
+          idempotency_key: key,
+          detail: { from: null, to: 'open' },
+        });
+        return record;
+      })
+      .immediate();
   }
 
   async acceptHandoff(id: string, actor: string, key: string): Promise<HandoffRecord> {
@@ -317,7 +382,12 @@ class SqliteStore implements Store {
     return this.transition(id, { transition: 'cancel', actor }, key);
   }
 
-  async closeHandoff(id: string, reason: HandoffCloseReason, key: string, decidedBy?: HandoffDecider): Promise<HandoffRecord> {
+  async closeHandoff(
+    id: string,
+    reason: HandoffCloseReason,
+    key: string,
+    decidedBy?: HandoffDecider,
+  ): Promise<HandoffRecord> {
     return this.transition(id, { transition: 'close', reason, ...(decidedBy ? { decided_by: decidedBy } : {}) }, key);
   }
 
@@ -329,13 +399,25 @@ class SqliteStore implements Store {
     const q = HandoffListQuery.parse(query);
     const version = `${String(this.sql('PRAGMA data_version').pluck().get())}:${this.handoffWrites}`;
     if (this.listings.version !== version) this.listings = { version, entries: new Map() };
-    const key = JSON.stringify([q.workspace, q.project, q.state ?? 'open', q.limit ?? HANDOFF_LIST_DEFAULT, q.visible_to ?? null]);
+    const key = JSON.stringify([
+      q.workspace,
+      q.project,
+      q.state ?? 'open',
+      q.limit ?? HANDOFF_LIST_DEFAULT,
+      q.visible_to ?? null,
+    ]);
     const listed = this.listings.entries.get(key);
     if (listed) return [...listed];
     const rows = this.sql(
       `SELECT ${HANDOFF_COLUMNS} FROM handoff_records WHERE workspace = @workspace AND project = @project AND state = @state
        AND (@visible_to IS NULL OR owner IS NULL OR owner = @visible_to) ORDER BY created_order DESC LIMIT @limit`,
-    ).all({ workspace: q.workspace, project: q.project, state: q.state ?? 'open', limit: q.limit ?? HANDOFF_LIST_DEFAULT, visible_to: q.visible_to ?? null }) as HandoffRow[];
+    ).all({
+      workspace: q.workspace,
+      project: q.project,
+      state: q.state ?? 'open',
+      limit: q.limit ?? HANDOFF_LIST_DEFAULT,
+      visible_to: q.visible_to ?? null,
+    }) as HandoffRow[];
     // Frozen: a caller changing a listed record must not change what the next caller is served.
     const records = rows.map((row) => Object.freeze(handoffFromRow(row)));
     if (this.listings.entries.size < MAX_LISTINGS) this.listings.entries.set(key, records);
@@ -352,7 +434,8 @@ class SqliteStore implements Store {
     this.handoffWrites++;
     // One writer at a time (IMMEDIATE takes the write lock first): the read, the decision and the
     // conditional UPDATE see no interleaving, on this connection or another process's.
-    return this.db.transaction((): HandoffRecord => {
+    return this.db
+      .transaction((): HandoffRecord => {
         const replay = this.replay(id, request.transition, key);
         if (replay) return replay;
         const record = this.handoff(id);
@@ -368,27 +451,36 @@ class SqliteStore implements Store {
         if (changed !== 1) throw handoffRaced(id, request);
         this.insertAudit(audit);
         return next;
-      }).immediate();
+      })
+      .immediate();
   }
 
   /** The outcome a spent key produced, or null when the key is new. */
   private replay(id: string, transition: HandoffAuditRow['transition'], key: string): HandoffRecord | null {
-    const prior = this.sql('SELECT record_id, transition, seq FROM handoff_audit WHERE idempotency_key = ?').get(key) as
-      | Pick<HandoffAuditRow, 'record_id' | 'transition' | 'seq'>
-      | undefined;
+    const prior = this.sql('SELECT record_id, transition, seq FROM handoff_audit WHERE idempotency_key = ?').get(
+      key,
+    ) as Pick<HandoffAuditRow, 'record_id' | 'transition' | 'seq'> | undefined;
     if (!prior) return null;
     const seq = replayHandoffKey(prior, id, transition, key);
-    return handoffRecordAt(this.handoff(id)!, this.sql('SELECT * FROM handoff_audit WHERE record_id = ? ORDER BY seq').all(id).map((r) => auditFromRow(r as AuditRow)), seq);
+    return handoffRecordAt(
+      this.handoff(id)!,
+      this.sql('SELECT * FROM handoff_audit WHERE record_id = ? ORDER BY seq')
+        .all(id)
+        .map((r) => auditFromRow(r as AuditRow)),
+      seq,
+    );
   }
 
   private handoff(id: string): HandoffRecord | null {
-    const row = this.sql(`SELECT ${HANDOFF_COLUMNS} FROM handoff_records WHERE id = ?`).get(id) as HandoffRow | undefined;
+    const row = this.sql(`SELECT ${HANDOFF_COLUMNS} FROM handoff_records WHERE id = ?`).get(id) as
+      HandoffRow | undefined;
     return row ? handoffFromRow(row) : null;
   }
 
   private insertAudit(row: HandoffAuditRow): void {
-    this.sql('INSERT INTO handoff_audit (record_id, seq, transition, actor, at, idempotency_key, detail) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(row.record_id, row.seq, row.transition, row.actor, row.at, row.idempotency_key, JSON.stringify(row.detail));
+    this.sql(
+      'INSERT INTO handoff_audit (record_id, seq, transition, actor, at, idempotency_key, detail) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(row.record_id, row.seq, row.transition, row.actor, row.at, row.idempotency_key, JSON.stringify(row.detail));
   }
 
   async schemaVersion(): Promise<number> {
@@ -410,7 +502,11 @@ type HandoffRow = Omit<HandoffRecord, 'open_questions' | 'next_steps'> & { open_
 type AuditRow = Omit<HandoffAuditRow, 'detail'> & { detail: string };
 
 function handoffFromRow(row: HandoffRow): HandoffRecord {
-  return { ...row, open_questions: JSON.parse(row.open_questions) as string[], next_steps: JSON.parse(row.next_steps) as string[] };
+  return {
+    ...row,
+    open_questions: JSON.parse(row.open_questions) as string[],
+    next_steps: JSON.parse(row.next_steps) as string[],
+  };
 }
 
 function auditFromRow(row: AuditRow): HandoffAuditRow {

@@ -186,7 +186,12 @@ export function crmReceipt(
   noteHash: string,
   writtenAt: Date,
 ): ReceiptV1 {
-  const status = before === null ? 'created' : before.status === patch.status && before.note === patch.note ? 'unchanged' : 'updated';
+  const status =
+    before === null
+      ? 'created'
+      : before.status === patch.status && before.note === patch.note
+        ? 'unchanged'
+        : 'updated';
   return {
     idempotency_key: idempotencyKey,
     system: 'crm',
@@ -223,7 +228,8 @@ export function writeReceiptOf(row: WriteRow, status: WriteReceipt['status']): W
 /** `job_id` of a `job_id:stage:artifact_type` key (job ids hold no `:`). */
 export function jobIdOfKey(key: string): string {
   const jobId = key.split(':', 1)[0];
-  if (!jobId || key.split(':').length !== 3) throw new TypeError(`idempotency key ${JSON.stringify(key)} is not job_id:stage:artifact_type`);
+  if (!jobId || key.split(':').length !== 3)
+    throw new TypeError(`idempotency key ${JSON.stringify(key)} is not job_id:stage:artifact_type`);
   return jobId;
 }
 
@@ -288,7 +294,10 @@ export function newHandoffRecord(input: HandoffBeginInput, key: string, at: Date
 }
 
 /** The record after one transition the lifecycle allows (decideHandoffTransition said so). */
-function applied(record: HandoffRecord, row: Pick<HandoffAuditRow, 'transition' | 'actor' | 'at' | 'detail'>): HandoffRecord {
+function applied(
+  record: HandoffRecord,
+  row: Pick<HandoffAuditRow, 'transition' | 'actor' | 'at' | 'detail'>,
+): HandoffRecord {
   switch (row.transition) {
     case 'begin':
       return { ...record, state: 'open', created_by: row.actor ?? record.created_by, created_at: row.at };
@@ -335,7 +344,9 @@ export function planHandoffTransition(
   return { next: applied(record, audit), audit };
 }
 
-function closeDetail(request: Extract<HandoffRequest, { transition: 'close' }>): Pick<HandoffAuditRow['detail'], 'close_reason' | 'action'> {
+function closeDetail(
+  request: Extract<HandoffRequest, { transition: 'close' }>,
+): Pick<HandoffAuditRow['detail'], 'close_reason' | 'action'> {
   return { close_reason: request.reason, ...(request.decided_by ? { action: request.decided_by.action } : {}) };
 }
 
@@ -343,7 +354,15 @@ function closeDetail(request: Extract<HandoffRequest, { transition: 'close' }>):
  * trail holds every change, so replaying its first `seq` rows over the record's fixed fields
  * rebuilds that outcome exactly. */
 export function handoffRecordAt(current: HandoffRecord, audit: readonly HandoffAuditRow[], seq: number): HandoffRecord {
-  let record: HandoffRecord = { ...current, accepted_by: null, accepted_at: null, cancelled_by: null, cancelled_at: null, closed_at: null, close_reason: null };
+  let record: HandoffRecord = {
+    ...current,
+    accepted_by: null,
+    accepted_at: null,
+    cancelled_by: null,
+    cancelled_at: null,
+    closed_at: null,
+    close_reason: null,
+  };
   for (const row of audit) if (row.seq <= seq) record = applied(record, row);
   return record;
 }
@@ -356,7 +375,10 @@ export function replayHandoffKey(
   key: string,
 ): number {
   if (prior.record_id !== recordId || prior.transition !== transition) {
-    throw new HandoffTransitionError('key_reused', `idempotency key ${JSON.stringify(key)} was already used to ${prior.transition} handoff record ${prior.record_id}`);
+    throw new HandoffTransitionError(
+      'key_reused',
+      `idempotency key ${JSON.stringify(key)} was already used to ${prior.transition} handoff record ${prior.record_id}`,
+    );
   }
   return prior.seq;
 }
@@ -367,5 +389,8 @@ export function handoffNotFound(id: string): HandoffTransitionError {
 
 /** The conditional UPDATE found the record no longer in the state the decision was made on. */
 export function handoffRaced(id: string, request: HandoffRequest): HandoffTransitionError {
-  return new HandoffTransitionError('conflict', `handoff record ${id} changed while a ${request.transition} was being applied; nothing was changed`);
+  return new HandoffTransitionError(
+    'conflict',
+    `handoff record ${id} changed while a ${request.transition} was being applied; nothing was changed`,
+  );
 }

@@ -67,7 +67,11 @@ export const payout = defineStage({
 export const expenseApproval = definePipeline({
   name: 'expense-approval',
   description: 'Approve an expense claim against policy and fraud checks, then pay it once.',
-  entry: { type: 'expense.v1', schema: ExpenseV1, memoryRefs: (expense: ExpenseV1) => [`employee:${expense.employee}`] },
+  entry: {
+    type: 'expense.v1',
+    schema: ExpenseV1,
+    memoryRefs: (expense: ExpenseV1) => [`employee:${expense.employee}`],
+  },
   stages: [extract, policy, fraud, approver, payout],
   routes: [
     { after: 'expense.v1', to: 'extract', reason: 'a new claim' },

@@ -9,14 +9,25 @@ async function main(): Promise<void> {
   const client = await connectHandrail(config, handrail);
   const { handle, created } = await startJob(client, {
     job_id: `expense-${id}`,
-    entry: { id, employee: 'e-1024', amount_usd: Number(amount), category: 'meals', merchant: 'Trattoria Roma', description: 'team lunch' },
+    entry: {
+      id,
+      employee: 'e-1024',
+      amount_usd: Number(amount),
+      category: 'meals',
+      merchant: 'Trattoria Roma',
+      description: 'team lunch',
+    },
     goal: `Approve and pay expense ${id} if it is within policy`,
     constraints: [],
     budget: { usd: 0.05, revisions: 0 },
   });
-  console.log(`${created ? 'started' : 'attached to'} ${handle.workflowId}: ${config.webUiUrl}/namespaces/${config.namespace}/workflows/${handle.workflowId}`);
+  console.log(
+    `${created ? 'started' : 'attached to'} ${handle.workflowId}: ${config.webUiUrl}/namespaces/${config.namespace}/workflows/${handle.workflowId}`,
+  );
   const result = await handle.result();
-  console.log(`${result.status}${result.reason ? ` (${result.reason})` : ''}; spent ${result.spent_usd} USD; receipt: ${JSON.stringify(result.receipt ?? null)}`);
+  console.log(
+    `${result.status}${result.reason ? ` (${result.reason})` : ''}; spent ${result.spent_usd} USD; receipt: ${JSON.stringify(result.receipt ?? null)}`,
+  );
   await client.connection.close();
 }
 

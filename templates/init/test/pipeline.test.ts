@@ -54,8 +54,17 @@ test('an over-limit claim is refused by the approver and waits for a human; noth
 test('an entry that does not match the pipeline’s schema is refused before any stage runs', async () => {
   const bad = { ...request('bad-1', 10), entry: { id: 'bad-1', amount_usd: -5 } };
   // The client checks it first and names the fields…
-  await assert.rejects(startJob(rail.client, bad, { taskQueue: rail.taskQueue }), (err: Error) => err.name === 'InvalidJobRequestError' && /entry\.amount_usd/.test(err.message));
+  await assert.rejects(
+    startJob(rail.client, bad, { taskQueue: rail.taskQueue }),
+    (err: Error) => err.name === 'InvalidJobRequestError' && /entry\.amount_usd/.test(err.message),
+  );
   // …and the rail refuses it too when a start bypasses the client (any SDK, the CLI, the Web UI).
-  const handle = await rail.client.workflow.start('handoffJob', { taskQueue: rail.taskQueue, workflowId: 'expense-bad-1', args: [bad] });
-  await assert.rejects(handle.result(), (err: Error) => /invalid job request: entry/.test(String((err.cause as Error | undefined)?.message)));
+  const handle = await rail.client.workflow.start('handoffJob', {
+    taskQueue: rail.taskQueue,
+    workflowId: 'expense-bad-1',
+    args: [bad],
+  });
+  await assert.rejects(handle.result(), (err: Error) =>
+    /invalid job request: entry/.test(String((err.cause as Error | undefined)?.message)),
+  );
 });

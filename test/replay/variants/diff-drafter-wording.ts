@@ -15,7 +15,10 @@ export function activities(deps: ActivityDeps) {
   const draft = stageActivities(ticketTriage, deps.store, {
     draft: async (pkg, turn) => {
       const output = await runDraft(deps.store, undefined, pkg, turn);
-      const body: SummaryBody = { ...(output.body as SummaryBody), markdown: `${(output.body as SummaryBody).markdown}\n\nDrafted by the triage rail.` };
+      const body: SummaryBody = {
+        ...(output.body as SummaryBody),
+        markdown: `${(output.body as SummaryBody).markdown}\n\nDrafted by the triage rail.`,
+      };
       return { ...output, body, artifact: await writeArtifact(deps.store, 'summary_md', SummaryMd, body) };
     },
   });

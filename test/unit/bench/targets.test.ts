@@ -22,12 +22,26 @@ const onTheEdge: TargetFigures = {
   replay_histories_per_second: 56,
 };
 
-const inputs = (handrail: Partial<TargetFigures>, validation = [5, 6]): TargetInputs => ({ handrail: { ...onTheEdge, ...handrail }, baseline, hops_per_job: 5, validation_vs_zod: validation });
+const inputs = (handrail: Partial<TargetFigures>, validation = [5, 6]): TargetInputs => ({
+  handrail: { ...onTheEdge, ...handrail },
+  baseline,
+  hops_per_job: 5,
+  validation_vs_zod: validation,
+});
 
 describe('issue 19 targets', () => {
-  it('lists every target of npm run bench in the issue\'s order, each met on its edge', () => {
+  it("lists every target of npm run bench in the issue's order, each met on its edge", () => {
     const verdicts = judgeTargets(inputs({}));
-    expect(verdicts.map((v) => v.figure.split(' (')[0])).toEqual(['jobs / s', 'p50 job latency', 'p95 job latency', 'history events / job', 'worker CPU / job', 'worker peak RSS', 'replay speed', 'validateHandoff / zod']);
+    expect(verdicts.map((v) => v.figure.split(' (')[0])).toEqual([
+      'jobs / s',
+      'p50 job latency',
+      'p95 job latency',
+      'history events / job',
+      'worker CPU / job',
+      'worker peak RSS',
+      'replay speed',
+      'validateHandoff / zod',
+    ]);
     expect(verdicts.filter((v) => !v.met)).toEqual([]);
   });
 
@@ -51,7 +65,9 @@ describe('issue 19 targets', () => {
   });
 
   it('the events target allows one extra event per hop over the baseline', () => {
-    const events = judgeTargets({ ...inputs({ history_events_per_job: 43 }), hops_per_job: 8 }).find((v) => v.figure.startsWith('history events'))!;
+    const events = judgeTargets({ ...inputs({ history_events_per_job: 43 }), hops_per_job: 8 }).find((v) =>
+      v.figure.startsWith('history events'),
+    )!;
     expect(events).toMatchObject({ target: '≤ baseline + 1 per hop (43)', measured: 43, met: true });
   });
 });

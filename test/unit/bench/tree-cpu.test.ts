@@ -12,9 +12,14 @@ afterEach(() => {
 /** A shell whose child burns `busyMs` of CPU time, says so, then both stay alive for a while. */
 function shellWithBusyChild(busyMs: number): { shell: ChildProcess; burnt: Promise<void> } {
   const burn = `while (process.cpuUsage().user < ${busyMs * 1000}); console.log("burnt"); setTimeout(() => undefined, 20000);`;
-  const shell = spawn('sh', ['-c', `"${process.execPath}" -e '${burn}'; sleep 20`], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
+  const shell = spawn('sh', ['-c', `"${process.execPath}" -e '${burn}'; sleep 20`], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+    detached: true,
+  });
   children.push(shell);
-  const burnt = new Promise<void>((resolve) => shell.stdout!.on('data', (d: Buffer) => d.toString().includes('burnt') && resolve()));
+  const burnt = new Promise<void>((resolve) =>
+    shell.stdout!.on('data', (d: Buffer) => d.toString().includes('burnt') && resolve()),
+  );
   return { shell, burnt };
 }
 
@@ -27,9 +32,14 @@ describe.skipIf(!fs.existsSync('/proc/self/stat'))('treeCpuMicros (the bench rea
 
   it('counts a descendant that exited, once the tree reaped it (a PostgreSQL backend that ended)', async () => {
     const burn = `while (process.cpuUsage().user < 300000);`;
-    const shell = spawn('sh', ['-c', `"${process.execPath}" -e '${burn}'; echo reaped; sleep 20`], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
+    const shell = spawn('sh', ['-c', `"${process.execPath}" -e '${burn}'; echo reaped; sleep 20`], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      detached: true,
+    });
     children.push(shell);
-    await new Promise<void>((resolve) => shell.stdout!.on('data', (d: Buffer) => d.toString().includes('reaped') && resolve()));
+    await new Promise<void>((resolve) =>
+      shell.stdout!.on('data', (d: Buffer) => d.toString().includes('reaped') && resolve()),
+    );
     expect(treeCpuMicros(shell.pid!)).toBeGreaterThanOrEqual(250_000);
   });
 

@@ -3,7 +3,27 @@ import { parseCommand, UsageError } from '../../../src/operator/cli/args';
 
 describe('handrail command lines', () => {
   it('start takes a ticket file and turns the flags into numbers and a constraint list', () => {
-    expect(parseCommand(['start', 't.json', '--job-id', 'j1', '--pipeline', 'ticket-hub', '--constraint', 'a', '--constraint', 'b', '--budget-usd', '0.5', '--revisions', '1', '--max-hops', '6', '--follow'])).toEqual({
+    expect(
+      parseCommand([
+        'start',
+        't.json',
+        '--job-id',
+        'j1',
+        '--pipeline',
+        'ticket-hub',
+        '--constraint',
+        'a',
+        '--constraint',
+        'b',
+        '--budget-usd',
+        '0.5',
+        '--revisions',
+        '1',
+        '--max-hops',
+        '6',
+        '--follow',
+      ]),
+    ).toEqual({
       name: 'start',
       ticket: 't.json',
       flags: { jobId: 'j1', pipeline: 'ticket-hub', constraints: ['a', 'b'], budgetUsd: 0.5, revisions: 1, maxHops: 6 },
@@ -13,18 +33,41 @@ describe('handrail command lines', () => {
   });
 
   it('decide spells top-up as the wire action top_up and requires an actor', () => {
-    expect(parseCommand(['decide', 'j1', 'top-up', '--actor', 'ops', '--usd', '1'])).toMatchObject({ name: 'decide', jobId: 'j1', decision: { action: 'top_up', actor: 'ops', usd: 1 } });
+    expect(parseCommand(['decide', 'j1', 'top-up', '--actor', 'ops', '--usd', '1'])).toMatchObject({
+      name: 'decide',
+      jobId: 'j1',
+      decision: { action: 'top_up', actor: 'ops', usd: 1 },
+    });
     expect(() => parseCommand(['decide', 'j1', 'approve'])).toThrow(/decide needs --actor/);
-    expect(() => parseCommand(['decide', 'j1', 'maybe', '--actor', 'ops'])).toThrow(/<action> must be one of approve, reject, revise, top_up/);
+    expect(() => parseCommand(['decide', 'j1', 'maybe', '--actor', 'ops'])).toThrow(
+      /<action> must be one of approve, reject, revise, top_up/,
+    );
   });
 
   it('handoffs: list filters, show/accept/cancel a record, decide without --actor (the token is the actor)', () => {
-    expect(parseCommand(['handoffs', 'list', '--project', 'ticket-triage', '--state', 'accepted', '--limit', '5', '--json'])).toEqual({ name: 'handoffs', action: 'list', project: 'ticket-triage', state: 'accepted', limit: 5, json: true });
+    expect(
+      parseCommand(['handoffs', 'list', '--project', 'ticket-triage', '--state', 'accepted', '--limit', '5', '--json']),
+    ).toEqual({ name: 'handoffs', action: 'list', project: 'ticket-triage', state: 'accepted', limit: 5, json: true });
     expect(parseCommand(['handoffs', 'list'])).toEqual({ name: 'handoffs', action: 'list', json: false });
-    expect(parseCommand(['handoffs', 'accept', 'hr_1'])).toEqual({ name: 'handoffs', action: 'accept', id: 'hr_1', json: false });
-    expect(parseCommand(['handoffs', 'decide', 'hr_1', 'top-up', '--usd', '1', '--note', 'ok'])).toEqual({ name: 'handoffs', action: 'decide', id: 'hr_1', decision: { action: 'top_up', usd: 1, note: 'ok' }, json: false });
-    expect(() => parseCommand(['handoffs', 'decide', 'hr_1', 'approve', '--actor', 'mallory'])).toThrow(/Unknown option '--actor'/);
-    expect(() => parseCommand(['handoffs', 'list', '--state', 'gone'])).toThrow(/--state must be one of open, accepted, cancelled, closed/);
+    expect(parseCommand(['handoffs', 'accept', 'hr_1'])).toEqual({
+      name: 'handoffs',
+      action: 'accept',
+      id: 'hr_1',
+      json: false,
+    });
+    expect(parseCommand(['handoffs', 'decide', 'hr_1', 'top-up', '--usd', '1', '--note', 'ok'])).toEqual({
+      name: 'handoffs',
+      action: 'decide',
+      id: 'hr_1',
+      decision: { action: 'top_up', usd: 1, note: 'ok' },
+      json: false,
+    });
+    expect(() => parseCommand(['handoffs', 'decide', 'hr_1', 'approve', '--actor', 'mallory'])).toThrow(
+      /Unknown option '--actor'/,
+    );
+    expect(() => parseCommand(['handoffs', 'list', '--state', 'gone'])).toThrow(
+      /--state must be one of open, accepted, cancelled, closed/,
+    );
     expect(() => parseCommand(['handoffs'])).toThrow(/handoffs needs an action: list, show, accept, cancel, decide/);
     expect(() => parseCommand(['handoffs', 'take', 'hr_1'])).toThrow(/handoffs <action> must be one of/);
     expect(() => parseCommand(['handoffs', 'show'])).toThrow(/missing <record>/);
@@ -44,34 +87,73 @@ describe('handrail command lines', () => {
     expect(() => parseCommand(['status'])).toThrow(/missing <job>/);
     expect(() => parseCommand(['status', 'a', 'b'])).toThrow(/unexpected argument "b"/);
     expect(() => parseCommand(['show', 'a', '--colour'])).toThrow(/Unknown option '--colour'/);
-    expect(() => parseCommand(['start', 't.json', '--budget-usd', 'lots'])).toThrow(/--budget-usd must be a number, got "lots"/);
+    expect(() => parseCommand(['start', 't.json', '--budget-usd', 'lots'])).toThrow(
+      /--budget-usd must be a number, got "lots"/,
+    );
     expect(() => parseCommand(['stop', 'a'])).toThrow(/unknown command "stop"/);
   });
 
   it('negative numbers are values, not options: parsed here, refused by the contract or the limit check', () => {
-    expect(parseCommand(['start', 't.json', '--budget-usd', '-1', '--revisions', '-2'])).toMatchObject({ flags: { budgetUsd: -1, revisions: -2 } });
-    expect(parseCommand(['decide', 'j1', 'top-up', '--actor', 'ops', '--usd', '-.5'])).toMatchObject({ decision: { usd: -0.5 } });
-    expect(() => parseCommand(['list', '--limit', '-5'])).toThrow(/--limit must be a whole number of at least 1, got "-5"/);
+    expect(parseCommand(['start', 't.json', '--budget-usd', '-1', '--revisions', '-2'])).toMatchObject({
+      flags: { budgetUsd: -1, revisions: -2 },
+    });
+    expect(parseCommand(['decide', 'j1', 'top-up', '--actor', 'ops', '--usd', '-.5'])).toMatchObject({
+      decision: { usd: -0.5 },
+    });
+    expect(() => parseCommand(['list', '--limit', '-5'])).toThrow(
+      /--limit must be a whole number of at least 1, got "-5"/,
+    );
     // After `--` everything is positional, as before.
     expect(parseCommand(['start', '--', '-1'])).toMatchObject({ ticket: '-1' });
   });
 
   it('list --limit takes whole numbers from 1', () => {
     expect(parseCommand(['list', '--limit', '3'])).toMatchObject({ filter: { limit: 3 } });
-    for (const limit of ['0', '2.5']) expect(() => parseCommand(['list', '--limit', limit])).toThrow(new RegExp(`--limit must be a whole number of at least 1, got "${limit}"`));
+    for (const limit of ['0', '2.5'])
+      expect(() => parseCommand(['list', '--limit', limit])).toThrow(
+        new RegExp(`--limit must be a whole number of at least 1, got "${limit}"`),
+      );
   });
 
   it('transcript takes a job, an optional stage slug and a format (text unless asked for xml)', () => {
-    expect(parseCommand(['transcript', 'j1'])).toEqual({ name: 'transcript', jobId: 'j1', format: 'text', json: false });
-    expect(parseCommand(['transcript', 'j1', '--stage', 'crm-note', '--format', 'xml', '--json'])).toEqual({ name: 'transcript', jobId: 'j1', stage: 'crm-note', format: 'xml', json: true });
-    expect(() => parseCommand(['transcript', 'j1', '--format', 'html'])).toThrow(/--format must be one of text, xml; got "html"/);
+    expect(parseCommand(['transcript', 'j1'])).toEqual({
+      name: 'transcript',
+      jobId: 'j1',
+      format: 'text',
+      json: false,
+    });
+    expect(parseCommand(['transcript', 'j1', '--stage', 'crm-note', '--format', 'xml', '--json'])).toEqual({
+      name: 'transcript',
+      jobId: 'j1',
+      stage: 'crm-note',
+      format: 'xml',
+      json: true,
+    });
+    expect(() => parseCommand(['transcript', 'j1', '--format', 'html'])).toThrow(
+      /--format must be one of text, xml; got "html"/,
+    );
     expect(() => parseCommand(['transcript', 'j1', '--stage', 'Draft'])).toThrow(/--stage must be a lowercase slug/);
     expect(() => parseCommand(['transcript'])).toThrow(/missing <job>\nusage: handrail transcript <job>/);
     expect(parseCommand(['transcript', '--help'])).toEqual({ name: 'help', topic: 'transcript' });
   });
 
   it('replay takes any number of history files, repeatable --job, a --query and --workflows, and needs at least one source', () => {
-    expect(parseCommand(['replay', 'a.json', 'b.json', '--job', 'j1', '--job', 'j2', '--query', 'ExecutionStatus="Running"', '--workflows', 'w.ts', '--json'])).toEqual({
+    expect(
+      parseCommand([
+        'replay',
+        'a.json',
+        'b.json',
+        '--job',
+        'j1',
+        '--job',
+        'j2',
+        '--query',
+        'ExecutionStatus="Running"',
+        '--workflows',
+        'w.ts',
+        '--json',
+      ]),
+    ).toEqual({
       name: 'replay',
       files: ['a.json', 'b.json'],
       jobs: ['j1', 'j2'],
@@ -80,16 +162,31 @@ describe('handrail command lines', () => {
       diff: false,
       json: true,
     });
-    expect(parseCommand(['replay', '--job', 'j1'])).toEqual({ name: 'replay', files: [], jobs: ['j1'], diff: false, json: false });
+    expect(parseCommand(['replay', '--job', 'j1'])).toEqual({
+      name: 'replay',
+      files: [],
+      jobs: ['j1'],
+      diff: false,
+      json: false,
+    });
     expect(() => parseCommand(['replay'])).toThrow(/replay needs history files, --job or --query/);
     expect(() => parseCommand(['replay', '--query', ' '])).toThrow(/--query must not be empty/);
     expect(parseCommand(['replay', '--help'])).toEqual({ name: 'help', topic: 'replay' });
   });
 
   it('replay --diff takes --pipelines; --pipelines needs --diff and --diff refuses --workflows', () => {
-    expect(parseCommand(['replay', 'a.json', '--diff', '--pipelines', 'p.ts'])).toEqual({ name: 'replay', files: ['a.json'], jobs: [], pipelines: 'p.ts', diff: true, json: false });
+    expect(parseCommand(['replay', 'a.json', '--diff', '--pipelines', 'p.ts'])).toEqual({
+      name: 'replay',
+      files: ['a.json'],
+      jobs: [],
+      pipelines: 'p.ts',
+      diff: true,
+      json: false,
+    });
     expect(() => parseCommand(['replay', 'a.json', '--pipelines', 'p.ts'])).toThrow(/--pipelines goes with --diff/);
-    expect(() => parseCommand(['replay', 'a.json', '--diff', '--workflows', 'w.ts'])).toThrow(/--diff runs the pipelines and their stages, not the workflow module/);
+    expect(() => parseCommand(['replay', 'a.json', '--diff', '--workflows', 'w.ts'])).toThrow(
+      /--diff runs the pipelines and their stages, not the workflow module/,
+    );
   });
 
   it('help: bare, --help, and per command', () => {

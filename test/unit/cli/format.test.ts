@@ -1,11 +1,29 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { AckRecord } from '../../../contracts';
-import { acksTable, diffLine, diffSummary, listText, outcomeLine, progressLine, statusText, table, usd } from '../../../src/operator/cli/format';
+import {
+  acksTable,
+  diffLine,
+  diffSummary,
+  listText,
+  outcomeLine,
+  progressLine,
+  statusText,
+  table,
+  usd,
+} from '../../../src/operator/cli/format';
 import type { JobStatusView } from '../../../workflows/definitions';
 import { paintFor } from '../../../src/operator/cli/terminal';
 
-const ack: AckRecord = { ack: 'rejected_budget', stage: 'draft', hop: 2, reason: 'wallet has $0.002', delivery_key: 'j:draft:2', traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, at: '2026-01-01T00:00:00Z' };
+const ack: AckRecord = {
+  ack: 'rejected_budget',
+  stage: 'draft',
+  hop: 2,
+  reason: 'wallet has $0.002',
+  delivery_key: 'j:draft:2',
+  traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
+  at: '2026-01-01T00:00:00Z',
+};
 const escalated: JobStatusView = {
   job_id: 'j',
   status: 'escalated',
@@ -13,9 +31,16 @@ const escalated: JobStatusView = {
   hops: 1,
   usd_remaining: 0.002,
   revisions_remaining: 1,
-  spent_usd: 0.003, reserved_usd: 0, reservations: [],
+  spent_usd: 0.003,
+  reserved_usd: 0,
+  reservations: [],
   last_verdict: 'none',
-  escalation: { reasons: ['wallet has $0.002'], blocked: 'draft', options: ['approve', 'top_up'], since: '2026-01-01T00:00:00Z' },
+  escalation: {
+    reasons: ['wallet has $0.002'],
+    blocked: 'draft',
+    options: ['approve', 'top_up'],
+    since: '2026-01-01T00:00:00Z',
+  },
 };
 
 describe('CLI output', () => {
@@ -26,7 +51,12 @@ describe('CLI output', () => {
 
   it('money that is not a finite number (JSON turns Infinity into null) prints as - instead of throwing', () => {
     for (const n of [null, Infinity, Number.NaN]) expect(usd(n as number)).toBe('-');
-    const broken = { ...escalated, usd_remaining: null, revisions_remaining: null, spent_usd: null } as unknown as JobStatusView;
+    const broken = {
+      ...escalated,
+      usd_remaining: null,
+      revisions_remaining: null,
+      spent_usd: null,
+    } as unknown as JobStatusView;
     expect(statusText(broken)).toMatch(/^wallet\s+- and - revisions left \(spent -\)$/m);
     expect(outcomeLine({ ...broken, status: 'completed' })).toBe('j completed (hops 1, spent -)');
   });
@@ -41,7 +71,9 @@ describe('CLI output', () => {
   });
 
   it('a job waiting for a human says how to decide, in CLI spelling', () => {
-    expect(outcomeLine(escalated)).toBe('j is waiting for a human: wallet has $0.002\n  decide with: handrail decide j approve|top-up --actor <you>');
+    expect(outcomeLine(escalated)).toBe(
+      'j is waiting for a human: wallet has $0.002\n  decide with: handrail decide j approve|top-up --actor <you>',
+    );
   });
 
   it('an empty list says so', () => {
@@ -50,10 +82,30 @@ describe('CLI output', () => {
 
   it('replay --diff: a job as recorded, one that differs (what, recorded, now), one skipped, and the count', () => {
     const same = { history: 'a.json', workflowId: 'j1', pipeline: 'ticket-triage', hops: 5, notes: [] };
-    const moved = { history: 'j2', workflowId: 'j2', pipeline: 'ticket-triage', hops: 4, notes: [], first: { hop: 3, stage: 'judge', differences: [{ what: 'route' as const, recorded: 'judge', now: 'complete (done)' }] } };
-    const skipped = { history: 'b.json', workflowId: 'j3', hops: 0, notes: ['not a handoffJob history: nothing to diff'] };
+    const moved = {
+      history: 'j2',
+      workflowId: 'j2',
+      pipeline: 'ticket-triage',
+      hops: 4,
+      notes: [],
+      first: {
+        hop: 3,
+        stage: 'judge',
+        differences: [{ what: 'route' as const, recorded: 'judge', now: 'complete (done)' }],
+      },
+    };
+    const skipped = {
+      history: 'b.json',
+      workflowId: 'j3',
+      hops: 0,
+      notes: ['not a handoffJob history: nothing to diff'],
+    };
     expect(diffLine(same)).toBe('same  a.json (j1): 5 hops as recorded');
-    expect(diffLine(moved).split('\n')).toEqual(['DIFF  j2: hop 3 (judge)', '       WHAT   RECORDED  NOW', '       route  judge     complete (done)']);
+    expect(diffLine(moved).split('\n')).toEqual([
+      'DIFF  j2: hop 3 (judge)',
+      '       WHAT   RECORDED  NOW',
+      '       route  judge     complete (done)',
+    ]);
     expect(diffLine(skipped)).toBe('skip  b.json (j3)\n      note: not a handoffJob history: nothing to diff');
     expect(diffSummary([same, moved, skipped])).toBe('diffed 3 histories: 1 as recorded, 1 differ, 1 skipped');
   });
@@ -64,6 +116,10 @@ describe('CLI output', () => {
     const coloured = acksTable(acks, paintFor(tty, {}));
     expect(coloured).toContain('\x1b[32maccepted\x1b[39m');
     expect(coloured.replace(/\x1b\[\d+m/g, '')).toBe(acksTable(acks));
-    expect(acksTable(acks).split('\n').map((l) => l.indexOf('wallet has'))).toEqual([-1, 47, 47]);
+    expect(
+      acksTable(acks)
+        .split('\n')
+        .map((l) => l.indexOf('wallet has')),
+    ).toEqual([-1, 47, 47]);
   });
 });

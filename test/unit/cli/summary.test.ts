@@ -24,7 +24,9 @@ describe('handrail show: the summary', () => {
 
   it('without references the store is not opened', async () => {
     const summary = joinSummary(['a', 'b']);
-    expect(await jobSummary(summary, () => Promise.reject(new Error('no store here')))).toEqual({ segments: ['a', 'b'] });
+    expect(await jobSummary(summary, () => Promise.reject(new Error('no store here')))).toEqual({
+      segments: ['a', 'b'],
+    });
   });
 
   it('follows the references through the store, and closes it', async () => {
@@ -49,6 +51,8 @@ describe('handrail show: the summary', () => {
     expect(shown.segments[0]).toMatch(/^\[earlier hops: handrail:\/\/summaries\/[0-9a-f]{64} \(\d+ segments\)\]$/);
     expect(shown.unreadable).toMatch(/is not in the sqlite store .*HANDRAIL_DATA_DIR or DATABASE_URL/);
     expect(summaryText(shown)).toMatch(/^Summary \(the package's \d+ segments; earlier ones unreadable: /);
-    expect(await jobSummary(summary, () => Promise.reject(new Error('SQLITE_CANTOPEN')))).toMatchObject({ unreadable: expect.stringMatching(/^SQLITE_CANTOPEN/) });
+    expect(await jobSummary(summary, () => Promise.reject(new Error('SQLITE_CANTOPEN')))).toMatchObject({
+      unreadable: expect.stringMatching(/^SQLITE_CANTOPEN/),
+    });
   });
 });

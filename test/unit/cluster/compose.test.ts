@@ -20,7 +20,9 @@ interface Service {
 }
 
 // `merge`: the writer's environment extends the general worker's (`<<: *worker-env`).
-const compose = parse(fs.readFileSync(path.join(PROJECT_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, Service> };
+const compose = parse(fs.readFileSync(path.join(PROJECT_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
 const services = Object.entries(compose.services);
 const cluster = clusterSettings(loadConfig({}));
 const databaseOf = (url: string | undefined) => (url ? new URL(url).pathname.slice(1) : undefined);
@@ -37,13 +39,18 @@ describe('docker-compose.yml mirrors the cluster', () => {
 
   it('runs one service per cluster worker, same role, same env var names, same task queues', () => {
     const workers = services.filter(([, s]) => s.build !== undefined);
-    const byRole = new Map(workers.map(([name, s]) => [s.environment?.[WORKER_ROLE_ENV], { name, env: s.environment ?? {} }]));
+    const byRole = new Map(
+      workers.map(([name, s]) => [s.environment?.[WORKER_ROLE_ENV], { name, env: s.environment ?? {} }]),
+    );
     expect([...byRole.keys()].sort()).toEqual(cluster.workers.map((w) => w.role).sort());
     for (const spec of cluster.workers) {
       const service = byRole.get(spec.role)!;
-      expect(Object.keys(service.env).sort(), service.name).toEqual(Object.keys({ ...clusterEnv(cluster), ...spec.env }).sort());
+      expect(Object.keys(service.env).sort(), service.name).toEqual(
+        Object.keys({ ...clusterEnv(cluster), ...spec.env }).sort(),
+      );
       expect(service.env.HANDRAIL_TASK_QUEUE).toBe(cluster.taskQueue);
-      const polls = spec.role === 'writer' ? writerTaskQueue(service.env.HANDRAIL_TASK_QUEUE!) : service.env.HANDRAIL_TASK_QUEUE;
+      const polls =
+        spec.role === 'writer' ? writerTaskQueue(service.env.HANDRAIL_TASK_QUEUE!) : service.env.HANDRAIL_TASK_QUEUE;
       expect([polls]).toEqual(spec.taskQueues);
       expect(databaseOf(service.env.DATABASE_URL)).toBe(cluster.postgres.storeDatabase);
     }
@@ -54,6 +61,8 @@ describe('docker-compose.yml mirrors the cluster', () => {
     expect(holders.map(([, s]) => s.environment?.[WORKER_ROLE_ENV])).toEqual(['writer']);
     expect(databaseOf(holders[0]![1].environment![CRM_DATABASE_URL_ENV])).toBe(cluster.postgres.crmDatabase);
     const setup = compose.services['temporal-schema-setup']?.command?.join('\n') ?? '';
-    expect(setup).toMatch(new RegExp(`for db in ${cluster.postgres.storeDatabase} ${cluster.postgres.crmDatabase}; do`));
+    expect(setup).toMatch(
+      new RegExp(`for db in ${cluster.postgres.storeDatabase} ${cluster.postgres.crmDatabase}; do`),
+    );
   });
 });

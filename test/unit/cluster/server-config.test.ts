@@ -1,17 +1,30 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dynamicConfigYaml, listenPorts, serverConfigYaml, uiServerConfigYaml } from '../../../src/devtools/cluster/server-config';
+import {
+  dynamicConfigYaml,
+  listenPorts,
+  serverConfigYaml,
+  uiServerConfigYaml,
+} from '../../../src/devtools/cluster/server-config';
 
 // Copies of go.temporal.io/server@v1.29.1's config/development-postgres12.yaml and
 // config/dynamicconfig/development-sql.yaml, the templates `npm run cluster` edits.
 const fixture = (name: string) => fs.readFileSync(path.join(__dirname, 'fixtures', name), 'utf8');
 const template = fixture('development-postgres12.yaml');
-const opts = { portOffset: 100, postgresAddress: '127.0.0.1:5433', postgresUser: 'temporal', dynamicConfigFile: '/data/cluster/config/dynamicconfig/development-sql.yaml', logLevel: 'warn' };
+const opts = {
+  portOffset: 100,
+  postgresAddress: '127.0.0.1:5433',
+  postgresUser: 'temporal',
+  dynamicConfigFile: '/data/cluster/config/dynamicconfig/development-sql.yaml',
+  logLevel: 'warn',
+};
 
 /** Every number the config binds or dials: service ports and host:port addresses. */
 function ports(yaml: string): number[] {
-  const keyed = [...yaml.matchAll(/^\s*(?:grpcPort|membershipPort|httpPort|port):\s*(\d+)\s*$/gm)].map((m) => Number(m[1]));
+  const keyed = [...yaml.matchAll(/^\s*(?:grpcPort|membershipPort|httpPort|port):\s*(\d+)\s*$/gm)].map((m) =>
+    Number(m[1]),
+  );
   const addresses = [...yaml.matchAll(/"(?:localhost|127\.0\.0\.1):(\d+)"/g)].map((m) => Number(m[1]));
   return [...keyed, ...addresses];
 }
@@ -48,7 +61,9 @@ describe('the cluster server config', () => {
   });
 
   it('fails loudly when the template no longer has what it edits', () => {
-    expect(() => serverConfigYaml(template.replace(/connectAddr/g, 'address'), opts)).toThrow(/template changed: expected 2\+ connectAddr, found 0/);
+    expect(() => serverConfigYaml(template.replace(/connectAddr/g, 'address'), opts)).toThrow(
+      /template changed: expected 2\+ connectAddr, found 0/,
+    );
   });
 
   it('shifts the Nexus callback port in the dynamic config', () => {
@@ -60,8 +75,15 @@ describe('the cluster server config', () => {
 
 describe('the Web UI config', () => {
   it('serves on loopback against the cluster frontend, with its own origin allowed', () => {
-    const yaml = uiServerConfigYaml({ temporalAddress: '127.0.0.1:7333', host: '127.0.0.1', port: 8333, namespace: 'default' });
-    expect(yaml).toContain('temporalGrpcAddress: 127.0.0.1:7333\nhost: 127.0.0.1\nport: 8333\nenableUi: true\ndefaultNamespace: default\n');
+    const yaml = uiServerConfigYaml({
+      temporalAddress: '127.0.0.1:7333',
+      host: '127.0.0.1',
+      port: 8333,
+      namespace: 'default',
+    });
+    expect(yaml).toContain(
+      'temporalGrpcAddress: 127.0.0.1:7333\nhost: 127.0.0.1\nport: 8333\nenableUi: true\ndefaultNamespace: default\n',
+    );
     expect(yaml).toContain('    - http://127.0.0.1:8333\n');
   });
 });

@@ -10,10 +10,13 @@ const jsonText: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
     fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.string()).map((v) => JSON.stringify(v)),
     fc.array(tie('value'), { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
     fc
-      .uniqueArray(fc.tuple(fc.oneof(fc.constant('__proto__'), fc.constant('constructor'), fc.string()), tie('value')), {
-        maxLength: 4,
-        selector: ([key]) => key,
-      })
+      .uniqueArray(
+        fc.tuple(fc.oneof(fc.constant('__proto__'), fc.constant('constructor'), fc.string()), tie('value')),
+        {
+          maxLength: 4,
+          selector: ([key]) => key,
+        },
+      )
       .map((entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`),
   ),
 })).value;

@@ -14,7 +14,9 @@ const accept = [HANDOFF_V1];
 describe('handoff.v1 field by field', () => {
   it('exercises every top-level field and the nested ones', () => {
     expect(required).toEqual(expect.arrayContaining(REQUIRED_FIELDS.map((f) => `/${f}`)));
-    expect(required).toEqual(expect.arrayContaining(['/evaluator/last_verdict', '/trace/traceparent', '/artifacts/0/uri']));
+    expect(required).toEqual(
+      expect.arrayContaining(['/evaluator/last_verdict', '/trace/traceparent', '/artifacts/0/uri']),
+    );
     expect(optional).toEqual(
       expect.arrayContaining(['/next_hint', '/hop', '/summary', '/ack', '/artifacts/0/hash', '/trace/tracestate']),
     );
@@ -38,7 +40,10 @@ describe('handoff.v1 field by field', () => {
   });
 
   it('rejects a wrong type with the field path and expected type', () => {
-    const result = validateHandoff({ ...(valid as object), budget: { usd_remaining: '1.2', revisions_remaining: 2 } }, { accept });
+    const result = validateHandoff(
+      { ...(valid as object), budget: { usd_remaining: '1.2', revisions_remaining: 2 } },
+      { accept },
+    );
     expect(result).toEqual({
       ok: false,
       reason: 'schema',
@@ -51,6 +56,9 @@ describe('handoff.v1 field by field', () => {
       { ...(valid as object), budget: { usd_remaining: -0.01, revisions_remaining: 1.5 } },
       { accept },
     );
-    expect(result.ok ? [] : result.errors.map((e) => e.path)).toEqual(['/budget/usd_remaining', '/budget/revisions_remaining']);
+    expect(result.ok ? [] : result.errors.map((e) => e.path)).toEqual([
+      '/budget/usd_remaining',
+      '/budget/revisions_remaining',
+    ]);
   });
 });

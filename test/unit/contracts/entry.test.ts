@@ -4,7 +4,11 @@ import { inlineText, isStoredEntryOf, parseEntryUri, storedEntry, type Artifact 
 import { sha256Hex } from '../../../src/worker/store/content';
 
 const text = JSON.stringify({ id: 'tkt_1', subject: 'Wo ist meine Rückerstattung?', body: 'a,b;c %20 — ✓' });
-const inline: Artifact = { type: 'ticket.raw', uri: `data:application/json,${encodeURIComponent(text)}`, schema: 'ticket.raw' };
+const inline: Artifact = {
+  type: 'ticket.raw',
+  uri: `data:application/json,${encodeURIComponent(text)}`,
+  schema: 'ticket.raw',
+};
 
 describe('the entry by reference', () => {
   it('reads back exactly the inline text, any characters included', () => {
@@ -12,7 +16,7 @@ describe('the entry by reference', () => {
     expect(inlineText({ uri: 'data:,plain%20text' })).toBe('plain text');
   });
 
-  it('keeps the inline entry\'s other fields; takes `;base64` only right before the payload, as the reader does', () => {
+  it("keeps the inline entry's other fields; takes `;base64` only right before the payload, as the reader does", () => {
     expect(storedEntry('j', { ...inline, note: 'x' }, text)).toMatchObject({ note: 'x', type: 'ticket.raw' });
     expect(inlineText({ uri: 'data:,a;base64,b' })).toBe('a;base64,b');
   });
@@ -24,7 +28,7 @@ describe('the entry by reference', () => {
     expect(inlineText(undefined)).toBeUndefined();
   });
 
-  it("addresses the text under its job with the hash the store computes, keeping type and schema", () => {
+  it('addresses the text under its job with the hash the store computes, keeping type and schema', () => {
     const ref = storedEntry('job-1', inline, text);
     expect(parseEntryUri(ref.uri)).toEqual({ jobId: 'job-1', sha: sha256Hex(text) });
     expect(ref).toEqual({ type: 'ticket.raw', uri: ref.uri, schema: 'ticket.raw', hash: `sha256:${sha256Hex(text)}` });

@@ -44,7 +44,11 @@ const mutated = (exclude: (path: string) => boolean = () => false) =>
     return fc.record({
       base: fc.constant(i),
       edits: fc.array(fc.tuple(fc.constantFrom(...all), fc.jsonValue({ maxDepth: 2 })), { maxLength: 4 }),
-      extra: fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }).map((k) => `x_${k}`), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
+      extra: fc.dictionary(
+        fc.string({ minLength: 1, maxLength: 8 }).map((k) => `x_${k}`),
+        fc.jsonValue({ maxDepth: 2 }),
+        { maxKeys: 3 },
+      ),
     });
   });
 
@@ -74,7 +78,9 @@ describe('fuzzing validateHandoff', () => {
   it('never accepts a mutated package that lacks a required field', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 0, max: bases.length - 1 }).chain((i) => fc.tuple(fc.constant(i), fc.constantFrom(...paths[i]!.required))),
+        fc
+          .integer({ min: 0, max: bases.length - 1 })
+          .chain((i) => fc.tuple(fc.constant(i), fc.constantFrom(...paths[i]!.required))),
         fc.array(fc.tuple(fc.nat(), fc.jsonValue({ maxDepth: 2 })), { maxLength: 4 }),
         ([base, dropped], edits) => {
           // Edits never touch the dropped field, its ancestors (which would rebuild it) or its subtree.
@@ -82,7 +88,8 @@ describe('fuzzing validateHandoff', () => {
             (p) => !dropped.startsWith(p) && !p.startsWith(dropped),
           );
           let pkg = withoutPath(bases[base], dropped);
-          for (const [n, value] of edits) if (editable.length) pkg = setPath(pkg, editable[n % editable.length]!, value);
+          for (const [n, value] of edits)
+            if (editable.length) pkg = setPath(pkg, editable[n % editable.length]!, value);
           const result = validateHandoff(pkg, { accept });
           expectWellFormed(result, pkg);
           expect(result.ok).toBe(false);

@@ -17,7 +17,11 @@ const ID = 'hr_0123456789abcdef0123456789abcdef';
 const accept = (actor: string): HandoffRequest => ({ transition: 'accept', actor });
 const cancel = (actor: string): HandoffRequest => ({ transition: 'cancel', actor });
 const close: HandoffRequest = { transition: 'close', reason: 'decided' };
-const decidedBy = (actor: string): HandoffRequest => ({ transition: 'close', reason: 'decided', decided_by: { actor, action: 'approve' } });
+const decidedBy = (actor: string): HandoffRequest => ({
+  transition: 'close',
+  reason: 'decided',
+  decided_by: { actor, action: 'approve' },
+});
 
 const CASES: [string, HandoffRecordState, string | null, HandoffRequest, HandoffDecision['ok'], string][] = [
   ['accept an open record', 'open', null, accept('ana'), true, 'transition:accepted'],
@@ -56,12 +60,22 @@ describe('handoff record lifecycle (decideHandoffTransition)', () => {
       code: 'illegal_transition',
       message: `cannot accept handoff record ${ID}: it is already cancelled`,
     });
-    expect(decideHandoffTransition({ id: ID, state: 'accepted', accepted_by: 'ana' }, accept('bo'))).toMatchObject({ message: `handoff record ${ID} was already accepted by ana` });
+    expect(decideHandoffTransition({ id: ID, state: 'accepted', accepted_by: 'ana' }, accept('bo'))).toMatchObject({
+      message: `handoff record ${ID} was already accepted by ana`,
+    });
   });
 });
 
 describe('handoff record schemas', () => {
-  const begin = { workspace: 'acme', project: 'support', job_id: 'tkt_1', summary: 'Refund question', open_questions: ['timezone?'], next_steps: ['call back'], created_by: 'rail' };
+  const begin = {
+    workspace: 'acme',
+    project: 'support',
+    job_id: 'tkt_1',
+    summary: 'Refund question',
+    open_questions: ['timezone?'],
+    next_steps: ['call back'],
+    created_by: 'rail',
+  };
 
   it('refuses bidi embeddings, overrides and isolates in what a person reads of a begin or a decision, and keeps right-to-left marks', () => {
     const spoofs = ['refund \u202e000,01$ ot pu', 'a\u202ab', 'a\u2066b\u2069', 'a\u2068b'];
@@ -79,7 +93,9 @@ describe('handoff record schemas', () => {
     const marked = 'שלום \u200fעולם\u200e \u061c(42)';
     expect(HandoffBeginInput.safeParse({ ...begin, summary: marked }).success).toBe(true);
     expect(validators.humanDecision({ action: 'approve', actor: 'ana', note: marked })).toBe(true);
-    expect(neutraliseBidi('refund \u202e000,01$ ot pu \u2067x\u2069 \u200f')).toBe('refund \uFFFD000,01$ ot pu \uFFFDx\uFFFD \u200f');
+    expect(neutraliseBidi('refund \u202e000,01$ ot pu \u2067x\u2069 \u200f')).toBe(
+      'refund \uFFFD000,01$ ot pu \uFFFDx\uFFFD \u200f',
+    );
   });
 
   it('zod and the generated validator agree on a begin and a record', () => {
@@ -116,7 +132,13 @@ describe('handoff record schemas', () => {
 });
 
 describe('handoffDelta: what a decided record re-injects into the log', () => {
-  const record = { id: ID, summary: 'Refund past the window.', open_questions: ['order date?'], next_steps: ['resolve: wallet empty', 'decide approve | reject'], accepted_by: 'ana' };
+  const record = {
+    id: ID,
+    summary: 'Refund past the window.',
+    open_questions: ['order date?'],
+    next_steps: ['resolve: wallet empty', 'decide approve | reject'],
+    accepted_by: 'ana',
+  };
 
   it('names the record, who took it, the decision and its note, then the summary, questions and steps', () => {
     expect(handoffDelta(record, { action: 'top_up', actor: 'ana', note: 'key account' })).toBe(
@@ -134,7 +156,12 @@ describe('handoffDelta: what a decided record re-injects into the log', () => {
   });
 
   it('leaves out what the record or decision does not have', () => {
-    expect(handoffDelta({ ...record, open_questions: [], next_steps: [], accepted_by: null }, { action: 'approve', actor: 'ops' })).toBe(`Handoff record ${ID}: decided approve by ops.\nSummary: Refund past the window.`);
+    expect(
+      handoffDelta(
+        { ...record, open_questions: [], next_steps: [], accepted_by: null },
+        { action: 'approve', actor: 'ops' },
+      ),
+    ).toBe(`Handoff record ${ID}: decided approve by ops.\nSummary: Refund past the window.`);
   });
 });
 

@@ -18,12 +18,19 @@ import { committedSchemaValidator, fixture, manifest } from './helpers';
 
 const PIPELINE = 'ticket-triage';
 const v1 = fixture('valid.json') as Record<string, unknown>;
-const asV2 = (pkg: unknown): Record<string, unknown> => ({ ...(pkg as object), schema: HANDOFF_V2, pipeline: PIPELINE });
+const asV2 = (pkg: unknown): Record<string, unknown> => ({
+  ...(pkg as object),
+  schema: HANDOFF_V2,
+  pipeline: PIPELINE,
+});
 const registry = () => createHandoffRegistry().register(handoffV2Version).addUpgrader(upgradeV1ToV2(PIPELINE));
 
 describe('handoff.v2 schema', () => {
   it('accepts a v1 package plus pipeline', () => {
-    expect(validateHandoff(asV2(v1), { accept: [HANDOFF_V2], registry: registry() })).toEqual({ ok: true, value: asV2(v1) });
+    expect(validateHandoff(asV2(v1), { accept: [HANDOFF_V2], registry: registry() })).toEqual({
+      ok: true,
+      value: asV2(v1),
+    });
   });
 
   it('refuses a v2 package without pipeline, naming /pipeline', () => {
@@ -46,11 +53,15 @@ describe('handoff.v2 schema', () => {
 
 describe('nextVersion: a new version only adds fields', () => {
   it.each(['goal', 'budget', 'schema'])('throws when a new field re-declares v1 field %s', (name) => {
-    expect(() => nextVersion(handoffV1, 'handoff.v9', { [name]: z.string() })).toThrow(`handoff.v9 re-declares ${name}`);
+    expect(() => nextVersion(handoffV1, 'handoff.v9', { [name]: z.string() })).toThrow(
+      `handoff.v9 re-declares ${name}`,
+    );
   });
 
   it('takes a field named like an Object.prototype member: only the base shape counts', () => {
-    expect(Object.keys(nextVersion(handoffV1, 'handoff.v9', { constructor: z.string() }).shape)).toContain('constructor');
+    expect(Object.keys(nextVersion(handoffV1, 'handoff.v9', { constructor: z.string() }).shape)).toContain(
+      'constructor',
+    );
   });
 
   it('keeps every v1 field as v1 defined it; every other v2 field is listed as new', () => {
@@ -89,7 +100,10 @@ describe('handoff.v2: zod, the generated validator and the committed JSON Schema
 describe('upgradeV1ToV2', () => {
   it('sets schema and pipeline, keeping every other field (unknown ones included)', () => {
     const pkg = fixture('unknown-fields.json');
-    expect(validateHandoff(pkg, { accept: [HANDOFF_V2], registry: registry() })).toEqual({ ok: true, value: asV2(pkg) });
+    expect(validateHandoff(pkg, { accept: [HANDOFF_V2], registry: registry() })).toEqual({
+      ok: true,
+      value: asV2(pkg),
+    });
   });
 
   it('refuses a v1 package that already carries a foreign pipeline field, never reinterpreting it', () => {

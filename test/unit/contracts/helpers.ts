@@ -32,7 +32,11 @@ type JsonSchema = { type?: string; properties?: Record<string, JsonSchema>; requ
 
 /** Every property present in `instance`, as a JSON Pointer, split by whether the schema marks it
  * required. Walks nested objects and the first element of arrays. */
-export function propertyPaths(schema: JsonSchema, instance: unknown, at = ''): { required: string[]; optional: string[] } {
+export function propertyPaths(
+  schema: JsonSchema,
+  instance: unknown,
+  at = '',
+): { required: string[]; optional: string[] } {
   const out = { required: [] as string[], optional: [] as string[] };
   if (Array.isArray(instance) && schema.items && instance.length > 0) {
     return propertyPaths(schema.items, instance[0], `${at}/0`);

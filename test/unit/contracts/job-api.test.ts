@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { AckRecord, HUMAN_NOTE_PREFIX, HumanDecision, JobRequest, JobResult, LIMITS, StageHopRequest, handoffV1, toContractErrors, validators, type StandaloneValidator } from '../../../contracts';
+import {
+  AckRecord,
+  HUMAN_NOTE_PREFIX,
+  HumanDecision,
+  JobRequest,
+  JobResult,
+  LIMITS,
+  StageHopRequest,
+  handoffV1,
+  toContractErrors,
+  validators,
+  type StandaloneValidator,
+} from '../../../contracts';
 import { TicketRaw } from '../../../contracts/pipelines/ticket-artifacts';
 import { sampleJobRequest } from '../../../src/devtools/samples/tickets';
 import { fixture } from './helpers';
@@ -10,7 +22,11 @@ const result = { job_id: 'job-1', status: 'completed', package: pkg, acks: [], s
 
 /** Paths of what zod (the client, the decide validator) and the generated ajv validator (the
  * rail's sandbox) refuse: both must refuse the same value. */
-function refusals(schema: { safeParse: (v: unknown) => { success: boolean; error?: { issues: { path: PropertyKey[] }[] } } }, validate: StandaloneValidator, value: unknown) {
+function refusals(
+  schema: { safeParse: (v: unknown) => { success: boolean; error?: { issues: { path: PropertyKey[] }[] } } },
+  validate: StandaloneValidator,
+  value: unknown,
+) {
   const zod = schema.safeParse(value).error?.issues.map((i) => `/${i.path.join('/')}`) ?? [];
   const ajv = validate(value) ? [] : toContractErrors(validate.errors).map((e) => e.path);
   return { zod: [...new Set(zod)], ajv: [...new Set(ajv)] };
@@ -21,13 +37,22 @@ describe('amounts are bounded (finite wallet)', () => {
   it.each([
     ['budget.usd 1e308', { budget: { usd: 1e308, revisions: 2 } }, '/budget/usd'],
     ['budget.usd past the cap', { budget: { usd: LIMITS.usd + 1, revisions: 2 } }, '/budget/usd'],
-    ['budget.revisions MAX_SAFE_INTEGER', { budget: { usd: 1, revisions: Number.MAX_SAFE_INTEGER } }, '/budget/revisions'],
+    [
+      'budget.revisions MAX_SAFE_INTEGER',
+      { budget: { usd: 1, revisions: Number.MAX_SAFE_INTEGER } },
+      '/budget/revisions',
+    ],
   ])('a job request with %s is refused', (_name, patch, path) => {
     expect(refusals(JobRequest, validators.jobRequest, { ...request, ...patch })).toEqual(both(path));
   });
 
   it('a job request at the caps is accepted', () => {
-    expect(refusals(JobRequest, validators.jobRequest, { ...request, budget: { usd: LIMITS.usd, revisions: LIMITS.revisions } })).toEqual({ zod: [], ajv: [] });
+    expect(
+      refusals(JobRequest, validators.jobRequest, {
+        ...request,
+        budget: { usd: LIMITS.usd, revisions: LIMITS.revisions },
+      }),
+    ).toEqual({ zod: [], ajv: [] });
   });
 
   it.each([
@@ -35,12 +60,16 @@ describe('amounts are bounded (finite wallet)', () => {
     ['revisions MAX_SAFE_INTEGER', { revisions: Number.MAX_SAFE_INTEGER }, '/revisions'],
     ['usd below one micro-dollar', { usd: 1e-7 }, '/usd'],
   ])('a top_up decision with %s is refused', (_name, amounts, path) => {
-    expect(refusals(HumanDecision, validators.humanDecision, { action: 'top_up', actor: 'ops', ...amounts })).toEqual(both(path));
+    expect(refusals(HumanDecision, validators.humanDecision, { action: 'top_up', actor: 'ops', ...amounts })).toEqual(
+      both(path),
+    );
   });
 
   it('a top_up of exactly one micro-dollar, or of 0 usd with revisions, is accepted', () => {
     for (const amounts of [{ usd: 0.000001 }, { usd: 0, revisions: 1 }]) {
-      expect(refusals(HumanDecision, validators.humanDecision, { action: 'top_up', actor: 'ops', ...amounts })).toEqual({ zod: [], ajv: [] });
+      expect(refusals(HumanDecision, validators.humanDecision, { action: 'top_up', actor: 'ops', ...amounts })).toEqual(
+        { zod: [], ajv: [] },
+      );
     }
   });
 
@@ -79,13 +108,20 @@ describe('text both stores can hold, refused before any stage runs', () => {
     ['a NUL in the ticket body', ticket({ body: 'charged twice\u0000' }), '/body'],
     ['a lone high surrogate in the ticket body', ticket({ body: 'charged twice \ud83d' }), '/body'],
     ['a lone low surrogate in the ticket subject', ticket({ subject: '\ude00 refund' }), '/subject'],
-  ])('a ticket entry with %s is refused by the ticket pipelines\' entry schema, naming the field', (_name, value, path) => {
-    expect(refusals(TicketRaw, validators.ticketRaw, value)).toEqual(both(path));
-  });
+  ])(
+    "a ticket entry with %s is refused by the ticket pipelines' entry schema, naming the field",
+    (_name, value, path) => {
+      expect(refusals(TicketRaw, validators.ticketRaw, value)).toEqual(both(path));
+    },
+  );
 
   it.each([
     ['a NUL in the goal', { ...request, goal: 'triage\u0000' }, '/goal'],
-    ['a lone surrogate in a constraint', { ...request, constraints: ['no refund promises', 'x\ud800'] }, '/constraints/1'],
+    [
+      'a lone surrogate in a constraint',
+      { ...request, constraints: ['no refund promises', 'x\ud800'] },
+      '/constraints/1',
+    ],
   ])('a job request with %s is refused, naming the field', (_name, value, path) => {
     expect(refusals(JobRequest, validators.jobRequest, value)).toEqual(both(path));
     expect(JobRequest.safeParse(value).error?.issues[0]?.message).toBe('must not contain NUL or an unpaired surrogate');
@@ -96,20 +132,26 @@ describe('text both stores can hold, refused before any stage runs', () => {
   });
 
   it('paired surrogates (emoji), tabs and newlines are fine', () => {
-    expect(refusals(TicketRaw, validators.ticketRaw, ticket({ subject: 'refund 😀', body: 'line 1\n\tline 2 😀' }))).toEqual({ zod: [], ajv: [] });
+    expect(
+      refusals(TicketRaw, validators.ticketRaw, ticket({ subject: 'refund 😀', body: 'line 1\n\tline 2 😀' })),
+    ).toEqual({ zod: [], ajv: [] });
   });
 
   it('a decision note with a NUL or a lone surrogate is refused', () => {
     for (const note of ['ok\u0000', 'ok\udfff']) {
-      expect(refusals(HumanDecision, validators.humanDecision, { action: 'revise', actor: 'ops', note })).toEqual(both('/note'));
+      expect(refusals(HumanDecision, validators.humanDecision, { action: 'revise', actor: 'ops', note })).toEqual(
+        both('/note'),
+      );
     }
   });
 
   it('no package text may hold a NUL (PostgreSQL cannot store it)', () => {
-    expect(refusals(handoffV1, validators.handoffV1, { ...pkg, summary: 'a\u0000', constraints: ['b\u0000'] })).toEqual({
-      zod: ['/constraints/0', '/summary'],
-      ajv: ['/constraints/0', '/summary'],
-    });
+    expect(refusals(handoffV1, validators.handoffV1, { ...pkg, summary: 'a\u0000', constraints: ['b\u0000'] })).toEqual(
+      {
+        zod: ['/constraints/0', '/summary'],
+        ajv: ['/constraints/0', '/summary'],
+      },
+    );
   });
 });
 
@@ -157,7 +199,11 @@ describe('a stageHop envelope', () => {
   });
 
   it('with any package value, null included, is accepted by both (the hop acks the package)', () => {
-    for (const value of [hop, { ...hop, package: null }, { ...hop, package: 'x', pipeline: 'ticket-triage', delivery_id: 'd-1', max_hops: LIMITS.chain }]) {
+    for (const value of [
+      hop,
+      { ...hop, package: null },
+      { ...hop, package: 'x', pipeline: 'ticket-triage', delivery_id: 'd-1', max_hops: LIMITS.chain },
+    ]) {
       expect(refusals(StageHopRequest, validators.stageHopRequest, value)).toEqual({ zod: [], ajv: [] });
     }
   });

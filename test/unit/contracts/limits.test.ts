@@ -23,14 +23,19 @@ describe('size and length caps', () => {
     expect(validateHandoff(paddedTo(LIMITS.packageBytes + 1, 'x'), { accept })).toEqual({
       ok: false,
       reason: 'size',
-      errors: [{ path: '', message: `package is ${LIMITS.packageBytes + 1} bytes; the limit is ${LIMITS.packageBytes}` }],
+      errors: [
+        { path: '', message: `package is ${LIMITS.packageBytes + 1} bytes; the limit is ${LIMITS.packageBytes}` },
+      ],
     });
   });
 
   it('counts UTF-8 bytes, not characters (2-, 3- and 4-byte characters)', () => {
     for (const char of ['é', '€', '😀']) {
       expect(validateHandoff(paddedTo(LIMITS.packageBytes, char), { accept }).ok).toBe(true);
-      expect(validateHandoff(paddedTo(LIMITS.packageBytes + 1, char), { accept })).toMatchObject({ ok: false, reason: 'size' });
+      expect(validateHandoff(paddedTo(LIMITS.packageBytes + 1, char), { accept })).toMatchObject({
+        ok: false,
+        reason: 'size',
+      });
     }
   });
 
@@ -43,9 +48,21 @@ describe('size and length caps', () => {
   it.each([
     ['/goal', { goal: 'g'.repeat(LIMITS.goal + 1) }, `must be at most ${LIMITS.goal} characters`],
     ['/summary', { summary: 's'.repeat(LIMITS.summary + 1) }, `must be at most ${LIMITS.summary} characters`],
-    ['/constraints/0', { constraints: ['c'.repeat(LIMITS.shortText + 1)] }, `must be at most ${LIMITS.shortText} characters`],
-    ['/constraints', { constraints: Array(LIMITS.listItems + 1).fill('c') }, `must have at most ${LIMITS.listItems} items`],
-    ['/hop/chain', { hop: { ...(valid.hop as object), chain: Array(LIMITS.chain + 1).fill('draft') } }, `must have at most ${LIMITS.chain} items`],
+    [
+      '/constraints/0',
+      { constraints: ['c'.repeat(LIMITS.shortText + 1)] },
+      `must be at most ${LIMITS.shortText} characters`,
+    ],
+    [
+      '/constraints',
+      { constraints: Array(LIMITS.listItems + 1).fill('c') },
+      `must have at most ${LIMITS.listItems} items`,
+    ],
+    [
+      '/hop/chain',
+      { hop: { ...(valid.hop as object), chain: Array(LIMITS.chain + 1).fill('draft') } },
+      `must have at most ${LIMITS.chain} items`,
+    ],
     ['/job_id', { job_id: 'j'.repeat(LIMITS.id + 1) }, `must be at most ${LIMITS.id} characters`],
   ])('caps %s', (path, patch, message) => {
     const result = validateHandoff({ ...valid, ...patch }, { accept });
@@ -72,7 +89,11 @@ describe('size and length caps', () => {
     ['a string', 'handoff.v1'],
     ['undefined', undefined],
   ])('rejects %s as schema at the root', (_name, input) => {
-    expect(validateHandoff(input, { accept })).toEqual({ ok: false, reason: 'schema', errors: [{ path: '', message: 'must be object' }] });
+    expect(validateHandoff(input, { accept })).toEqual({
+      ok: false,
+      reason: 'schema',
+      errors: [{ path: '', message: 'must be object' }],
+    });
   });
 
   it('rejects a value JSON cannot carry instead of throwing', () => {
@@ -99,31 +120,57 @@ describe('size and length caps', () => {
     });
     const strings = fc.string({ unit: 'binary', maxLength: 40 }).map((s) => s + String.fromCharCode(0xd800)); // ends on a lone surrogate
     fc.assert(
-      fc.property(fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), fc.oneof(values, strings), { maxKeys: 4 }), (extra) => {
-        const pkg = { ...valid, ...extra, x_pad: pad };
-        let expected: number | undefined;
-        try {
-          expected = Buffer.byteLength(JSON.stringify(pkg), 'utf8');
-        } catch {
-          expected = undefined;
-        }
-        const result = validateHandoff(pkg, { accept });
-        if (expected === undefined) expect(result).toEqual({ ok: false, reason: 'schema', errors: [{ path: '', message: 'must be JSON-serialisable' }] });
-        else expect(result).toMatchObject({ ok: false, reason: 'size', errors: [{ message: `package is ${expected} bytes; the limit is ${LIMITS.packageBytes}` }] });
-      }),
+      fc.property(
+        fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), fc.oneof(values, strings), { maxKeys: 4 }),
+        (extra) => {
+          const pkg = { ...valid, ...extra, x_pad: pad };
+          let expected: number | undefined;
+          try {
+            expected = Buffer.byteLength(JSON.stringify(pkg), 'utf8');
+          } catch {
+            expected = undefined;
+          }
+          const result = validateHandoff(pkg, { accept });
+          if (expected === undefined)
+            expect(result).toEqual({
+              ok: false,
+              reason: 'schema',
+              errors: [{ path: '', message: 'must be JSON-serialisable' }],
+            });
+          else
+            expect(result).toMatchObject({
+              ok: false,
+              reason: 'size',
+              errors: [{ message: `package is ${expected} bytes; the limit is ${LIMITS.packageBytes}` }],
+            });
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   it('measures a throwing getter, a toJSON and deep nesting as JSON.stringify does', () => {
-    const throwing = { ...valid, get boom(): never { throw new Error('no'); } };
+    const throwing = {
+      ...valid,
+      get boom(): never {
+        throw new Error('no');
+      },
+    };
     expect(validateHandoff(throwing, { accept })).toMatchObject({ ok: false, reason: 'schema' });
     const withToJson = { ...valid, x: { toJSON: () => 'y'.repeat(LIMITS.packageBytes) } };
-    expect(validateHandoff(withToJson, { accept })).toMatchObject({ ok: false, reason: 'size', errors: [{ message: `package is ${size(withToJson)} bytes; the limit is ${LIMITS.packageBytes}` }] });
+    expect(validateHandoff(withToJson, { accept })).toMatchObject({
+      ok: false,
+      reason: 'size',
+      errors: [{ message: `package is ${size(withToJson)} bytes; the limit is ${LIMITS.packageBytes}` }],
+    });
     let deep: unknown = 'z'.repeat(LIMITS.packageBytes);
     for (let i = 0; i < 200; i++) deep = [deep];
     const nested = { ...valid, x: deep };
-    expect(validateHandoff(nested, { accept })).toMatchObject({ ok: false, reason: 'size', errors: [{ message: `package is ${size(nested)} bytes; the limit is ${LIMITS.packageBytes}` }] });
+    expect(validateHandoff(nested, { accept })).toMatchObject({
+      ok: false,
+      reason: 'size',
+      errors: [{ message: `package is ${size(nested)} bytes; the limit is ${LIMITS.packageBytes}` }],
+    });
   });
 
   it('never reports the bound as the size: a getter that throws on the exact pass is refused as JSON.stringify refuses it', () => {
@@ -136,7 +183,11 @@ describe('size and length caps', () => {
         return 'a'.repeat(30_000);
       },
     };
-    expect(validateHandoff(flaky, { accept })).toEqual({ ok: false, reason: 'schema', errors: [{ path: '', message: 'must be JSON-serialisable' }] });
+    expect(validateHandoff(flaky, { accept })).toEqual({
+      ok: false,
+      reason: 'schema',
+      errors: [{ path: '', message: 'must be JSON-serialisable' }],
+    });
   });
 
   it('measures as JSON.stringify does when Object.prototype has an enumerable key (which JSON leaves out)', () => {
@@ -146,7 +197,11 @@ describe('size and length caps', () => {
     try {
       expect(validateHandoff(exact, { accept })).toMatchObject({ ok: true });
       const over = { ...exact, y: 1 };
-      expect(validateHandoff(over, { accept })).toMatchObject({ ok: false, reason: 'size', errors: [{ message: `package is ${size(over)} bytes; the limit is ${LIMITS.packageBytes}` }] });
+      expect(validateHandoff(over, { accept })).toMatchObject({
+        ok: false,
+        reason: 'size',
+        errors: [{ message: `package is ${size(over)} bytes; the limit is ${LIMITS.packageBytes}` }],
+      });
     } finally {
       delete proto.polluted;
     }

@@ -14,7 +14,7 @@ describe('snapshots', () => {
     expect(isSnapshotUri(snap.uri)).toBe(true);
   });
 
-  it('leaves the package\'s own reference out, so carrying it does not change the address', () => {
+  it("leaves the package's own reference out, so carrying it does not change the address", () => {
     const snap = snapshotOf(pkg.job_id, pkg);
     expect(snapshotOf(pkg.job_id, { ...pkg, context_ref: snap.uri })).toEqual(snap);
     expect(snapshotContent({ ...pkg, context_ref: 'x' })).not.toContain('context_ref');

@@ -20,7 +20,11 @@ const validateV2 = createAjv({ standalone: false }).compile(z.toJSONSchema(hando
 function registryWithV2() {
   return createHandoffRegistry()
     .register({ schema: HANDOFF_V2, status: 'active', validate: validateV2 as StandaloneValidator })
-    .addUpgrader({ from: HANDOFF_V1, to: HANDOFF_V2, upgrade: (pkg) => ({ ...pkg, schema: HANDOFF_V2, priority: 'normal' }) });
+    .addUpgrader({
+      from: HANDOFF_V1,
+      to: HANDOFF_V2,
+      upgrade: (pkg) => ({ ...pkg, schema: HANDOFF_V2, priority: 'normal' }),
+    });
 }
 
 describe('handoff version registry', () => {
@@ -67,7 +71,13 @@ describe('handoff version registry', () => {
   it('reports a throwing upgrader as a version rejection instead of throwing', () => {
     const registry = createHandoffRegistry()
       .register({ schema: HANDOFF_V2, status: 'active', validate: validateV2 as StandaloneValidator })
-      .addUpgrader({ from: HANDOFF_V1, to: HANDOFF_V2, upgrade: () => { throw new Error('boom'); } });
+      .addUpgrader({
+        from: HANDOFF_V1,
+        to: HANDOFF_V2,
+        upgrade: () => {
+          throw new Error('boom');
+        },
+      });
     expect(validateHandoff(v1, { accept: [HANDOFF_V2], registry })).toEqual({
       ok: false,
       reason: 'version',
@@ -79,7 +89,11 @@ describe('handoff version registry', () => {
     const registry = createHandoffRegistry()
       .register({ schema: HANDOFF_V1, status: 'retired', validate: validators.handoffV1 })
       .register({ schema: HANDOFF_V2, status: 'active', validate: validateV2 as StandaloneValidator })
-      .addUpgrader({ from: HANDOFF_V1, to: HANDOFF_V2, upgrade: (pkg) => ({ ...pkg, schema: HANDOFF_V2, priority: 'normal' }) });
+      .addUpgrader({
+        from: HANDOFF_V1,
+        to: HANDOFF_V2,
+        upgrade: (pkg) => ({ ...pkg, schema: HANDOFF_V2, priority: 'normal' }),
+      });
     expect(validateHandoff(v1, { accept: [HANDOFF_V2], registry })).toEqual({
       ok: false,
       reason: 'version',

@@ -4,7 +4,10 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { apiUsers, loadApiUsers, sha256Token } from '../../../src/servers/api-users';
 
-const config = { ana: { token_sha256: sha256Token('t-ana'), role: 'user' }, ops: { token_sha256: sha256Token('t-ops'), role: 'root' } };
+const config = {
+  ana: { token_sha256: sha256Token('t-ana'), role: 'user' },
+  ops: { token_sha256: sha256Token('t-ops'), role: 'root' },
+};
 
 describe('API users', () => {
   it('authenticates by token hash and knows its users', () => {
@@ -34,6 +37,11 @@ describe('API users', () => {
     // The rail's own name: records it creates are the only ones that decide a job.
     expect(() => apiUsers({ rail: { token_sha256: sha256Token('x'), role: 'user' } })).toThrow(/the rail's name/);
     expect(() => apiUsers({ ana: { token_sha256: sha256Token('x'), role: 'user', token: 'x' } })).toThrow();
-    expect(() => apiUsers({ ana: { token_sha256: sha256Token('x'), role: 'user' }, bob: { token_sha256: sha256Token('x'), role: 'user' } })).toThrow(/shares a token hash/);
+    expect(() =>
+      apiUsers({
+        ana: { token_sha256: sha256Token('x'), role: 'user' },
+        bob: { token_sha256: sha256Token('x'), role: 'user' },
+      }),
+    ).toThrow(/shares a token hash/);
   });
 });

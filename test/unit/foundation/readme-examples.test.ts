@@ -24,7 +24,8 @@ function sectionBlocks(guide: string, heading: string): Map<string, string> {
   const blocks = new Map<string, string>();
   for (const [, code] of section.matchAll(/```ts\n([\s\S]*?)```/g)) {
     const name = /^\/\/ ([\w.-]+\.ts)\b/.exec(code!)?.[1];
-    if (!name) throw new Error(`a ts block in "${heading}" does not start with "// <file>.ts":\n${code!.slice(0, 200)}`);
+    if (!name)
+      throw new Error(`a ts block in "${heading}" does not start with "// <file>.ts":\n${code!.slice(0, 200)}`);
     blocks.set(name, code!);
   }
   return blocks;
@@ -33,7 +34,10 @@ function sectionBlocks(guide: string, heading: string): Map<string, string> {
 /** User-facing specifier → the source module it names, from package.json `exports`
  * (`handrail/client` → `./dist/src/client.js` → `src/client.ts`). */
 function packageEntries(): Map<string, string> {
-  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, string | { default: string }> };
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+    name: string;
+    exports: Record<string, string | { default: string }>;
+  };
   const entries = new Map<string, string>();
   for (const [sub, target] of Object.entries(pkg.exports)) {
     if (typeof target === 'string') continue;
@@ -65,8 +69,18 @@ function normalize(code: string, mapImports: boolean): string {
     .split('\n')
     .filter((line) => !/^\s*\/\//.test(line))
     .map((line) => line.replace(/\s+\/\/ .*$/, '').trimEnd())
-    .map((line) => (mapImports ? line.replace(/(\bfrom ')([^']+)(')/, (_m, a: string, spec: string, b: string) => `${a}${fixtureSpecifier(spec)}${b}`) : line));
-  return lines.join('\n').replace(/\n{3,}/g, '\n\n').trim();
+    .map((line) =>
+      mapImports
+        ? line.replace(
+            /(\bfrom ')([^']+)(')/,
+            (_m, a: string, spec: string, b: string) => `${a}${fixtureSpecifier(spec)}${b}`,
+          )
+        : line,
+    );
+  return lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 /** `{ a, b as c, type T }` of every `import … from 'handrail…'` line: the runtime names only. */

@@ -2,7 +2,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TEMPORAL_CLI_VERSION, TemporalCliNotFoundError, cliCacheDir, resolveTemporalCli } from '../../../src/devtools/devserver/temporal-cli';
+import {
+  TEMPORAL_CLI_VERSION,
+  TemporalCliNotFoundError,
+  cliCacheDir,
+  resolveTemporalCli,
+} from '../../../src/devtools/devserver/temporal-cli';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -25,13 +30,18 @@ describe('resolveTemporalCli', () => {
     const explicit = fakeCli(tmp());
     const onPath = tmp();
     fakeCli(onPath);
-    const found = await resolveTemporalCli({ env: { TEMPORAL_CLI_PATH: explicit, PATH: onPath }, log: () => undefined });
+    const found = await resolveTemporalCli({
+      env: { TEMPORAL_CLI_PATH: explicit, PATH: onPath },
+      log: () => undefined,
+    });
     expect(found).toEqual({ path: explicit, route: 'env' });
   });
 
   it('refuses a TEMPORAL_CLI_PATH that is not executable instead of silently using another CLI', async () => {
     const dir = tmp();
-    await expect(resolveTemporalCli({ env: { TEMPORAL_CLI_PATH: path.join(dir, 'missing'), PATH: dir } })).rejects.toThrow(/TEMPORAL_CLI_PATH=.*missing is not an executable file/);
+    await expect(
+      resolveTemporalCli({ env: { TEMPORAL_CLI_PATH: path.join(dir, 'missing'), PATH: dir } }),
+    ).rejects.toThrow(/TEMPORAL_CLI_PATH=.*missing is not an executable file/);
   });
 
   it('uses `temporal` on PATH, then the per-user cache, quietly', async () => {

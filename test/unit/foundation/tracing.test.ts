@@ -13,7 +13,16 @@ const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SENDER = '00f067aa0ba902b7';
 
 function ack(overrides: Partial<AckRecord> = {}): AckRecord {
-  return { ack: 'accepted', stage: 'draft', hop: 2, reason: 'schema valid', delivery_key: 'job-1:draft:3', traceparent: `00-${TRACE_ID}-${SENDER}-01`, at: '2026-11-29T10:00:01.000Z', ...overrides };
+  return {
+    ack: 'accepted',
+    stage: 'draft',
+    hop: 2,
+    reason: 'schema valid',
+    delivery_key: 'job-1:draft:3',
+    traceparent: `00-${TRACE_ID}-${SENDER}-01`,
+    at: '2026-11-29T10:00:01.000Z',
+    ...overrides,
+  };
 }
 
 function hop(overrides: Partial<HopTrace> = {}): HopTrace {
@@ -40,7 +49,12 @@ describe('hop spans', () => {
     expect(hopSpan!.name).toBe('hop retrieve → draft');
     expect(hopSpan!.spanContext().traceId).toBe(TRACE_ID);
     expect(hopSpan!.parentSpanContext?.spanId).toBe(SENDER);
-    expect(hopSpan!.attributes).toMatchObject({ 'handrail.job_id': 'job-1', 'handrail.delivery_key': 'job-1:draft:3', 'handrail.cost_usd': 0.01, 'temporal.run_id': 'run-1' });
+    expect(hopSpan!.attributes).toMatchObject({
+      'handrail.job_id': 'job-1',
+      'handrail.delivery_key': 'job-1:draft:3',
+      'handrail.cost_usd': 0.01,
+      'temporal.run_id': 'run-1',
+    });
     expect(hopSpan!.duration).toEqual([2, 0]);
     expect(hopSpan!.status.code).toBe(SpanStatusCode.UNSET);
     expect(ackSpan!.name).toBe('ack accepted');
@@ -55,7 +69,10 @@ describe('hop spans', () => {
 
     exporter.reset();
     recordHop(tracer, hop({ failure: 'stage unavailable: no "draft" worker picked the hop up within 1m' }));
-    expect(exporter.getFinishedSpans()[1]!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'stage unavailable: no "draft" worker picked the hop up within 1m' });
+    expect(exporter.getFinishedSpans()[1]!.status).toEqual({
+      code: SpanStatusCode.ERROR,
+      message: 'stage unavailable: no "draft" worker picked the hop up within 1m',
+    });
   });
 
   it('starts a trace of its own when the traceparent is unusable, and records nothing when the sender did not sample', () => {

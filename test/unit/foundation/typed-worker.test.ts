@@ -35,7 +35,13 @@ describe('typed worker', () => {
   it('refuses to start when a stage has no activity, listing every missing one', async () => {
     const store = await openStore({ sqlitePath: ':memory:' });
     try {
-      const extra = defineStage({ name: 'translate', accepts: ['receipt.v1'], outputs: ['translation.v1'], criteria: ['same meaning'], nominalCostUsd: 0 });
+      const extra = defineStage({
+        name: 'translate',
+        accepts: ['receipt.v1'],
+        outputs: ['translation.v1'],
+        criteria: ['same meaning'],
+        nominalCostUsd: 0,
+      });
       const withTranslate = definePipeline({
         name: 'with-translate',
         entry: ticketEntry,
@@ -50,12 +56,18 @@ describe('typed worker', () => {
       const { draft: _d, judge: _j, ...partial } = builtInActivities({ store });
       const start = createHandrailWorkers({
         connection: noConnection,
-        plugin: new HandrailPlugin({ pipelines: [withTranslate], activities: () => partial as never, workflowsPath: 'unused' }),
+        plugin: new HandrailPlugin({
+          pipelines: [withTranslate],
+          activities: () => partial as never,
+          workflowsPath: 'unused',
+        }),
         config: { namespace: 'default', taskQueue: 'unused' },
         store,
       });
       await expect(start).rejects.toThrow(WorkerSetupError);
-      await expect(start).rejects.toThrow(/stage "draft" has no activity[\s\S]*stage "judge" has no activity[\s\S]*stage "translate" has no activity/);
+      await expect(start).rejects.toThrow(
+        /stage "draft" has no activity[\s\S]*stage "judge" has no activity[\s\S]*stage "translate" has no activity/,
+      );
     } finally {
       await store.close();
     }
@@ -74,11 +86,17 @@ describe('typed worker', () => {
       });
       const start = createHandrailWorkers({
         connection: noConnection,
-        plugin: new HandrailPlugin({ pipelines: [ticketTriage, rival], activities: builtInActivities, workflowsPath: 'unused' }),
+        plugin: new HandrailPlugin({
+          pipelines: [ticketTriage, rival],
+          activities: builtInActivities,
+          workflowsPath: 'unused',
+        }),
         config: { namespace: 'default', taskQueue: 'unused' },
         store,
       });
-      await expect(start).rejects.toThrow(/stage "draft" is defined differently by pipelines "ticket-triage" and "rival"/);
+      await expect(start).rejects.toThrow(
+        /stage "draft" is defined differently by pipelines "ticket-triage" and "rival"/,
+      );
     } finally {
       await store.close();
     }
@@ -88,7 +106,13 @@ describe('typed worker', () => {
     const store = await openStore({ sqlitePath: ':memory:' });
     const missing = path.join(os.tmpdir(), `handrail-no-workspace-${process.pid}`, 'deeper');
     try {
-      const start = createHandrailWorkers({ connection: noConnection, plugin: builtInPlugin(), config: { namespace: 'default', taskQueue: 'unused' }, store, workspace: missing });
+      const start = createHandrailWorkers({
+        connection: noConnection,
+        plugin: builtInPlugin(),
+        config: { namespace: 'default', taskQueue: 'unused' },
+        store,
+        workspace: missing,
+      });
       await expect(start).rejects.toThrow(WorkerSetupError);
       await expect(start).rejects.toThrow(`handover workspace: the workspace root ${missing} does not exist`);
       expect(fs.existsSync(missing)).toBe(false);

@@ -21,7 +21,9 @@ function runtimeImports(file: string): { local: string[]; external: string[] } {
       continue;
     }
     const base = path.resolve(path.dirname(file), spec);
-    const found = [`${base}.ts`, `${base}.js`, path.join(base, 'index.ts')].find((candidate) => fs.existsSync(candidate));
+    const found = [`${base}.ts`, `${base}.js`, path.join(base, 'index.ts')].find((candidate) =>
+      fs.existsSync(candidate),
+    );
     expect(found, `${spec} in ${file}`).toBeDefined();
     local.push(found!);
   }
@@ -52,20 +54,32 @@ describe('modules the workflow bundle shares across runs', () => {
   const relative = (file: string) => path.relative(PROJECT_ROOT, file);
 
   it('shares the contracts the rail runs on every hop, and no pipeline (a plugin preloads its own)', () => {
-    expect(closure.map(relative)).toEqual(expect.arrayContaining(['contracts/validate.ts', 'contracts/generated/validators.js']));
+    expect(closure.map(relative)).toEqual(
+      expect.arrayContaining(['contracts/validate.ts', 'contracts/generated/validators.js']),
+    );
     expect(closure.map(relative).filter((file) => file.startsWith('contracts/pipelines/'))).toEqual([]);
   });
 
-  it.each(closure.map((file) => [relative(file), file]))('%s is a contract module importing no other package', (_name, file) => {
-    expect(relative(file)).toMatch(/^contracts\//);
-    for (const spec of runtimeImports(file).external) expect(SHARED_PACKAGES.some((allowed) => allowed.test(spec)), spec).toBe(true);
-  });
+  it.each(closure.map((file) => [relative(file), file]))(
+    '%s is a contract module importing no other package',
+    (_name, file) => {
+      expect(relative(file)).toMatch(/^contracts\//);
+      for (const spec of runtimeImports(file).external)
+        expect(
+          SHARED_PACKAGES.some((allowed) => allowed.test(spec)),
+          spec,
+        ).toBe(true);
+    },
+  );
 
-  it.each(closure.filter((file) => file.endsWith('.ts')).map((file) => [relative(file), file]))('%s declares no module-level variable or collection', (_name, file) => {
-    const source = fs.readFileSync(file, 'utf8');
-    expect(source).not.toMatch(/^(export\s+)?(let|var)\s/m);
-    expect(source).not.toMatch(/^(export\s+)?const\s+\w+(:[^=]+)?=\s*new\s+(Map|Set|WeakMap|WeakSet)\b/m);
-  });
+  it.each(closure.filter((file) => file.endsWith('.ts')).map((file) => [relative(file), file]))(
+    '%s declares no module-level variable or collection',
+    (_name, file) => {
+      const source = fs.readFileSync(file, 'utf8');
+      expect(source).not.toMatch(/^(export\s+)?(let|var)\s/m);
+      expect(source).not.toMatch(/^(export\s+)?const\s+\w+(:[^=]+)?=\s*new\s+(Map|Set|WeakMap|WeakSet)\b/m);
+    },
+  );
 });
 
 // The SDK deep-freezes the shared modules' exports. ajv's validators report through a property of

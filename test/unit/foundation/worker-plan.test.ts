@@ -16,14 +16,20 @@ describe('per-stage workers', () => {
   it('the built-in writers are ticket-triage writeback and support-routing crm-note, on <queue>-writer', () => {
     expect(writers.sort()).toEqual(['crm-note', 'writeback']);
     expect(writerTaskQueue('handrail')).toBe('handrail-writer');
-    for (const card of cards) expect(stageTaskQueue(card, 'handrail')).toBe(card.writes !== null ? 'handrail-writer' : 'handrail');
+    for (const card of cards)
+      expect(stageTaskQueue(card, 'handrail')).toBe(card.writes !== null ? 'handrail-writer' : 'handrail');
     // A card's own queue wins, writer or not.
     expect(stageTaskQueue({ writes: 'crm', taskQueue: 'crm-eu' }, 'handrail')).toBe('crm-eu');
   });
 
   it('general registers every stage but the writers, on the job queue; writer only the writers, on theirs', () => {
     const general = workerPlan(cards, 'general', 'handrail');
-    expect([...general.job!].sort()).toEqual(cards.map((c) => c.name).filter((n) => !writers.includes(n)).sort());
+    expect([...general.job!].sort()).toEqual(
+      cards
+        .map((c) => c.name)
+        .filter((n) => !writers.includes(n))
+        .sort(),
+    );
     expect(general.own.size).toBe(0);
 
     const writer = workerPlan(cards, 'writer', 'handrail');

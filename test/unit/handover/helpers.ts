@@ -34,7 +34,12 @@ export const state = (over: Partial<HandoverState> = {}): HandoverState => ({
   ...over,
 });
 
-export const edge = (handover: Edge['handover'], over: Partial<Edge> = {}): Edge => ({ from: 'judge', to: 'draft', handover, ...over });
+export const edge = (handover: Edge['handover'], over: Partial<Edge> = {}): Edge => ({
+  from: 'judge',
+  to: 'draft',
+  handover,
+  ...over,
+});
 
 export const tag = (agent_id: string, message: TaggedMessage['message']): TaggedMessage => ({ message, agent_id });
 export const prompt = (text: string): TaggedMessage => tag(USER_AGENT_ID, userMessage(text));

@@ -1,6 +1,13 @@
 /** Seed 000's transcript rendering, byte for byte: the goldens are copied from the seed's outputs. */
 import { describe, expect, it } from 'vitest';
-import { assistantMessage, formatTranscript, systemMessage, toolCall, toolResult, TRANSCRIPT_SEPARATOR } from '../../../contracts';
+import {
+  assistantMessage,
+  formatTranscript,
+  systemMessage,
+  toolCall,
+  toolResult,
+  TRANSCRIPT_SEPARATOR,
+} from '../../../contracts';
 import { applyHandover } from '../../../activities/handover';
 import { edge, prompt, state, tag, workedExample } from './helpers';
 
@@ -53,7 +60,9 @@ describe('formatTranscript', () => {
         ],
       }),
     ];
-    expect(formatTranscript(log)).toBe('[triage:assistant:text] Checking.\n[triage:assistant:tool_use] lookup(q=\'v\', n=3)\n[triage:assistant:text] Done.');
+    expect(formatTranscript(log)).toBe(
+      "[triage:assistant:text] Checking.\n[triage:assistant:tool_use] lookup(q='v', n=3)\n[triage:assistant:text] Done.",
+    );
   });
 
   it('renders tool arguments as Python repr and tool results as their string', () => {

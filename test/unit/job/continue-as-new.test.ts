@@ -12,13 +12,29 @@ import { JobState } from '../../../workflows/job/state';
 import { jobAttributes } from '../../../workflows/job/visibility';
 import { fixturePackage } from '../rail/helpers';
 
-const info = vi.hoisted(() => ({ workflowId: 'job-1', historyLength: 10, continueAsNewSuggested: false, typedSearchAttributes: { getAll: () => [] } }));
-vi.mock('@temporalio/workflow', async (real) => ({ ...(await real<object>()), workflowInfo: () => info, setHandler: () => undefined }));
+const info = vi.hoisted(() => ({
+  workflowId: 'job-1',
+  historyLength: 10,
+  continueAsNewSuggested: false,
+  typedSearchAttributes: { getAll: () => [] },
+}));
+vi.mock('@temporalio/workflow', async (real) => ({
+  ...(await real<object>()),
+  workflowInfo: () => info,
+  setHandler: () => undefined,
+}));
 
-const settings = { maxHops: 8, decisionTimeout: '7 days', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', owner: undefined, continueAfter: undefined };
+const settings = {
+  maxHops: 8,
+  decisionTimeout: '7 days',
+  traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+  owner: undefined,
+  continueAfter: undefined,
+};
 const humans = { records: { count: 2 } } as never;
 const pkg = () => ({ ...fixturePackage(), job_id: 'job-1' });
-const ack = (kind: AckRecord['ack'], n: number): AckRecord => ({ ...pkg().ack!, ack: kind, hop: n, reason: `ack ${n}` }) as AckRecord;
+const ack = (kind: AckRecord['ack'], n: number): AckRecord =>
+  ({ ...pkg().ack!, ack: kind, hop: n, reason: `ack ${n}` }) as AckRecord;
 const request = { job_id: 'job-1', goal: 'g', constraints: [], budget: { usd: 1, revisions: 1 } };
 
 function job(acks: AckRecord[]) {
@@ -30,7 +46,7 @@ function job(acks: AckRecord[]) {
 beforeEach(() => Object.assign(info, { historyLength: 10, continueAsNewSuggested: false }));
 
 describe('continueDue', () => {
-  it('is due at the request\'s event or decision count, or when Temporal suggests it', () => {
+  it("is due at the request's event or decision count, or when Temporal suggests it", () => {
     expect(continueDue({ events: 11, updates: 3 }, 2)).toBe(false);
     expect(continueDue({ events: 10 }, 0)).toBe(true);
     expect(continueDue({ updates: 3 }, 3)).toBe(true);
@@ -55,20 +71,32 @@ describe('carry and acceptCarried', () => {
   it('the next run restores the job and keeps counting: its acks, wallet and the earlier kinds in visibility', () => {
     const first = job([ack('rejected_budget', 0), ack('accepted', 1)]);
     first.spentUsd = 0.25;
-    const next = new JobState(settings, ticketTriage, new Map(), { package: pkg(), stage: 'intake' }, { ...carry(first, humans), earlier_acks: { no_progress: 4 } });
+    const next = new JobState(
+      settings,
+      ticketTriage,
+      new Map(),
+      { package: pkg(), stage: 'intake' },
+      { ...carry(first, humans), earlier_acks: { no_progress: 4 } },
+    );
     expect(next.runs).toBe(2);
     expect(next.acks.map((a) => a.ack)).toEqual(['rejected_budget', 'accepted']);
     expect(next.spentUsd).toBe(0.25);
     expect(next.stage).toBe('draft');
     const view = next.view();
     expect(view).toMatchObject({ runs: 2, earlier_acks: { no_progress: 4 } });
-    expect(jobAttributes(view, 'ticket-triage', next.acks).acks).toEqual(['no_progress', 'rejected_budget', 'accepted']);
+    expect(jobAttributes(view, 'ticket-triage', next.acks).acks).toEqual([
+      'no_progress',
+      'rejected_budget',
+      'accepted',
+    ]);
   });
 
-  it('refuses a state that is malformed or another job\'s, naming why', () => {
+  it("refuses a state that is malformed or another job's, naming why", () => {
     const carried = carry(job([]), humans);
     expect(() => acceptCarried({ ...carried, runs: 0 }, request)).toThrow(/invalid carried job state: .*runs/);
-    expect(() => acceptCarried({ ...carried, package: { ...carried.package, job_id: 'job-2' } }, request)).toThrow(/job job-2's, not job-1's/);
+    expect(() => acceptCarried({ ...carried, package: { ...carried.package, job_id: 'job-2' } }, request)).toThrow(
+      /job job-2's, not job-1's/,
+    );
     expect(() => acceptCarried({ ...carried, extra: 1 }, request)).toThrow(/invalid carried job state/);
     expect(acceptCarried(undefined, request)).toBeUndefined();
   });

@@ -10,11 +10,27 @@ import type { HopOutcome } from '../../../workflows/hop';
 import { JobState } from '../../../workflows/job/state';
 import { fixturePackage } from '../rail/helpers';
 
-vi.mock('@temporalio/workflow', async (real) => ({ ...(await real<object>()), workflowInfo: () => ({ workflowId: 'job-1', typedSearchAttributes: { getAll: () => [] } }) }));
+vi.mock('@temporalio/workflow', async (real) => ({
+  ...(await real<object>()),
+  workflowInfo: () => ({ workflowId: 'job-1', typedSearchAttributes: { getAll: () => [] } }),
+}));
 
-const settings = { maxHops: 8, decisionTimeout: '7 days', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', owner: undefined, continueAfter: undefined };
-const ack = (stage: string, kind: AckRecord['ack'] = 'accepted'): AckRecord => ({ ...fixturePackage().ack!, stage, ack: kind }) as AckRecord;
-const outcome = (acks: AckRecord[], costUsd = 0.01): HopOutcome => ({ acks, ok: true, stage: acks[0]!.stage, costUsd, overspentUsd: 0 });
+const settings = {
+  maxHops: 8,
+  decisionTimeout: '7 days',
+  traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+  owner: undefined,
+  continueAfter: undefined,
+};
+const ack = (stage: string, kind: AckRecord['ack'] = 'accepted'): AckRecord =>
+  ({ ...fixturePackage().ack!, stage, ack: kind }) as AckRecord;
+const outcome = (acks: AckRecord[], costUsd = 0.01): HopOutcome => ({
+  acks,
+  ok: true,
+  stage: acks[0]!.stage,
+  costUsd,
+  overspentUsd: 0,
+});
 const job = () => new JobState(settings, ticketTriage, new Map(), { package: fixturePackage(), stage: 'intake' });
 
 describe('JobState.record', () => {
@@ -24,7 +40,11 @@ describe('JobState.record', () => {
     state.acks.push(policy, account);
     state.record(outcome([ack('account'), ack('account', 'no_progress')]), account);
     state.record(outcome([ack('policy')]), policy);
-    expect(state.acks.map((a) => `${a.stage}:${a.ack}`)).toEqual(['policy:accepted', 'account:accepted', 'account:no_progress']);
+    expect(state.acks.map((a) => `${a.stage}:${a.ack}`)).toEqual([
+      'policy:accepted',
+      'account:accepted',
+      'account:no_progress',
+    ]);
     expect(state.spentUsd).toBeCloseTo(0.02, 9);
   });
 

@@ -32,7 +32,7 @@ describe('decideAck: accepted', () => {
     expect(ackOf(factsFor(at.afterJudge('pass'), 'writeback'))).toBe('accepted');
   });
 
-  it('accepts a draft revision after a failing verdict (verdict.v1 is the drafter\'s revision input)', () => {
+  it("accepts a draft revision after a failing verdict (verdict.v1 is the drafter's revision input)", () => {
     expect(ackOf(factsFor(at.afterJudge('fail'), 'draft'))).toBe('accepted');
   });
 });
@@ -158,8 +158,14 @@ describe('decideAck: duplicate', () => {
 describe('decideAck: max_hops_exceeded', () => {
   // The planned relay with two revisions is exactly the default cap of 8 transfers (SPEC).
   const twoRevisions = ['intake', 'retrieve', 'draft', 'judge', 'draft', 'judge', 'draft', 'judge'];
-  const passed = () => packageAt(twoRevisions, [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT], { evaluator: { last_verdict: 'pass', failures: [] } });
-  const failed = () => packageAt(twoRevisions, [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT], { evaluator: { last_verdict: 'fail', failures: ['x'] } });
+  const passed = () =>
+    packageAt(twoRevisions, [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT], {
+      evaluator: { last_verdict: 'pass', failures: [] },
+    });
+  const failed = () =>
+    packageAt(twoRevisions, [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT], {
+      evaluator: { last_verdict: 'fail', failures: ['x'] },
+    });
 
   it('accepts the last allowed hop: writeback as transfer 8 of 8', () => {
     const facts = factsFor(passed(), 'writeback');
@@ -196,8 +202,12 @@ describe('decideAck: max_hops_exceeded', () => {
     expect(ackOf(facts)).toBe('max_hops_exceeded');
     expect(ackOf({ ...facts, countAtLastHumanDecision: 8 })).toBe('accepted');
     // the fresh allowance is the cap again, not unlimited
-    expect(ackOf({ ...facts, hop: { ...facts.hop, count: 8 + DEFAULT_MAX_HOPS }, countAtLastHumanDecision: 8 })).toBe('accepted');
-    expect(ackOf({ ...facts, hop: { ...facts.hop, count: 9 + DEFAULT_MAX_HOPS }, countAtLastHumanDecision: 8 })).toBe('max_hops_exceeded');
+    expect(ackOf({ ...facts, hop: { ...facts.hop, count: 8 + DEFAULT_MAX_HOPS }, countAtLastHumanDecision: 8 })).toBe(
+      'accepted',
+    );
+    expect(ackOf({ ...facts, hop: { ...facts.hop, count: 9 + DEFAULT_MAX_HOPS }, countAtLastHumanDecision: 8 })).toBe(
+      'max_hops_exceeded',
+    );
   });
 });
 
@@ -219,13 +229,18 @@ describe('decideAck: cycle_detected', () => {
     const pkg = packageAt([], [TICKET, INTAKE], { hop });
     expect(ackOf(factsFor(pkg, 'retrieve', { from: HUMAN }))).toBe('accepted');
     // the same revisit sent by the stage itself is a cycle
-    expect(ackOf(factsFor(packageAt(['intake', 'retrieve', 'intake'], [TICKET, INTAKE]), 'retrieve'))).toBe('cycle_detected');
+    expect(ackOf(factsFor(packageAt(['intake', 'retrieve', 'intake'], [TICKET, INTAKE]), 'retrieve'))).toBe(
+      'cycle_detected',
+    );
   });
 });
 
 describe('decideAck: rejected_budget', () => {
   const judgeCost = () => card('judge').nominalCostUsd;
-  const withWallet = (usd_remaining: number) => ({ ...at.afterDraft(), budget: { usd_remaining, revisions_remaining: 2 } });
+  const withWallet = (usd_remaining: number) => ({
+    ...at.afterDraft(),
+    budget: { usd_remaining, revisions_remaining: 2 },
+  });
 
   it('refuses a wallet of exactly zero', () => {
     const d = decideAck(factsFor(withWallet(0), 'judge'));
@@ -248,7 +263,10 @@ describe('decideAck: rejected_budget', () => {
   // Reservations: what running hops (a fan-out's other branches) hold is not the wallet's to give.
   it('refuses a stage whose reservation does not fit beside what running hops hold, naming both', () => {
     const d = decideAck(factsFor(withWallet(0.01), 'judge', { heldUsd: 0.006 }));
-    expect(d).toMatchObject({ ack: 'rejected_budget', reason: `wallet has $0.01 ($0.006 reserved by running hops); "judge" reserves $${judgeCost()}` });
+    expect(d).toMatchObject({
+      ack: 'rejected_budget',
+      reason: `wallet has $0.01 ($0.006 reserved by running hops); "judge" reserves $${judgeCost()}`,
+    });
   });
   it('accepts it when the rest of the wallet holds the reservation, and says so', () => {
     const d = decideAck(factsFor(withWallet(0.01), 'judge', { heldUsd: 0.005 }));
@@ -257,7 +275,10 @@ describe('decideAck: rejected_budget', () => {
   });
   it("reserves a card's worst case (maxCostUsd), not its nominal cost", () => {
     const worst = { ...card('judge'), maxCostUsd: 0.02 };
-    expect(decideAck({ ...factsFor(withWallet(0.01), 'judge'), card: worst })).toMatchObject({ ack: 'rejected_budget', reason: 'wallet has $0.01; "judge" reserves $0.02' });
+    expect(decideAck({ ...factsFor(withWallet(0.01), 'judge'), card: worst })).toMatchObject({
+      ack: 'rejected_budget',
+      reason: 'wallet has $0.01; "judge" reserves $0.02',
+    });
     expect(decideAck({ ...factsFor(withWallet(0.02), 'judge'), card: worst }).reason).toMatch(/, reserves \$0\.02$/);
   });
   it('keeps the wording recorded histories carry for a serial hop to a card without a worst case', () => {
@@ -275,11 +296,17 @@ describe('decideAck precedence (ack.ts: schema, role/writer gate, duplicate, hop
     expect(ackOf(factsFor(rawFixture('wrong-version.json'), 'nobody', allWrong))).toBe('rejected_schema');
   });
   it('role beats the writer gate, duplicate, hop cap and budget', () => {
-    const pkg = packageAt(cyclic, [TICKET, INTAKE, CHUNKS, SUMMARY], { ...broke, evaluator: { last_verdict: 'none', failures: [] } });
+    const pkg = packageAt(cyclic, [TICKET, INTAKE, CHUNKS, SUMMARY], {
+      ...broke,
+      evaluator: { last_verdict: 'none', failures: [] },
+    });
     expect(ackOf(factsFor(pkg, 'writeback', allWrong))).toBe('rejected_role');
   });
   it('the writer gate beats duplicate, hop cap, cycle and budget', () => {
-    const pkg = packageAt(cyclic, [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT], { ...broke, evaluator: { last_verdict: 'fail', failures: ['x'] } });
+    const pkg = packageAt(cyclic, [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT], {
+      ...broke,
+      evaluator: { last_verdict: 'fail', failures: ['x'] },
+    });
     expect(ackOf(factsFor(pkg, 'writeback', allWrong))).toBe('rejected_invariant');
   });
   it('duplicate beats hop cap, cycle and budget', () => {
@@ -301,9 +328,21 @@ describe('ackRecord', () => {
   it('stamps a decision into an AckRecord that satisfies the contract', () => {
     const facts = factsFor(at.afterDraft(), 'judge');
     const pkg = at.afterDraft();
-    const rec = ackRecord(decideAck(facts), { stage: 'judge', hop: facts.hop, deliveryKey: deliveryKey(pkg, 'judge'), traceparent: pkg.trace.traceparent, now });
+    const rec = ackRecord(decideAck(facts), {
+      stage: 'judge',
+      hop: facts.hop,
+      deliveryKey: deliveryKey(pkg, 'judge'),
+      traceparent: pkg.trace.traceparent,
+      now,
+    });
     expect(AckRecord.safeParse(rec).success).toBe(true);
-    expect(rec).toMatchObject({ ack: 'accepted', stage: 'judge', hop: 3, delivery_key: `${pkg.job_id}:judge:4`, at: now.toISOString() });
+    expect(rec).toMatchObject({
+      ack: 'accepted',
+      stage: 'judge',
+      hop: 3,
+      delivery_key: `${pkg.job_id}:judge:4`,
+      at: now.toISOString(),
+    });
     expect(rec).not.toHaveProperty('actor');
     expect(rec).not.toHaveProperty('errors');
   });
@@ -311,8 +350,19 @@ describe('ackRecord', () => {
   it('carries the invariant and the actor when there are any', () => {
     const pkg = { ...at.afterJudge('pass'), evaluator: { last_verdict: 'fail' as const, failures: [] } };
     const facts = factsFor(pkg, 'writeback');
-    const rec = ackRecord(decideAck(facts), { stage: 'writeback', hop: facts.hop, deliveryKey: 'k', traceparent: pkg.trace.traceparent, now, actor: 'ops@example.com' });
-    expect(rec).toMatchObject({ ack: 'rejected_invariant', invariant: 'writeback_requires_pass', actor: 'ops@example.com' });
+    const rec = ackRecord(decideAck(facts), {
+      stage: 'writeback',
+      hop: facts.hop,
+      deliveryKey: 'k',
+      traceparent: pkg.trace.traceparent,
+      now,
+      actor: 'ops@example.com',
+    });
+    expect(rec).toMatchObject({
+      ack: 'rejected_invariant',
+      invariant: 'writeback_requires_pass',
+      actor: 'ops@example.com',
+    });
     expect(AckRecord.safeParse(rec).success).toBe(true);
   });
 
@@ -320,7 +370,13 @@ describe('ackRecord', () => {
     const many = Array.from({ length: 25 }, (_, i) => ({ path: `/p${i}`, message: 'x'.repeat(400) }));
     const rec = ackRecord(
       { ack: 'rejected_schema', reason: 'r'.repeat(2000), errors: many },
-      { stage: 'judge', hop: nextHop(undefined, 'judge', 'x'), deliveryKey: 'k:judge:0', traceparent: fixturePackage(VALID_FILE).trace.traceparent, now },
+      {
+        stage: 'judge',
+        hop: nextHop(undefined, 'judge', 'x'),
+        deliveryKey: 'k:judge:0',
+        traceparent: fixturePackage(VALID_FILE).trace.traceparent,
+        now,
+      },
     );
     expect(rec.reason).toHaveLength(500);
     expect(rec.errors).toHaveLength(10);

@@ -125,7 +125,10 @@ describe('every wallet figure stays finite and within the contract', () => {
   });
 
   it('top-ups saturate at the caps, and the wallet stays valid and payable', () => {
-    const topped = topUp(wallet(LIMITS.usd - 1, LIMITS.revisions - 1), { usd: 1e308, revisions: Number.MAX_SAFE_INTEGER });
+    const topped = topUp(wallet(LIMITS.usd - 1, LIMITS.revisions - 1), {
+      usd: 1e308,
+      revisions: Number.MAX_SAFE_INTEGER,
+    });
     expect(topped).toEqual(full);
     expect(Budget.safeParse(topped).success).toBe(true);
     expect(canPay(topped, 1)).toBe(true);

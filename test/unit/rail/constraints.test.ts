@@ -1,22 +1,35 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CONSTRAINT_POLICIES, constraintBreaches, policiesFor, redactPersonalDataFor } from '../../../contracts/constraints';
+import {
+  CONSTRAINT_POLICIES,
+  constraintBreaches,
+  policiesFor,
+  redactPersonalDataFor,
+} from '../../../contracts/constraints';
 import { artifactBody, fixturePackage } from './helpers';
 
 const NO_REFUND = ['no refund promises'];
-const flagged = (text: string, constraints = NO_REFUND) => constraintBreaches(constraints, { text, toolsUsed: [] }).map((b) => b.policy);
+const flagged = (text: string, constraints = NO_REFUND) =>
+  constraintBreaches(constraints, { text, toolsUsed: [] }).map((b) => b.policy);
 
 describe('policiesFor', () => {
-  it.each(['no refund promises', 'No refund promise', 'Never promise refunds', 'never promise a refund', 'Do not promise a refund', 'no refund promises to the customer'])(
-    'recognises "%s" as no_refund_promises',
+  it.each([
+    'no refund promises',
+    'No refund promise',
+    'Never promise refunds',
+    'never promise a refund',
+    'Do not promise a refund',
+    'no refund promises to the customer',
+  ])('recognises "%s" as no_refund_promises', (c) => {
+    expect(policiesFor([c]).map((p) => p.id)).toEqual(['no_refund_promises']);
+  });
+
+  it.each(['do not send to customer', 'internal only', 'no customer email', 'No email'])(
+    'recognises "%s" as no_outward_send',
     (c) => {
-      expect(policiesFor([c]).map((p) => p.id)).toEqual(['no_refund_promises']);
+      expect(policiesFor([c]).map((p) => p.id)).toEqual(['no_outward_send']);
     },
   );
-
-  it.each(['do not send to customer', 'internal only', 'no customer email', 'No email'])('recognises "%s" as no_outward_send', (c) => {
-    expect(policiesFor([c]).map((p) => p.id)).toEqual(['no_outward_send']);
-  });
 
   it.each([
     'redact personal data',
@@ -32,14 +45,20 @@ describe('policiesFor', () => {
     expect(policiesFor([c]).map((p) => p.id)).toEqual(['redact_personal_data']);
   });
 
-  it.each(['cite help center or no_match', 'refunds are allowed within 30 days', 'be polite', 'personal data requests go to the privacy team', 'mask nothing'])('recognises no policy in "%s"', (c) => {
+  it.each([
+    'cite help center or no_match',
+    'refunds are allowed within 30 days',
+    'be polite',
+    'personal data requests go to the privacy team',
+    'mask nothing',
+  ])('recognises no policy in "%s"', (c) => {
     expect(policiesFor([c])).toEqual([]);
   });
 
   it('applies each policy once however many constraints name it, in table order', () => {
-    expect(policiesFor(['redact PII', 'internal only', 'no refund promises', 'never promise refunds']).map((p) => p.id)).toEqual(
-      CONSTRAINT_POLICIES.map((p) => p.id),
-    );
+    expect(
+      policiesFor(['redact PII', 'internal only', 'no refund promises', 'never promise refunds']).map((p) => p.id),
+    ).toEqual(CONSTRAINT_POLICIES.map((p) => p.id));
   });
 
   it('recognises the constraints on the committed valid fixture', () => {
@@ -106,8 +125,9 @@ describe('no_refund_promises: mentions of the refund policy are not promises', (
     expect(flagged(JSON.stringify(artifactBody('chunks.v1')))).toEqual([]);
   });
 
-  it('does not count the customer\'s words, quoted in a blockquote, as the note promising anything', () => {
-    const note = '**Question** (the customer\'s words):\n> Your refund has been approved, right?\n\nRefunds are handled by billing.';
+  it("does not count the customer's words, quoted in a blockquote, as the note promising anything", () => {
+    const note =
+      "**Question** (the customer's words):\n> Your refund has been approved, right?\n\nRefunds are handled by billing.";
     expect(flagged(note)).toEqual([]);
     // The same words as the note's own are a promise.
     expect(flagged('Your refund has been approved.')).not.toEqual([]);
@@ -122,16 +142,25 @@ describe('no_refund_promises: mentions of the refund policy are not promises', (
 describe('no_outward_send', () => {
   const used = (toolsUsed: string[]) => constraintBreaches(['internal only'], { text: '', toolsUsed });
 
-  it.each(['email.send', 'email_reply', 'mail-send', 'sms.send', 'chat.reply', 'customer.message', 'Email.Send'])('flags %s', (tool) => {
-    expect(used([tool])).toEqual([{ policy: 'no_outward_send', breach: `used outward-facing tool ${tool}` }]);
-  });
+  it.each(['email.send', 'email_reply', 'mail-send', 'sms.send', 'chat.reply', 'customer.message', 'Email.Send'])(
+    'flags %s',
+    (tool) => {
+      expect(used([tool])).toEqual([{ policy: 'no_outward_send', breach: `used outward-facing tool ${tool}` }]);
+    },
+  );
 
-  it.each(['crm.patch', 'helpcenter.search', 'tickets.read', 'kb.search', 'email.lookup'])('does not flag %s', (tool) => {
-    expect(used([tool])).toEqual([]);
-  });
+  it.each(['crm.patch', 'helpcenter.search', 'tickets.read', 'kb.search', 'email.lookup'])(
+    'does not flag %s',
+    (tool) => {
+      expect(used([tool])).toEqual([]);
+    },
+  );
 
   it('reports both policies when an output breaks both', () => {
-    const breaches = constraintBreaches(['no refund promises', 'do not send to customer'], { text: 'We will refund you.', toolsUsed: ['email.send'] });
+    const breaches = constraintBreaches(['no refund promises', 'do not send to customer'], {
+      text: 'We will refund you.',
+      toolsUsed: ['email.send'],
+    });
     expect(breaches.map((b) => b.policy)).toEqual(['no_refund_promises', 'no_outward_send']);
   });
 });
@@ -144,7 +173,9 @@ describe('redact_personal_data', () => {
     expect(breaches('Reach jane.doe@example.com or +1 415 555 0132 about card 4111 1111 1111 1111.')).toEqual([
       { policy: 'redact_personal_data', breach: 'leaves personal data unmasked: email j***@e***.com (and 2 more)' },
     ]);
-    expect(breaches('Card 4111 1111 1111 1111 was charged.')[0]!.breach).toBe('leaves personal data unmasked: card number ending 1111');
+    expect(breaches('Card 4111 1111 1111 1111 was charged.')[0]!.breach).toBe(
+      'leaves personal data unmasked: card number ending 1111',
+    );
     expect(breaches('Call (415) 555-0132.')[0]!.breach).toBe('leaves personal data unmasked: phone number ending 32');
   });
 
@@ -153,17 +184,38 @@ describe('redact_personal_data', () => {
     expect(b!.breach).not.toMatch(/555|4111 1111|0132/);
   });
 
-  it('counts the customer\'s words in a blockquote: quoted personal data is still in the note', () => {
-    expect(breaches('**Question** (the customer\'s words):\n> mail me at jane.doe@example.com')).toHaveLength(1);
+  it("counts the customer's words in a blockquote: quoted personal data is still in the note", () => {
+    expect(breaches("**Question** (the customer's words):\n> mail me at jane.doe@example.com")).toHaveLength(1);
   });
 
   it('passes a masked note and a note with ids, dates and amounts', () => {
-    expect(breaches('Reach [email] or [phone]; card [card]. INV-2041 of 2026-03-14, $1,234.56, ticket T-1001.')).toEqual([]);
+    expect(
+      breaches('Reach [email] or [phone]; card [card]. INV-2041 of 2026-03-14, $1,234.56, ticket T-1001.'),
+    ).toEqual([]);
   });
 
   it('finds no breach in what redactPersonalDataFor wrote under the constraint', () => {
-    const piece = fc.constantFrom('jane.doe@example.com', '+1 415 555 0132', '4111 1111 1111 1111', '(415) 555-0132', ' ', '-', '.', 'INV-2041', '2026-03-14', '7', 'call me at ', '\n> ');
-    fc.assert(fc.property(fc.array(piece, { maxLength: 20 }), (parts) => breaches(redactPersonalDataFor(REDACT, parts.join(''))).length === 0), { numRuns: 2000 });
+    const piece = fc.constantFrom(
+      'jane.doe@example.com',
+      '+1 415 555 0132',
+      '4111 1111 1111 1111',
+      '(415) 555-0132',
+      ' ',
+      '-',
+      '.',
+      'INV-2041',
+      '2026-03-14',
+      '7',
+      'call me at ',
+      '\n> ',
+    );
+    fc.assert(
+      fc.property(
+        fc.array(piece, { maxLength: 20 }),
+        (parts) => breaches(redactPersonalDataFor(REDACT, parts.join(''))).length === 0,
+      ),
+      { numRuns: 2000 },
+    );
   });
 
   it('masks only under the constraint', () => {

@@ -9,11 +9,22 @@ import { LIMITS, type AckRecord, type HandoffV1 } from '../../../contracts';
 function refused(pkg: HandoffV1, stage: string, raw: unknown = pkg): HandoffV1 {
   const facts = factsFor(raw, stage);
   const decision = decideAck(facts);
-  const ack: AckRecord = ackRecord(decision, { stage, hop: facts.hop, deliveryKey: 'k', traceparent: pkg.trace.traceparent, now: new Date(0) });
+  const ack: AckRecord = ackRecord(decision, {
+    stage,
+    hop: facts.hop,
+    deliveryKey: 'k',
+    traceparent: pkg.trace.traceparent,
+    now: new Date(0),
+  });
   return { ...pkg, ack };
 }
 
-const escalation = (options: Escalation['options']): Escalation => ({ reasons: ['x'], blocked: 'draft', options, since: '2026-01-01T00:00:00.000Z' });
+const escalation = (options: Escalation['options']): Escalation => ({
+  reasons: ['x'],
+  blocked: 'draft',
+  options,
+  since: '2026-01-01T00:00:00.000Z',
+});
 
 describe('decisionOptions', () => {
   it('offers only reject and top_up for a schema-rejected package', () => {
@@ -33,17 +44,28 @@ describe('decisionOptions', () => {
 
   it('offers all four when an invariant broke at draft and the drafter can take the package again', () => {
     const pkg = at.afterRetrieve();
-    expect(decisionOptions(pkg, { ...pkg.ack!, ack: 'rejected_invariant' }, 'draft', stages)).toEqual(['approve', 'reject', 'top_up', 'revise']);
+    expect(decisionOptions(pkg, { ...pkg.ack!, ack: 'rejected_invariant' }, 'draft', stages)).toEqual([
+      'approve',
+      'reject',
+      'top_up',
+      'revise',
+    ]);
   });
 
-  it('offers no top_up when the hop was refused for its handover\'s token cap (money cannot shrink a transcript)', () => {
+  it("offers no top_up when the hop was refused for its handover's token cap (money cannot shrink a transcript)", () => {
     const pkg = at.afterRetrieve();
-    const capped = { ...pkg.ack!, ack: 'rejected_budget' as const, reason: 'context_budget_exceeded: draft failed: ContextBudgetExceeded: …' };
+    const capped = {
+      ...pkg.ack!,
+      ack: 'rejected_budget' as const,
+      reason: 'context_budget_exceeded: draft failed: ContextBudgetExceeded: …',
+    };
     expect(decisionOptions(pkg, capped, 'draft', stages)).toEqual(['approve', 'reject', 'revise']);
-    expect(decisionOptions(pkg, { ...capped, reason: 'wallet has $0.002; "draft" costs $0.01' }, 'draft', stages)).toEqual(['approve', 'reject', 'top_up', 'revise']);
+    expect(
+      decisionOptions(pkg, { ...capped, reason: 'wallet has $0.002; "draft" costs $0.01' }, 'draft', stages),
+    ).toEqual(['approve', 'reject', 'top_up', 'revise']);
   });
 
-  it('reads the hop\'s last ack, not the package, so a package too broken to carry its ack still excludes approve', () => {
+  it("reads the hop's last ack, not the package, so a package too broken to carry its ack still excludes approve", () => {
     const pkg = at.afterRetrieve();
     const schemaAck = { ...pkg.ack!, ack: 'rejected_schema' as const };
     expect(decisionOptions(pkg, schemaAck, 'draft', stages)).toEqual(['reject', 'top_up']);
@@ -62,11 +84,27 @@ describe('decisionOptions', () => {
 
 describe('validateDecision', () => {
   it('a decision through a handoff record is taken only through the record of the escalation the job waits on', () => {
-    const esc = { reasons: ['x'], blocked: 'draft', options: ['approve', 'reject'] as ('approve' | 'reject')[], since: '2026-12-01T00:00:00Z' };
+    const esc = {
+      reasons: ['x'],
+      blocked: 'draft',
+      options: ['approve', 'reject'] as ('approve' | 'reject')[],
+      since: '2026-12-01T00:00:00Z',
+    };
     const open = 'hr_0123456789abcdef0123456789abcdef';
-    expect(() => validateDecision({ action: 'approve', actor: 'ana', handoff_record: open }, esc, false, open)).not.toThrow();
-    expect(() => validateDecision({ action: 'approve', actor: 'ana', handoff_record: 'hr_ffffffffffffffffffffffffffffffff' }, esc, false, open)).toThrow(/is not the record of the escalation this job waits on/);
-    expect(() => validateDecision({ action: 'approve', actor: 'ana', handoff_record: open }, esc, false, undefined)).toThrow(/is not the record/);
+    expect(() =>
+      validateDecision({ action: 'approve', actor: 'ana', handoff_record: open }, esc, false, open),
+    ).not.toThrow();
+    expect(() =>
+      validateDecision(
+        { action: 'approve', actor: 'ana', handoff_record: 'hr_ffffffffffffffffffffffffffffffff' },
+        esc,
+        false,
+        open,
+      ),
+    ).toThrow(/is not the record of the escalation this job waits on/);
+    expect(() =>
+      validateDecision({ action: 'approve', actor: 'ana', handoff_record: open }, esc, false, undefined),
+    ).toThrow(/is not the record/);
     // Without a record (the CLI, the Web UI) the decision is the operator's, as before.
     expect(() => validateDecision({ action: 'approve', actor: 'ana' }, esc, false, open)).not.toThrow();
   });
@@ -99,34 +137,52 @@ describe('validateDecision', () => {
     expect(() => validateDecision(decision, ok, false)).toThrow(field);
   });
 
-  it.each([['spaces only', '   '], ['a bidi override', '\u202eecila'], ['a NUL', 'ops\u0000']])('refuses an actor with %s, which the acks would record', (_name, actor) => {
+  it.each([
+    ['spaces only', '   '],
+    ['a bidi override', '\u202eecila'],
+    ['a NUL', 'ops\u0000'],
+  ])('refuses an actor with %s, which the acks would record', (_name, actor) => {
     expect(() => validateDecision({ action: 'approve', actor }, ok, false)).toThrow(/^invalid decision: actor: /);
   });
 
   it('refuses an action this escalation does not offer, listing the ones it does', () => {
-    expect(() => validateDecision({ action: 'revise', actor: 'ops' }, ok, false)).toThrow('"revise" is not possible for this escalation; choose one of: approve, reject, top_up');
+    expect(() => validateDecision({ action: 'revise', actor: 'ops' }, ok, false)).toThrow(
+      '"revise" is not possible for this escalation; choose one of: approve, reject, top_up',
+    );
   });
 
   it.each([
     ['no amounts', {}],
     ['zero amounts', { usd: 0, revisions: 0 }],
   ])('refuses a top_up with %s', (_what, amounts) => {
-    expect(() => validateDecision({ action: 'top_up', actor: 'ops', ...amounts }, ok, false)).toThrow('top_up needs usd > 0 or revisions > 0');
+    expect(() => validateDecision({ action: 'top_up', actor: 'ops', ...amounts }, ok, false)).toThrow(
+      'top_up needs usd > 0 or revisions > 0',
+    );
   });
 
   it.each([
     ['usd past the cap', { usd: 1e308 }, /^invalid decision: usd: /],
     ['revisions past the cap', { revisions: Number.MAX_SAFE_INTEGER }, /^invalid decision: revisions: /],
-    ['usd below the wallet unit (one micro-dollar)', { usd: 1e-7 }, 'invalid decision: usd: must be 0 or at least one micro-dollar (0.000001)'],
+    [
+      'usd below the wallet unit (one micro-dollar)',
+      { usd: 1e-7 },
+      'invalid decision: usd: must be 0 or at least one micro-dollar (0.000001)',
+    ],
   ])('refuses a top_up with %s, which would break the wallet or change nothing', (_name, amounts, message) => {
     expect(() => validateDecision({ action: 'top_up', actor: 'ops', ...amounts }, ok, false)).toThrow(message);
   });
 
   it('refuses a revise note too long to be filed as one evaluator failure', () => {
     const revise = escalation(['reject', 'revise']);
-    expect(() => validateDecision({ action: 'revise', actor: 'ops', note: 'n'.repeat(LIMITS.decisionNote) }, revise, false)).not.toThrow();
-    expect(() => validateDecision({ action: 'revise', actor: 'ops', note: 'n'.repeat(LIMITS.decisionNote + 1) }, revise, false)).toThrow(/^invalid decision: note: /);
-    expect(() => validateDecision({ action: 'revise', actor: 'ops', note: 'n'.repeat(500) }, revise, false)).toThrow(/^invalid decision: note: /);
+    expect(() =>
+      validateDecision({ action: 'revise', actor: 'ops', note: 'n'.repeat(LIMITS.decisionNote) }, revise, false),
+    ).not.toThrow();
+    expect(() =>
+      validateDecision({ action: 'revise', actor: 'ops', note: 'n'.repeat(LIMITS.decisionNote + 1) }, revise, false),
+    ).toThrow(/^invalid decision: note: /);
+    expect(() => validateDecision({ action: 'revise', actor: 'ops', note: 'n'.repeat(500) }, revise, false)).toThrow(
+      /^invalid decision: note: /,
+    );
   });
 
   it('accepts a top_up of one micro-dollar', () => {
@@ -137,7 +193,9 @@ describe('validateDecision', () => {
     expect(() => validateDecision('garbage', undefined, true)).toThrow(/not waiting/);
     expect(() => validateDecision('garbage', ok, true)).toThrow(/already/);
     expect(() => validateDecision({ action: 'revise' }, ok, false)).toThrow(/invalid decision/);
-    expect(() => validateDecision({ action: 'top_up', actor: 'ops' }, escalation(['reject']), false)).toThrow(/not possible/);
+    expect(() => validateDecision({ action: 'top_up', actor: 'ops' }, escalation(['reject']), false)).toThrow(
+      /not possible/,
+    );
   });
 
   it('refuses approve on a schema-rejected package end to end (options from decisionOptions)', () => {

@@ -9,7 +9,10 @@ import { jobStart, startingAttributes } from '../../../workflows/rail/first-pack
 
 const request = { ...sampleJobRequest('job-start-1'), budget: { usd: 0.3, revisions: 2 } };
 /** A pipeline whose first rule is `first`, the reference relay's after it. */
-const startingWith = (first: Pipeline['routes'][number]): Pipeline => ({ ...ticketTriage, routes: [first, ...ticketTriage.routes] });
+const startingWith = (first: Pipeline['routes'][number]): Pipeline => ({
+  ...ticketTriage,
+  routes: [first, ...ticketTriage.routes],
+});
 
 describe('where a job starts', () => {
   it('goes to the stage its pipeline routes the entry to', () => {
@@ -18,7 +21,13 @@ describe('where a job starts', () => {
   });
 
   it('shows a first fan-out as the rail does, its stages joined, and a first route that ends the job as the human hop', () => {
-    expect(jobStart(request, startingWith({ after: 'ticket.raw', fanOut: ['policy', 'account'], merge: 'context.v1', reason: 'hub' }), '').stage).toBe('policy+account');
+    expect(
+      jobStart(
+        request,
+        startingWith({ after: 'ticket.raw', fanOut: ['policy', 'account'], merge: 'context.v1', reason: 'hub' }),
+        '',
+      ).stage,
+    ).toBe('policy+account');
     expect(jobStart(request, startingWith({ after: 'ticket.raw', complete: 'nothing to do' }), '').stage).toBe('human');
   });
 
@@ -50,7 +59,12 @@ describe('the attributes startJob starts a job with', () => {
   });
 
   it('are none when the first route asks the workflow API (patched() in a `when`), which only a worker can answer', () => {
-    const pipeline = startingWith({ after: 'ticket.raw', when: () => patched('triage-first'), to: 'retrieve', reason: 'patched route' });
+    const pipeline = startingWith({
+      after: 'ticket.raw',
+      when: () => patched('triage-first'),
+      to: 'retrieve',
+      reason: 'patched route',
+    });
     expect(() => startingAttributes(request, pipeline)).toThrow(IllegalStateError);
     expect(startSearchAttributes(request, pipeline)).toEqual([]);
   });

@@ -69,7 +69,12 @@ describe('hop fuzz: hostile deliveries never write without recorded evidence, ne
 
   it('the store check flags a write no recorded passing verdict backs', async () => {
     const jobId = world.nextId('unbacked');
-    await world.store.patchCrmOnce(`${jobId}:writeback:receipt.v1`, { ticket_id: `tkt_${jobId}`, customer_id: 'cus_1', status: 'triaged', note: 'written behind the rail' });
+    await world.store.patchCrmOnce(`${jobId}:writeback:receipt.v1`, {
+      ticket_id: `tkt_${jobId}`,
+      customer_id: 'cus_1',
+      status: 'triaged',
+      note: 'written behind the rail',
+    });
     const findings: Finding[] = [];
     await checkJobWrites(world, jobId, findings);
     expect(findings.map((f) => f.kind)).toEqual(['false_accept']);
@@ -77,14 +82,18 @@ describe('hop fuzz: hostile deliveries never write without recorded evidence, ne
 });
 
 describe('findings the fuzz made, fixed (each failed before its fix)', () => {
-  const request = (stage: unknown, pkg: unknown) => hopRequest(world.pipeline, stage, pkg, 'direct delivery', { fallbackTraceparent: NO_TRACE });
+  const request = (stage: unknown, pkg: unknown) =>
+    hopRequest(world.pipeline, stage, pkg, 'direct delivery', { fallbackTraceparent: NO_TRACE });
 
   it('admitHop does not throw on a JSON stage name like {"toString":1} (String(r.stage) threw)', () => {
     expect(() => admitHop(request(JSON.parse('{"toString":1}'), {}))).not.toThrow();
   });
 
   it('a package whose hop.count is 2^53-1 is refused as schema-invalid, with a valid AckRecord (it was acked with hop 2^53)', async () => {
-    const pkg = { ...world.pool[0]!.packages[0]!, hop: { from: 'client', to: 'intake', reason: 'x', count: Number.MAX_SAFE_INTEGER, chain: ['client'] } };
+    const pkg = {
+      ...world.pool[0]!.packages[0]!,
+      hop: { from: 'client', to: 'intake', reason: 'x', count: Number.MAX_SAFE_INTEGER, chain: ['client'] },
+    };
     const play = await playHop(request('intake', pkg), world.deps, world.store);
     expect(play.acks.map((a) => a.ack)).toEqual(['rejected_schema']);
     expect(AckRecord.safeParse(play.acks[0]).success).toBe(true);

@@ -2,20 +2,36 @@ import { describe, expect, it } from 'vitest';
 import { HANDOFF_KEY_MAX, HandoffBeginInput, LIMITS } from '../../../contracts';
 import { escalationKeys, escalationRecord } from '../../../workflows/rail/handoff-record';
 
-const escalation = { reasons: ['wallet has $0.002; "draft" costs $0.01'], blocked: 'draft', options: ['approve', 'reject', 'top_up'] as const };
+const escalation = {
+  reasons: ['wallet has $0.002; "draft" costs $0.01'],
+  blocked: 'draft',
+  options: ['approve', 'reject', 'top_up'] as const,
+};
 const where = { workspace: 'default', project: 'ticket-triage' };
-const pkg = { job_id: 'job_1', goal: 'Triage the ticket.', summary: 'hop 0 intake → ticket.v1: refund asked', open_questions: ['order date?'] };
+const pkg = {
+  job_id: 'job_1',
+  goal: 'Triage the ticket.',
+  summary: 'hop 0 intake → ticket.v1: refund asked',
+  open_questions: ['order date?'],
+};
 
 describe('escalationRecord: the record an escalation leaves for a human', () => {
   it('the package summary and questions; the reasons and the decisions as next steps; the rail as creator', () => {
-    const record = escalationRecord(pkg, { ...escalation, options: [...escalation.options] }, { ...where, owner: 'ana' });
+    const record = escalationRecord(
+      pkg,
+      { ...escalation, options: [...escalation.options] },
+      { ...where, owner: 'ana' },
+    );
     expect(record).toEqual({
       workspace: 'default',
       project: 'ticket-triage',
       job_id: 'job_1',
       summary: pkg.summary,
       open_questions: ['order date?'],
-      next_steps: ['resolve: wallet has $0.002; "draft" costs $0.01', 'decide approve | reject | top_up (the job is blocked at draft)'],
+      next_steps: [
+        'resolve: wallet has $0.002; "draft" costs $0.01',
+        'decide approve | reject | top_up (the job is blocked at draft)',
+      ],
       owner: 'ana',
       created_by: 'rail',
     });
@@ -49,10 +65,17 @@ describe('escalationRecord: the record an escalation leaves for a human', () => 
 
   it('keys per escalation of a run, not per hop, marked with the run: a reset run or a reused job id begins records of its own', () => {
     const run = '01a23286-2890-709a-bab4-2e4e2d4932de';
-    expect(escalationKeys('job_1', run, 1)).toEqual({ begin: 'job_1:escalation:bab42e4e2d4932de:1', close: 'job_1:escalation:bab42e4e2d4932de:1:close' });
+    expect(escalationKeys('job_1', run, 1)).toEqual({
+      begin: 'job_1:escalation:bab42e4e2d4932de:1',
+      close: 'job_1:escalation:bab42e4e2d4932de:1:close',
+    });
     expect(escalationKeys('job_1', run, 2).begin).not.toBe(escalationKeys('job_1', run, 1).begin);
-    expect(escalationKeys('job_1', '01a23286-2890-709a-bab4-ffffffffffff', 1).begin).not.toBe(escalationKeys('job_1', run, 1).begin);
+    expect(escalationKeys('job_1', '01a23286-2890-709a-bab4-ffffffffffff', 1).begin).not.toBe(
+      escalationKeys('job_1', run, 1).begin,
+    );
     // The longest job id still leaves room for the decider's accept key under the store's limit.
-    expect(`${escalationKeys('j'.repeat(LIMITS.id), run, 99).close}:accept`.length).toBeLessThanOrEqual(HANDOFF_KEY_MAX);
+    expect(`${escalationKeys('j'.repeat(LIMITS.id), run, 99).close}:accept`.length).toBeLessThanOrEqual(
+      HANDOFF_KEY_MAX,
+    );
   });
 });

@@ -117,7 +117,8 @@ export function factsFor(pkg: unknown, stage: string, over: Partial<AckFacts> & 
 export function delivered(pkg: HandoffV1, stage: string): HandoffV1 {
   const facts = factsFor(pkg, stage);
   const decision = decideAck(facts);
-  if (decision.ack !== 'accepted') throw new Error(`fixture not deliverable to ${stage}: ${decision.ack} ${decision.reason}`);
+  if (decision.ack !== 'accepted')
+    throw new Error(`fixture not deliverable to ${stage}: ${decision.ack} ${decision.reason}`);
   const ack = ackRecord(decision, {
     stage,
     hop: facts.hop,

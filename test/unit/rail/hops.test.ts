@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { Hop } from '../../../contracts';
 import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
-import { DEFAULT_MAX_HOPS, HUMAN, ORIGIN, deliveryKey, edgeSender, exceedsHopCap, isCycle, nextHop } from '../../../workflows/rail/hops';
+import {
+  DEFAULT_MAX_HOPS,
+  HUMAN,
+  ORIGIN,
+  deliveryKey,
+  edgeSender,
+  exceedsHopCap,
+  isCycle,
+  nextHop,
+} from '../../../workflows/rail/hops';
 import { at, relayHop } from './helpers';
 
 describe('nextHop', () => {
@@ -20,7 +29,9 @@ describe('nextHop', () => {
   it('counts the planned relay as 4 transfers and each revision as 2 more, so two revisions fit the default cap', () => {
     expect(relayHop(['intake', 'retrieve', 'draft', 'judge', 'writeback'])!.count).toBe(4);
     expect(relayHop(['intake', 'retrieve', 'draft', 'judge', 'draft', 'judge', 'writeback'])!.count).toBe(6);
-    expect(relayHop(['intake', 'retrieve', 'draft', 'judge', 'draft', 'judge', 'draft', 'judge', 'writeback'])!.count).toBe(DEFAULT_MAX_HOPS);
+    expect(
+      relayHop(['intake', 'retrieve', 'draft', 'judge', 'draft', 'judge', 'draft', 'judge', 'writeback'])!.count,
+    ).toBe(DEFAULT_MAX_HOPS);
   });
 
   it('does not count the hop to a human or the hop a human sends', () => {
@@ -73,9 +84,16 @@ describe('isCycle', () => {
   });
 
   it('plans the critique loop in both directions: judge → draft and draft → judge revisits', () => {
-    expect(ticketTriage.revisits).toEqual(expect.arrayContaining([{ from: 'judge', to: 'draft', bound: 'revisions' }, { from: 'draft', to: 'judge', bound: 'revisions' }]));
+    expect(ticketTriage.revisits).toEqual(
+      expect.arrayContaining([
+        { from: 'judge', to: 'draft', bound: 'revisions' },
+        { from: 'draft', to: 'judge', bound: 'revisions' },
+      ]),
+    );
     expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge'], 'draft'), ticketTriage.revisits)).toBe(false);
-    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge', 'draft'], 'judge'), ticketTriage.revisits)).toBe(false);
+    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge', 'draft'], 'judge'), ticketTriage.revisits)).toBe(
+      false,
+    );
   });
 
   it('lets a human send work to any stage already visited', () => {
@@ -90,7 +108,9 @@ describe('isCycle', () => {
     expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge'], 'draft'), bounded)).toBe(false);
     expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge', 'draft', 'judge'], 'draft'), bounded)).toBe(true);
     // Bounded by the wallet instead, the second revisit is the routing table's call, not a cycle.
-    expect(isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge', 'draft', 'judge'], 'draft'), ticketTriage.revisits)).toBe(false);
+    expect(
+      isCycle(hopAfter(['intake', 'retrieve', 'draft', 'judge', 'draft', 'judge'], 'draft'), ticketTriage.revisits),
+    ).toBe(false);
   });
 
   it('does not call a first visit a cycle', () => {
@@ -121,10 +141,18 @@ describe('deliveryKey', () => {
 });
 
 describe('edgeSender', () => {
-  const hop = (chain: string[], from: string, to: string): Hop => ({ from, to, reason: 'r', count: 3, chain: [...chain, to] });
+  const hop = (chain: string[], from: string, to: string): Hop => ({
+    from,
+    to,
+    reason: 'r',
+    count: 3,
+    chain: [...chain, to],
+  });
 
   it('is the sender for a hop between stages', () => {
-    expect(edgeSender(ticketTriage, hop([ORIGIN, 'intake', 'retrieve'], 'retrieve', 'draft'), at.afterRetrieve())).toBe('retrieve');
+    expect(edgeSender(ticketTriage, hop([ORIGIN, 'intake', 'retrieve'], 'retrieve', 'draft'), at.afterRetrieve())).toBe(
+      'retrieve',
+    );
   });
 
   it('for work a human sent on, is the stage that made the newest artifact: the refused retrieve → draft hop keeps its edge', () => {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { SUMMARY_SEPARATOR, joinSummary, referenceSegment, storedEntry, type Artifact, type HandoffV1 } from '../../../contracts';
+import {
+  SUMMARY_SEPARATOR,
+  joinSummary,
+  referenceSegment,
+  storedEntry,
+  type Artifact,
+  type HandoffV1,
+} from '../../../contracts';
 import { checkEmitted, outputText, type EmittedOutput } from '../../../workflows/rail/invariants';
 import {
   CHUNKS,
@@ -24,31 +31,75 @@ const withMarkdown = (markdown: string) => ({ ...draftBody, markdown });
 const clean = {
   intake: (): EmittedOutput => {
     const before = delivered(at.start(), 'intake');
-    return { delivered: before, emitted: emit(before, INTAKE), artifact: INTAKE, body: artifactBody('intake.v1'), costUsd: 0.001, card: card('intake') };
+    return {
+      delivered: before,
+      emitted: emit(before, INTAKE),
+      artifact: INTAKE,
+      body: artifactBody('intake.v1'),
+      costUsd: 0.001,
+      card: card('intake'),
+    };
   },
   retrieve: (): EmittedOutput => {
     const before = delivered(at.afterIntake(), 'retrieve');
-    const emitted = emit(before, CHUNKS, { tools_tried: [...before.tools_tried, { name: 'helpcenter.search', ok: true }] });
-    return { delivered: before, emitted, artifact: CHUNKS, body: artifactBody('chunks.v1'), costUsd: 0.001, card: card('retrieve') };
+    const emitted = emit(before, CHUNKS, {
+      tools_tried: [...before.tools_tried, { name: 'helpcenter.search', ok: true }],
+    });
+    return {
+      delivered: before,
+      emitted,
+      artifact: CHUNKS,
+      body: artifactBody('chunks.v1'),
+      costUsd: 0.001,
+      card: card('retrieve'),
+    };
   },
   draft: (): EmittedOutput => {
     const before = delivered(at.afterRetrieve(), 'draft');
-    return { delivered: before, emitted: emit(before, SUMMARY), artifact: SUMMARY, body: draftBody, costUsd: 0.001, card: card('draft') };
+    return {
+      delivered: before,
+      emitted: emit(before, SUMMARY),
+      artifact: SUMMARY,
+      body: draftBody,
+      costUsd: 0.001,
+      card: card('draft'),
+    };
   },
   judge: (): EmittedOutput => {
     const before = delivered(at.afterDraft(), 'judge');
     const emitted = emit(before, VERDICT, { evaluator: { last_verdict: 'pass', failures: [] } });
-    return { delivered: before, emitted, artifact: VERDICT, body: artifactBody('verdict.v1'), costUsd: 0.001, card: card('judge') };
+    return {
+      delivered: before,
+      emitted,
+      artifact: VERDICT,
+      body: artifactBody('verdict.v1'),
+      costUsd: 0.001,
+      card: card('judge'),
+    };
   },
   writeback: (): EmittedOutput => {
     const before = delivered(at.afterJudge('pass'), 'writeback');
     const emitted = emit(before, RECEIPT, { tools_tried: [...before.tools_tried, { name: 'crm.patch', ok: true }] });
-    return { delivered: before, emitted, artifact: RECEIPT, body: artifactBody('receipt.v1'), costUsd: 0.001, card: card('writeback') };
+    return {
+      delivered: before,
+      emitted,
+      artifact: RECEIPT,
+      body: artifactBody('receipt.v1'),
+      costUsd: 0.001,
+      card: card('writeback'),
+    };
   },
   /** The draft's revision after the judge failed the first summary. */
   revision: (summary: Artifact = SUMMARY_2): EmittedOutput => {
     const before = delivered(at.afterJudge('fail'), 'draft');
-    return { delivered: before, emitted: emit(before, summary), artifact: summary, body: withMarkdown('Revised: duplicate charge reversed per [refund-policy].'), costUsd: 0.001, card: card('draft') };
+    return {
+      delivered: before,
+      emitted: emit(before, summary),
+      artifact: summary,
+      body: withMarkdown('Revised: duplicate charge reversed per [refund-policy].'),
+      costUsd: 0.001,
+      card: card('draft'),
+    };
   },
 };
 
@@ -87,15 +138,23 @@ describe('checkEmitted: each invariant from one minimal mutation', () => {
   });
 
   it('constraints_kept: rewording a constraint', () => {
-    expect(names(draftWith((p) => ({ ...p, constraints: p.constraints.map((c) => c.toUpperCase()) })))).toEqual(['constraints_kept']);
+    expect(names(draftWith((p) => ({ ...p, constraints: p.constraints.map((c) => c.toUpperCase()) })))).toEqual([
+      'constraints_kept',
+    ]);
   });
 
   it('budget_not_increased: more dollars', () => {
-    expect(names(draftWith((p) => ({ ...p, budget: { ...p.budget, usd_remaining: p.budget.usd_remaining + 0.01 } })))).toEqual(['budget_not_increased']);
+    expect(
+      names(draftWith((p) => ({ ...p, budget: { ...p.budget, usd_remaining: p.budget.usd_remaining + 0.01 } }))),
+    ).toEqual(['budget_not_increased']);
   });
 
   it('budget_not_increased: more revisions', () => {
-    expect(names(draftWith((p) => ({ ...p, budget: { ...p.budget, revisions_remaining: p.budget.revisions_remaining + 1 } })))).toEqual(['budget_not_increased']);
+    expect(
+      names(
+        draftWith((p) => ({ ...p, budget: { ...p.budget, revisions_remaining: p.budget.revisions_remaining + 1 } })),
+      ),
+    ).toEqual(['budget_not_increased']);
   });
 
   it('hop_owned_by_rail: the stage edits the hop block', () => {
@@ -103,7 +162,9 @@ describe('checkEmitted: each invariant from one minimal mutation', () => {
   });
 
   it('hop_owned_by_rail: the stage changes the typed handoff reason', () => {
-    const typed = (reason: 'specialization' | 'escalation') => (p: HandoffV1): HandoffV1 => ({ ...p, hop: { ...p.hop!, handoff_reason: reason } });
+    const typed =
+      (reason: 'specialization' | 'escalation') =>
+      (p: HandoffV1): HandoffV1 => ({ ...p, hop: { ...p.hop!, handoff_reason: reason } });
     const o = draftWith(typed('escalation'));
     expect(names({ ...o, delivered: typed('specialization')(o.delivered) })).toEqual(['hop_owned_by_rail']);
   });
@@ -131,51 +192,93 @@ describe('checkEmitted: each invariant from one minimal mutation', () => {
   });
 
   it('evaluator_not_reset: a non-critic writes a verdict', () => {
-    expect(names(draftWith((p) => ({ ...p, evaluator: { last_verdict: 'pass', failures: [] } })))).toEqual(['evaluator_not_reset']);
+    expect(names(draftWith((p) => ({ ...p, evaluator: { last_verdict: 'pass', failures: [] } })))).toEqual([
+      'evaluator_not_reset',
+    ]);
   });
 
   it('evaluator_not_reset: the judge leaves no verdict', () => {
     const o = clean.judge();
-    expect(names({ ...o, emitted: { ...o.emitted, evaluator: { last_verdict: 'none', failures: [] } } })).toEqual(['evaluator_not_reset']);
+    expect(names({ ...o, emitted: { ...o.emitted, evaluator: { last_verdict: 'none', failures: [] } } })).toEqual([
+      'evaluator_not_reset',
+    ]);
   });
 
   it('the judge may change the verdict (pass → fail with failures)', () => {
     const o = clean.judge();
-    expect(names({ ...o, emitted: { ...o.emitted, evaluator: { last_verdict: 'fail', failures: ['citation_missing'] } } })).toEqual([]);
+    expect(
+      names({ ...o, emitted: { ...o.emitted, evaluator: { last_verdict: 'fail', failures: ['citation_missing'] } } }),
+    ).toEqual([]);
   });
 
   it('tools_tried_append_only: a burned tool call is removed', () => {
-    expect(names(draftWith((p) => ({ ...p, tools_tried: p.tools_tried.slice(1) })))).toEqual(['tools_tried_append_only']);
+    expect(names(draftWith((p) => ({ ...p, tools_tried: p.tools_tried.slice(1) })))).toEqual([
+      'tools_tried_append_only',
+    ]);
   });
 
   it('tools_tried_append_only: a failed call is rewritten as ok', () => {
-    expect(names(draftWith((p) => ({ ...p, tools_tried: p.tools_tried.map((t) => ({ name: t.name, ok: true })) })))).toEqual(['tools_tried_append_only']);
+    expect(
+      names(draftWith((p) => ({ ...p, tools_tried: p.tools_tried.map((t) => ({ name: t.name, ok: true })) }))),
+    ).toEqual(['tools_tried_append_only']);
   });
 
   it('artifacts_append_only: an earlier artifact is rewritten', () => {
-    expect(names(draftWith((p) => ({ ...p, artifacts: p.artifacts.map((a) => (a.type === 'intake.v1' ? { ...a, schema: 'intake.v2' } : a)) })))).toEqual(['artifacts_append_only']);
+    expect(
+      names(
+        draftWith((p) => ({
+          ...p,
+          artifacts: p.artifacts.map((a) => (a.type === 'intake.v1' ? { ...a, schema: 'intake.v2' } : a)),
+        })),
+      ),
+    ).toEqual(['artifacts_append_only']);
   });
 
   describe('the inline entry moved to the store (contracts/entry.ts)', () => {
-    const ticketJson = JSON.stringify({ id: 'tkt_1', customer_id: 'cus_1', subject: 'Refund?', body: 'Call me on +1 555 0100.' });
+    const ticketJson = JSON.stringify({
+      id: 'tkt_1',
+      customer_id: 'cus_1',
+      subject: 'Refund?',
+      body: 'Call me on +1 555 0100.',
+    });
     /** The clean intake emission, delivered the entry inline, emitting `entry` in its place. */
     const intakeEmitting = (entry: (inline: Artifact, jobId: string) => Artifact): EmittedOutput => {
       const o = clean.intake();
-      const inline: Artifact = { type: 'ticket.raw', uri: `data:application/json,${encodeURIComponent(ticketJson)}`, schema: 'ticket.raw' };
+      const inline: Artifact = {
+        type: 'ticket.raw',
+        uri: `data:application/json,${encodeURIComponent(ticketJson)}`,
+        schema: 'ticket.raw',
+      };
       const before = { ...o.delivered, artifacts: [inline] };
-      return { ...o, delivered: before, emitted: { ...emit(before, INTAKE), artifacts: [entry(inline, before.job_id), INTAKE] } };
+      return {
+        ...o,
+        delivered: before,
+        emitted: { ...emit(before, INTAKE), artifacts: [entry(inline, before.job_id), INTAKE] },
+      };
     };
 
-    it('is the one rewrite allowed: same type and schema, the job\'s own address, the hash of the inline bytes', () => {
+    it("is the one rewrite allowed: same type and schema, the job's own address, the hash of the inline bytes", () => {
       expect(names(intakeEmitting((inline, jobId) => storedEntry(jobId, inline, ticketJson)))).toEqual([]);
     });
 
     it.each([
       ['under another job', (inline: Artifact) => storedEntry('another-job', inline, ticketJson)],
-      ['with the hash of other bytes', (inline: Artifact, jobId: string) => storedEntry(jobId, inline, ticketJson.replace('Refund', 'Refunded'))],
-      ['as another type', (inline: Artifact, jobId: string) => ({ ...storedEntry(jobId, inline, ticketJson), type: 'intake.v1' })],
-      ['without its hash', (inline: Artifact, jobId: string) => ({ ...storedEntry(jobId, inline, ticketJson), hash: undefined })],
-      ['with a field added', (inline: Artifact, jobId: string) => ({ ...storedEntry(jobId, inline, ticketJson), note: 'x' })],
+      [
+        'with the hash of other bytes',
+        (inline: Artifact, jobId: string) => storedEntry(jobId, inline, ticketJson.replace('Refund', 'Refunded')),
+      ],
+      [
+        'as another type',
+        (inline: Artifact, jobId: string) => ({ ...storedEntry(jobId, inline, ticketJson), type: 'intake.v1' }),
+      ],
+      [
+        'without its hash',
+        (inline: Artifact, jobId: string) => ({ ...storedEntry(jobId, inline, ticketJson), hash: undefined }),
+      ],
+      [
+        'with a field added',
+        (inline: Artifact, jobId: string) => ({ ...storedEntry(jobId, inline, ticketJson), note: 'x' }),
+      ],
     ])('artifacts_append_only: the entry stored %s', (_, entry) => {
       expect(names(intakeEmitting(entry))).toEqual(['artifacts_append_only']);
     });
@@ -185,7 +288,9 @@ describe('checkEmitted: each invariant from one minimal mutation', () => {
       const moved = storedEntry(o.delivered.job_id, { type: 'ticket.raw', uri: 'data:,x' }, 'x');
       const before = { ...o.delivered, artifacts: [moved] };
       const again = storedEntry(before.job_id, moved, 'y');
-      expect(names({ ...o, delivered: before, emitted: { ...emit(before, INTAKE), artifacts: [again, INTAKE] } })).toEqual(['artifacts_append_only']);
+      expect(
+        names({ ...o, delivered: before, emitted: { ...emit(before, INTAKE), artifacts: [again, INTAKE] } }),
+      ).toEqual(['artifacts_append_only']);
     });
   });
 
@@ -226,7 +331,14 @@ describe('checkEmitted: no_artifact_reuse', () => {
     const before = fixturePackage('stale-plan.json');
     const rejected = before.artifacts.find((a) => a.type === 'summary_md')!;
     expect(before.evaluator.last_verdict).toBe('fail');
-    const o: EmittedOutput = { delivered: before, emitted: emit(before, rejected), artifact: rejected, body: draftBody, costUsd: 0.01, card: card('draft') };
+    const o: EmittedOutput = {
+      delivered: before,
+      emitted: emit(before, rejected),
+      artifact: rejected,
+      body: draftBody,
+      costUsd: 0.01,
+      card: card('draft'),
+    };
     expect(names(o)).toContain('no_artifact_reuse');
   });
 
@@ -247,14 +359,20 @@ describe('checkEmitted: constraints_enforced at every hop', () => {
   it('a middle stage (retrieve) quoting refund text from the help center is not held to the prose policy', () => {
     const o = clean.retrieve();
     const chunks = artifactBody('chunks.v1') as { chunks: { text: string }[] };
-    const body = { ...chunks, chunks: [{ ...chunks.chunks[0]!, text: `Your refund has been approved and is on its way.` }] };
+    const body = {
+      ...chunks,
+      chunks: [{ ...chunks.chunks[0]!, text: `Your refund has been approved and is on its way.` }],
+    };
     expect(names({ ...o, body })).toEqual([]);
   });
 
   it('a middle stage (retrieve) that used a customer-facing tool under "do not send to customer" breaks constraints_enforced', () => {
     const o = clean.retrieve();
     const withRule = (p: HandoffV1) => ({ ...p, constraints: [...p.constraints, 'do not send to customer'] });
-    const emitted = { ...withRule(o.emitted), tools_tried: [...o.emitted.tools_tried, { name: 'email.send', ok: true }] };
+    const emitted = {
+      ...withRule(o.emitted),
+      tools_tried: [...o.emitted.tools_tried, { name: 'email.send', ok: true }],
+    };
     const v = checkEmitted({ ...o, delivered: withRule(o.delivered), emitted });
     expect(v.map((x) => x.invariant)).toEqual(['constraints_enforced']);
     expect(v[0]!.reason).toMatch(/^no_outward_send: used outward-facing tool email.send/);
@@ -295,7 +413,11 @@ describe('checkEmitted: constraints_enforced at every hop', () => {
 
   it('only the tools this stage added count: an earlier customer-facing call is not charged to it again', () => {
     const o = clean.draft();
-    const add = (p: HandoffV1) => ({ ...p, constraints: [...p.constraints, 'internal only'], tools_tried: [...p.tools_tried, { name: 'email.send', ok: false }] });
+    const add = (p: HandoffV1) => ({
+      ...p,
+      constraints: [...p.constraints, 'internal only'],
+      tools_tried: [...p.tools_tried, { name: 'email.send', ok: false }],
+    });
     expect(names({ ...o, delivered: add(o.delivered), emitted: add(o.emitted) })).toEqual([]);
   });
 
@@ -309,14 +431,21 @@ describe('checkEmitted: constraints_enforced at every hop', () => {
     it('a draft that leaves personal data unmasked breaks constraints_enforced, and the reason does not repeat it', () => {
       const v = checkEmitted({ ...redacting(clean.draft()), body: withMarkdown(leaky) });
       expect(v.map((x) => x.invariant)).toEqual(['constraints_enforced']);
-      expect(v[0]!.reason).toBe('redact_personal_data: leaves personal data unmasked: email j***@e***.com (and 1 more)');
+      expect(v[0]!.reason).toBe(
+        'redact_personal_data: leaves personal data unmasked: email j***@e***.com (and 1 more)',
+      );
     });
 
     it('the same draft masked passes', () => {
-      expect(names({ ...redacting(clean.draft()), body: withMarkdown(leaky.replace('jane.doe@example.com', '[email]').replace('+1 415 555 0132', '[phone]')) })).toEqual([]);
+      expect(
+        names({
+          ...redacting(clean.draft()),
+          body: withMarkdown(leaky.replace('jane.doe@example.com', '[email]').replace('+1 415 555 0132', '[phone]')),
+        }),
+      ).toEqual([]);
     });
 
-    it('intake\'s structured output quoting the customer\'s email is not held to it', () => {
+    it("intake's structured output quoting the customer's email is not held to it", () => {
       const o = redacting(clean.intake());
       expect(names({ ...o, body: { ...(o.body as object), question: 'Write to jane.doe@example.com' } })).toEqual([]);
     });
@@ -350,7 +479,10 @@ describe('checkEmitted: cost_reported and key order', () => {
 });
 
 describe('checkEmitted: summary_append_only (seed 004: segments appended, never re-summarised)', () => {
-  const SEGMENTS = ['hop 0 intake → intake.v1: intent refund, risk low, language en', 'hop 1 retrieve → chunks.v1: 3 chunks: refund-policy.2, refund-policy.4, refund-policy.1'];
+  const SEGMENTS = [
+    'hop 0 intake → intake.v1: intent refund, risk low, language en',
+    'hop 1 retrieve → chunks.v1: 3 chunks: refund-policy.2, refund-policy.4, refund-policy.1',
+  ];
   const OWN = 'hop 2 draft → summary_md: draft revision 0 citing refund-policy.2';
   /** The clean draft, delivered `delivered` and emitting `emitted` as its summary. */
   const draftSummary = (delivered: string | undefined, emitted: string | undefined): EmittedOutput => {
@@ -364,7 +496,7 @@ describe('checkEmitted: summary_append_only (seed 004: segments appended, never 
   const delivered = joinSummary(SEGMENTS);
   const REF = referenceSegment('9'.repeat(64), 1);
 
-  it('the stage\'s own segment appended (or the first segment alone) breaks nothing', () => {
+  it("the stage's own segment appended (or the first segment alone) breaks nothing", () => {
     expect(names(draftSummary(delivered, `${delivered}${SUMMARY_SEPARATOR}${OWN}`))).toEqual([]);
     expect(names(draftSummary(undefined, OWN))).toEqual([]);
   });
@@ -376,7 +508,9 @@ describe('checkEmitted: summary_append_only (seed 004: segments appended, never 
 
   it('cutting the oldest segment, re-summarising, or dropping the summary is rejected', () => {
     expect(names(draftSummary(delivered, joinSummary([SEGMENTS[1]!, OWN])))).toEqual(['summary_append_only']);
-    expect(names(draftSummary(delivered, 'refund ticket, 3 chunks, draft cites refund-policy.2'))).toEqual(['summary_append_only']);
+    expect(names(draftSummary(delivered, 'refund ticket, 3 chunks, draft cites refund-policy.2'))).toEqual([
+      'summary_append_only',
+    ]);
     expect(names(draftSummary(delivered, undefined))).toEqual(['summary_append_only']);
   });
 
@@ -395,13 +529,21 @@ describe('checkEmitted: summary_append_only (seed 004: segments appended, never 
     expect(names(draftSummary(delivered, referenceSegment('9'.repeat(64), 3)))).toEqual([]);
     // A chained offload: the delivered reference is among what moved.
     const chained = joinSummary([referenceSegment('8'.repeat(64), 5), ...SEGMENTS]);
-    expect(names(draftSummary(chained, joinSummary([referenceSegment('9'.repeat(64), 6), SEGMENTS[1]!, OWN])))).toEqual([]);
+    expect(names(draftSummary(chained, joinSummary([referenceSegment('9'.repeat(64), 6), SEGMENTS[1]!, OWN])))).toEqual(
+      [],
+    );
   });
 
   it('after an offload: a reference counting fewer segments than moved, a kept segment rewritten, or no valid reference is rejected', () => {
     const chained = joinSummary([referenceSegment('8'.repeat(64), 5), ...SEGMENTS]);
-    expect(names(draftSummary(chained, joinSummary([referenceSegment('9'.repeat(64), 1), SEGMENTS[1]!, OWN])))).toEqual(['summary_append_only']);
-    expect(names(draftSummary(delivered, joinSummary([REF, `${SEGMENTS[1]!} (abridged)`, OWN])))).toEqual(['summary_append_only']);
-    expect(names(draftSummary(delivered, joinSummary(['[earlier hops: see the store]', SEGMENTS[1]!, OWN])))).toEqual(['summary_append_only']);
+    expect(names(draftSummary(chained, joinSummary([referenceSegment('9'.repeat(64), 1), SEGMENTS[1]!, OWN])))).toEqual(
+      ['summary_append_only'],
+    );
+    expect(names(draftSummary(delivered, joinSummary([REF, `${SEGMENTS[1]!} (abridged)`, OWN])))).toEqual([
+      'summary_append_only',
+    ]);
+    expect(names(draftSummary(delivered, joinSummary(['[earlier hops: see the store]', SEGMENTS[1]!, OWN])))).toEqual([
+      'summary_append_only',
+    ]);
   });
 });

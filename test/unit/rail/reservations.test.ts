@@ -61,7 +61,12 @@ describe('Reservations', () => {
 const branch = fc.record({
   maxUsd: fc.integer({ min: 0, max: 50_000 }).map((m) => m / MICROS_PER_USD),
   // Often above the worst case, sometimes not a real amount: stages lie and crash.
-  reportedUsd: fc.oneof(fc.integer({ min: 0, max: 120_000 }).map((m) => m / MICROS_PER_USD), fc.constant(Number.NaN), fc.constant(-0.01), fc.constant(Infinity)),
+  reportedUsd: fc.oneof(
+    fc.integer({ min: 0, max: 120_000 }).map((m) => m / MICROS_PER_USD),
+    fc.constant(Number.NaN),
+    fc.constant(-0.01),
+    fc.constant(Infinity),
+  ),
   ending: fc.constantFrom('answered', 'answered', 'failed', 'cancelled'),
 });
 
@@ -71,14 +76,27 @@ describe('property: concurrent branches against one wallet', () => {
       fc.property(
         fc.integer({ min: 0, max: 100_000 }).map((m) => m / MICROS_PER_USD),
         // Several fan-outs in a row, each of several branches, finishing in any order.
-        fc.array(fc.array(branch, { minLength: 1, maxLength: 6 }).chain((bs) => fc.tuple(fc.constant(bs), fc.shuffledSubarray(bs.map((_, i) => i), { minLength: bs.length }))), { minLength: 1, maxLength: 4 }),
+        fc.array(
+          fc.array(branch, { minLength: 1, maxLength: 6 }).chain((bs) =>
+            fc.tuple(
+              fc.constant(bs),
+              fc.shuffledSubarray(
+                bs.map((_, i) => i),
+                { minLength: bs.length },
+              ),
+            ),
+          ),
+          { minLength: 1, maxLength: 4 },
+        ),
         (startUsd, fanOuts) => {
           let budget = wallet(startUsd);
           let spentMicros = 0;
           const held = new Reservations();
           for (const [branches, finishOrder] of fanOuts) {
             // Admission, in fan-out order, before any branch settles (what the rail does).
-            const admitted = branches.map((b) => (fits(budget, held.heldUsd, b.maxUsd) ? held.reserve('s', 1, b.maxUsd) : undefined));
+            const admitted = branches.map((b) =>
+              fits(budget, held.heldUsd, b.maxUsd) ? held.reserve('s', 1, b.maxUsd) : undefined,
+            );
             expect(micros(held.heldUsd)).toBeLessThanOrEqual(micros(budget.usd_remaining));
             for (const i of finishOrder) {
               const reservation = admitted[i];

@@ -30,9 +30,13 @@ describe('route: the planned relay', () => {
   });
 
   it('after a receipt the job is complete', () => {
-    const pkg = packageAt(['intake', 'retrieve', 'draft', 'judge', 'writeback'], [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT, RECEIPT], {
-      evaluator: { last_verdict: 'pass', failures: [] },
-    });
+    const pkg = packageAt(
+      ['intake', 'retrieve', 'draft', 'judge', 'writeback'],
+      [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT, RECEIPT],
+      {
+        evaluator: { last_verdict: 'pass', failures: [] },
+      },
+    );
     expect(route(ticketTriage, pkg)).toEqual({ kind: 'complete', reason: 'written back' });
   });
 });
@@ -62,11 +66,19 @@ describe('route: the critique loop', () => {
 
   it('a failing verdict with no revisions left escalates, resuming at draft', () => {
     const pkg = { ...at.afterJudge('fail'), budget: { usd_remaining: 1, revisions_remaining: 0 } };
-    expect(route(ticketTriage, pkg)).toEqual({ kind: 'escalate', reason: expect.stringContaining('revisions exhausted'), resume: 'draft' });
+    expect(route(ticketTriage, pkg)).toEqual({
+      kind: 'escalate',
+      reason: expect.stringContaining('revisions exhausted'),
+      resume: 'draft',
+    });
   });
 
   it('a failing verdict without a failure list still says why it revises', () => {
-    expect(route(ticketTriage, at.afterJudge('fail', []))).toMatchObject({ kind: 'hop', to: 'draft', reason: 'revise: the critic judge failed the work of draft' });
+    expect(route(ticketTriage, at.afterJudge('fail', []))).toMatchObject({
+      kind: 'hop',
+      to: 'draft',
+      reason: 'revise: the critic judge failed the work of draft',
+    });
   });
 });
 
@@ -77,7 +89,10 @@ describe('route: what the table does not know escalates', () => {
   });
 
   it('a package with no artifacts escalates', () => {
-    expect(route(ticketTriage, packageAt([], []))).toEqual({ kind: 'escalate', reason: 'no route after an empty package' });
+    expect(route(ticketTriage, packageAt([], []))).toEqual({
+      kind: 'escalate',
+      reason: 'no route after an empty package',
+    });
   });
 
   it('a verdict with last_verdict none escalates rather than guessing', () => {
@@ -104,7 +119,11 @@ describe('route agrees with the stage cards', () => {
 
   it('only the final output (receipt.v1) completes the job', () => {
     const completing = types.filter((type) => {
-      const pkg = { ...at.afterDraft(), artifacts: [ref(type, '8')], evaluator: { last_verdict: 'pass' as const, failures: [] } };
+      const pkg = {
+        ...at.afterDraft(),
+        artifacts: [ref(type, '8')],
+        evaluator: { last_verdict: 'pass' as const, failures: [] },
+      };
       return route(ticketTriage, pkg).kind === 'complete';
     });
     expect(completing).toEqual(['receipt.v1']);
@@ -112,8 +131,22 @@ describe('route agrees with the stage cards', () => {
 });
 
 describe('returnToSender (seed 004)', () => {
-  const retrieveStep = (pkg: ReturnType<typeof at.afterIntake>) => ({ kind: 'hop' as const, to: 'retrieve', reason: 'find help-center evidence', package: pkg });
-  const returned = { ...at.afterIntake(), hop: { from: 'intake', to: 'retrieve', reason: 'find help-center evidence', count: 1, chain: ['client', 'intake', 'retrieve'] } };
+  const retrieveStep = (pkg: ReturnType<typeof at.afterIntake>) => ({
+    kind: 'hop' as const,
+    to: 'retrieve',
+    reason: 'find help-center evidence',
+    package: pkg,
+  });
+  const returned = {
+    ...at.afterIntake(),
+    hop: {
+      from: 'intake',
+      to: 'retrieve',
+      reason: 'find help-center evidence',
+      count: 1,
+      chain: ['client', 'intake', 'retrieve'],
+    },
+  };
 
   it('escalates by default, naming the reason, with the refused hop to retry', () => {
     expect(returnToSender(ticketTriage, returned, retrieveStep(returned), 'stage unavailable: …')).toEqual({
@@ -145,15 +178,34 @@ describe("seed 004's typed handoff reasons", () => {
     const step = route(supportRouting, classified, bodies);
     expect(step).toMatchObject({ kind: 'hop', to: 'escalation', handoff: 'escalation' });
     if (step.kind !== 'hop') throw new Error('expected a hop');
-    const admission = admitHop({ pipeline: supportRouting, stage: step.to, package: step.package, reason: step.reason, handoff: step.handoff, maxHops: DEFAULT_MAX_HOPS, fallbackTraceparent: classified.trace.traceparent, fallbackJobId: 'j' });
+    const admission = admitHop({
+      pipeline: supportRouting,
+      stage: step.to,
+      package: step.package,
+      reason: step.reason,
+      handoff: step.handoff,
+      maxHops: DEFAULT_MAX_HOPS,
+      fallbackTraceparent: classified.trace.traceparent,
+      fallbackJobId: 'j',
+    });
     expect(admission.hop).toMatchObject({ from: 'classify', to: 'escalation', handoff_reason: 'escalation' });
   });
   it('a route without one leaves the hop block as before', () => {
     expect(route(ticketTriage, at.afterIntake())).not.toHaveProperty('handoff');
   });
   it('a pipeline naming a reason seed 004 does not know refuses to load', () => {
-    const spec = { name: 'odd', entry: ticketEntry, stages: ticketTriage.cards, routes: ticketTriage.routes.map((r) => ('to' in r && r.to === 'retrieve' ? { ...r, handoff: 'vibes' as never } : r)), revisits: ticketTriage.revisits };
-    expect(() => definePipeline(spec)).toThrow(/has handoff "vibes"; use one of capability_boundary, specialization, escalation, load_balancing/);
+    const spec = {
+      name: 'odd',
+      entry: ticketEntry,
+      stages: ticketTriage.cards,
+      routes: ticketTriage.routes.map((r) =>
+        'to' in r && r.to === 'retrieve' ? { ...r, handoff: 'vibes' as never } : r,
+      ),
+      revisits: ticketTriage.revisits,
+    };
+    expect(() => definePipeline(spec)).toThrow(
+      /has handoff "vibes"; use one of capability_boundary, specialization, escalation, load_balancing/,
+    );
   });
 });
 
@@ -161,8 +213,13 @@ describe('route: escalation reasons speak of roles and the pipeline’s own stag
   it('revisions exhausted names the critic that still fails the work and the reviser that gets no more', () => {
     const pkg = { ...at.afterJudge('fail'), budget: { usd_remaining: 1, revisions_remaining: 0 } };
     const step = route(ticketTriage, pkg);
-    expect(step).toMatchObject({ kind: 'escalate', reason: 'revisions exhausted: the critic judge still fails the work of the reviser draft' });
+    expect(step).toMatchObject({
+      kind: 'escalate',
+      reason: 'revisions exhausted: the critic judge still fails the work of the reviser draft',
+    });
     // Another pipeline's stage names, not the reference pipeline's.
-    expect(revisionsExhausted('the critic approver', 'redraft')).toBe('revisions exhausted: the critic approver still fails the work of the reviser redraft');
+    expect(revisionsExhausted('the critic approver', 'redraft')).toBe(
+      'revisions exhausted: the critic approver still fails the work of the reviser redraft',
+    );
   });
 });

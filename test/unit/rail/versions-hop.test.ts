@@ -33,7 +33,10 @@ const spec = {
   ],
 } satisfies PipelineSpec;
 
-const withUpgrader = definePipeline({ ...spec, versions: { handoff: [handoffV2Version], upgraders: [upgradeV1ToV2(NAME)] } });
+const withUpgrader = definePipeline({
+  ...spec,
+  versions: { handoff: [handoffV2Version], upgraders: [upgradeV1ToV2(NAME)] },
+});
 const withoutUpgrader = definePipeline({ ...spec, versions: { handoff: [handoffV2Version] } });
 
 function hop(pipeline: HopRequest['pipeline'], pkg: unknown) {
@@ -68,7 +71,10 @@ describe('a stage that reads only handoff.v2, fed a v1 package', () => {
 
   it('acks rejected_schema when the v1 package already carries a pipeline field of its own', () => {
     const { decision } = hop(withUpgrader, { ...at.start(), pipeline: 'billing' });
-    expect(decision).toMatchObject({ ack: 'rejected_schema', reason: 'unsupported version: /schema upgrade handoff.v1 -> handoff.v2 failed' });
+    expect(decision).toMatchObject({
+      ack: 'rejected_schema',
+      reason: 'unsupported version: /schema upgrade handoff.v1 -> handoff.v2 failed',
+    });
   });
 });
 

@@ -18,7 +18,9 @@ import { explainReplayError, readHistoryFile, withEnumNames, type ReplayOutcome 
 const enums = temporal.api.enums.v1;
 const happyPath = readHistoryFile(historyFile('happy-path'));
 // A history from when the rail still ran a local activity (the known problem, docs/replay.md).
-const localActivityHop = readHistoryFile(path.join(HISTORIES_DIR, 'known-problems', 'query-during-local-activity.json'));
+const localActivityHop = readHistoryFile(
+  path.join(HISTORIES_DIR, 'known-problems', 'query-during-local-activity.json'),
+);
 
 /** The happy path as a run that took `patched(id)` in its first workflow task would have it: the
  * marker as event 5 (the 1.0 rail asks no patch, so no recorded history has one). */
@@ -26,8 +28,20 @@ function withPatchMarker(history: typeof happyPath, id: string): typeof happyPat
   const events = history.events ?? [];
   const data = Buffer.from(JSON.stringify({ id, deprecated: false }));
   const event = temporal.api.history.v1.HistoryEvent;
-  const marker = event.fromObject({ eventId: 5, eventType: enums.EventType.EVENT_TYPE_MARKER_RECORDED, markerRecordedEventAttributes: { markerName: 'core_patch', details: { 'patch-data': { payloads: [{ data }] } } } });
-  return { events: [...events.slice(0, 4), marker, ...events.slice(4).map((e) => event.fromObject({ ...event.toObject(event.fromObject(e)), eventId: Number(e.eventId) + 1 }))] };
+  const marker = event.fromObject({
+    eventId: 5,
+    eventType: enums.EventType.EVENT_TYPE_MARKER_RECORDED,
+    markerRecordedEventAttributes: { markerName: 'core_patch', details: { 'patch-data': { payloads: [{ data }] } } },
+  });
+  return {
+    events: [
+      ...events.slice(0, 4),
+      marker,
+      ...events
+        .slice(4)
+        .map((e) => event.fromObject({ ...event.toObject(event.fromObject(e)), eventId: Number(e.eventId) + 1 })),
+    ],
+  };
 }
 
 /** What the SDK throws: core's reason wrapped in a Debug dump of the activation failure (SDK 1.24). */
@@ -39,36 +53,55 @@ const violation = (reason: string) =>
 
 describe('explainReplayError', () => {
   it('a payload the codec cannot decrypt: the key it needs, not a determinism hint (the SDK 1.24 wrapping)', () => {
-    const why = 'payload encrypted with key \\"k2026-06\\", but no codec keys are configured: add key \\"k2026-06\\" to HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE (docs/codec.md)';
+    const why =
+      'payload encrypted with key \\"k2026-06\\", but no codec keys are configured: add key \\"k2026-06\\" to HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE (docs/codec.md)';
     const err = new ReplayError(
       `Replay failed due workflow task failure. Details: Workflow activation completion failed: Failure { failure: Some(Failure { message: "${why}", source: "TypeScriptSDK", stack_trace: "CodecKeyError: ${why}\\n    at AesGcmCodec.decode", encoded_attributes: None, cause: None, failure_info: None }), force_cause: Unspecified }`,
     );
     expect(explainReplayError(err, happyPath)).toEqual({
       error: 'CodecKeyError',
-      message: 'payload encrypted with key "k2026-06", but no codec keys are configured: add key "k2026-06" to HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE (docs/codec.md)',
+      message:
+        'payload encrypted with key "k2026-06", but no codec keys are configured: add key "k2026-06" to HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE (docs/codec.md)',
       hint: expect.stringContaining('replay with the key it names'),
     });
   });
 
   it('a machine that meets another event: the command the code issued, the event id and type', () => {
-    expect(explainReplayError(violation('Timer machine does not handle this event: HistoryEvent(id: 46, WorkflowExecutionCompleted)'), happyPath)).toEqual({
+    expect(
+      explainReplayError(
+        violation('Timer machine does not handle this event: HistoryEvent(id: 46, WorkflowExecutionCompleted)'),
+        happyPath,
+      ),
+    ).toEqual({
       error: 'DeterminismViolationError',
       message: 'Timer machine does not handle this event: HistoryEvent(id: 46, WorkflowExecutionCompleted)',
       eventId: 46,
       event: 'WorkflowExecutionCompleted',
       command: 'StartTimer',
-      hint: expect.stringMatching(/^the code now issues StartTimer where the history has WorkflowExecutionCompleted; .*patched\('<change-id>'\)/),
+      hint: expect.stringMatching(
+        /^the code now issues StartTimer where the history has WorkflowExecutionCompleted; .*patched\('<change-id>'\)/,
+      ),
     });
   });
 
   it('an event the code no longer issues a command for: the event, and no command', () => {
-    const failure = explainReplayError(violation('No command scheduled for event HistoryEvent(id: 10, ActivityTaskScheduled)'), happyPath);
+    const failure = explainReplayError(
+      violation('No command scheduled for event HistoryEvent(id: 10, ActivityTaskScheduled)'),
+      happyPath,
+    );
     expect(failure).toMatchObject({ eventId: 10, event: 'ActivityTaskScheduled' });
     expect(failure).not.toHaveProperty('command');
   });
 
   it('a patch marker the code no longer calls patched() for: found in the history by its change id', () => {
-    expect(explainReplayError(violation('Non-deprecated patch marker encountered for change extra-step, but there is no corresponding change command!'), withPatchMarker(happyPath, 'extra-step'))).toMatchObject({
+    expect(
+      explainReplayError(
+        violation(
+          'Non-deprecated patch marker encountered for change extra-step, but there is no corresponding change command!',
+        ),
+        withPatchMarker(happyPath, 'extra-step'),
+      ),
+    ).toMatchObject({
       eventId: 5,
       event: 'MarkerRecorded',
       hint: expect.stringContaining("keep patched('extra-step')"),
@@ -76,19 +109,48 @@ describe('explainReplayError', () => {
   });
 
   it('a local activity the code no longer schedules: found by its sequence number in the marker', () => {
-    expect(explainReplayError(violation('Missing associated machine for LocalActivity(1)'), localActivityHop)).toMatchObject({ eventId: 6, event: 'MarkerRecorded' });
+    expect(
+      explainReplayError(violation('Missing associated machine for LocalActivity(1)'), localActivityHop),
+    ).toMatchObject({ eventId: 6, event: 'MarkerRecorded' });
   });
 
   it('another activity in the same slot: the new activity is the command; an id finds the event, a type cannot', () => {
-    expect(explainReplayError(violation("Activity type of scheduled event 'retrieve' does not match activity type of activity command 'notify'"), happyPath)).toEqual(
-      expect.objectContaining({ command: 'ScheduleActivityTask notify', hint: expect.stringContaining('schedules notify where the history has retrieve') }),
+    expect(
+      explainReplayError(
+        violation(
+          "Activity type of scheduled event 'retrieve' does not match activity type of activity command 'notify'",
+        ),
+        happyPath,
+      ),
+    ).toEqual(
+      expect.objectContaining({
+        command: 'ScheduleActivityTask notify',
+        hint: expect.stringContaining('schedules notify where the history has retrieve'),
+      }),
     );
-    expect(explainReplayError(violation("Activity type of scheduled event 'retrieve' does not match activity type of activity command 'notify'"), happyPath)).not.toHaveProperty('eventId');
-    expect(explainReplayError(violation("Activity id of scheduled event '2' does not match activity id of activity command '1'"), happyPath)).toMatchObject({ eventId: 12, event: 'ActivityTaskScheduled', command: 'ScheduleActivityTask 1' });
+    expect(
+      explainReplayError(
+        violation(
+          "Activity type of scheduled event 'retrieve' does not match activity type of activity command 'notify'",
+        ),
+        happyPath,
+      ),
+    ).not.toHaveProperty('eventId');
+    expect(
+      explainReplayError(
+        violation("Activity id of scheduled event '2' does not match activity id of activity command '1'"),
+        happyPath,
+      ),
+    ).toMatchObject({ eventId: 12, event: 'ActivityTaskScheduled', command: 'ScheduleActivityTask 1' });
   });
 
   it('a replay error that is no determinism failure keeps the SDK message and a hint about the bundle', () => {
-    expect(explainReplayError(new ReplayError('Replay failed due workflow task failure. Details: no such workflow type'), happyPath)).toEqual({
+    expect(
+      explainReplayError(
+        new ReplayError('Replay failed due workflow task failure. Details: no such workflow type'),
+        happyPath,
+      ),
+    ).toEqual({
       error: 'ReplayError',
       message: 'Replay failed due workflow task failure. Details: no such workflow type',
       hint: expect.stringContaining('exports this workflow type'),
@@ -97,14 +159,21 @@ describe('explainReplayError', () => {
 });
 
 describe('history files in every exported form', () => {
-  const recorded = JSON.parse(fs.readFileSync(historyFile('happy-path'), 'utf8')) as { events: Record<string, unknown>[] };
+  const recorded = JSON.parse(fs.readFileSync(historyFile('happy-path'), 'utf8')) as {
+    events: Record<string, unknown>[];
+  };
   const numeric = {
     events: recorded.events.map((e) => {
       const key = Object.keys(e).find((k) => k.endsWith('EventAttributes'))!;
       const attrs = e[key] as { taskQueue?: { kind: string } };
       const number = (names: object, name: string) => (names as Record<string, number>)[name];
       const kind = attrs.taskQueue && { ...attrs.taskQueue, kind: number(enums.TaskQueueKind, attrs.taskQueue.kind) };
-      return { ...e, eventId: Number(e.eventId), eventType: number(enums.EventType, e.eventType as string), [key]: kind ? { ...attrs, taskQueue: kind } : attrs };
+      return {
+        ...e,
+        eventId: Number(e.eventId),
+        eventType: number(enums.EventType, e.eventType as string),
+        [key]: kind ? { ...attrs, taskQueue: kind } : attrs,
+      };
     }),
   };
 
@@ -113,8 +182,14 @@ describe('history files in every exported form', () => {
     fs.writeFileSync(file, JSON.stringify(numeric));
     expect(() => historyFromJSON(numeric)).toThrow(/startsWith is not a function/);
     expect(readHistoryFile(file)).toEqual(happyPath);
-    expect(numeric.events[0]).toMatchObject({ eventId: 1, eventType: 1, workflowExecutionStartedEventAttributes: { taskQueue: { kind: 1 } } });
-    expect((withEnumNames(numeric) as typeof recorded).events[0]).toMatchObject({ eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED' });
+    expect(numeric.events[0]).toMatchObject({
+      eventId: 1,
+      eventType: 1,
+      workflowExecutionStartedEventAttributes: { taskQueue: { kind: 1 } },
+    });
+    expect((withEnumNames(numeric) as typeof recorded).events[0]).toMatchObject({
+      eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED',
+    });
   });
 
   it('leaves a file that is not a history for the loader to refuse', () => {
@@ -128,7 +203,10 @@ describe('replay output', () => {
     history: 'test/histories/happy-path.json',
     workflowId: 'rec-happy-path',
     ok: false,
-    ...explainReplayError(violation('Timer machine does not handle this event: HistoryEvent(id: 46, WorkflowExecutionCompleted)'), happyPath),
+    ...explainReplayError(
+      violation('Timer machine does not handle this event: HistoryEvent(id: 46, WorkflowExecutionCompleted)'),
+      happyPath,
+    ),
   };
 
   it('a line per history: pass, or the command and event with the reason and a hint', () => {
@@ -138,6 +216,8 @@ describe('replay output', () => {
       '      DeterminismViolationError: Timer machine does not handle this event: HistoryEvent(id: 46, WorkflowExecutionCompleted)',
       expect.stringMatching(/^ {6}hint: the code now issues StartTimer/),
     ]);
-    expect(replaySummary([failed, { history: 'a', workflowId: 'a', ok: true }])).toBe('replayed 2 histories: 1 passed, 1 failed');
+    expect(replaySummary([failed, { history: 'a', workflowId: 'a', ok: true }])).toBe(
+      'replayed 2 histories: 1 passed, 1 failed',
+    );
   });
 });

@@ -54,7 +54,11 @@ export class Relay {
   constructor(private readonly activities: HandrailActivities) {}
 
   async run(stage: StageActivity, pkg: HandoffV1): Promise<StageResult> {
-    const result = await this.activities[stage]({ stage, package: pkg, delivery_key: `${pkg.job_id}:${stage}:${this.hops++}` });
+    const result = await this.activities[stage]({
+      stage,
+      package: pkg,
+      delivery_key: `${pkg.job_id}:${stage}:${this.hops++}`,
+    });
     expectRailFieldsKept(pkg, result, stage);
     return result;
   }
@@ -64,5 +68,14 @@ export class Relay {
 export function expectRailFieldsKept(before: HandoffV1, result: StageResult, stage: string): void {
   const card = ticketTriage.get(stage);
   if (!card) throw new Error(`no card for ${stage}`);
-  expect(checkEmitted({ delivered: before, emitted: result.package, artifact: result.artifact, body: result.body, costUsd: result.cost_usd, card })).toEqual([]);
+  expect(
+    checkEmitted({
+      delivered: before,
+      emitted: result.package,
+      artifact: result.artifact,
+      body: result.body,
+      costUsd: result.cost_usd,
+      card,
+    }),
+  ).toEqual([]);
 }

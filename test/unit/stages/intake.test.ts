@@ -2,7 +2,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IntakeV1 } from '../../../contracts/pipelines/ticket-artifacts';
 import { createActivities } from '../../../activities/built-in';
-import { assessRisk, classifyIntent, detectLanguage, scoreSentiment } from '../../../activities/ticket-triage/ticket-rules';
+import {
+  assessRisk,
+  classifyIntent,
+  detectLanguage,
+  scoreSentiment,
+} from '../../../activities/ticket-triage/ticket-rules';
 import { openStore, type Store } from '../../../src/worker/store';
 import { artifactUri, canonicalJson, sha256Hex } from '../../../src/worker/store/content';
 import { expectRailFieldsKept, firstPackage, refundTicket, ticketRef } from './helpers';
@@ -15,7 +20,8 @@ afterEach(async () => {
   await store.close();
 });
 
-const runIntake = (pkg = firstPackage(ticketRef(refundTicket))) => createActivities({ store }).intake({ stage: 'intake', package: pkg, delivery_key: 'job_1:intake:1' });
+const runIntake = (pkg = firstPackage(ticketRef(refundTicket))) =>
+  createActivities({ store }).intake({ stage: 'intake', package: pkg, delivery_key: 'job_1:intake:1' });
 
 async function failure(promise: Promise<unknown>): Promise<ApplicationFailure> {
   const error = await promise.then(
@@ -64,7 +70,12 @@ describe('intake', () => {
       'I lost my phone with the authenticator app. How can I sign in without my 2FA codes?',
     ].join('\r\n');
     const body = IntakeV1.parse((await runIntake(firstPackage(ticketRef(email, 'text/plain')))).body);
-    expect(body).toMatchObject({ ticket_id: 'tkt_77', customer_id: 'cus_12', intent: 'account_access', channel: 'email' });
+    expect(body).toMatchObject({
+      ticket_id: 'tkt_77',
+      customer_id: 'cus_12',
+      intent: 'account_access',
+      channel: 'email',
+    });
     expect(body.question).toBe('How can I sign in without my 2FA codes?');
   });
 
@@ -73,7 +84,10 @@ describe('intake', () => {
     const error = await failure(runIntake(pkg));
     expect(error.type).toBe('EntryFieldsMissing');
     const [details] = error.details as [{ open_questions: string[]; package: { open_questions: string[] } }];
-    expect(details.open_questions).toEqual(['ticket_id missing: the ticket does not name one', 'customer_id missing: the ticket does not name one']);
+    expect(details.open_questions).toEqual([
+      'ticket_id missing: the ticket does not name one',
+      'customer_id missing: the ticket does not name one',
+    ]);
     expect(details.package.open_questions).toEqual(details.open_questions);
     expect(await createActivities({ store }).priorDelivery({ delivery_key: 'job_1:intake:1' })).toBeNull();
   });
@@ -100,9 +114,17 @@ describe('intake', () => {
     ['a JSON array', ticketRef([1, 2]), /not a JSON object/],
     ['a non-string field', ticketRef({ ...refundTicket, body: { html: '<b>hi</b>' } }), /body must be a string/],
     ['an oversized body', ticketRef({ ...refundTicket, body: 'x'.repeat(8_001) }), /over the 8000 cap/],
-    ['a hash that does not match', { ...ticketRef(refundTicket), hash: `sha256:${'0'.repeat(64)}` }, /does not match declared hash/],
+    [
+      'a hash that does not match',
+      { ...ticketRef(refundTicket), hash: `sha256:${'0'.repeat(64)}` },
+      /does not match declared hash/,
+    ],
     ['an unknown URI scheme', { type: 'ticket.raw', uri: 'file:///etc/passwd' }, /unsupported artifact URI/],
-    ['a stored artifact that is not there', { type: 'ticket.raw', uri: artifactUri('1'.repeat(64)) }, /is not in the store/],
+    [
+      'a stored artifact that is not there',
+      { type: 'ticket.raw', uri: artifactUri('1'.repeat(64)) },
+      /is not in the store/,
+    ],
   ])('rejects %s with ArtifactInvalid', async (_what, ref, message) => {
     const error = await failure(runIntake(firstPackage(ref)));
     expect(error.type).toBe('ArtifactInvalid');
@@ -112,7 +134,9 @@ describe('intake', () => {
   it('refuses a delivery meant for another stage or a package that is not handoff.v1', async () => {
     const activities = createActivities({ store });
     const pkg = firstPackage(ticketRef(refundTicket));
-    expect((await failure(activities.intake({ stage: 'judge', package: pkg, delivery_key: 'k' }))).type).toBe('StageInputInvalid');
+    expect((await failure(activities.intake({ stage: 'judge', package: pkg, delivery_key: 'k' }))).type).toBe(
+      'StageInputInvalid',
+    );
     const broken = { ...pkg, job_id: undefined } as unknown as typeof pkg;
     const error = await failure(activities.intake({ stage: 'intake', package: broken, delivery_key: 'k' }));
     expect(error.type).toBe('StageInputInvalid');
@@ -138,7 +162,9 @@ describe('ticket rules', () => {
     expect(assessRisk('How do I export?', 0).risk).toBe('low');
     expect(assessRisk('Refund me or I cancel', 0)).toMatchObject({ risk: 'medium', signals: ['money', 'churn'] });
     expect(assessRisk('My lawyer will file a chargeback', 0)).toMatchObject({ risk: 'high', score: 1 });
-    expect(assessRisk('Refund me or I cancel', -0.8).score).toBeGreaterThan(assessRisk('Refund me or I cancel', 0).score);
+    expect(assessRisk('Refund me or I cancel', -0.8).score).toBeGreaterThan(
+      assessRisk('Refund me or I cancel', 0).score,
+    );
   });
 
   it('scores sentiment from words and shouting', () => {

@@ -10,7 +10,12 @@ import { Relay, corpusStore, firstPackage, refundTicket, ticketRef } from './hel
 
 interface SeenRequest {
   headers: http.IncomingHttpHeaders;
-  body: { model: string; messages: { role: string; content: string }[]; temperature: number; response_format?: unknown };
+  body: {
+    model: string;
+    messages: { role: string; content: string }[];
+    temperature: number;
+    response_format?: unknown;
+  };
 }
 
 /** A local server speaking the OpenAI chat-completions API; each test sets how it answers. */
@@ -20,7 +25,12 @@ let server: http.Server;
 let config: ModelConfig;
 
 const reply = (content: string, usage: object | null = { prompt_tokens: 1_000, completion_tokens: 200 }) => ({
-  json: { id: 'chatcmpl-1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], ...(usage ? { usage } : {}) },
+  json: {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    ...(usage ? { usage } : {}),
+  },
 });
 
 beforeAll(async () => {
@@ -40,7 +50,14 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  config = { baseUrl: `http://127.0.0.1:${port}/v1/`, apiKey: 'sk-test', model: 'tiny-1', usdPerMTokIn: 2, usdPerMTokOut: 10, timeoutMs: 5_000 };
+  config = {
+    baseUrl: `http://127.0.0.1:${port}/v1/`,
+    apiKey: 'sk-test',
+    model: 'tiny-1',
+    usdPerMTokIn: 2,
+    usdPerMTokOut: 10,
+    timeoutMs: 5_000,
+  };
 });
 afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
@@ -52,11 +69,19 @@ beforeEach(() => {
 describe('chat model adapter', () => {
   it('speaks chat completions and prices token usage', async () => {
     answer = () => reply('hello');
-    const result = await createChatModel(config).complete([{ role: 'user', content: 'hi' }], { maxTokens: 50, json: true });
+    const result = await createChatModel(config).complete([{ role: 'user', content: 'hi' }], {
+      maxTokens: 50,
+      json: true,
+    });
     // 1,000 prompt tokens at $2/M + 200 completion tokens at $10/M.
     expect(result).toEqual({ text: 'hello', usage: { prompt_tokens: 1_000, completion_tokens: 200 }, cost_usd: 0.004 });
     expect(seen[0]?.headers.authorization).toBe('Bearer sk-test');
-    expect(seen[0]?.body).toMatchObject({ model: 'tiny-1', temperature: 0, max_tokens: 50, response_format: { type: 'json_object' } });
+    expect(seen[0]?.body).toMatchObject({
+      model: 'tiny-1',
+      temperature: 0,
+      max_tokens: 50,
+      response_format: { type: 'json_object' },
+    });
   });
 
   it.each([
@@ -66,16 +91,24 @@ describe('chat model adapter', () => {
     [503, true],
   ])('maps HTTP %i to retryable=%s', async (status, retryable) => {
     answer = () => ({ status, json: { error: { message: 'nope' } } });
-    const error = await createChatModel(config).complete([{ role: 'user', content: 'hi' }]).catch((e: unknown) => e);
+    const error = await createChatModel(config)
+      .complete([{ role: 'user', content: 'hi' }])
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelError);
     expect(error).toMatchObject({ retryable, status });
   });
 
   it('refuses a reply without token usage (it could not be charged) or without content', async () => {
     answer = () => reply('free text', null);
-    await expect(createChatModel(config).complete([])).rejects.toMatchObject({ retryable: false, message: /no token usage/ });
+    await expect(createChatModel(config).complete([])).rejects.toMatchObject({
+      retryable: false,
+      message: /no token usage/,
+    });
     answer = () => ({ json: { choices: [] } });
-    await expect(createChatModel(config).complete([])).rejects.toMatchObject({ retryable: false, message: /no choices/ });
+    await expect(createChatModel(config).complete([])).rejects.toMatchObject({
+      retryable: false,
+      message: /no choices/,
+    });
     answer = () => ({ raw: '<html>gateway</html>' });
     await expect(createChatModel(config).complete([])).rejects.toMatchObject({ retryable: false, message: /not JSON/ });
   });
@@ -97,7 +130,9 @@ describe('chat model adapter', () => {
   it('reads its configuration from the environment, and requires prices', () => {
     expect(modelConfigFromEnv({})).toBeUndefined();
     expect(() => modelConfigFromEnv({ HANDRAIL_MODEL: 'x' })).toThrow(/both/);
-    expect(() => modelConfigFromEnv({ HANDRAIL_MODEL: 'x', HANDRAIL_MODEL_BASE_URL: 'http://h/v1' })).toThrow(/HANDRAIL_MODEL_USD_PER_MTOK_IN/);
+    expect(() => modelConfigFromEnv({ HANDRAIL_MODEL: 'x', HANDRAIL_MODEL_BASE_URL: 'http://h/v1' })).toThrow(
+      /HANDRAIL_MODEL_USD_PER_MTOK_IN/,
+    );
     expect(
       modelConfigFromEnv({
         HANDRAIL_MODEL: 'x',
@@ -106,7 +141,14 @@ describe('chat model adapter', () => {
         HANDRAIL_MODEL_USD_PER_MTOK_IN: '0.5',
         HANDRAIL_MODEL_USD_PER_MTOK_OUT: '1.5',
       }),
-    ).toEqual({ baseUrl: 'http://h/v1', apiKey: 'k', model: 'x', usdPerMTokIn: 0.5, usdPerMTokOut: 1.5, timeoutMs: 60_000 });
+    ).toEqual({
+      baseUrl: 'http://h/v1',
+      apiKey: 'k',
+      model: 'x',
+      usdPerMTokIn: 0.5,
+      usdPerMTokOut: 1.5,
+      timeoutMs: 60_000,
+    });
   });
 });
 
@@ -130,7 +172,8 @@ describe('draft and judge backed by the model', () => {
     const markdown =
       '## Triage\n\nThe customer renewed an annual plan by mistake and asks how to get a refund. Annual plans are refundable pro rata ' +
       'within 30 days of renewal [refund-policy.2]; billing reviews the request [refund-policy.3]. Next: forward to billing with INV-2201.';
-    answer = (request) => (grading(request) ? reply('{"answers_question": 0.9, "note": "covers it"}') : reply(markdown));
+    answer = (request) =>
+      grading(request) ? reply('{"answers_question": 0.9, "note": "covers it"}') : reply(markdown);
     const relay = new Relay(createActivities({ store, model: createChatModel(config) }));
     const draft = await relay.run('draft', (await toDraft(relay)).package);
     expect(SummaryMd.parse(draft.body)).toMatchObject({ markdown, cited_keys: ['refund-policy.2', 'refund-policy.3'] });
@@ -146,7 +189,9 @@ describe('draft and judge backed by the model', () => {
     answer = (request) =>
       grading(request)
         ? reply('{"answers_question": 1}')
-        : reply('Annual plan refund: we will refund you in full today [refund-policy.2] as agreed in [refunds-faq.1]. The customer is happy.');
+        : reply(
+            'Annual plan refund: we will refund you in full today [refund-policy.2] as agreed in [refunds-faq.1]. The customer is happy.',
+          );
     const activities = createActivities({ store, model: createChatModel(config) });
     const retrieved = await toDraft(new Relay(activities));
     // Called directly: the rail itself would already refuse this draft (constraints_enforced).
@@ -154,18 +199,24 @@ describe('draft and judge backed by the model', () => {
     const judged = await activities.judge({ stage: 'judge', package: draft.package, delivery_key: 'job_1:judge:3' });
     const verdict = VerdictV1.parse(judged.body);
     expect(verdict.verdict).toBe('fail');
-    expect(verdict.failures).toEqual([expect.stringMatching(/^citation_unknown: refunds-faq\.1/), expect.stringMatching(/^refund_promise/)]);
+    expect(verdict.failures).toEqual([
+      expect.stringMatching(/^citation_unknown: refunds-faq\.1/),
+      expect.stringMatching(/^refund_promise/),
+    ]);
   });
 
   it('sends the failures and the rejected draft on a revision, and never returns a rejected draft as is', async () => {
-    const same = 'Annual plan refunds are reviewed by billing within 30 days of renewal [refund-policy.2]. Forward it to billing.';
+    const same =
+      'Annual plan refunds are reviewed by billing within 30 days of renewal [refund-policy.2]. Forward it to billing.';
     answer = (request) => (grading(request) ? reply('{"answers_question": 0.2, "note": "vague"}') : reply(same));
     const relay = new Relay(createActivities({ store, model: createChatModel(config) }));
     const first = await relay.run('draft', (await toDraft(relay)).package);
     const failed = await relay.run('judge', first.package);
     expect(failed.package.evaluator.failures).toEqual(['off_topic: vague']);
     const revision = await relay.run('draft', failed.package);
-    expect(seen.at(-1)?.body.messages[1]?.content).toMatch(/rejected the previous draft for: off_topic: vague[\s\S]*Rejected draft/);
+    expect(seen.at(-1)?.body.messages[1]?.content).toMatch(
+      /rejected the previous draft for: off_topic: vague[\s\S]*Rejected draft/,
+    );
     expect(revision.artifact.uri).not.toBe(first.artifact.uri);
   });
 
@@ -183,9 +234,15 @@ describe('draft and judge backed by the model', () => {
   });
 
   it('fails the judge non-retryably on a grade that is not a number in 0..1', async () => {
-    answer = (request) => (grading(request) ? reply('{"answers_question": "high"}') : reply('Annual plans: pro rata within 30 days [refund-policy.2]. Forward to billing.'));
+    answer = (request) =>
+      grading(request)
+        ? reply('{"answers_question": "high"}')
+        : reply('Annual plans: pro rata within 30 days [refund-policy.2]. Forward to billing.');
     const relay = new Relay(createActivities({ store, model: createChatModel(config) }));
     const draft = await relay.run('draft', (await toDraft(relay)).package);
-    await expect(relay.run('judge', draft.package)).rejects.toMatchObject({ type: 'ModelRejected', nonRetryable: true });
+    await expect(relay.run('judge', draft.package)).rejects.toMatchObject({
+      type: 'ModelRejected',
+      nonRetryable: true,
+    });
   });
 });

@@ -1,7 +1,15 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SummaryMd, VerdictV1, failureCode, lastSegment, parseEntryUri, storedEntry, type HandoffV1 } from '../../../contracts';
+import {
+  SummaryMd,
+  VerdictV1,
+  failureCode,
+  lastSegment,
+  parseEntryUri,
+  storedEntry,
+  type HandoffV1,
+} from '../../../contracts';
 import { ChunksV1, NoHitV1, ReceiptV1 } from '../../../contracts/pipelines/ticket-artifacts';
 import type { StageResult } from '../../../contracts/stages';
 import { createActivities, type HandrailActivities } from '../../../activities/built-in';
@@ -48,7 +56,11 @@ async function throughJudge(ticket: object = refundTicket) {
 /** The package after judge with the newest summary replaced by `markdown` and re-judged. */
 async function judgeMarkdown(markdown: string, after: StageResult, constraints?: string[]) {
   const artifact = await writeArtifact(store, 'summary_md', SummaryMd, { markdown, cited_keys: citedKeys(markdown) });
-  const pkg: HandoffV1 = { ...after.package, artifacts: [...after.package.artifacts, artifact], ...(constraints ? { constraints } : {}) };
+  const pkg: HandoffV1 = {
+    ...after.package,
+    artifacts: [...after.package.artifacts, artifact],
+    ...(constraints ? { constraints } : {}),
+  };
   return relay.run('judge', pkg);
 }
 
@@ -65,14 +77,22 @@ describe('retrieve', () => {
   });
 
   it('returns no_hit.v1 when nothing matches, and the pipeline still drafts and passes saying no_match', async () => {
-    const { retrieve, draft, judge } = await throughJudge({ ...refundTicket, subject: 'Weather', body: 'What is the weather like on Mars tomorrow?' });
+    const { retrieve, draft, judge } = await throughJudge({
+      ...refundTicket,
+      subject: 'Weather',
+      body: 'What is the weather like on Mars tomorrow?',
+    });
     expect(retrieve.artifact.type).toBe('no_hit.v1');
     expect(NoHitV1.parse(retrieve.body).reason).toMatch(/no help-center article matches/);
     const summary = SummaryMd.parse(draft.body);
     expect(summary.markdown).toContain('no_match');
     expect(summary.cited_keys).toEqual([]);
-    expect(lastSegment(retrieve.package.summary)).toMatch(/^hop 1 retrieve → no_hit\.v1: no hit: no help-center article matches: /);
-    expect(lastSegment(draft.package.summary)).toMatch(/^hop 1 draft → summary_md: draft revision 0 \(offline, \d+ characters\) citing nothing \(no_match\)$/);
+    expect(lastSegment(retrieve.package.summary)).toMatch(
+      /^hop 1 retrieve → no_hit\.v1: no hit: no help-center article matches: /,
+    );
+    expect(lastSegment(draft.package.summary)).toMatch(
+      /^hop 1 draft → summary_md: draft revision 0 \(offline, \d+ characters\) citing nothing \(no_match\)$/,
+    );
     expect(VerdictV1.parse(judge.body).verdict).toBe('pass');
   });
 
@@ -112,20 +132,25 @@ describe('draft', () => {
     expect(rejectedUris).not.toContain(revision.artifact.uri);
     const markdown = SummaryMd.parse(revision.body).markdown;
     expect(markdown).toMatch(/^_Revision 2: addresses too_long\b/m);
-    expect(lastSegment(revision.package.summary)).toMatch(/^hop 1 draft → summary_md: draft revision 2 \(offline, \d+ characters\) citing refund-policy\.\d/);
+    expect(lastSegment(revision.package.summary)).toMatch(
+      /^hop 1 draft → summary_md: draft revision 2 \(offline, \d+ characters\) citing refund-policy\.\d/,
+    );
     expect(VerdictV1.parse((await relay.run('judge', revision.package)).body).verdict).toBe('pass');
   });
 
-  it('a human\'s revise after a draft the rail refused (so none is on the package) still changes the draft', async () => {
+  it("a human's revise after a draft the rail refused (so none is on the package) still changes the draft", async () => {
     const { retrieve } = await throughJudge();
     const first = await relay.run('draft', retrieve.package);
-    const asked = { ...retrieve.package, evaluator: { last_verdict: 'fail' as const, failures: ['human: say what billing checks first'] } };
+    const asked = {
+      ...retrieve.package,
+      evaluator: { last_verdict: 'fail' as const, failures: ['human: say what billing checks first'] },
+    };
     const revision = await relay.run('draft', asked);
     expect(revision.artifact.uri).not.toBe(first.artifact.uri);
     expect(SummaryMd.parse(revision.body).markdown).toMatch(/^_Revision 1: addresses human\b/m);
   });
 
-  it('quotes the customer\'s question as a quotation, so a question that sounds like a promise is not the note\'s own', async () => {
+  it("quotes the customer's question as a quotation, so a question that sounds like a promise is not the note's own", async () => {
     const ticket = { ...refundTicket, body: 'I was told on the phone. Your refund has been approved, right?' };
     const pkg = firstPackage(ticketRef(ticket), { constraints: ['no refund promises'] });
     const intake = await relay.run('intake', pkg);
@@ -141,18 +166,38 @@ describe('judge', () => {
   it('passes the offline draft on every criterion and records the verdict on the evaluator', async () => {
     const { judge, draft } = await throughJudge();
     const verdict = VerdictV1.parse(judge.body);
-    expect(verdict).toMatchObject({ verdict: 'pass', failures: [], scores: { citations: 1, policy: 1, length: 1, answers_question: 1 } });
+    expect(verdict).toMatchObject({
+      verdict: 'pass',
+      failures: [],
+      scores: { citations: 1, policy: 1, length: 1, answers_question: 1 },
+    });
     expect(verdict.summary_hash).toBe(draft.artifact.hash);
     expect(judge.package.evaluator).toEqual({ last_verdict: 'pass', failures: [] });
     expect(judge.package.tools_tried).toEqual(draft.package.tools_tried);
   });
 
   it.each([
-    ['a cited key that was not retrieved', 'The refund policy covers annual plans and refunds in detail [refund-policy.2] and also [api-keys.9].', /^citation_unknown: api-keys\.9/],
-    ['no citation at all', 'Annual plan refunds follow the refund policy; billing reviews each request and answers the customer.', /^citation_missing/],
-    ['a refund promise', 'Annual plan: we will refund the customer in full today, no questions asked [refund-policy.2].', /^refund_promise: promises a refund/],
+    [
+      'a cited key that was not retrieved',
+      'The refund policy covers annual plans and refunds in detail [refund-policy.2] and also [api-keys.9].',
+      /^citation_unknown: api-keys\.9/,
+    ],
+    [
+      'no citation at all',
+      'Annual plan refunds follow the refund policy; billing reviews each request and answers the customer.',
+      /^citation_missing/,
+    ],
+    [
+      'a refund promise',
+      'Annual plan: we will refund the customer in full today, no questions asked [refund-policy.2].',
+      /^refund_promise: promises a refund/,
+    ],
     ['a summary that is too short', 'Refund annual plan [refund-policy.2].', /^too_short/],
-    ['a summary off the question', 'Shipping labels print in 4x6 format for thermal printers; check paper size [refund-policy.3].', /^off_topic/],
+    [
+      'a summary off the question',
+      'Shipping labels print in 4x6 format for thermal printers; check paper size [refund-policy.3].',
+      /^off_topic/,
+    ],
   ])('fails %s', async (_what, markdown, failure) => {
     const { judge } = await throughJudge();
     const result = await judgeMarkdown(markdown, judge);
@@ -161,18 +206,34 @@ describe('judge', () => {
     expect(verdict.failures.some((f) => failure.test(f))).toBe(true);
     expect(result.package.evaluator).toEqual({ last_verdict: 'fail', failures: verdict.failures });
     // The judge's summary segment names the failures by their codes.
-    expect(lastSegment(result.package.summary)).toBe(`hop 1 judge → verdict.v1: verdict fail: ${[...new Set(verdict.failures.map(failureCode))].join(', ')}`);
+    expect(lastSegment(result.package.summary)).toBe(
+      `hop 1 judge → verdict.v1: verdict fail: ${[...new Set(verdict.failures.map(failureCode))].join(', ')}`,
+    );
   });
 
   it('fails a no_hit summary that does not say no_match', () => {
     const verdict = judgeSummary({
-      summary: { markdown: 'The customer asks something the help center may cover; answer from experience. '.repeat(2), cited_keys: [] },
-      intake: { ticket_id: 't', customer_id: 'c', question: 'Mars weather?', language: 'en', intent: 'other', risk: 'low', sentiment: 'neutral', open_questions: [] },
+      summary: {
+        markdown: 'The customer asks something the help center may cover; answer from experience. '.repeat(2),
+        cited_keys: [],
+      },
+      intake: {
+        ticket_id: 't',
+        customer_id: 'c',
+        question: 'Mars weather?',
+        language: 'en',
+        intent: 'other',
+        risk: 'low',
+        sentiment: 'neutral',
+        open_questions: [],
+      },
       retrieval: { kind: 'no_hit', reason: 'no help-center article matches: mars weather' },
       constraints: ['cite help center or no_match'],
     });
     expect(verdict.verdict).toBe('fail');
-    expect(verdict.failures).toContain('no_match_missing: retrieval found nothing, and the summary does not say no_match');
+    expect(verdict.failures).toContain(
+      'no_match_missing: retrieval found nothing, and the summary does not say no_match',
+    );
   });
 
   it('issues a new verdict artifact for each judged draft, even with identical failures', async () => {
@@ -189,7 +250,12 @@ describe('writeback', () => {
     const { judge, intake } = await throughJudge();
     const result = await relay.run('writeback', judge.package);
     const receipt = ReceiptV1.parse(result.body);
-    expect(receipt).toMatchObject({ idempotency_key: 'job_1:writeback:receipt.v1', system: 'crm', ticket_id: 'tkt_18422', status: 'created' });
+    expect(receipt).toMatchObject({
+      idempotency_key: 'job_1:writeback:receipt.v1',
+      system: 'crm',
+      ticket_id: 'tkt_18422',
+      status: 'created',
+    });
     expect(result.package.tools_tried.at(-1)).toEqual({ name: 'crm.patch', ok: true });
     const record = await store.getCrmTicket('tkt_18422');
     expect(record).toMatchObject({ customer_id: 'cus_9', status: 'triaged', revision: 1 });
@@ -211,7 +277,10 @@ describe('writeback', () => {
 
   it('refuses a pass that judged an older draft than the newest one', async () => {
     const { judge } = await throughJudge();
-    const newer = await writeArtifact(store, 'summary_md', SummaryMd, { markdown: 'We will refund you in full. [refund-policy.2]', cited_keys: [] });
+    const newer = await writeArtifact(store, 'summary_md', SummaryMd, {
+      markdown: 'We will refund you in full. [refund-policy.2]',
+      cited_keys: [],
+    });
     const [ticket, ...rest] = judge.package.artifacts;
     const verdict = rest.pop();
     const pkg: HandoffV1 = { ...judge.package, artifacts: [ticket!, ...rest, newer, verdict!] };
@@ -223,8 +292,11 @@ describe('writeback', () => {
   it('under "redact personal data": the draft masks the ticket\'s email, phone and card number, the judge passes it and the CRM note is the masked summary', async () => {
     // No "?" in the body: the subject is the question the summary quotes (intake splits sentences at dots).
     const subject = 'Refund for annual plan, card 4111 1111 1111 1111 (jane.doe@example.com, (415) 555-0132)';
-    const body = 'I renewed the annual plan by mistake and want a refund to card 4111 1111 1111 1111. Reach me at jane.doe@example.com or (415) 555-0132. Invoice INV-2201.';
-    const pkg = firstPackage(ticketRef({ ...refundTicket, subject, body }), { constraints: ['no refund promises', 'redact personal data'] });
+    const body =
+      'I renewed the annual plan by mistake and want a refund to card 4111 1111 1111 1111. Reach me at jane.doe@example.com or (415) 555-0132. Invoice INV-2201.';
+    const pkg = firstPackage(ticketRef({ ...refundTicket, subject, body }), {
+      constraints: ['no refund promises', 'redact personal data'],
+    });
     const intake = await relay.run('intake', pkg);
     const retrieve = await relay.run('retrieve', intake.package);
     const draft = await relay.run('draft', retrieve.package);
@@ -236,16 +308,21 @@ describe('writeback', () => {
     expect(ReceiptV1.parse(writeback.body).status).toBe('created');
     const note = (await store.getCrmTicket('tkt_18422'))?.note;
     expect(note).toBe(summary);
-    for (const text of [summary, note ?? '', writeback.package.summary ?? '']) expect(text).not.toMatch(/4111|jane\.doe|555-0132/);
+    for (const text of [summary, note ?? '', writeback.package.summary ?? ''])
+      expect(text).not.toMatch(/4111|jane\.doe|555-0132/);
   });
 
   it('the judge fails, and the writer refuses, a note that still holds personal data under "redact personal data", naming it obscured', async () => {
     const { judge, draft } = await throughJudge();
     const leaky = `${SummaryMd.parse(draft.body).markdown}\n\nCustomer email: jane.doe@example.com`;
     const failed = await judgeMarkdown(leaky, judge, ['redact personal data']);
-    expect(VerdictV1.parse(failed.body).failures).toEqual(['constraint_breach: redact_personal_data: leaves personal data unmasked: email j***@e***.com']);
+    expect(VerdictV1.parse(failed.body).failures).toEqual([
+      'constraint_breach: redact_personal_data: leaves personal data unmasked: email j***@e***.com',
+    ]);
     const patch = { ticket_id: 'tkt_18422', customer_id: 'cus_9', status: 'triaged', note: leaky };
-    await expect(writeCrmNote(store, writebackStage, { job_id: 'job_1', constraints: ['redact PII'] }, patch)).rejects.toMatchObject({
+    await expect(
+      writeCrmNote(store, writebackStage, { job_id: 'job_1', constraints: ['redact PII'] }, patch),
+    ).rejects.toMatchObject({
       type: 'VerdictNotPassing',
       message: 'writeback refuses to write: redact_personal_data: leaves personal data unmasked: email j***@e***.com',
     });
@@ -275,7 +352,12 @@ describe('writeback', () => {
     expect(firstReceipt).toBeDefined();
 
     const retried = await activities.writeback(work);
-    expect(retried.body).toMatchObject({ idempotency_key: firstReceipt!.write_key, system: 'crm', record_id: firstReceipt!.reference, note_hash: firstReceipt!.payload_hash });
+    expect(retried.body).toMatchObject({
+      idempotency_key: firstReceipt!.write_key,
+      system: 'crm',
+      record_id: firstReceipt!.reference,
+      note_hash: firstReceipt!.payload_hash,
+    });
     // The job's result carries the generic receipt: the write the crashed attempt made, found existing.
     expect(retried.receipt).toEqual({ ...firstReceipt, status: 'existing' });
     // A duplicate delivery under a new hop key (the rail re-sent it) also gets the first receipt.
@@ -293,7 +375,10 @@ describe('delivery once', () => {
     const first = await activities.intake(work);
     // A different package under the same key never gets the recorded result as its own: it comes
     // back marked as another package's, and the rail refuses it (rejected_conflict).
-    const again = await activities.intake({ ...work, package: firstPackage(ticketRef({ ...refundTicket, id: 'tkt_other' })) });
+    const again = await activities.intake({
+      ...work,
+      package: firstPackage(ticketRef({ ...refundTicket, id: 'tkt_other' })),
+    });
     expect(again).toEqual({ ...first, recorded_by_other: 'different' });
     expect(await activities.priorDelivery({ delivery_key: 'job_1:intake:0' })).toEqual(first);
     expect(await activities.priorDelivery({ delivery_key: 'job_1:intake:9' })).toBeNull();
@@ -302,7 +387,12 @@ describe('delivery once', () => {
   it('tells twin deliveries of the same bytes apart by the activity that got them: the second is marked the same package', async () => {
     const pkg = firstPackage(ticketRef(refundTicket));
     const work = { stage: 'intake' as const, package: pkg, delivery_key: 'job_1:intake:0' };
-    const by = (workflowId: string) => new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'run' }, activityId: '1', workflowType: 'handoffJob' });
+    const by = (workflowId: string) =>
+      new MockActivityEnvironment({
+        workflowExecution: { workflowId, runId: 'run' },
+        activityId: '1',
+        workflowType: 'handoffJob',
+      });
     const first = (await by('wf-a').run(activities.intake, work)) as StageResult;
     // Same workflow, run and activity: a retry of the same delivery gets the record as is.
     expect(await by('wf-a').run(activities.intake, work)).toEqual(first);
@@ -312,38 +402,77 @@ describe('delivery once', () => {
 
   describe('the entry by reference (contracts/entry.ts)', () => {
     const text = JSON.stringify(refundTicket);
-    const inline = { type: 'ticket.raw', uri: `data:application/json,${encodeURIComponent(text)}`, schema: 'ticket.raw', note: 'kept' };
+    const inline = {
+      type: 'ticket.raw',
+      uri: `data:application/json,${encodeURIComponent(text)}`,
+      schema: 'ticket.raw',
+      note: 'kept',
+    };
 
     it('asked, the first stage stores the inline ticket and emits its job-scoped reference; not asked, it stays inline', async () => {
-      const asked = (await activities.intake({ stage: 'intake', package: firstPackage(inline), delivery_key: 'job_1:intake:0', store_entry: true })) as StageResult;
+      const asked = (await activities.intake({
+        stage: 'intake',
+        package: firstPackage(inline),
+        delivery_key: 'job_1:intake:0',
+        store_entry: true,
+      })) as StageResult;
       const entry = asked.package.artifacts[0]!;
       expect(entry).toEqual(storedEntry('job_1', inline, text));
       expect(await store.getContent(parseEntryUri(entry.uri)!.sha)).toBe(text);
-      const notAsked = (await activities.intake({ stage: 'intake', package: firstPackage(inline), delivery_key: 'job_1:intake:1' })) as StageResult;
+      const notAsked = (await activities.intake({
+        stage: 'intake',
+        package: firstPackage(inline),
+        delivery_key: 'job_1:intake:1',
+      })) as StageResult;
       expect(notAsked.package.artifacts[0]).toEqual(inline);
       // A base64 entry cannot be checked by the rail, so it is not moved.
-      const base64 = (await activities.intake({ stage: 'intake', package: firstPackage(ticketRef(refundTicket)), delivery_key: 'job_1:intake:2', store_entry: true })) as StageResult;
+      const base64 = (await activities.intake({
+        stage: 'intake',
+        package: firstPackage(ticketRef(refundTicket)),
+        delivery_key: 'job_1:intake:2',
+        store_entry: true,
+      })) as StageResult;
       expect(base64.package.artifacts[0]!.uri).toMatch(/^data:application\/json;base64,/);
     });
 
     it("a package carrying another job's entry under a recorded key is answered as another package's (the rail acks rejected_conflict), as the rail's lookup first answered it", async () => {
-      const first = (await activities.intake({ stage: 'intake', package: firstPackage(inline), delivery_key: 'job_1:intake:4' })) as StageResult;
+      const first = (await activities.intake({
+        stage: 'intake',
+        package: firstPackage(inline),
+        delivery_key: 'job_1:intake:4',
+      })) as StageResult;
       const foreign = storedEntry('job_2', inline, text);
-      expect(await activities.intake({ stage: 'intake', package: firstPackage(foreign), delivery_key: 'job_1:intake:4' })).toEqual({ ...first, recorded_by_other: 'different' });
-      await nonRetryable(activities.intake({ stage: 'intake', package: firstPackage(foreign), delivery_key: 'job_1:intake:5' }), 'StageInputInvalid');
+      expect(
+        await activities.intake({ stage: 'intake', package: firstPackage(foreign), delivery_key: 'job_1:intake:4' }),
+      ).toEqual({ ...first, recorded_by_other: 'different' });
+      await nonRetryable(
+        activities.intake({ stage: 'intake', package: firstPackage(foreign), delivery_key: 'job_1:intake:5' }),
+        'StageInputInvalid',
+      );
     });
 
     it("refuses a package carrying another job's entry address, before reading it", async () => {
-      const asked = (await activities.intake({ stage: 'intake', package: firstPackage(inline), delivery_key: 'job_1:intake:3', store_entry: true })) as StageResult;
+      const asked = (await activities.intake({
+        stage: 'intake',
+        package: firstPackage(inline),
+        delivery_key: 'job_1:intake:3',
+        store_entry: true,
+      })) as StageResult;
       const theirs = { ...asked.package, job_id: 'job_2' };
-      const error = await nonRetryable(activities.retrieve({ stage: 'retrieve', package: theirs, delivery_key: 'job_2:retrieve:1' }), 'StageInputInvalid');
+      const error = await nonRetryable(
+        activities.retrieve({ stage: 'retrieve', package: theirs, delivery_key: 'job_2:retrieve:1' }),
+        'StageInputInvalid',
+      );
       expect(error.message).toMatch(/is another job's entry, not job job_2's/);
     });
   });
 
   it('refuses a package whose newest artifact the stage does not take', async () => {
     const { intake } = await throughJudge();
-    const error = await nonRetryable(activities.judge({ stage: 'judge', package: intake.package, delivery_key: 'k' }), 'StageInputInvalid');
+    const error = await nonRetryable(
+      activities.judge({ stage: 'judge', package: intake.package, delivery_key: 'k' }),
+      'StageInputInvalid',
+    );
     expect(error.message).toMatch(/"judge" takes summary_md, the package.s newest artifact is intake\.v1/);
   });
 
@@ -351,7 +480,10 @@ describe('delivery once', () => {
     const { intake } = await throughJudge();
     const tampered = { ...intake.package.artifacts[1]!, hash: `sha256:${'0'.repeat(64)}` };
     const pkg = { ...intake.package, artifacts: [intake.package.artifacts[0]!, tampered] };
-    const error = await nonRetryable(activities.retrieve({ stage: 'retrieve', package: pkg, delivery_key: 'k' }), 'ArtifactInvalid');
+    const error = await nonRetryable(
+      activities.retrieve({ stage: 'retrieve', package: pkg, delivery_key: 'k' }),
+      'ArtifactInvalid',
+    );
     expect(error.message).toMatch(/does not match its address/);
   });
 });

@@ -18,7 +18,13 @@ describe('stage cards', () => {
   });
 
   it('fills defaults: worker role, handoff.v1, no tools, business failures non-retryable', () => {
-    const card = defineStage({ name: 'translate', accepts: ['summary_md'], outputs: ['summary_md'], criteria: ['same meaning'], nominalCostUsd: 0.002 });
+    const card = defineStage({
+      name: 'translate',
+      accepts: ['summary_md'],
+      outputs: ['summary_md'],
+      criteria: ['same meaning'],
+      nominalCostUsd: 0.002,
+    });
     expect(card).toMatchObject({ role: 'worker', packageVersions: ['handoff.v1'], tools: [], writes: null });
     expect(card.activity.retry.nonRetryableErrorTypes).toEqual(expect.arrayContaining([...STAGE_FAILURE_TYPES]));
     expect(Object.isFrozen(card.accepts)).toBe(true);
@@ -39,7 +45,13 @@ describe('stage cards', () => {
   });
 
   it('adding a stage takes a few lines', () => {
-    const translate = defineStage({ name: 'translate', accepts: ['summary_md'], outputs: ['summary_md'], criteria: ['same meaning'], nominalCostUsd: 0.002 });
+    const translate = defineStage({
+      name: 'translate',
+      accepts: ['summary_md'],
+      outputs: ['summary_md'],
+      criteria: ['same meaning'],
+      nominalCostUsd: 0.002,
+    });
     expect(checkStageRegistry([...ticketTriage.cards, translate], ENTRY)).toEqual([]);
   });
 });
@@ -53,21 +65,29 @@ describe('registry refusals', () => {
 
   it('refuses two writers for one external system, naming both', () => {
     const second = defineStage({ ...writebackStage, name: 'crm_sync' });
-    expect(refusal([...ticketTriage.cards, second])).toMatch(/system "crm" has 2 writers \(writeback, crm_sync\); exactly one stage may write it/);
+    expect(refusal([...ticketTriage.cards, second])).toMatch(
+      /system "crm" has 2 writers \(writeback, crm_sync\); exactly one stage may write it/,
+    );
   });
 
   it("refuses return-to-sender options it cannot follow: an unknown stage, itself, a stage that takes none of the sender's outputs", () => {
     const intake = ticketTriage.get('intake')!;
     const sendTo = (to: string) => defineStage({ ...intake, onTargetUnavailable: { action: 'reroute', to } });
-    expect(refusal(replace(sendTo('nowhere')))).toMatch(/stage "intake" sends returned packages to "nowhere", which is not registered/);
+    expect(refusal(replace(sendTo('nowhere')))).toMatch(
+      /stage "intake" sends returned packages to "nowhere", which is not registered/,
+    );
     expect(refusal(replace(sendTo('intake')))).toMatch(/stage "intake" sends returned packages to itself/);
-    expect(refusal(replace(sendTo('judge')))).toMatch(/stage "intake" sends returned packages to "judge", which takes none of its outputs \(intake\.v1\)/);
+    expect(refusal(replace(sendTo('judge')))).toMatch(
+      /stage "intake" sends returned packages to "judge", which takes none of its outputs \(intake\.v1\)/,
+    );
     expect(checkStageRegistry(replace(defineStage({ ...intake, onTargetUnavailable: 'escalate' })), ENTRY)).toEqual([]);
   });
 
   it('refuses a judge that holds a write tool', () => {
     const judge = defineStage({ ...judgeStage, tools: [{ name: 'crm.patch', access: 'write', system: 'crm' }] });
-    expect(refusal(replace(judge))).toMatch(/stage "judge" is a critic and must hold no write tools \(holds crm\.patch on crm\)/);
+    expect(refusal(replace(judge))).toMatch(
+      /stage "judge" is a critic and must hold no write tools \(holds crm\.patch on crm\)/,
+    );
   });
 
   it('refuses a judge that declares a system it writes', () => {
@@ -76,8 +96,16 @@ describe('registry refusals', () => {
   });
 
   it('refuses a stage name the rail could not deliver to (over 64 characters)', () => {
-    const long = defineStage({ name: `translate-${'x'.repeat(60)}`, accepts: ['summary_md'], outputs: ['summary_md'], criteria: ['same meaning'], nominalCostUsd: 0 });
-    expect(checkStageRegistry([...ticketTriage.cards, long], ENTRY)).toEqual([`stage name "${long.name}" is not a lowercase slug of at most 64 characters`]);
+    const long = defineStage({
+      name: `translate-${'x'.repeat(60)}`,
+      accepts: ['summary_md'],
+      outputs: ['summary_md'],
+      criteria: ['same meaning'],
+      nominalCostUsd: 0,
+    });
+    expect(checkStageRegistry([...ticketTriage.cards, long], ENTRY)).toEqual([
+      `stage name "${long.name}" is not a lowercase slug of at most 64 characters`,
+    ]);
   });
 
   it('refuses a stage that names no output type', () => {
@@ -86,14 +114,26 @@ describe('registry refusals', () => {
   });
 
   it('refuses write tools on a stage that declares no write system, and writers without a write tool', () => {
-    const draft = defineStage({ ...ticketTriage.cards[2]!, tools: [{ name: 'email.send', access: 'write', system: 'email' }] });
+    const draft = defineStage({
+      ...ticketTriage.cards[2]!,
+      tools: [{ name: 'email.send', access: 'write', system: 'email' }],
+    });
     const writer = defineStage({ ...writebackStage, tools: [] });
-    expect(refusal(replace(draft))).toMatch(/stage "draft" holds write tools \(email\.send on email\) but declares no system it writes/);
+    expect(refusal(replace(draft))).toMatch(
+      /stage "draft" holds write tools \(email\.send on email\) but declares no system it writes/,
+    );
     expect(refusal(replace(writer))).toMatch(/stage "writeback" writes "crm" but holds no write tool for it/);
   });
 
   it('refuses inputs nobody produces, duplicate names, bad fallbacks and nonsense costs — all at once', () => {
-    const orphan = defineStage({ name: 'orphan', accepts: ['summary.v9'], outputs: ['note.v1'], criteria: [], nominalCostUsd: -1, fallback: 'ghost' });
+    const orphan = defineStage({
+      name: 'orphan',
+      accepts: ['summary.v9'],
+      outputs: ['note.v1'],
+      criteria: [],
+      nominalCostUsd: -1,
+      fallback: 'ghost',
+    });
     const message = refusal([...ticketTriage.cards, orphan, orphan]);
     expect(message).toMatch(/stage "orphan" is defined twice/);
     expect(message).toMatch(/accepts "summary\.v9", which no stage produces/);
@@ -103,7 +143,9 @@ describe('registry refusals', () => {
 
   it('refuses a fallback that cannot take the stage’s input', () => {
     const draft = defineStage({ ...ticketTriage.cards[2]!, fallback: 'judge' });
-    expect(refusal(replace(draft))).toMatch(/falls back to "judge", which does not accept chunks\.v1, no_hit\.v1, verdict\.v1/);
+    expect(refusal(replace(draft))).toMatch(
+      /falls back to "judge", which does not accept chunks\.v1, no_hit\.v1, verdict\.v1/,
+    );
   });
 
   it('accepts a fallback that takes the same inputs', () => {

@@ -37,13 +37,16 @@ async function relay(count: number, chars?: number): Promise<{ summary: string |
 /** How many references lead back from `summary` to the first segment. */
 async function referencesDeep(summary: string | undefined): Promise<number> {
   let depth = 0;
-  for (let ref = parseReference(splitSummary(summary)[0] ?? ''); ref; depth++) ref = parseReference(splitSummary((await store.getContent(ref.sha))!)[0] ?? '');
+  for (let ref = parseReference(splitSummary(summary)[0] ?? ''); ref; depth++)
+    ref = parseReference(splitSummary((await store.getContent(ref.sha))!)[0] ?? '');
   return depth;
 }
 
 describe('hopSegment', () => {
-  it('says hop, stage and artifact type, then the stage\'s words on one line', () => {
-    expect(hopSegment(2, 'draft', 'summary_md', 'draft revision 0\n citing  refund-policy.2')).toBe('hop 2 draft → summary_md: draft revision 0 citing refund-policy.2');
+  it("says hop, stage and artifact type, then the stage's words on one line", () => {
+    expect(hopSegment(2, 'draft', 'summary_md', 'draft revision 0\n citing  refund-policy.2')).toBe(
+      'hop 2 draft → summary_md: draft revision 0 citing refund-policy.2',
+    );
   });
 
   it('says so when the stage said nothing, and bounds what it said', () => {
@@ -123,8 +126,12 @@ describe('readSummarySegments', () => {
     const missing = `[earlier hops: handrail://summaries/${'a'.repeat(64)} (3 segments)]\n---hop---\nx`;
     await expect(readSummarySegments(store, missing)).rejects.toThrow(SummaryUnreadableError);
     const sha = await store.putContent('one\n---hop---\ntwo');
-    await expect(readSummarySegments(store, `[earlier hops: handrail://summaries/${sha} (3 segments)]`)).rejects.toThrow(/stands for 3 segments; the store holds 2/);
-    expect(await readSummarySegments(store, `[earlier hops: handrail://summaries/${sha} (2 segments)]\n---hop---\nthree`)).toEqual(['one', 'two', 'three']);
+    await expect(
+      readSummarySegments(store, `[earlier hops: handrail://summaries/${sha} (3 segments)]`),
+    ).rejects.toThrow(/stands for 3 segments; the store holds 2/);
+    expect(
+      await readSummarySegments(store, `[earlier hops: handrail://summaries/${sha} (2 segments)]\n---hop---\nthree`),
+    ).toEqual(['one', 'two', 'three']);
   });
 });
 
@@ -142,9 +149,13 @@ describe('each stage contributes its own segment', () => {
       expect(segments).toHaveLength(5);
       expect(segments[0]).toBe('hop 1 intake → intake.v1: intent refund, risk low, language en');
       expect(segments[1]).toMatch(/^hop 1 retrieve → chunks\.v1: \d chunks?: refund-policy\.\d/);
-      expect(segments[2]).toMatch(/^hop 1 draft → summary_md: draft revision 0 \(offline, \d+ characters\) citing refund-policy\.\d/);
+      expect(segments[2]).toMatch(
+        /^hop 1 draft → summary_md: draft revision 0 \(offline, \d+ characters\) citing refund-policy\.\d/,
+      );
       expect(segments[3]).toBe('hop 1 judge → verdict.v1: verdict pass');
-      expect(segments[4]).toBe('hop 1 writeback → receipt.v1: CRM note written to record crm_tickets/tkt_18422 (created; ticket tkt_18422 triaged)');
+      expect(segments[4]).toBe(
+        'hop 1 writeback → receipt.v1: CRM note written to record crm_tickets/tkt_18422 (created; ticket tkt_18422 triaged)',
+      );
       // Each stage's package is the one before plus its segment.
       expect(writeback.package.summary).toBe(`${judge.package.summary}${SUMMARY_SEPARATOR}${segments[4]}`);
     } finally {

@@ -38,7 +38,13 @@ const pipelineWith = (edges: EdgeOptions[] = []) =>
       { after: 'c.v1', complete: 'done' },
     ],
     edges,
-    handovers: { 'last-answer': (log) => log.filter((m) => m.message.role === 'assistant').slice(-1).map((m) => m.message) },
+    handovers: {
+      'last-answer': (log) =>
+        log
+          .filter((m) => m.message.role === 'assistant')
+          .slice(-1)
+          .map((m) => m.message),
+    },
   });
 
 let store: Store;
@@ -59,20 +65,43 @@ const work =
     prompts[name] = await turn.prompt({ system, question: `What does ${name} say?` });
     turn.reply(assistantMessage(`${name} says hello.`));
     const body = { by: name };
-    return { artifact: { type: `${name === 'ask' ? 'a' : name === 'answer' ? 'b' : 'c'}.v1`, uri: `handrail://test/${name}/${ran.length}` }, body, cost_usd: 0 };
+    return {
+      artifact: {
+        type: `${name === 'ask' ? 'a' : name === 'answer' ? 'b' : 'c'}.v1`,
+        uri: `handrail://test/${name}/${ran.length}`,
+      },
+      body,
+      cost_usd: 0,
+    };
   };
 
 /** Plays the rail: each stage gets the previous one's package, with the rail's hop and the edge's options. */
-async function relay(edges: EdgeOptions[], names: readonly ('ask' | 'answer' | 'check')[], start: HandoffV1 = firstPackage(ticketRef({ id: 't' }))) {
+async function relay(
+  edges: EdgeOptions[],
+  names: readonly ('ask' | 'answer' | 'check')[],
+  start: HandoffV1 = firstPackage(ticketRef({ id: 't' })),
+) {
   const pipeline = pipelineWith(edges);
-  const activities = stageActivities(pipeline, store, { ask: work('ask'), answer: work('answer'), check: work('check', 'You are ask.') });
+  const activities = stageActivities(pipeline, store, {
+    ask: work('ask'),
+    answer: work('answer'),
+    check: work('check', 'You are ask.'),
+  });
   let pkg = start;
   let from = 'client';
   const results: StageResult[] = [];
   for (const [i, name] of names.entries()) {
-    const delivered = { ...pkg, hop: { from, to: name, reason: `hop ${i}`, count: i + 1, chain: [...(pkg.hop?.chain ?? []), from] } };
+    const delivered = {
+      ...pkg,
+      hop: { from, to: name, reason: `hop ${i}`, count: i + 1, chain: [...(pkg.hop?.chain ?? []), from] },
+    };
     const edge = pipeline.edge(from, name);
-    const result = await activities[name]({ stage: name, package: delivered, delivery_key: `${pkg.job_id}:${name}:${i}`, ...(edge ? { edge } : {}) });
+    const result = await activities[name]({
+      stage: name,
+      package: delivered,
+      delivery_key: `${pkg.job_id}:${name}:${i}`,
+      ...(edge ? { edge } : {}),
+    });
     results.push(result);
     pkg = result.package;
     from = name;
@@ -108,15 +137,42 @@ describe('the job log', () => {
     const pkg = firstPackage(ticketRef({ id: 't' }));
     const first = await same.ask({ stage: 'ask', package: pkg, delivery_key: 'job_1:ask:1' });
     // `answer` runs as agent `answer` with ask's prompt: the identity changed, so the prompt is logged again.
-    const second = await same.answer({ stage: 'answer', package: { ...first.package, hop: { ...pkg.hop!, from: 'ask', to: 'answer', count: 2 } }, delivery_key: 'job_1:answer:2' });
-    const roles = logMessages(await readLog(store, second.package, pkg.job_id)).map((m) => `${m.agent_id}:${m.message.role}`);
-    expect(roles).toEqual(['ask:system', '__user__:user', 'ask:assistant', 'answer:system', '__user__:user', 'answer:assistant']);
+    const second = await same.answer({
+      stage: 'answer',
+      package: { ...first.package, hop: { ...pkg.hop!, from: 'ask', to: 'answer', count: 2 } },
+      delivery_key: 'job_1:answer:2',
+    });
+    const roles = logMessages(await readLog(store, second.package, pkg.job_id)).map(
+      (m) => `${m.agent_id}:${m.message.role}`,
+    );
+    expect(roles).toEqual([
+      'ask:system',
+      '__user__:user',
+      'ask:assistant',
+      'answer:system',
+      '__user__:user',
+      'answer:assistant',
+    ]);
 
-    const agentPipeline = definePipeline({ name: 'bots', entry: ticketEntry, stages: cards.map((c) => ({ ...c, agent: 'bot' })), routes: pipeline.routes });
-    const bot = stageActivities(agentPipeline, store, { ask: work('ask', 'Same prompt.'), answer: work('answer', 'Same prompt.') });
+    const agentPipeline = definePipeline({
+      name: 'bots',
+      entry: ticketEntry,
+      stages: cards.map((c) => ({ ...c, agent: 'bot' })),
+      routes: pipeline.routes,
+    });
+    const bot = stageActivities(agentPipeline, store, {
+      ask: work('ask', 'Same prompt.'),
+      answer: work('answer', 'Same prompt.'),
+    });
     const a = await bot.ask({ stage: 'ask', package: { ...pkg, job_id: 'job_2' }, delivery_key: 'job_2:ask:1' });
-    const b = await bot.answer({ stage: 'answer', package: { ...a.package, hop: { ...pkg.hop!, from: 'ask', to: 'answer', count: 2 } }, delivery_key: 'job_2:answer:2' });
-    const botRoles = logMessages(await readLog(store, b.package, 'job_2')).map((m) => `${m.agent_id}:${m.message.role}`);
+    const b = await bot.answer({
+      stage: 'answer',
+      package: { ...a.package, hop: { ...pkg.hop!, from: 'ask', to: 'answer', count: 2 } },
+      delivery_key: 'job_2:answer:2',
+    });
+    const botRoles = logMessages(await readLog(store, b.package, 'job_2')).map(
+      (m) => `${m.agent_id}:${m.message.role}`,
+    );
     expect(botRoles).toEqual(['bot:system', '__user__:user', 'bot:assistant', '__user__:user', 'bot:assistant']);
   });
 
@@ -127,22 +183,41 @@ describe('the job log', () => {
     const forged = { ...firstPackage(ticketRef({ id: 't' })), memory_refs: [stolen] };
     const error = await relay([], ['ask'], forged).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApplicationFailure);
-    expect(error).toMatchObject({ type: 'ArtifactInvalid', message: expect.stringMatching(/was not recorded for this job/) });
+    expect(error).toMatchObject({
+      type: 'ArtifactInvalid',
+      message: expect.stringMatching(/was not recorded for this job/),
+    });
     expect(ran).toEqual([]);
   });
 });
 
 describe('hook results: a decided handoff record re-injected beside the package (seed 003)', () => {
-  const hook = { event: 'handoff.decided', text: 'Handoff record hr_1, taken by ana: decided approve by ana.\nDecision note: credit it' };
+  const hook = {
+    event: 'handoff.decided',
+    text: 'Handoff record hr_1, taken by ana: decided approve by ana.\nDecision note: credit it',
+  };
 
   /** `ask` ran, then the rail hands `answer` the package with a hook result (the rail's hop after a decision). */
   async function answerWithHook(edges: EdgeOptions[], hooks: unknown = [hook]) {
     const pipeline = pipelineWith(edges);
     const acts = stageActivities(pipeline, store, { ask: work('ask'), answer: work('answer') });
-    const first = await acts.ask({ stage: 'ask', package: firstPackage(ticketRef({ id: 't' })), delivery_key: 'job_1:ask:1' });
-    const delivered = { ...first.package, hop: { from: 'human', to: 'answer', reason: 'approved by ana', count: 2, chain: ['client', 'ask'] } };
+    const first = await acts.ask({
+      stage: 'ask',
+      package: firstPackage(ticketRef({ id: 't' })),
+      delivery_key: 'job_1:ask:1',
+    });
+    const delivered = {
+      ...first.package,
+      hop: { from: 'human', to: 'answer', reason: 'approved by ana', count: 2, chain: ['client', 'ask'] },
+    };
     const edge = pipeline.edge('ask', 'answer');
-    return acts.answer({ stage: 'answer', package: delivered, delivery_key: 'job_1:answer:2', ...(edge ? { edge } : {}), hook_results: hooks as typeof hook[] });
+    return acts.answer({
+      stage: 'answer',
+      package: delivered,
+      delivery_key: 'job_1:answer:2',
+      ...(edge ? { edge } : {}),
+      hook_results: hooks as (typeof hook)[],
+    });
   }
 
   it('over an edge without a handover the stage gets it as its one history message; its turn logs it as the human’s, marked hook_result', async () => {
@@ -175,7 +250,9 @@ describe('hook results: a decided handoff record re-injected beside the package 
     // The XML of a trace or `handrail transcript --format xml`: a turn of its own, not folded
     // into the previous agent's answer.
     const xml = transcriptXml(messages);
-    expect(xml).toContain('<turn number="2">\n  <hook_result event="handoff.decided">\n    Handoff record hr_1, taken by ana: decided approve by ana.\n    Decision note: credit it\n  </hook_result>\n</turn>');
+    expect(xml).toContain(
+      '<turn number="2">\n  <hook_result event="handoff.decided">\n    Handoff record hr_1, taken by ana: decided approve by ana.\n    Decision note: credit it\n  </hook_result>\n</turn>',
+    );
     expect(xml.split('<assistant agent="ask">')[1]!.split('</assistant>')[0]).not.toContain('Handoff record');
   });
 
@@ -197,15 +274,23 @@ describe('the handover a stage gets over its edge', () => {
   });
 
   it('transcript_prepend: the log so far, the separator, then the question; recorded on the result and in the log', async () => {
-    const { results, pkg } = await relay([{ from: 'ask', to: 'answer', handover: 'transcript_prepend' }], ['ask', 'answer']);
+    const { results, pkg } = await relay(
+      [{ from: 'ask', to: 'answer', handover: 'transcript_prepend' }],
+      ['ask', 'answer'],
+    );
     const log = await readLog(store, pkg, pkg.job_id);
     const before = formatTranscript(log.turns[0]!.messages);
     expect(prompts.answer!.questionText).toBe(`${before}${TRANSCRIPT_SEPARATOR}What does answer say?`);
     expect(prompts.answer!.messages.at(-1)).toEqual({ role: 'user', content: prompts.answer!.questionText });
     expect(results[1]!.handover).toMatchObject({ used: 'transcript_prepend', tokens: expect.any(Number) });
-    expect(log.turns[1]!.handover).toMatchObject({ used: 'transcript_prepend', question_text: prompts.answer!.questionText });
+    expect(log.turns[1]!.handover).toMatchObject({
+      used: 'transcript_prepend',
+      question_text: prompts.answer!.questionText,
+    });
     // The log keeps the stage's own question, not the transcript it was handed.
-    expect(log.turns[1]!.messages.find((m) => m.agent_id === '__user__')!.message.content).toEqual([{ type: 'text', text: 'What does answer say?' }]);
+    expect(log.turns[1]!.messages.find((m) => m.agent_id === '__user__')!.message.content).toEqual([
+      { type: 'text', text: 'What does answer say?' },
+    ]);
   });
 
   it('a callable: its history before the question, the question unchanged', async () => {
@@ -219,8 +304,15 @@ describe('the handover a stage gets over its edge', () => {
   });
 
   it('over the cap with no fallback: ContextBudgetExceeded, and no result is recorded', async () => {
-    const error = await relay([{ from: 'ask', to: 'answer', handover: 'transcript_prepend', maxTokens: 5 }], ['ask', 'answer']).catch((e: unknown) => e);
-    expect(error).toMatchObject({ type: 'ContextBudgetExceeded', nonRetryable: true, message: expect.stringMatching(/over the edge's cap of 5/) });
+    const error = await relay(
+      [{ from: 'ask', to: 'answer', handover: 'transcript_prepend', maxTokens: 5 }],
+      ['ask', 'answer'],
+    ).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      type: 'ContextBudgetExceeded',
+      nonRetryable: true,
+      message: expect.stringMatching(/over the edge's cap of 5/),
+    });
     expect(await store.findStageRecord('job_1:answer:1')).toBeNull();
   });
 
@@ -230,11 +322,23 @@ describe('the handover a stage gets over its edge', () => {
       const pipeline = pipelineWith();
       const activities = stageActivities(pipeline, store, { answer: work('answer') });
       const start = firstPackage(ticketRef({ id: 't' }));
-      const pkg = { ...start, artifacts: [...start.artifacts, { type: 'a.v1', uri: 'handrail://test/a' }], hop: { from: 'ask', to: 'answer', reason: 'x', count: 2, chain: ['client', 'ask'] } };
+      const pkg = {
+        ...start,
+        artifacts: [...start.artifacts, { type: 'a.v1', uri: 'handrail://test/a' }],
+        hop: { from: 'ask', to: 'answer', reason: 'x', count: 2, chain: ['client', 'ask'] },
+      };
       const error = await activities
-        .answer({ stage: 'answer', package: pkg, delivery_key: `job_1:answer:${JSON.stringify(handover)}`, edge: { from: 'ask', to: 'answer', handover: handover as EdgeOptions['handover'] } })
+        .answer({
+          stage: 'answer',
+          package: pkg,
+          delivery_key: `job_1:answer:${JSON.stringify(handover)}`,
+          edge: { from: 'ask', to: 'answer', handover: handover as EdgeOptions['handover'] },
+        })
         .catch((e: unknown) => e);
-      expect(error).toMatchObject({ type: 'HandoverFailed', message: expect.stringMatching(/unknown handover strategy|not registered/) });
+      expect(error).toMatchObject({
+        type: 'HandoverFailed',
+        message: expect.stringMatching(/unknown handover strategy|not registered/),
+      });
       expect(ran).toEqual([]);
     }
   });
@@ -246,18 +350,38 @@ describe('the handover a stage gets over its edge', () => {
     };
     const pipeline = pipelineWith([{ from: 'ask', to: 'answer', handover: 'transcript_prepend', maxTokens: 1 }]);
     const activities = stageActivities(pipeline, store, { ask: work('ask'), answer: silent });
-    const first = await activities.ask({ stage: 'ask', package: firstPackage(ticketRef({ id: 't' })), delivery_key: 'job_1:ask:0' });
-    const delivered = { ...first.package, hop: { from: 'ask', to: 'answer', reason: 'answer it', count: 2, chain: ['client', 'ask', 'answer'] } };
-    const result = await activities.answer({ stage: 'answer', package: delivered, delivery_key: 'job_1:answer:1', edge: pipeline.edge('ask', 'answer')! });
+    const first = await activities.ask({
+      stage: 'ask',
+      package: firstPackage(ticketRef({ id: 't' })),
+      delivery_key: 'job_1:ask:0',
+    });
+    const delivered = {
+      ...first.package,
+      hop: { from: 'ask', to: 'answer', reason: 'answer it', count: 2, chain: ['client', 'ask', 'answer'] },
+    };
+    const result = await activities.answer({
+      stage: 'answer',
+      package: delivered,
+      delivery_key: 'job_1:answer:1',
+      edge: pipeline.edge('ask', 'answer')!,
+    });
     expect(result.handover).toBeUndefined();
     const turns = (await readLog(store, result.package, 'job_1')).turns;
-    expect(formatTranscript(turns[1]!.messages)).toBe('[__user__] answer it\n[answer:assistant:text] b.v1: {"quiet":true}');
+    expect(formatTranscript(turns[1]!.messages)).toBe(
+      '[__user__] answer it\n[answer:assistant:text] b.v1: {"quiet":true}',
+    );
   });
 
   it('refuses, before any work, a package whose memory_refs leave no room for the transcript', async () => {
-    const full = { ...firstPackage(ticketRef({ id: 't' })), memory_refs: Array.from({ length: 64 }, (_, i) => `note:${i}`) };
+    const full = {
+      ...firstPackage(ticketRef({ id: 't' })),
+      memory_refs: Array.from({ length: 64 }, (_, i) => `note:${i}`),
+    };
     const error = await relay([], ['ask'], full).catch((e: unknown) => e);
-    expect(error).toMatchObject({ type: 'StageInputInvalid', message: expect.stringMatching(/memory_refs holds 64 refs/) });
+    expect(error).toMatchObject({
+      type: 'StageInputInvalid',
+      message: expect.stringMatching(/memory_refs holds 64 refs/),
+    });
     expect(ran).toEqual([]);
   });
 
@@ -268,7 +392,8 @@ describe('the handover a stage gets over its edge', () => {
       return { artifact: { type: 'a.v1', uri: 'handrail://test/twice' }, body: {}, cost_usd: 0 };
     };
     const activities = stageActivities(pipelineWith(), store, { ask: twice });
-    await expect(activities.ask({ stage: 'ask', package: firstPackage(ticketRef({ id: 't' })), delivery_key: 'job_1:ask:0' })).rejects.toThrow(/asked twice with different prompts/);
+    await expect(
+      activities.ask({ stage: 'ask', package: firstPackage(ticketRef({ id: 't' })), delivery_key: 'job_1:ask:0' }),
+    ).rejects.toThrow(/asked twice with different prompts/);
   });
 });
-

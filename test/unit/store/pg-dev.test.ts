@@ -14,7 +14,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(skip !== null)(`npm run pg:dev${skip ? ` (skipped: ${skip})` : ''}`, () => {
   it('keeps the cluster running until SIGTERM, then stops and removes it', async () => {
-    const child = spawn(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ['src/devtools/pg-dev.ts'], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ['src/devtools/pg-dev.ts'], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
       let output = '';
@@ -33,7 +36,8 @@ describe.skipIf(skip !== null)(`npm run pg:dev${skip ? ` (skipped: ${skip})` : '
       const db = new pg.Client({ connectionString: url });
       await db.connect();
       // The cluster's socket lives in its temp root: where to look for leftovers afterwards.
-      const root = (await db.query<{ unix_socket_directories: string }>('SHOW unix_socket_directories')).rows[0]!.unix_socket_directories;
+      const root = (await db.query<{ unix_socket_directories: string }>('SHOW unix_socket_directories')).rows[0]!
+        .unix_socket_directories;
       await db.end();
       expect(fs.existsSync(root)).toBe(true);
 
