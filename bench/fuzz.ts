@@ -1,6 +1,6 @@
 /**
  * `npm run fuzz [-- --cases N --seed S --activity-share F]`: hostile deliveries against the rail's
- * hop, in-process. Every case plays one hop exactly as workflows/hop.ts does (admitHop →
+ * hop, in-process. Every case plays one hop exactly as workflows/run-hop.ts does (admitHop →
  * priorDelivery → decideHop → stage activity → the rail's own lookup when the stage claims a
  * recorded delivery → settleHop → recordDelivery, as stageHop runs it), but without
  * Temporal, over a real in-memory SQLite store. Most cases exercise the pure core with simulated
@@ -42,15 +42,15 @@ import {
   stampAck,
   type HopRequest,
   type StageAnswer,
-} from '../workflows/rail/hop';
+} from '../workflows/rail/hop-decisions';
 import { claimsRecorded, concludeHop } from '../workflows/rail/conclude';
-import { DEFAULT_MAX_HOPS } from '../workflows/rail/hops';
+import { DEFAULT_MAX_HOPS } from '../workflows/rail/hop-chain';
 import { loadHelpCenter } from '../src/worker/corpus';
 import { openStore, type Store } from '../src/worker/store';
 import { parseArtifactUri, sha256Hex } from '../src/worker/store/content';
 
 // ---------------------------------------------------------------------------------------------
-// 1. The harness: one hop, in-process, as workflows/hop.ts plays it.
+// 1. The harness: one hop, in-process, as workflows/run-hop.ts plays it.
 // ---------------------------------------------------------------------------------------------
 
 /** stageHop's traceparent for acks of packages too broken to carry one (workflows/stage-hop.ts). */
@@ -109,7 +109,7 @@ const pure = <T>(where: string, fn: () => T): T => {
 };
 
 /**
- * One hop. A faithful mirror of `hopOnce` in workflows/hop.ts (checkPriorDelivery
+ * One hop. A faithful mirror of `hopOnce` in workflows/run-hop.ts (checkPriorDelivery
  * as stageHop runs it); the Temporal-only parts are replaced: the ACK-timeout fallback cannot
  * happen in-process, so the stage runs once, and any stage throw is a failed stage.
  * `store` (optional) is read only to tell whether a writer's run added a write.

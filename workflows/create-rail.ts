@@ -13,7 +13,7 @@
 import type { Pipeline } from '../contracts/rail';
 import { createHandoffJob } from './handoff-job';
 import type { RailPipelines } from './job/request';
-import { proxyStages } from './hop';
+import { proxyStages } from './run-hop';
 import { createStageHop } from './stage-hop';
 
 export function createRail(pipelines: readonly Pipeline[]) {

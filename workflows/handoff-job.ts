@@ -14,7 +14,7 @@ import { jobStart } from './rail/first-package';
 import { acceptCarried, continueDue, continueJob } from './job/continue-as-new';
 import { Escalations } from './job/escalation';
 import { fanOut } from './job/fan-out';
-import { hop } from './job/hops';
+import { hop } from './job/reserved-hop';
 import { answerQueries } from './job/queries';
 import { answerAsEarlier, earlierResult } from './job/started-again';
 import { acceptRequest, jobSettings, type RailPipelines } from './job/request';

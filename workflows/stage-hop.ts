@@ -1,6 +1,6 @@
 /**
  * `stageHop`: deliver one package to one stage — validate, ack, run — and return the ack with
- * the emitted package and artifact. The same hop `handoffJob` makes (workflows/hop.ts);
+ * the emitted package and artifact. The same hop `handoffJob` makes (workflows/run-hop.ts);
  * a second delivery of the same package answers `duplicate` with the first artifact.
  */
 import { ApplicationFailure, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
@@ -14,8 +14,8 @@ import {
 } from '../contracts/rail';
 import { snapshotQuery } from './definitions';
 import { pipelineFor, type RailPipelines } from './job/request';
-import { runHop } from './hop';
-import { DEFAULT_MAX_HOPS } from './rail/hops';
+import { runHop } from './run-hop';
+import { DEFAULT_MAX_HOPS } from './rail/hop-chain';
 import { HandrailAck, HandrailStage, HandrailStatus } from './search-attributes';
 
 export type { StageHopRequest };

@@ -58,7 +58,7 @@ import {
   type JobAttributes,
 } from '../../workflows/search-attributes';
 import { startingAttributes } from '../../workflows/rail/first-package';
-import { DEFAULT_MAX_HOPS } from '../../workflows/rail/hops';
+import { DEFAULT_MAX_HOPS } from '../../workflows/rail/hop-chain';
 import { handrailDataConverter } from '../codec';
 import { jobTaskQueue, loadConfig, type HandrailConfig } from '../config';
 import { connectClient } from '../connect';

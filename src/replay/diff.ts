@@ -24,9 +24,9 @@ import {
   type StageWork,
 } from '../../contracts';
 import type { MergeWork } from '../../activities/merge';
-import { admitHop, decideHop, stampAck, type HopOutcome, type HopRequest } from '../../workflows/rail/hop';
+import { admitHop, decideHop, stampAck, type HopOutcome, type HopRequest } from '../../workflows/rail/hop-decisions';
 import { concludeHop } from '../../workflows/rail/conclude';
-import { DEFAULT_MAX_HOPS, ORIGIN } from '../../workflows/rail/hops';
+import { DEFAULT_MAX_HOPS, ORIGIN } from '../../workflows/rail/hop-chain';
 import { firstPackage } from '../../workflows/rail/first-package';
 import { route, type Route } from '../../workflows/rail/routing';
 

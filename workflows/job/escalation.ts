@@ -15,7 +15,7 @@ import {
 import { ackRecord } from '../rail/ack';
 import { topUp } from '../rail/budget';
 import { decisionOptions } from '../rail/decisions';
-import { HUMAN, deliveryKey, nextHop } from '../rail/hops';
+import { HUMAN, deliveryKey, nextHop } from '../rail/hop-chain';
 import type { FanOutStep, HopStep, Route } from '../rail/routing';
 import { traceHop } from '../tracing';
 import { Decisions } from './decisions';

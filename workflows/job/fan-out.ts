@@ -6,7 +6,7 @@
 import { isCancellation } from '@temporalio/workflow';
 import { LIMITS, MERGE_STAGE, type AckRecord, type StageResult } from '../../contracts/rail';
 import { mergeBranches } from '../activities';
-import { describeFailure } from '../hop';
+import { describeFailure } from '../run-hop';
 import { ackRecord } from '../rail/ack';
 import { charge } from '../rail/budget';
 import {
@@ -22,7 +22,7 @@ import {
 } from '../rail/merge';
 import { fanOutStage, type Branch, type FanOutStep, type HopStep, type Route } from '../rail/routing';
 import { traceHop } from '../tracing';
-import { deliver } from './hops';
+import { deliver } from './reserved-hop';
 import type { JobState } from './state';
 
 /** A fan-out that ends the job: another package's result under one of its keys (rejected). */

@@ -13,9 +13,9 @@ import {
   type JobRequest,
   type Pipeline,
 } from '../../contracts/rail';
-import { DEFAULT_MAX_HOPS } from '../rail/hops';
+import { DEFAULT_MAX_HOPS } from '../rail/hop-chain';
 import { HandrailStatus } from '../search-attributes';
-import type { StageProxies } from '../hop';
+import type { StageProxies } from '../run-hop';
 import type { JobSettings } from './state';
 
 /** How long an escalation waits for `decide` when the request does not say. */

@@ -17,7 +17,7 @@ import {
   type WriteReceipt,
 } from '../../contracts/rail';
 import type { Escalation, JobStatusView, RailStatus } from '../definitions';
-import type { HopOutcome, StageProxies } from '../hop';
+import type { HopOutcome, StageProxies } from '../run-hop';
 import { Reservations, addUsd } from '../rail/budget';
 import type { HandoverLine } from '../rail/details';
 import { route, type Route } from '../rail/routing';

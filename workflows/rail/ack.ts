@@ -14,7 +14,7 @@
  *                        reservation (its worst-case cost)
  *   7. accepted
  * Duplicates come before hop and budget checks because answering one costs nothing.
- * After the stage ran, concludeHop (rail/hop.ts) may add a second ack: `no_progress`,
+ * After the stage ran, concludeHop (rail/conclude.ts) may add a second ack: `no_progress`,
  * `rejected_invariant`, or `rejected_budget` for a handover over its edge's token cap.
  */
 import {
@@ -30,7 +30,7 @@ import {
   type StageCard,
 } from '../../contracts/rail';
 import { fits } from './budget';
-import { exceedsHopCap, isCycle } from './hops';
+import { exceedsHopCap, isCycle } from './hop-chain';
 
 export interface AckFacts {
   stage: string;

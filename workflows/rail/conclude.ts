@@ -28,7 +28,7 @@ import {
   type HopRequest,
   type Settlement,
   type StageAnswer,
-} from './hop';
+} from './hop-decisions';
 
 const failureCodes = (failures: readonly string[]) => [...new Set(failures.map(failureCode))].sort();
 

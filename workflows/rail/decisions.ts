@@ -13,7 +13,7 @@ import {
   type Pipeline,
 } from '../../contracts/rail';
 import type { Escalation } from '../definitions';
-import { CONTEXT_BUDGET_REASON } from './hop';
+import { CONTEXT_BUDGET_REASON } from './hop-decisions';
 
 type Action = HumanDecision['action'];
 

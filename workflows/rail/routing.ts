@@ -18,7 +18,7 @@ import {
   type Pipeline,
   type RouteFacts,
 } from '../../contracts/rail';
-import type { HopOutcome } from './hop';
+import type { HopOutcome } from './hop-decisions';
 import { spendRevision } from './budget';
 
 export interface HopStep {

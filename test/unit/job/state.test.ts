@@ -6,7 +6,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { AckRecord } from '../../../contracts';
 import { ticketTriage } from '../../../contracts/pipelines';
-import type { HopOutcome } from '../../../workflows/hop';
+import type { HopOutcome } from '../../../workflows/run-hop';
 import { JobState } from '../../../workflows/job/state';
 import { fixturePackage } from '../rail/helpers';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AckRecord, HANDOFF_V1, defineStage } from '../../../contracts';
 import { newestArtifact, roleMismatch } from '../../../contracts';
 import { ackRecord, decideAck, type AckFacts } from '../../../workflows/rail/ack';
-import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from '../../../workflows/rail/hops';
+import { DEFAULT_MAX_HOPS, HUMAN, deliveryKey, nextHop } from '../../../workflows/rail/hop-chain';
 import {
   CHUNKS,
   INTAKE,

@@ -1,6 +1,6 @@
 /**
  * The hop fuzz (bench/fuzz.ts, `npm run fuzz`) at a small size: hostile deliveries played
- * in-process exactly as workflows/hop.ts plays them, over a real in-memory store, checked against
+ * in-process exactly as workflows/run-hop.ts plays them, over a real in-memory store, checked against
  * the store after every case — no write without a passing verdict recorded for the job over the
  * written summary, ≤ 1 write per key, every hop acked with a valid AckRecord, and the rail's pure
  * functions never throw.
@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AckRecord } from '../../../contracts';
-import { admitHop } from '../../../workflows/rail/hop';
+import { admitHop } from '../../../workflows/rail/hop-decisions';
 import {
   NO_TRACE,
   buildPackage,

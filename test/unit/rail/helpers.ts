@@ -1,7 +1,7 @@
 /**
  * Real packages for the rail's pure logic: every package here starts from a committed fixture
  * (the one the manifest names as rail-`accepted`), passes `validateHandoff`, and moves through the
- * reference stage cards the way `workflows/hop.ts` moves it (nextHop → decideAck → ackRecord).
+ * reference stage cards the way `workflows/run-hop.ts` moves it (nextHop → decideAck → ackRecord).
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -16,7 +16,7 @@ import {
 } from '../../../contracts';
 import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
 import { ackRecord, decideAck, type AckFacts } from '../../../workflows/rail/ack';
-import { DEFAULT_MAX_HOPS, deliveryKey, nextHop } from '../../../workflows/rail/hops';
+import { DEFAULT_MAX_HOPS, deliveryKey, nextHop } from '../../../workflows/rail/hop-chain';
 
 export const root = resolve(__dirname, '../../..');
 const readJson = (path: string): unknown => JSON.parse(readFileSync(join(root, path), 'utf8'));
@@ -94,7 +94,7 @@ export const at = {
     }),
 };
 
-/** The facts the rail gathers before acking `pkg` to `stage` (workflows/rail/hop.ts admitHop). */
+/** The facts the rail gathers before acking `pkg` to `stage` (workflows/rail/hop-decisions.ts admitHop). */
 export function factsFor(pkg: unknown, stage: string, over: Partial<AckFacts> & { from?: string } = {}): AckFacts {
   const c = stages.get(stage);
   const validation = validateHandoff(pkg, { accept: c?.packageVersions ?? [HANDOFF_V1] });

@@ -25,9 +25,9 @@ import {
   mergedBody,
   mergedPackage,
 } from '../../../workflows/rail/merge';
-import type { HopOutcome } from '../../../workflows/rail/hop';
+import type { HopOutcome } from '../../../workflows/rail/hop-decisions';
 import type { Branch } from '../../../workflows/rail/routing';
-import { HUMAN, nextHop } from '../../../workflows/rail/hops';
+import { HUMAN, nextHop } from '../../../workflows/rail/hop-chain';
 import { INTAKE, TICKET, at, emit, ref } from './helpers';
 
 const rule: FanOutRule = {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { definePipeline, newestArtifact } from '../../../contracts';
 import { supportRouting } from '../../../contracts/pipelines/support-routing';
-import { admitHop } from '../../../workflows/rail/hop';
-import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hops';
+import { admitHop } from '../../../workflows/rail/hop-decisions';
+import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hop-chain';
 import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
 import { decideAck } from '../../../workflows/rail/ack';
 import { returnToSender, revisionsExhausted, route } from '../../../workflows/rail/routing';

@@ -8,8 +8,8 @@ import {
   upgradeV1ToV2,
   type PipelineSpec,
 } from '../../../contracts';
-import { admitHop, decideHop, type HopRequest } from '../../../workflows/rail/hop';
-import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hops';
+import { admitHop, decideHop, type HopRequest } from '../../../workflows/rail/hop-decisions';
+import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hop-chain';
 import { at } from './helpers';
 import { ticketEntry } from '../../../contracts/pipelines/ticket-entry';
 

@@ -1,6 +1,6 @@
 /**
  * One hop: deliver one package to one stage. Admit, ack, run, settle — the decisions are pure
- * (workflows/rail/hop.ts); this shell does what needs Temporal: the duplicate lookup, the stage
+ * (workflows/rail/hop-decisions.ts); this shell does what needs Temporal: the duplicate lookup, the stage
  * activity (with its ACK timeout and fallback), the non-cancellable write, the trace.
  * `handoffJob` and `stageHop` both run hops through here, so a hop means the same everywhere.
  */
@@ -38,11 +38,11 @@ import {
   type HopOutcome,
   type HopRequest,
   type StageAnswer,
-} from './rail/hop';
+} from './rail/hop-decisions';
 import { claimsRecorded, concludeHop } from './rail/conclude';
 import type { StageActivity } from '../activities/stage';
 import { priorDelivery, recordDelivery } from './activities';
-import { edgeSender } from './rail/hops';
+import { edgeSender } from './rail/hop-chain';
 import { traceHop, type HopTrace } from './tracing';
 
 export type { HopOutcome, HopRequest };

@@ -1,6 +1,6 @@
 /** A job's hops to its stages: each under a reservation of its stage's worst case. */
 import { reservationUsd, type AckRecord } from '../../contracts/rail';
-import { runHop, type HopOutcome } from '../hop';
+import { runHop, type HopOutcome } from '../run-hop';
 import type { Reservation } from '../rail/budget';
 import type { HopStep } from '../rail/routing';
 import type { JobState } from './state';

@@ -1,7 +1,7 @@
 /**
  * One hop's pure core, table-driven: what arrives (raw, untrusted) → admitHop → decideHop → the
  * ack; and after the stage ran, settleHop → the wallet and the violations. The Temporal shell
- * (workflows/hop.ts) only gathers the facts these take.
+ * (workflows/run-hop.ts) only gathers the facts these take.
  */
 import { describe, expect, it } from 'vitest';
 import type { Artifact, HandoffV1, StageResult } from '../../../contracts';
@@ -13,9 +13,9 @@ import {
   settleHop,
   stampAck,
   type HopRequest,
-} from '../../../workflows/rail/hop';
+} from '../../../workflows/rail/hop-decisions';
 import { concludeHop } from '../../../workflows/rail/conclude';
-import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hops';
+import { DEFAULT_MAX_HOPS } from '../../../workflows/rail/hop-chain';
 import { CHUNKS, INTAKE, SUMMARY, SUMMARY_2, TICKET, VERDICT, at, delivered, emit, packageAt, ref } from './helpers';
 
 const TRACE = '00-0000000000000000000000000000dead-000000000000dead-00';

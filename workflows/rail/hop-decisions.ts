@@ -1,7 +1,7 @@
 /**
  * One hop's decisions, pure: what arrived, which stage and key it is for, the ack, and — after the
  * stage ran — what the wallet is charged and which invariants the output broke. The Temporal
- * shell (workflows/hop.ts) only gathers facts (the duplicate lookup, the stage's result) and
+ * shell (workflows/run-hop.ts) only gathers facts (the duplicate lookup, the stage's result) and
  * records what these functions decide.
  */
 import {
@@ -23,7 +23,7 @@ import {
 } from '../../contracts/rail';
 import { ackRecord, decideAck, type AckDecision } from './ack';
 import { charge, reportedUsd, settle } from './budget';
-import { deliveryKey, nextHop } from './hops';
+import { deliveryKey, nextHop } from './hop-chain';
 import { checkEmitted, type Violation } from './invariants';
 
 export interface HopRequest {

@@ -10,7 +10,7 @@ import {
   exceedsHopCap,
   isCycle,
   nextHop,
-} from '../../../workflows/rail/hops';
+} from '../../../workflows/rail/hop-chain';
 import { at, relayHop } from './helpers';
 
 describe('nextHop', () => {
