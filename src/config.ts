@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/client';
+import { codeRoot } from './package-paths';
 
-/** Where handrail's own files live (its sources, the shipped corpus); an installed package's
- * folder, so nothing is ever written under it. */
-export const PROJECT_ROOT = path.resolve(__dirname, '..');
+/** Where handrail's own code lives (its sources, or `dist/` of an installed package), so nothing
+ * is ever written under it: the tree `codeRoot` names. */
+export const PROJECT_ROOT = codeRoot;
 
 export interface HandrailConfig {
   /** gRPC address of the Temporal frontend, `host:port`. */
