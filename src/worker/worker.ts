@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
 import type { DataConverter } from '@temporalio/common';
-import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
+import type { NativeConnection, WorkerDeploymentOptions, WorkerOptions } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import { railActivities, type ActivityDeps, type RailActivities } from '../../activities';
 import { workspaceProblem } from '../../activities/handover';
@@ -51,6 +51,9 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   /** Root of the handover workspace (`transcript_materialize` trace files); it must exist.
    * Unset, each trace goes to a temp directory of its own. */
   workspace?: string;
+  /** The Worker Deployment Version every worker of this process polls as (docs/cluster.md, "Rolling
+   * out workflow changes"); unset, the workers are unversioned and a rollout replaces them. */
+  deployment?: WorkerDeploymentOptions;
   /** Swap some activities (tests of a misbehaving stage). */
   // A method, so a test may type `real` as the activities it knows the worker has.
   overrideActivities?(real: RailActivities & Readonly<Record<string, unknown>>): Record<string, unknown>;
@@ -166,6 +169,9 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(
   if (unregistered.length > 0)
     throw new WorkerSetupError([missingSearchAttributesProblem(config.namespace, unregistered)]);
   const plan = workerPlan(cards, role, config.taskQueue);
+  // Every queue of the process joins the version: an activity-only queue outside it would take a
+  // pinned job's activities from any build.
+  const versioned = opts.deployment ? { workerDeploymentOptions: opts.deployment } : {};
   const pick = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, activities[name]]));
   const workers = await Promise.all(
     [...plan.own].map(([taskQueue, names]) =>
@@ -176,6 +182,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(
         taskQueue,
         dataConverter: plugin.dataConverter,
         activities: pick(names),
+        ...versioned,
       }),
     ),
   );
@@ -192,6 +199,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(
     plugins: [plugin],
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: plugin.workflowsPath! }),
     sinks: railSinks(opts.tracer),
+    ...versioned,
     activities: Object.fromEntries(
       Object.entries(activities).filter(([name]) => !stageNames.has(name) || job.has(name)),
     ),

@@ -10,7 +10,7 @@ import type { Tracer } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, type Worker, type WorkerDeploymentOptions } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { Pipeline } from '../../contracts';
 import type { ActivityDeps } from '../../activities/deps';
@@ -70,6 +70,8 @@ export interface RailOptions {
   address?: string;
   /** A task queue shared with another rail (two worker builds polling one queue); default: one of its own. */
   taskQueue?: string;
+  /** The Worker Deployment Version the workers poll as; default: unversioned. */
+  deployment?: WorkerDeploymentOptions;
 }
 
 export async function startRail(opts: RailOptions = {}): Promise<Rail> {
@@ -96,6 +98,7 @@ export async function startRail(opts: RailOptions = {}): Promise<Rail> {
     ...(opts.activities ? { overrideActivities: opts.activities } : {}),
     ...(opts.tracer ? { tracer: opts.tracer } : {}),
     ...(opts.workspace ? { workspace: opts.workspace } : {}),
+    ...(opts.deployment ? { deployment: opts.deployment } : {}),
   });
   const running = runWorkers(workers);
   return {
