@@ -1,5 +1,5 @@
 /**
- * The rail's handoff record writes (seed 003, issue 15): an escalation begins a record, and the
+ * The rail's escalation record writes: an escalation begins a record, and the
  * job's end or its decision closes it (the decider taking it first). Every write carries the
  * rail's idempotency key, so a retried activity never doubles a record or a transition.
  */

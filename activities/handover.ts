@@ -190,7 +190,8 @@ type AssistantBlock = { tag: 'text' | 'tool_result'; body: string } | { tag: 'to
 
 interface Turn {
   system?: { agent: string; text: string };
-  /** A hook result (seed 003's re-injected handoff delta): a turn of its own, neither the user's nor an agent's. */
+  /** A hook result (a decided escalation record's delta, re-injected): a turn of its own,
+   * neither the user's nor an agent's. */
   hook?: { event: string; text: string };
   user?: string;
   agent?: string;
@@ -266,7 +267,7 @@ function turnsAsXml(
     let body = content;
     let offloaded = '';
     if (artifactsDir !== undefined && charCount(content) > threshold) {
-      // One counter per kind, as seed 000 lays them out (text_001.txt beside tool_call_001.txt).
+      // One counter per kind (text_001.txt beside tool_call_001.txt).
       const n = (counts.get(tag) ?? 0) + 1;
       counts.set(tag, n);
       const file = path.join(artifactsDir, `${tag}_${String(n).padStart(3, '0')}.txt`);

@@ -49,7 +49,7 @@ export interface StageOutput {
   receipt?: WriteReceipt;
   /** The stage's own summary segment, in its words: what it did, briefly and factually (one
    * line, at most LIMITS.shortText). Appended to the package's summary as
-   * `hop <n> <stage> → <artifact type>: <summary>`, never re-summarised (seed 004). */
+   * `hop <n> <stage> → <artifact type>: <summary>`, never re-summarised. */
   summary?: string;
 }
 

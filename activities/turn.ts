@@ -1,6 +1,6 @@
 /**
  * One stage turn in the job's conversation: what the stage is handed over the edge it was
- * delivered on (seed 000's handover, applied here in the activity, never in workflow code), and
+ * delivered on (its handover, applied here in the activity, never in workflow code), and
  * the messages it adds to the job's log. The stage asks `prompt()` for what to send its model —
  * exactly what the edge's handover produced — and tells `reply()` what it answered. A stage that
  * never asks takes no handover: it sends nothing anywhere the conversation could go.
@@ -226,7 +226,7 @@ function hookMessages(card: StageCard, hooks: HookResult[] | undefined): TaggedM
   }));
 }
 
-/** A model id as an agent id (seed 000's fallback identity): one label token, never the user's. */
+/** A model id as an agent id (the fallback identity): one label token, never the user's. */
 function agentOfModel(modelId: string | undefined): string | undefined {
   if (modelId === undefined) return undefined;
   const agent = modelId

@@ -1,13 +1,13 @@
-/** How a decided handoff record reaches the next stage (seed 003's re-injection). No zod: the rail
+/** How a decided escalation record reaches the next stage. No zod: the rail
  * builds the delta in workflow code. */
 import type { HandoffRecord } from './handoff-record';
 import type { HumanDecision } from './job';
 
-/** The event of the message a decided record re-injects into the job's log (seed 003's hook). */
+/** The event of the message a decided record re-injects into the job's log. */
 export const HANDOFF_DECIDED_EVENT = 'handoff.decided';
 
 /**
- * A decided record's delta, as the one message the next stage gets (seed 003's re-injection):
+ * A decided record's delta, as the one message the next stage gets:
  * the record's summary, open questions and next steps, who took it, and the decision with its
  * note. Plain text, so every handover strategy and model reads it the same way.
  */

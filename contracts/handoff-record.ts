@@ -1,5 +1,5 @@
 /**
- * Durable handoff records (seed 003, issue 15): what a halted job leaves for the next agent or
+ * Durable escalation records: what a halted job leaves for the next agent or
  * human — a summary, open questions and next steps — kept in the store with an auditable
  * lifecycle. These schemas are the store's inputs and outputs and, later, the HTTP API's
  * request and response bodies. Pure: importable from workflow code.
@@ -113,7 +113,7 @@ export const HandoffListQuery = z.strictObject({
   project: id,
   state: HandoffRecordState.optional(),
   limit: z.int().min(1).max(HANDOFF_LIST_MAX).optional(),
-  /** Only what this user may see: unowned records and their own (seed 003). Absent: every record. */
+  /** Only what this user may see: unowned records and their own. Absent: every record. */
   visible_to: actor.optional(),
 });
 export type HandoffListQuery = z.infer<typeof HandoffListQuery>;

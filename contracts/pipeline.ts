@@ -93,16 +93,16 @@ export interface HandoverState {
   package: HandoffV1;
 }
 
-/** Rewrites the log into the next stage's conversation history (seed 000's callable handover). */
+/** Rewrites the log into the next stage's conversation history (a callable handover). */
 export type HandoverCallable = (log: readonly TaggedMessage[], state: HandoverState) => Message[];
 
 /**
- * Options of one edge: what conversation the next stage sees (seed 000's handover). Unset, the
- * next stage starts clean with only the package (seed 001's rule). `history`: the job's messages
+ * Options of one edge: what conversation the next stage sees (its handover). Unset, the
+ * next stage starts clean with only the package. `history`: the job's messages
  * as they are. A strategy renders them as a transcript. `{ callable }`: a function registered in
  * the pipeline's `handovers` (workflow code carries only its name).
  *
- * `maxTokens` caps what the handover puts before the model (seed 004: the package stays small,
+ * `maxTokens` caps what the handover puts before the model (the package stays small,
  * the full transcript stays in the store). Over it, `overflow: 'transcript_materialize'` writes
  * the transcript to a trace file instead; `'refuse'` (the default) refuses the hop
  * (`rejected_budget`, reason `context_budget_exceeded`). Never silently truncated.

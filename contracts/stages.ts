@@ -1,5 +1,5 @@
 /**
- * Stage cards: the interface-first table of seed 001 as code, one card per stage.
+ * Stage cards: each stage's interface (what it accepts and outputs, its role and cost) as code, one card per stage.
  *
  * Imported by workflow code (the rail reads accepts/outputs/activity options from here) and by
  * the worker (which checks the registry before polling), so this file is pure data and pure
@@ -24,7 +24,7 @@ export interface StageWork {
   /** `job_id:stage:hop_count`; the stage records its result under it (first result wins). */
   delivery_key: string;
   /** The options of the edge the package was delivered over, when the job's pipeline has any:
-   * the handover the stage's turn gets (seed 000). A callable travels by name only. */
+   * the handover the stage's turn gets. A callable travels by name only. */
   edge?: EdgeOptions;
   /** Seed 003's hook results: context the job's rail hands the stage beside the package (a
    * decided handoff record's delta). The stage's turn logs each as a message of origin
@@ -56,7 +56,7 @@ export interface StageResult {
    * repeated one): `same` package (the rail acks `duplicate`) or a `different` one (the rail
    * acks `rejected_conflict`). Absent on the delivery that recorded it. */
   recorded_by_other?: 'same' | 'different';
-  /** The handover this stage's turn got over the edge it was delivered on (seed 000), when the
+  /** The handover this stage's turn got over the edge it was delivered on, when the
    * edge has one: the strategy used (after any overflow fallback) and its size in tokens. The
    * conversation itself stays in the store, referenced from package.memory_refs. */
   handover?: { used: string; tokens: number; fell_back?: boolean };
@@ -111,8 +111,8 @@ export interface StageActivityOptions {
 }
 
 /**
- * `worker` produces an artifact; `critic` judges one and may hold no write tools (seed 001:
- * "the critic must not hold write tools"); `writer` is the one stage that patches an external
+ * `worker` produces an artifact; `critic` judges one and may hold no write tools, so
+ * it cannot act on what it judges; `writer` is the one stage that patches an external
  * system.
  */
 export type StageRole = 'worker' | 'critic' | 'writer';
@@ -120,7 +120,7 @@ export type StageRole = 'worker' | 'critic' | 'writer';
 export interface StageCard {
   name: string;
   role: StageRole;
-  /** The agent identity its messages carry in the job's log (seed 000 `agent_identity`); unset,
+  /** The agent identity its messages carry in the job's log; unset,
    * the model's id (or the stage name when it runs offline). */
   agent?: string;
   /** Artifact types this stage can take: the rail acks `rejected_role` unless the newest
@@ -144,7 +144,7 @@ export interface StageCard {
   /** Own task queue, so only the worker holding this stage's credentials runs it. Unset: the
    * job's task queue, or the writers' queue for a stage that writes (stageTaskQueue). */
   taskQueue?: string;
-  /** Stage tried when this one's ACK times out twice (seed 004). */
+  /** Stage tried when this one's ACK times out twice. */
   fallback?: string;
   /** Seed 004's return to sender: what this stage does when the stage it hands to is not picked
    * up (after its retry and its fallback) and the package comes back (`target_unavailable`):

@@ -12,7 +12,7 @@
 import { clip } from './errors';
 import { LIMITS } from './limits';
 
-/** Between two segments (seed 004's `accumulate_summary`). */
+/** Between two segments. */
 export const SUMMARY_SEPARATOR = '\n---hop---\n';
 
 const SUMMARY_SCHEME = 'handrail://summaries/';

@@ -20,7 +20,7 @@ export interface HandrailConfig {
   apiUrl: string;
   /** PostgreSQL URL for the store; unset means embedded SQLite under dataDir. */
   databaseUrl?: string;
-  /** Root of the handover workspace (seed 000: `transcript_materialize` trace files):
+  /** Root of the handover workspace (where `transcript_materialize` writes its trace files):
    * HANDRAIL_WORKSPACE, else `<dataDir>/workspace`. */
   workspace: string;
   /** TLS, API key and gRPC metadata for the Temporal connection, from Temporal's environment

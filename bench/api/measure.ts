@@ -1,5 +1,5 @@
 /**
- * The handoff records API's list route against a bare route of the same framework (issue 15):
+ * The handoff records API's list route against a bare route of the same framework:
  * `GET /workspaces/default/projects/ticket-triage/handoffs?limit=100` over 100 records in a
  * SQLite store, as a non-root user (the owner filter runs), against a bare Fastify route that
  * answers the same 100 records from memory. Both servers listen on loopback in this process and

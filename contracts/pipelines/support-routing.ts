@@ -1,5 +1,5 @@
 /**
- * Conditional routing (seed 004 §4): `classify` scores a ticket (intent, sentiment, complexity,
+ * Conditional routing: `classify` scores a ticket (intent, sentiment, complexity,
  * language), then a pure routing table hands it to exactly one specialist; `review` (the critic)
  * checks the specialist's note and `crm-note`, the single writer, puts it in the CRM. Defined only
  * through the public contracts, like any author's pipeline; the stage work lives in

@@ -122,7 +122,7 @@ export function fixtureCases(): FixtureCase[] {
       file: 'seed-001-example.json',
       expect: 'accept',
       json_schema: 'accept',
-      note: 'seed 001 example, unchanged',
+      note: 'reference example, unchanged',
       body: seed001Example,
     },
     {

@@ -1,5 +1,5 @@
 /**
- * Who may call the handoff records API (seed 003): users, each with the sha256 of their bearer
+ * Who may call the records API: users, each with the sha256 of their bearer
  * token and a role. The server never holds a token, only its hash.
  *
  * Format (a JSON file named by HANDRAIL_API_USERS, or the same JSON in HANDRAIL_API_USERS_JSON):

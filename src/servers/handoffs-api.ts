@@ -1,6 +1,6 @@
 /**
- * The handoff records HTTP API (seed 003, issue 15): an owner-scoped view over the store's
- * handoff records. `buildHandoffsApi` returns a Fastify instance that is not listening;
+ * The records HTTP API (its paths say `handoffs`): an owner-scoped view over the store's
+ * escalation records. `buildHandoffsApi` returns a Fastify instance that is not listening;
  * `api-main.ts` is the process that runs it (`npm run api`).
  *
  * Every route is one row of ROUTES: its schemas (zod, from contracts/handoff-record.ts) feed
@@ -269,7 +269,8 @@ export function handoffsOpenApi(routes: readonly RouteSpec[] = ROUTES): Record<s
     info: {
       title: 'handrail handoff records API',
       version: '1',
-      description: 'Durable handoff records (seed 003). docs/operate.md "Handoff records HTTP API".',
+      description:
+        'Durable escalation records (the paths call them handoffs). docs/operate.md "Handoff records HTTP API".',
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },

@@ -53,7 +53,7 @@ async function startBackupWorker(): Promise<{ stop(): Promise<void> }> {
   };
 }
 
-describe('ACK timeout (seed 004) on the real dev server', () => {
+describe('ACK timeout on the real dev server', () => {
   it('retrieve unpicked within its ACK timeout is tried once more, then its fallback answers and the job completes', async () => {
     const backup = await startBackupWorker();
     const request = jobRequest();

@@ -1,5 +1,5 @@
 /**
- * The rail's handoff records (issue 15) end to end, on both stores: a job escalates, the rail
+ * The rail's escalation records end to end, on both stores: a job escalates, the rail
  * begins its record, a human finds it over HTTP, takes it and decides through the API, and the
  * job completes with one CRM write and the record's delta in its log as a hook result. Refused
  * decisions, cancellation and timeout close (or keep) the record as the lifecycle says.

@@ -1,6 +1,6 @@
 /**
  * The reference pipeline end to end inside the rail, on the real dev server, with the store on
- * each backend: embedded SQLite and PostgreSQL (SPEC "Real parts": same schema and semantics).
+ * each backend: embedded SQLite and PostgreSQL (the same schema and semantics on both).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJob } from '../../src/operator/client';

@@ -1,6 +1,6 @@
 /**
- * The ACK: the rail decides every hop before any stage work (seed 001 "How should the next
- * agent acknowledge the hop?"). Pure: the workflow gathers the facts, this decides.
+ * The ACK: the rail decides every hop before any stage work, so a
+ * stage never starts on a package it should not take. Pure: the workflow gathers the facts, this decides.
  *
  * Order matters and is part of the contract:
  *   1. rejected_schema   the package fails handoff.v1 (or names an unknown/retired version)
@@ -78,7 +78,7 @@ export function decideAck(f: AckFacts): AckDecision {
   const pkg = f.validation.value;
   if (!f.card) return { ack: 'rejected_role', reason: `no stage named "${f.stage}" is registered` };
   if (f.role) return { ack: 'rejected_role', reason: f.role };
-  // The writer's gate lives in the rail, not in the writer's mood (seed 001).
+  // The writer's gate lives in the rail, not in the writer's mood.
   if (f.card.writes !== null && pkg.evaluator.last_verdict !== 'pass') {
     return {
       ack: 'rejected_invariant',

@@ -1,5 +1,5 @@
 /**
- * One wallet per job (seed 001: "a fresh wallet per agent is how fleets overspend").
+ * One wallet per job, never one per stage: a fresh wallet per agent is how fleets overspend.
  * Amounts are kept in whole micro-dollars when compared or subtracted so 0.1 + 0.2 style
  * drift can never let a hop through that the wallet cannot pay.
  */

@@ -1,5 +1,5 @@
 /**
- * The handoff record an escalation leaves (seed 003, issue 15): what the human taking the job
+ * The escalation record an escalation leaves: what the human taking the job
  * reads before deciding. Pure: the rail builds it from the package and the escalation, an
  * activity writes it.
  */

@@ -1,5 +1,5 @@
 /**
- * Rail invariants, checked on every package a stage emits (SPEC "Rail invariants").
+ * Rail invariants, checked on every package a stage emits.
  * A violation fails closed: the hop is rejected with the invariant named and the job escalates.
  */
 import {

@@ -1,7 +1,6 @@
 /**
- * Where a job goes next: the pipeline's pure routing table (seed 004 "routing rules are a pure
- * table"). The sequence is known when the pipeline is defined, so a table decides, not a model
- * (seed 001).
+ * Where a job goes next: the pipeline's pure routing table. The sequence is
+ * known when the pipeline is defined, so a table decides, not a model.
  */
 import {
   LIMITS,

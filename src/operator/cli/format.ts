@@ -116,7 +116,7 @@ export function statusText(status: JobStatusShown): string {
   return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n');
 }
 
-/** The summary's segments, numbered oldest first (seed 004: one per stage that ran). */
+/** The summary's segments, numbered oldest first (one per stage that ran). */
 export function summaryText(summary: JobSummary): string {
   const n = summary.segments.length;
   if (n === 0) return 'Summary: none yet';

@@ -131,7 +131,7 @@ export interface Store {
   searchHelpCenter(terms: readonly string[], limit: number): Promise<HelpHit[]>;
 
   /**
-   * Durable handoff records (issue 15). Every write takes an idempotency key: the same key again
+   * Durable escalation records. Every write takes an idempotency key: the same key again
    * returns the record as that first write left it and appends nothing. A refusal throws a
    * HandoffTransitionError (`not_found`, `conflict`, `illegal_transition`, `key_reused`) and
    * changes nothing. The record id is made from the begin key (`handoffRecordId`).

@@ -11,7 +11,7 @@ import {
 import { applyHandover } from '../../../activities/handover';
 import { edge, prompt, state, tag, workedExample } from './helpers';
 
-describe('seed 000 goldens', () => {
+describe('transcript goldens', () => {
   it('renders the five-message venetoclax log (§3 format_transcript)', () => {
     const log = [
       tag('triage', systemMessage('You are a clinical reasoning assistant.')),

@@ -156,7 +156,7 @@ describe('decideAck: duplicate', () => {
 });
 
 describe('decideAck: max_hops_exceeded', () => {
-  // The planned relay with two revisions is exactly the default cap of 8 transfers (SPEC).
+  // The planned relay with two revisions is exactly the default cap of 8 transfers.
   const twoRevisions = ['intake', 'retrieve', 'draft', 'judge', 'draft', 'judge', 'draft', 'judge'];
   const passed = () =>
     packageAt(twoRevisions, [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT], {
