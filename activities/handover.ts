@@ -1,5 +1,5 @@
 /**
- * Seed 000's handover, the I/O side: what the next stage sees of the job's conversation when a
+ * The handover, the I/O side: what the next stage sees of the job's conversation when a
  * hop crosses an edge. Transcript strategies inline the log into the question or write it to a
  * trace file the question points at (karenina's transcript_materialize); `history` passes the
  * messages through; a callable rewrites them. `fitHandover` adds the edge's token cap.
@@ -55,7 +55,7 @@ const materializePreamble = (tracePath: string): string =>
   'After reading the full trace, carry out the task below.\n\n---\n\n';
 
 /**
- * Seed 000's apply_handover: undefined when the edge has no handover (the caller decides what a
+ * Applies an edge's handover: undefined when the edge has no handover (the caller decides what a
  * bare edge means); otherwise the next stage's question and conversation history.
  * `turnDir` hosts the trace of `transcript_materialize` (a temp directory without it).
  */

@@ -170,7 +170,7 @@ export async function openTurn(
       const system = asked?.system;
       const systemSha = system ? sha256Hex(system) : null;
       const last = log.turn;
-      // Seed 000: a system message only when the identity or the system prompt changes.
+      // A system message only when the identity or the system prompt changes.
       const changed = !last || last.agent_id !== agentId || last.system_sha !== systemSha;
       const turnMessages: TaggedMessage[] = [
         // The hook first: it came before the stage's turn, and it is no part of the stage's prompt.

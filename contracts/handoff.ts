@@ -103,14 +103,14 @@ export const Trace = z.looseObject({
 });
 export type Trace = z.infer<typeof Trace>;
 
-/** Seed 004's typed handoff reasons: the current agent lacks what the task needs
+/** The typed handoff reasons: the current agent lacks what the task needs
  * (`capability_boundary`), a specialist does it better (`specialization`), the risk calls for a
  * human or a senior (`escalation`), or another agent takes it because this one is unavailable or
  * busy (`load_balancing`). */
 export const HandoffReason = z.enum(HANDOFF_REASONS);
 export type HandoffReason = z.infer<typeof HandoffReason>;
 
-/** Seed 004: who handed to whom, why, and the chain so far (for hop caps and cycle detection).
+/** Who handed to whom, why, and the chain so far (for hop caps and cycle detection).
  * Stage ids are slugs: pipelines name their own stages, and an origin like `client` fits. */
 export const Hop = z.looseObject({
   from: slug,

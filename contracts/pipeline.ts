@@ -37,7 +37,7 @@ interface RuleMatch {
 export interface HopRule extends RuleMatch {
   to: string;
   reason: string;
-  /** Seed 004's typed reason, put on the hop block (`hop.handoff_reason`). */
+  /** The typed reason, put on the hop block (`hop.handoff_reason`). */
   handoff?: HandoffReason;
   spendsRevision?: boolean;
 }
@@ -48,7 +48,7 @@ export interface CompleteRule extends RuleMatch {
 }
 
 /**
- * Seed 001's hub with parallel specialists: the package goes to every stage in `fanOut` at once.
+ * A hub with parallel specialists: the package goes to every stage in `fanOut` at once.
  * Each specialist owns a partition — the artifact types it emits, which no other specialist of
  * the fan-out may emit — so their outputs never collide. When all have answered, the rail merges
  * their artifacts into one artifact of type `merge`, recorded once per job under
@@ -77,7 +77,7 @@ export interface RevisitEdge {
   bound?: 'revisions' | { max: number };
 }
 
-/** Seed 000's transcript strategies: the earlier conversation inlined before or after the next
+/** The transcript strategies: the earlier conversation inlined before or after the next
  * stage's question, or written to a trace file the question points at. */
 export const HANDOVER_STRATEGIES = ['transcript_prepend', 'transcript_append', 'transcript_materialize'] as const;
 export type HandoverStrategy = (typeof HANDOVER_STRATEGIES)[number];

@@ -26,8 +26,8 @@ export interface StageWork {
   /** The options of the edge the package was delivered over, when the job's pipeline has any:
    * the handover the stage's turn gets. A callable travels by name only. */
   edge?: EdgeOptions;
-  /** Seed 003's hook results: context the job's rail hands the stage beside the package (a
-   * decided handoff record's delta). The stage's turn logs each as a message of origin
+  /** Hook results: context the job's rail hands the stage beside the package (a decided
+   * escalation record's delta). The stage's turn logs each as a message of origin
    * `hook_result` and hands it over as history, never as the user's words. */
   hook_results?: HookResult[];
   /** The rail asks the stage to move the job's inline entry (the first package's body) to
@@ -146,7 +146,7 @@ export interface StageCard {
   taskQueue?: string;
   /** Stage tried when this one's ACK times out twice. */
   fallback?: string;
-  /** Seed 004's return to sender: what this stage does when the stage it hands to is not picked
+  /** Return to sender: what this stage does when the stage it hands to is not picked
    * up (after its retry and its fallback) and the package comes back (`target_unavailable`):
    * send it to another stage instead (`reroute`), or to one that does less (`degrade`). Unset or
    * `escalate`: a human decides, the reason named. */

@@ -73,7 +73,7 @@ const blockText = (b: ContentBlock): string | undefined =>
 export const messageText = (message: Message): string => message.content.flatMap((b) => blockText(b) ?? []).join('\n');
 
 /**
- * Seed 000's transcript: one line per non-thinking block, `[__user__] text` for prompts,
+ * The transcript: one line per non-thinking block, `[__user__] text` for prompts,
  * `[agent_id:role:content_type] text` for agent messages and `[agent_id:hook_result:text]` for
  * hook results; tool calls as `name(arg=value)`, tool
  * results as their string. Thinking blocks are dropped so reasoning never crosses a hop.

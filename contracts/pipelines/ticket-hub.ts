@@ -1,5 +1,5 @@
 /**
- * Seed 001's hub with parallel specialists: intake, then `policy` (help-center evidence) and
+ * A hub with parallel specialists: intake, then `policy` (help-center evidence) and
  * `account` (the customer's earlier tickets) at once, each owning its own output types; the rail
  * merges their artifacts into one `context.v1`, from which `brief` drafts the summary that
  * ticket-triage's judge and writeback judge and write. Its stage work lives in

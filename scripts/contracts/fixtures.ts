@@ -22,7 +22,7 @@ export interface FixtureCase {
   body: unknown;
 }
 
-/** Seed 001's example package, exactly as printed in the seed. */
+/** The reference example package, kept exactly as first written: every later version must still read it. */
 export const seed001Example = {
   schema: 'handoff.v1',
   job_id: 'tkt_18422',

@@ -59,7 +59,7 @@ for (const backend of storeBackends()) {
           'judge',
           'writeback',
         ]);
-        // Seed 004's summary: each stage's own segment, in order, separated by ---hop---.
+        // The accumulated summary: each stage's own segment, in order, separated by ---hop---.
         const segments = result.package.summary!.split('\n---hop---\n');
         expect(segments).toHaveLength(5);
         expect(segments.map((s) => s.split(':', 1)[0])).toEqual([

@@ -1,5 +1,5 @@
 /**
- * Seed 001 "How do you test a hop", one test per row, through `stageHop` on the real dev server
+ * How a hop is tested, one property per test, through `stageHop` on the real dev server
  * with the production stages over a real store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -36,7 +36,7 @@ export interface HopRequest {
   from?: string;
   /** Who sent it when a human decided the hop. */
   actor?: string;
-  /** Seed 004's typed reason for the hop block, when the route gives one. */
+  /** The typed reason for the hop block, when the route gives one. */
   handoff?: HandoffReason;
   maxHops: number;
   countAtLastHumanDecision?: number;

@@ -1,4 +1,4 @@
-/** Seed 000's transcript rendering, byte for byte: the goldens are copied from the seed's outputs. */
+/** Transcript rendering, byte for byte against fixed goldens. */
 import { describe, expect, it } from 'vitest';
 import {
   assistantMessage,
@@ -42,7 +42,7 @@ describe('transcript goldens', () => {
     });
   });
 
-  it("fences transcripts with the seed's separator", () => {
+  it('fences transcripts with the separator', () => {
     expect(TRANSCRIPT_SEPARATOR).toBe('\n\n---\n\n');
   });
 });
