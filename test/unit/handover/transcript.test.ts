@@ -12,7 +12,7 @@ import { applyHandover } from '../../../activities/handover';
 import { edge, prompt, state, tag, workedExample } from './helpers';
 
 describe('transcript goldens', () => {
-  it('renders the five-message venetoclax log (§3 format_transcript)', () => {
+  it('renders the five-message venetoclax log', () => {
     const log = [
       tag('triage', systemMessage('You are a clinical reasoning assistant.')),
       prompt('What drug class does venetoclax belong to?'),
@@ -29,7 +29,7 @@ describe('transcript goldens', () => {
     );
   });
 
-  it('renders the worked example and its transcript_prepend output (§5)', () => {
+  it('renders the worked example and its transcript_prepend output', () => {
     const transcript =
       '[reasoner:system:text] You are a sycophancy-resistant clinical reasoner.\n' +
       '[__user__] What drug class does venetoclax belong to?\n' +
