@@ -141,7 +141,7 @@ export async function openTurn(
       return turnDirFor({ root, job_id: scopedJobId, model_id: options.modelId ?? 'offline', turn: turnNumber });
     });
     const questionText = result?.questionText ?? input.question;
-    // Hook results (a decided handoff record's delta) come right before the question, after any
+    // Hook results (a decided escalation record's delta) come right before the question, after any
     // history the edge's handover gave (a transcript strategy puts the log into the question).
     const history = [...(result?.history ?? []), ...hooks.map((h) => h.message)];
     const handover =

@@ -12,7 +12,7 @@
  * 19's targets, met or not (bench/targets.ts). Also: a rejected hop's cost, replay speed,
  * validations per second (bench/contracts.ts), history bytes per job with a 10 KB and a 1 MB
  * conversation (bench/conversation/), a hub job's latency against the serial relay of the
- * same stages (bench/hub/), and the handoff records API's list route against a bare Fastify
+ * same stages (bench/hub/), and the records API's list route against a bare Fastify
  * route (bench/api/). Markdown on stdout (with --json, the JSON report), JSON under results/.
  */
 import { BUILT_IN_PIPELINES } from '../contracts/pipelines';

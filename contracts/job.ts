@@ -5,7 +5,7 @@ import { AckRecord, handoffV1 } from './handoff';
 import { LIMITS, MICROS_PER_USD } from './limits';
 import {
   count,
-  handoffRecordId,
+  escalationRecordId,
   id,
   inputText,
   list,
@@ -142,8 +142,8 @@ export const HumanDecision = z.looseObject({
     .meta({ not: { exclusiveMinimum: 0, exclusiveMaximum: 1 / MICROS_PER_USD } })
     .optional(),
   revisions: revisions.optional(),
-  /** The handoff record the decision was taken through (the HTTP API sets it): the job refuses
+  /** The escalation record the decision was taken through (the HTTP API sets it): the job refuses
    * it unless that is the record of the escalation it waits on. */
-  handoff_record: handoffRecordId.optional(),
+  handoff_record: escalationRecordId.optional(),
 });
 export type HumanDecision = z.infer<typeof HumanDecision>;

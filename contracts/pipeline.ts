@@ -353,9 +353,9 @@ function checkFanOut(rule: FanOutRule, spec: PipelineSpec, byName: ReadonlyMap<s
     if (card.role !== 'worker')
       problems.push(`${at}: specialist "${name}" is a ${card.role}; specialists that run at once must be workers`);
     // Branches at once share the wallet exactly only when each is held to a worst case.
-    if (card.maxCostUsd === undefined)
+    if (card.worstCaseCostUsd === undefined)
       problems.push(
-        `${at}: specialist "${name}" declares no maxCostUsd; a specialist that runs beside others is reserved and charged at most its worst case`,
+        `${at}: specialist "${name}" declares no worstCaseCostUsd; a specialist that runs beside others is reserved and charged at most its worst case`,
       );
     for (const type of card.outputs) {
       const other = owner.get(type);

@@ -140,7 +140,7 @@ export interface StageCard {
   /** The stage's worst-case cost: what the rail reserves from the wallet before the hop starts
    * (the hop is `rejected_budget` when it does not fit) and the most it settles; a stage that
    * reports more is charged this and the hop is flagged overspent. Unset: the nominal cost. */
-  maxCostUsd?: number;
+  worstCaseCostUsd?: number;
   /** Own task queue, so only the worker holding this stage's credentials runs it. Unset: the
    * job's task queue, or the writers' queue for a stage that writes (stageTaskQueue). */
   taskQueue?: string;
@@ -160,6 +160,8 @@ export type StageSpec = Omit<StageCard, 'role' | 'packageVersions' | 'tools' | '
   tools?: readonly ToolGrant[];
   writes?: string | null;
   activity?: Partial<Omit<StageActivityOptions, 'retry'>> & { retry?: RetryPolicy };
+  /** @deprecated Use worstCaseCostUsd (the same number; defineStage reads either). */
+  maxCostUsd?: number;
 };
 
 const DEFAULT_ACTIVITY: StageActivityOptions = {
@@ -175,8 +177,11 @@ const DEFAULT_ACTIVITY: StageActivityOptions = {
 export function defineStage<const N extends string>(spec: StageSpec & { name: N }): StageCard & { readonly name: N } {
   const retry = { ...DEFAULT_ACTIVITY.retry, ...spec.activity?.retry };
   const nonRetryable = new Set([...STAGE_FAILURE_TYPES, ...(retry.nonRetryableErrorTypes ?? [])]);
+  const { maxCostUsd, ...card } = spec;
+  const worstCaseCostUsd = spec.worstCaseCostUsd ?? maxCostUsd;
   return deepFreeze({
-    ...spec,
+    ...card,
+    ...(worstCaseCostUsd !== undefined ? { worstCaseCostUsd } : {}),
     role: spec.role ?? 'worker',
     packageVersions: spec.packageVersions ?? [HANDOFF_V1],
     tools: spec.tools ?? [],
@@ -229,11 +234,15 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
       problems.push(`${at} has nominal cost ${card.nominalCostUsd}; it must be a finite number >= 0`);
     }
     if (
-      card.maxCostUsd !== undefined &&
-      !(Number.isFinite(card.maxCostUsd) && card.maxCostUsd >= card.nominalCostUsd && card.maxCostUsd <= LIMITS.usd)
+      card.worstCaseCostUsd !== undefined &&
+      !(
+        Number.isFinite(card.worstCaseCostUsd) &&
+        card.worstCaseCostUsd >= card.nominalCostUsd &&
+        card.worstCaseCostUsd <= LIMITS.usd
+      )
     ) {
       problems.push(
-        `${at} has max cost ${card.maxCostUsd}; it must be a finite number from its nominal cost (${card.nominalCostUsd}) to ${LIMITS.usd}`,
+        `${at} has max cost ${card.worstCaseCostUsd}; it must be a finite number from its nominal cost (${card.nominalCostUsd}) to ${LIMITS.usd}`,
       );
     }
     const maxAttempts = card.activity.retry.maximumAttempts;
@@ -321,8 +330,8 @@ export function stageTaskQueue(card: Pick<StageCard, 'taskQueue' | 'writes'>, jo
 }
 
 /** What the rail reserves for a hop to this stage: its worst case, or its nominal cost. */
-export const reservationUsd = (card: Pick<StageCard, 'nominalCostUsd' | 'maxCostUsd'>): number =>
-  card.maxCostUsd ?? card.nominalCostUsd;
+export const reservationUsd = (card: Pick<StageCard, 'nominalCostUsd' | 'worstCaseCostUsd'>): number =>
+  card.worstCaseCostUsd ?? card.nominalCostUsd;
 
 /** The newest artifact is what the next stage works on (older ones stay for reference). */
 export function newestArtifact(pkg: Pick<HandoffV1, 'artifacts'>): Artifact | undefined {

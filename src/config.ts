@@ -16,7 +16,7 @@ export interface HandrailConfig {
   dataDir: string;
   /** Base URL of the Temporal Web UI, used to print links to jobs. */
   webUiUrl: string;
-  /** Base URL of the handoff records API (`npm run api`) that `handrail handoffs` calls. */
+  /** Base URL of the records API (`npm run api`) that `handrail handoffs` calls. */
   apiUrl: string;
   /** PostgreSQL URL for the store; unset means embedded SQLite under dataDir. */
   databaseUrl?: string;

@@ -11,7 +11,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { z } from 'zod';
 import { LIMITS } from '../../contracts/limits';
-import { RAIL_ACTOR } from '../../workflows/rail/handoff-record';
+import { RAIL_ACTOR } from '../../workflows/rail/escalation-record';
 
 export const API_ROLES = ['user', 'root'] as const;
 export type ApiRole = (typeof API_ROLES)[number];

@@ -41,7 +41,7 @@ beforeAll(async () => {
           }
         }
         const result = await real.account(work);
-        // A stage that reports far more than its card's worst case (maxCostUsd 0.002).
+        // A stage that reports far more than its card's worst case (worstCaseCostUsd 0.002).
         return behaviour === 'overspend' ? { ...result, cost_usd: 0.5 } : result;
       },
       mergeBranches: async (work: MergeWork): Promise<StageResult> => {

@@ -107,7 +107,7 @@ export function decideAck(f: AckFacts): AckDecision {
   const held = f.heldUsd ?? 0;
   // A serial hop to a card without a worst case reads as it always has (recorded histories
   // carry these reasons on delivered packages); reservations are named where they matter.
-  const plain = held === 0 && f.card.maxCostUsd === undefined;
+  const plain = held === 0 && f.card.worstCaseCostUsd === undefined;
   const wallet = `$${pkg.budget.usd_remaining}${held > 0 ? ` ($${held} reserved by running hops)` : ''}`;
   if (!fits(pkg.budget, held, reserve)) {
     return {

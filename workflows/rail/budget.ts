@@ -52,7 +52,7 @@ export function addUsd(a: number, b: number): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reservations: before a hop starts the rail reserves its stage's worst case (`maxCostUsd`, else
+// Reservations: before a hop starts the rail reserves its stage's worst case (`worstCaseCostUsd`, else
 // the nominal cost); after it, it settles what the stage reported — never more than the
 // reservation — and releases the rest. Specialists that run at once therefore cannot spend more
 // than the wallet together: spent ≤ budget, always.

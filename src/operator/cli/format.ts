@@ -1,6 +1,6 @@
 /** Human-readable output of the CLI: aligned tables and one-line progress. Pure functions (colour
  * comes in as a `Paint`, plain unless the CLI writes to a terminal). */
-import { splitSummary, type AckRecord, type HandoffRecord } from '../../../contracts';
+import { splitSummary, type AckRecord, type EscalationRecord } from '../../../contracts';
 import type { JobSummary } from '../summary';
 import type { JobListing, JobStatusShown, JobView } from '../client';
 import type { DecisionReceipt } from '../../../workflows/definitions';
@@ -205,7 +205,7 @@ const oneLine = (s: string, max: number) => {
 };
 
 /** `handoffs list`: one record per line, newest first (as the API lists them). */
-export function handoffsText(records: readonly HandoffRecord[]): string {
+export function handoffsText(records: readonly EscalationRecord[]): string {
   if (records.length === 0) return 'no handoff records match';
   return table(
     ['RECORD', 'PROJECT', 'JOB', 'STATE', 'OWNER', 'TAKEN BY', 'CREATED', 'SUMMARY'],
@@ -223,7 +223,7 @@ export function handoffsText(records: readonly HandoffRecord[]): string {
 }
 
 /** `handoffs show`: the record, its questions and next steps, and who moved it when. */
-export function handoffText(r: HandoffRecord): string {
+export function handoffText(r: EscalationRecord): string {
   const rows: [string, string][] = [
     ['record', r.id],
     ['where', `${r.workspace} / ${r.project}`],

@@ -161,7 +161,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 5,
     name: 'durable handoff records and their audit trail',
-    // The id is made from the begin key (handoffRecordId), so the primary key keeps a retried
+    // The id is made from the begin key (escalationRecordId), so the primary key keeps a retried
     // begin from doubling a record; every other write's key is unique on its audit row.
     // created_order breaks ties between records begun in the same millisecond (newest first).
     sqlite: `
