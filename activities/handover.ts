@@ -1,5 +1,5 @@
 /**
- * Seed 000's handover, the I/O side: what the next stage sees of the job's conversation when a
+ * The handover, the I/O side: what the next stage sees of the job's conversation when a
  * hop crosses an edge. Transcript strategies inline the log into the question or write it to a
  * trace file the question points at (karenina's transcript_materialize); `history` passes the
  * messages through; a callable rewrites them. `fitHandover` adds the edge's token cap.
@@ -55,7 +55,7 @@ const materializePreamble = (tracePath: string): string =>
   'After reading the full trace, carry out the task below.\n\n---\n\n';
 
 /**
- * Seed 000's apply_handover: undefined when the edge has no handover (the caller decides what a
+ * Applies an edge's handover: undefined when the edge has no handover (the caller decides what a
  * bare edge means); otherwise the next stage's question and conversation history.
  * `turnDir` hosts the trace of `transcript_materialize` (a temp directory without it).
  */
@@ -190,7 +190,8 @@ type AssistantBlock = { tag: 'text' | 'tool_result'; body: string } | { tag: 'to
 
 interface Turn {
   system?: { agent: string; text: string };
-  /** A hook result (seed 003's re-injected handoff delta): a turn of its own, neither the user's nor an agent's. */
+  /** A hook result (a decided escalation record's delta, re-injected): a turn of its own,
+   * neither the user's nor an agent's. */
   hook?: { event: string; text: string };
   user?: string;
   agent?: string;
@@ -266,7 +267,7 @@ function turnsAsXml(
     let body = content;
     let offloaded = '';
     if (artifactsDir !== undefined && charCount(content) > threshold) {
-      // One counter per kind, as seed 000 lays them out (text_001.txt beside tool_call_001.txt).
+      // One counter per kind (text_001.txt beside tool_call_001.txt).
       const n = (counts.get(tag) ?? 0) + 1;
       counts.set(tag, n);
       const file = path.join(artifactsDir, `${tag}_${String(n).padStart(3, '0')}.txt`);

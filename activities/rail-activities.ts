@@ -3,7 +3,7 @@ import type { HandoffV1 } from '../contracts';
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/worker/store';
 import { earlierRunActivities } from './earlier-run';
-import { handoffRecordActivities } from './handoff-records';
+import { escalationRecordActivities } from './escalation-records';
 import { mergeActivities } from './merge';
 import { asAnswered, deliveryFacts, deliveryScope, packageSha, scopedJob, scopedKey } from './stage';
 
@@ -46,7 +46,7 @@ export function railActivities(store: Store) {
       });
     },
     ...mergeActivities(store),
-    ...handoffRecordActivities(store),
+    ...escalationRecordActivities(store),
     ...earlierRunActivities(),
   };
 }

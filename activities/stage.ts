@@ -49,7 +49,7 @@ export interface StageOutput {
   receipt?: WriteReceipt;
   /** The stage's own summary segment, in its words: what it did, briefly and factually (one
    * line, at most LIMITS.shortText). Appended to the package's summary as
-   * `hop <n> <stage> → <artifact type>: <summary>`, never re-summarised (seed 004). */
+   * `hop <n> <stage> → <artifact type>: <summary>`, never re-summarised. */
   summary?: string;
 }
 
@@ -139,7 +139,7 @@ export async function runStageOnce(
 }
 
 /**
- * Seed 004's per-hop snapshot: the package as the rail delivered it, stored under the address the
+ * The per-hop snapshot: the package as the rail delivered it, stored under the address the
  * rail put in its `context_ref` (the same canonical bytes give the same sha256). A worker whose
  * bytes hash differently (it would be a converter bug) says so and works on: a missing snapshot
  * must not cost the job its hop.

@@ -1,5 +1,5 @@
 /**
- * The package's accumulated summary, on the activity side (seed 004 §6): segments are appended,
+ * The package's accumulated summary, on the activity side: segments are appended,
  * never re-summarised, and once the summary would pass `LIMITS.summary` the oldest move to the
  * store (content-addressed, like artifacts) behind one reference segment. The stored text starts
  * with the previous reference when there was one, so `readSummarySegments` follows the chain back

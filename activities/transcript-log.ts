@@ -1,6 +1,6 @@
 /**
- * The job's tagged message log, kept in the store and out of Temporal history (seed 000's log,
- * seed 004's "full transcript in the store"). Each stage turn is one content-addressed record
+ * The job's tagged message log, kept in the store and out of Temporal history: the
+ * full transcript stays in the store, the package stays small. Each stage turn is one content-addressed record
  * pointing at the turn before it; the package carries only the newest turn's URI in
  * `memory_refs`, so a package — and the history it travels in — does not grow with the
  * conversation. A turn record names its (scoped) job: a URI of another job's log is refused, as

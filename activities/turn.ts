@@ -1,6 +1,6 @@
 /**
  * One stage turn in the job's conversation: what the stage is handed over the edge it was
- * delivered on (seed 000's handover, applied here in the activity, never in workflow code), and
+ * delivered on (its handover, applied here in the activity, never in workflow code), and
  * the messages it adds to the job's log. The stage asks `prompt()` for what to send its model —
  * exactly what the edge's handover produced — and tells `reply()` what it answered. A stage that
  * never asks takes no handover: it sends nothing anywhere the conversation could go.
@@ -141,7 +141,7 @@ export async function openTurn(
       return turnDirFor({ root, job_id: scopedJobId, model_id: options.modelId ?? 'offline', turn: turnNumber });
     });
     const questionText = result?.questionText ?? input.question;
-    // Hook results (a decided handoff record's delta) come right before the question, after any
+    // Hook results (a decided escalation record's delta) come right before the question, after any
     // history the edge's handover gave (a transcript strategy puts the log into the question).
     const history = [...(result?.history ?? []), ...hooks.map((h) => h.message)];
     const handover =
@@ -170,7 +170,7 @@ export async function openTurn(
       const system = asked?.system;
       const systemSha = system ? sha256Hex(system) : null;
       const last = log.turn;
-      // Seed 000: a system message only when the identity or the system prompt changes.
+      // A system message only when the identity or the system prompt changes.
       const changed = !last || last.agent_id !== agentId || last.system_sha !== systemSha;
       const turnMessages: TaggedMessage[] = [
         // The hook first: it came before the stage's turn, and it is no part of the stage's prompt.
@@ -226,7 +226,7 @@ function hookMessages(card: StageCard, hooks: HookResult[] | undefined): TaggedM
   }));
 }
 
-/** A model id as an agent id (seed 000's fallback identity): one label token, never the user's. */
+/** A model id as an agent id (the fallback identity): one label token, never the user's. */
 function agentOfModel(modelId: string | undefined): string | undefined {
   if (modelId === undefined) return undefined;
   const agent = modelId

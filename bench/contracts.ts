@@ -12,7 +12,7 @@ const millis = Number(process.argv[2] ?? 1000);
 
 const sets: { name: string; packages: unknown[] }[] = [
   { name: 'valid (all optional fields)', packages: [load('valid.json')] },
-  { name: 'seed 001 example', packages: [load('seed-001-example.json')] },
+  { name: 'reference example', packages: [load('seed-001-example.json')] },
   {
     name: 'invalid (missing fields, bad traceparent)',
     packages: (

@@ -1,7 +1,8 @@
 /**
- * Seed 001's load shape through `stageHop`: packages replayed through one stage (writeback, the
- * one that writes), some invalid, some delivered twice. Checks the seed's four properties and
- * measures deliveries per second. Used by `npm run load` and, at small N, by the suite.
+ * The load shape through `stageHop`: packages replayed through one stage (writeback, the
+ * one that writes), some invalid, some delivered twice. Checks that invalid packages are refused
+ * before any work, valid ones written once, second deliveries answered as duplicates, and the
+ * traceparent kept on every ack, and measures deliveries per second. Used by `npm run load` and, at small N, by the suite.
  */
 import type { Client } from '@temporalio/client';
 import { isDeepStrictEqual } from 'node:util';

@@ -1,5 +1,5 @@
 /**
- * `npm run load [-- --packages 1000 --concurrency 16 --templates 10 --rounds 2 --json]`: seed 001's load shape on a
+ * `npm run load [-- --packages 1000 --concurrency 16 --templates 10 --rounds 2 --json]`: the load shape on a
  * dev server of its own (see bench/load-shape.ts), then the same deliveries through a bare
  * one-activity workflow on a worker of its own (bench/load-baseline.ts), and the ratio of the two.
  * Exits non-zero when a property fails.

@@ -12,7 +12,7 @@
  * 19's targets, met or not (bench/targets.ts). Also: a rejected hop's cost, replay speed,
  * validations per second (bench/contracts.ts), history bytes per job with a 10 KB and a 1 MB
  * conversation (bench/conversation/), a hub job's latency against the serial relay of the
- * same stages (bench/hub/), and the handoff records API's list route against a bare Fastify
+ * same stages (bench/hub/), and the records API's list route against a bare Fastify
  * route (bench/api/). Markdown on stdout (with --json, the JSON report), JSON under results/.
  */
 import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
@@ -64,7 +64,8 @@ const { values: args } = parseArgs({
     'validation-ms': { type: 'string', default: '300' },
     'hub-jobs': { type: 'string', default: '5' },
     'api-seconds': { type: 'string', default: '3' },
-    // Two more shaped sides: a patch marker alone, and one upsert per hop (issue 19's event budget).
+    // Two more shaped sides: a patch marker alone, and one upsert per hop (the event budget:
+    // the bare chain + 1 per hop).
     shapes: { type: 'boolean' },
     // On a cluster of its own (PostgreSQL visibility, bench/cluster-lab.ts) instead of a dev server.
     cluster: { type: 'boolean' },
@@ -469,9 +470,9 @@ async function main(): Promise<void> {
           eventTypes.map((e) => [e.type, fmt(e.handrail), fmt(e.baseline), fmt(e.handrail - e.baseline)]),
         ),
         `\n### Where handrail's cost comes from: the history its contract asks for, and the rail's own work\n`,
-        "The shaped side is the bare chain with handrail's history shape and nothing else: SPEC's search attributes set at the start, then upserted at each later hop and at the end (bench/baseline/workflow.ts `shapedBaselineJob`)." +
+        "The shaped side is the bare chain with handrail's history shape and nothing else: the rail's search attributes set at the start, then upserted at each later hop and at the end (bench/baseline/workflow.ts `shapedBaselineJob`)." +
           (moreRatios.length > 0
-            ? ' With `--shapes`, two more: the marker alone, and one upsert per hop with no marker (the event budget of issue 19).\n'
+            ? ' With `--shapes`, two more: the marker alone, and one upsert per hop with no marker (the event budget: the bare chain + 1 per hop).\n'
             : '\n'),
         markdownTable(
           [

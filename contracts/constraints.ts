@@ -1,6 +1,6 @@
 /**
- * Constraint policies the rail can enforce mechanically at every hop (SPEC: "constraints are
- * enforced at every hop, not only the first and last"). A job's constraints are free text; a
+ * Constraint policies the rail can enforce mechanically at every hop, not only the
+ * first and last. A job's constraints are free text; a
  * policy recognises the constraints it implements and checks a stage's output for breaches.
  * Constraints no policy recognises still travel on every package, for the critic and the human.
  *

@@ -1,5 +1,5 @@
 /**
- * The job's entry by reference (seed 001: "redact; pass refs, not payloads"). A job's first package
+ * The job's entry by reference (redact; pass references, not payloads). A job's first package
  * carries the request's entry inline, as a `data:` URI, because the workflow cannot write to the store.
  * The first stage to receive it moves the bytes to the store under the job,
  * `handrail://entries/<job_id>/<sha256>`, and every later package carries only that address and

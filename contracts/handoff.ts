@@ -1,4 +1,4 @@
-/** The package that crosses every hop (seed 001 `handoff.v1`, plus seed 004's hop block/summary). */
+/** The package that crosses every hop (`handoff.v1`, with its hop block and summary). */
 import { z } from 'zod';
 import { LIMITS } from './limits';
 import { HANDOFF_REASONS, HANDOFF_V1, HANDOFF_V2 } from './names';
@@ -60,7 +60,7 @@ export const AckRecord = z.looseObject({
    * and what it settled (charged) after; the rest went back to the wallet. */
   reserved_usd: usd.optional(),
   settled_usd: usd.optional(),
-  /** The package as delivered at this hop (seed 004's per-hop snapshot, contracts/snapshot.ts). */
+  /** The package as delivered at this hop (the per-hop snapshot, contracts/snapshot.ts). */
   snapshot: text(LIMITS.shortText).optional(),
 });
 export type AckRecord = z.infer<typeof AckRecord>;
@@ -80,7 +80,7 @@ export const ToolTried = z.looseObject({
 });
 export type ToolTried = z.infer<typeof ToolTried>;
 
-/** `none` is the state before any judge ran; seed 001 only shows pass/fail. */
+/** `none` is the state before any judge ran; a judge says pass or fail. */
 export const LastVerdict = z.enum(['pass', 'fail', 'none']);
 export type LastVerdict = z.infer<typeof LastVerdict>;
 
@@ -103,14 +103,14 @@ export const Trace = z.looseObject({
 });
 export type Trace = z.infer<typeof Trace>;
 
-/** Seed 004's typed handoff reasons: the current agent lacks what the task needs
+/** The typed handoff reasons: the current agent lacks what the task needs
  * (`capability_boundary`), a specialist does it better (`specialization`), the risk calls for a
  * human or a senior (`escalation`), or another agent takes it because this one is unavailable or
  * busy (`load_balancing`). */
 export const HandoffReason = z.enum(HANDOFF_REASONS);
 export type HandoffReason = z.infer<typeof HandoffReason>;
 
-/** Seed 004: who handed to whom, why, and the chain so far (for hop caps and cycle detection).
+/** Who handed to whom, why, and the chain so far (for hop caps and cycle detection).
  * Stage ids are slugs: pipelines name their own stages, and an origin like `client` fits. */
 export const Hop = z.looseObject({
   from: slug,
@@ -119,7 +119,7 @@ export const Hop = z.looseObject({
   // Transfers never outnumber the chain's entries; the bound keeps count + 1 a safe integer.
   count: count.max(LIMITS.chain),
   chain: list(slug, LIMITS.chain),
-  /** Why, as one of seed 004's typed reasons, when the route says (free text stays in `reason`). */
+  /** Why, as one of the typed reasons, when the route says (free text stays in `reason`). */
   handoff_reason: HandoffReason.optional(),
 });
 export type Hop = z.infer<typeof Hop>;
@@ -139,11 +139,11 @@ export const handoffV1 = z.looseObject({
   /** Never authoritative: a hint is not a new goal. */
   next_hint: text(LIMITS.shortText).optional(),
   hop: Hop.optional(),
-  /** Accumulated per hop, never re-summarised (seed 004). */
+  /** Accumulated per hop, never re-summarised. */
   summary: text(LIMITS.summary).optional(),
   /** The ack of the hop that delivered this package. */
   ack: AckRecord.optional(),
-  /** The address of this package's own snapshot as delivered (seed 004 `context_ref`); the rail
+  /** The address of this package's own snapshot as delivered; the rail
    * sets it on every delivery. */
   context_ref: text(LIMITS.shortText).optional(),
 });
@@ -152,7 +152,7 @@ export type HandoffV1 = z.infer<typeof handoffV1>;
 /**
  * The next package version: `base` with its `schema` literal replaced and `fields` added. A field
  * whose name `base` already has is refused when the version is defined (the module fails to load),
- * so a new version can never re-declare a field, i.e. reuse its name for a new meaning (seed 001).
+ * so a new version can never re-declare a field, i.e. reuse its name for a new meaning.
  * Changing a field's type or meaning needs a new name.
  */
 export function nextVersion<S extends z.core.$ZodLooseShape, const V extends string, F extends z.core.$ZodLooseShape>(
@@ -162,7 +162,7 @@ export function nextVersion<S extends z.core.$ZodLooseShape, const V extends str
 ) {
   const reused = Object.keys(fields).filter((name) => Object.prototype.hasOwnProperty.call(base.shape, name));
   if (reused.length > 0)
-    throw new Error(`${schema} re-declares ${reused.join(', ')}: a new version may only add fields (seed 001)`);
+    throw new Error(`${schema} re-declares ${reused.join(', ')}: a new version may only add fields`);
   return base.extend({ ...fields, schema: z.literal(schema) });
 }
 

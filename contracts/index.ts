@@ -6,7 +6,7 @@ export * from './handoff';
 export * from './artifacts';
 export * from './job';
 export * from './transcript';
-export * from './handoff-record';
+export * from './escalation-record';
 export { issueLines } from './errors';
 // Zod building blocks for artifact schemas: bounded text, ids, slugs, hashes, times, lists.
 export * from './primitives';

@@ -1,11 +1,11 @@
-/** The job API (SPEC "Public surface"): `handoffJob` input/result and the `decide` update. */
+/** The job API, public names other tools depend on: `handoffJob` input/result and the `decide` update. */
 import { z } from 'zod';
 import { WriteReceipt } from './artifacts';
 import { AckRecord, handoffV1 } from './handoff';
 import { LIMITS, MICROS_PER_USD } from './limits';
 import {
   count,
-  handoffRecordId,
+  escalationRecordId,
   id,
   inputText,
   list,
@@ -30,11 +30,11 @@ export const JobRequest = z.looseObject({
   goal: nonBlankText(LIMITS.goal),
   constraints: list(inputText(LIMITS.shortText)),
   budget: z.looseObject({ usd, revisions }),
-  /** Transfers allowed before escalation; the rail defaults to 8 (SPEC, hops and routing). */
+  /** Transfers allowed before escalation; the rail defaults to 8. */
   max_hops: z.int().min(1).max(LIMITS.chain).optional(),
   /** Taken from the caller when present, else created at intake. */
   traceparent: traceparent.optional(),
-  /** The API user who owns the job's handoff records (seed 003): only they (or root) see them.
+  /** The API user who owns the job's escalation records: only they (or root) see them.
    * Absent, every API user does. */
   owner: visibleName(LIMITS.id).optional(),
   /** How long an escalation waits for a human `decide` before the job ends as `escalated`,
@@ -142,8 +142,8 @@ export const HumanDecision = z.looseObject({
     .meta({ not: { exclusiveMinimum: 0, exclusiveMaximum: 1 / MICROS_PER_USD } })
     .optional(),
   revisions: revisions.optional(),
-  /** The handoff record the decision was taken through (the HTTP API sets it): the job refuses
+  /** The escalation record the decision was taken through (the HTTP API sets it): the job refuses
    * it unless that is the record of the escalation it waits on. */
-  handoff_record: handoffRecordId.optional(),
+  handoff_record: escalationRecordId.optional(),
 });
 export type HumanDecision = z.infer<typeof HumanDecision>;

@@ -3,7 +3,7 @@
  *
  * The total package cap sits far below Temporal's 2 MB payload limit (a package travels in
  * workflow inputs, results and history many times per job); the summary cap keeps the
- * accumulated summary near seed 004's ~2,000-token budget (~4 chars per token).
+ * accumulated summary near a ~2,000-token budget (~4 chars per token).
  */
 const SHORT_TEXT = 500;
 

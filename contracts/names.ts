@@ -7,7 +7,7 @@ import { LIMITS } from './limits';
 export const HANDOFF_V1 = 'handoff.v1';
 export const HANDOFF_V2 = 'handoff.v2';
 
-/** Seed 004's reasons for a handover. */
+/** The typed reasons a route gives for a hop (`hop.handoff_reason`). */
 export const HANDOFF_REASONS = ['capability_boundary', 'specialization', 'escalation', 'load_balancing'] as const;
 
 /** No `:` so `job_id:stage:...` keys stay parseable; no whitespace so ids survive logs and URLs. */

@@ -37,7 +37,7 @@ interface RuleMatch {
 export interface HopRule extends RuleMatch {
   to: string;
   reason: string;
-  /** Seed 004's typed reason, put on the hop block (`hop.handoff_reason`). */
+  /** The typed reason, put on the hop block (`hop.handoff_reason`). */
   handoff?: HandoffReason;
   spendsRevision?: boolean;
 }
@@ -48,7 +48,7 @@ export interface CompleteRule extends RuleMatch {
 }
 
 /**
- * Seed 001's hub with parallel specialists: the package goes to every stage in `fanOut` at once.
+ * A hub with parallel specialists: the package goes to every stage in `fanOut` at once.
  * Each specialist owns a partition — the artifact types it emits, which no other specialist of
  * the fan-out may emit — so their outputs never collide. When all have answered, the rail merges
  * their artifacts into one artifact of type `merge`, recorded once per job under
@@ -77,7 +77,7 @@ export interface RevisitEdge {
   bound?: 'revisions' | { max: number };
 }
 
-/** Seed 000's transcript strategies: the earlier conversation inlined before or after the next
+/** The transcript strategies: the earlier conversation inlined before or after the next
  * stage's question, or written to a trace file the question points at. */
 export const HANDOVER_STRATEGIES = ['transcript_prepend', 'transcript_append', 'transcript_materialize'] as const;
 export type HandoverStrategy = (typeof HANDOVER_STRATEGIES)[number];
@@ -93,16 +93,16 @@ export interface HandoverState {
   package: HandoffV1;
 }
 
-/** Rewrites the log into the next stage's conversation history (seed 000's callable handover). */
+/** Rewrites the log into the next stage's conversation history (a callable handover). */
 export type HandoverCallable = (log: readonly TaggedMessage[], state: HandoverState) => Message[];
 
 /**
- * Options of one edge: what conversation the next stage sees (seed 000's handover). Unset, the
- * next stage starts clean with only the package (seed 001's rule). `history`: the job's messages
+ * Options of one edge: what conversation the next stage sees (its handover). Unset, the
+ * next stage starts clean with only the package. `history`: the job's messages
  * as they are. A strategy renders them as a transcript. `{ callable }`: a function registered in
  * the pipeline's `handovers` (workflow code carries only its name).
  *
- * `maxTokens` caps what the handover puts before the model (seed 004: the package stays small,
+ * `maxTokens` caps what the handover puts before the model (the package stays small,
  * the full transcript stays in the store). Over it, `overflow: 'transcript_materialize'` writes
  * the transcript to a trace file instead; `'refuse'` (the default) refuses the hop
  * (`rejected_budget`, reason `context_budget_exceeded`). Never silently truncated.
@@ -353,9 +353,9 @@ function checkFanOut(rule: FanOutRule, spec: PipelineSpec, byName: ReadonlyMap<s
     if (card.role !== 'worker')
       problems.push(`${at}: specialist "${name}" is a ${card.role}; specialists that run at once must be workers`);
     // Branches at once share the wallet exactly only when each is held to a worst case.
-    if (card.maxCostUsd === undefined)
+    if (card.worstCaseCostUsd === undefined)
       problems.push(
-        `${at}: specialist "${name}" declares no maxCostUsd; a specialist that runs beside others is reserved and charged at most its worst case`,
+        `${at}: specialist "${name}" declares no worstCaseCostUsd; a specialist that runs beside others is reserved and charged at most its worst case`,
       );
     for (const type of card.outputs) {
       const other = owner.get(type);

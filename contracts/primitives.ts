@@ -30,7 +30,7 @@ export const inputText = (max: number) =>
     .regex(without(NUL + UNPAIRED_SURROGATE), { message: 'must not contain NUL or an unpaired surrogate' });
 export const nonBlankText = (max: number) => inputText(max).regex(...notBlank);
 
-/** Caller text a person reads (a handoff record's summary, questions and steps; a decision's
+/** Caller text a person reads (a escalation record's summary, questions and steps; a decision's
  * note): also no bidi embedding, override or isolate, refused like the rest so the caller learns
  * which field, and nothing reads differently from what was written. */
 export const readableText = (max: number) =>
@@ -84,5 +84,8 @@ export const traceparent = z
   // Refinements do not reach JSON Schema; this carries the same rule into the generated file.
   .meta({ not: { pattern: TRACEPARENT_ZERO_ID_PATTERN } });
 
-/** Handoff record ids are made by the store from the begin key: `hr_` and 32 hex digits. */
-export const handoffRecordId = z.string().regex(/^hr_[0-9a-f]{32}$/);
+/** Escalation record ids are made by the store from the begin key: `hr_` and 32 hex digits. */
+export const escalationRecordId = z.string().regex(/^hr_[0-9a-f]{32}$/);
+
+/** @deprecated Use escalationRecordId. */
+export const handoffRecordId = escalationRecordId;

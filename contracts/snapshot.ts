@@ -1,5 +1,5 @@
 /**
- * Seed 004's immutable per-hop snapshots (`ctx_snap_{hop}`): the package exactly as the rail
+ * Immutable per-hop snapshots: the package exactly as the rail
  * delivered it at a hop — refused hops included — addressed by the sha256 of its canonical JSON
  * under its job, `handrail://snapshots/<job_id>/<sha256>`. The package carries its own snapshot's
  * address in `context_ref` and the hop's ack names it; the snapshot itself holds everything but

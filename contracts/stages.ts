@@ -1,5 +1,5 @@
 /**
- * Stage cards: the interface-first table of seed 001 as code, one card per stage.
+ * Stage cards: each stage's interface (what it accepts and outputs, its role and cost) as code, one card per stage.
  *
  * Imported by workflow code (the rail reads accepts/outputs/activity options from here) and by
  * the worker (which checks the registry before polling), so this file is pure data and pure
@@ -24,10 +24,10 @@ export interface StageWork {
   /** `job_id:stage:hop_count`; the stage records its result under it (first result wins). */
   delivery_key: string;
   /** The options of the edge the package was delivered over, when the job's pipeline has any:
-   * the handover the stage's turn gets (seed 000). A callable travels by name only. */
+   * the handover the stage's turn gets. A callable travels by name only. */
   edge?: EdgeOptions;
-  /** Seed 003's hook results: context the job's rail hands the stage beside the package (a
-   * decided handoff record's delta). The stage's turn logs each as a message of origin
+  /** Hook results: context the job's rail hands the stage beside the package (a decided
+   * escalation record's delta). The stage's turn logs each as a message of origin
    * `hook_result` and hands it over as history, never as the user's words. */
   hook_results?: HookResult[];
   /** The rail asks the stage to move the job's inline entry (the first package's body) to
@@ -56,7 +56,7 @@ export interface StageResult {
    * repeated one): `same` package (the rail acks `duplicate`) or a `different` one (the rail
    * acks `rejected_conflict`). Absent on the delivery that recorded it. */
   recorded_by_other?: 'same' | 'different';
-  /** The handover this stage's turn got over the edge it was delivered on (seed 000), when the
+  /** The handover this stage's turn got over the edge it was delivered on, when the
    * edge has one: the strategy used (after any overflow fallback) and its size in tokens. The
    * conversation itself stays in the store, referenced from package.memory_refs. */
   handover?: { used: string; tokens: number; fell_back?: boolean };
@@ -111,8 +111,8 @@ export interface StageActivityOptions {
 }
 
 /**
- * `worker` produces an artifact; `critic` judges one and may hold no write tools (seed 001:
- * "the critic must not hold write tools"); `writer` is the one stage that patches an external
+ * `worker` produces an artifact; `critic` judges one and may hold no write tools, so
+ * it cannot act on what it judges; `writer` is the one stage that patches an external
  * system.
  */
 export type StageRole = 'worker' | 'critic' | 'writer';
@@ -120,7 +120,7 @@ export type StageRole = 'worker' | 'critic' | 'writer';
 export interface StageCard {
   name: string;
   role: StageRole;
-  /** The agent identity its messages carry in the job's log (seed 000 `agent_identity`); unset,
+  /** The agent identity its messages carry in the job's log; unset,
    * the model's id (or the stage name when it runs offline). */
   agent?: string;
   /** Artifact types this stage can take: the rail acks `rejected_role` unless the newest
@@ -140,13 +140,13 @@ export interface StageCard {
   /** The stage's worst-case cost: what the rail reserves from the wallet before the hop starts
    * (the hop is `rejected_budget` when it does not fit) and the most it settles; a stage that
    * reports more is charged this and the hop is flagged overspent. Unset: the nominal cost. */
-  maxCostUsd?: number;
+  worstCaseCostUsd?: number;
   /** Own task queue, so only the worker holding this stage's credentials runs it. Unset: the
    * job's task queue, or the writers' queue for a stage that writes (stageTaskQueue). */
   taskQueue?: string;
-  /** Stage tried when this one's ACK times out twice (seed 004). */
+  /** Stage tried when this one's ACK times out twice. */
   fallback?: string;
-  /** Seed 004's return to sender: what this stage does when the stage it hands to is not picked
+  /** Return to sender: what this stage does when the stage it hands to is not picked
    * up (after its retry and its fallback) and the package comes back (`target_unavailable`):
    * send it to another stage instead (`reroute`), or to one that does less (`degrade`). Unset or
    * `escalate`: a human decides, the reason named. */
@@ -160,6 +160,8 @@ export type StageSpec = Omit<StageCard, 'role' | 'packageVersions' | 'tools' | '
   tools?: readonly ToolGrant[];
   writes?: string | null;
   activity?: Partial<Omit<StageActivityOptions, 'retry'>> & { retry?: RetryPolicy };
+  /** @deprecated Use worstCaseCostUsd (the same number; defineStage reads either). */
+  maxCostUsd?: number;
 };
 
 const DEFAULT_ACTIVITY: StageActivityOptions = {
@@ -175,8 +177,11 @@ const DEFAULT_ACTIVITY: StageActivityOptions = {
 export function defineStage<const N extends string>(spec: StageSpec & { name: N }): StageCard & { readonly name: N } {
   const retry = { ...DEFAULT_ACTIVITY.retry, ...spec.activity?.retry };
   const nonRetryable = new Set([...STAGE_FAILURE_TYPES, ...(retry.nonRetryableErrorTypes ?? [])]);
+  const { maxCostUsd, ...card } = spec;
+  const worstCaseCostUsd = spec.worstCaseCostUsd ?? maxCostUsd;
   return deepFreeze({
-    ...spec,
+    ...card,
+    ...(worstCaseCostUsd !== undefined ? { worstCaseCostUsd } : {}),
     role: spec.role ?? 'worker',
     packageVersions: spec.packageVersions ?? [HANDOFF_V1],
     tools: spec.tools ?? [],
@@ -229,11 +234,15 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
       problems.push(`${at} has nominal cost ${card.nominalCostUsd}; it must be a finite number >= 0`);
     }
     if (
-      card.maxCostUsd !== undefined &&
-      !(Number.isFinite(card.maxCostUsd) && card.maxCostUsd >= card.nominalCostUsd && card.maxCostUsd <= LIMITS.usd)
+      card.worstCaseCostUsd !== undefined &&
+      !(
+        Number.isFinite(card.worstCaseCostUsd) &&
+        card.worstCaseCostUsd >= card.nominalCostUsd &&
+        card.worstCaseCostUsd <= LIMITS.usd
+      )
     ) {
       problems.push(
-        `${at} has max cost ${card.maxCostUsd}; it must be a finite number from its nominal cost (${card.nominalCostUsd}) to ${LIMITS.usd}`,
+        `${at} has max cost ${card.worstCaseCostUsd}; it must be a finite number from its nominal cost (${card.nominalCostUsd}) to ${LIMITS.usd}`,
       );
     }
     const maxAttempts = card.activity.retry.maximumAttempts;
@@ -321,8 +330,8 @@ export function stageTaskQueue(card: Pick<StageCard, 'taskQueue' | 'writes'>, jo
 }
 
 /** What the rail reserves for a hop to this stage: its worst case, or its nominal cost. */
-export const reservationUsd = (card: Pick<StageCard, 'nominalCostUsd' | 'maxCostUsd'>): number =>
-  card.maxCostUsd ?? card.nominalCostUsd;
+export const reservationUsd = (card: Pick<StageCard, 'nominalCostUsd' | 'worstCaseCostUsd'>): number =>
+  card.worstCaseCostUsd ?? card.nominalCostUsd;
 
 /** The newest artifact is what the next stage works on (older ones stay for reference). */
 export function newestArtifact(pkg: Pick<HandoffV1, 'artifacts'>): Artifact | undefined {

@@ -1,5 +1,5 @@
 /**
- * Seed 004's accumulated summary: each stage contributes its own segment, the segments are
+ * The accumulated summary: each stage contributes its own segment, the segments are
  * joined with `\n---hop---\n` and never re-summarised. Once the summary would pass
  * `LIMITS.summary`, the oldest segments move to the store behind one reference segment,
  * `[earlier hops: handrail://summaries/<sha256> (N segments)]`. The stored text is those segments
@@ -12,7 +12,7 @@
 import { clip } from './errors';
 import { LIMITS } from './limits';
 
-/** Between two segments (seed 004's `accumulate_summary`). */
+/** Between two segments. */
 export const SUMMARY_SEPARATOR = '\n---hop---\n';
 
 const SUMMARY_SCHEME = 'handrail://summaries/';

@@ -1,14 +1,14 @@
 /**
- * The job's conversation, as seed 000 tags it: every message with the agent that produced it.
+ * The job's conversation, tagged: every message with the agent that produced it.
  * Pure (workflow code imports the strategy names); the log itself lives in the store and is
  * rendered by activities — it never travels in Temporal history.
  */
 import { z } from 'zod';
 
-/** The agent id of prompts the rail or the job's entry supplied (seed 000's scenario prompts). */
+/** The agent id of prompts the rail or the job's entry supplied. */
 export const USER_AGENT_ID = '__user__';
 
-/** Fences a rendered transcript inside a question prompt (seed 000). */
+/** Fences a rendered transcript inside a question prompt. */
 export const TRANSCRIPT_SEPARATOR = '\n\n---\n\n';
 
 export const Role = z.enum(['system', 'user', 'assistant', 'tool']);
@@ -31,8 +31,8 @@ export type ContentBlock = z.infer<typeof ContentBlock>;
 export const Message = z.object({ role: Role, content: z.array(ContentBlock) });
 export type Message = z.infer<typeof Message>;
 
-/** Where a message came from when it is neither a prompt nor an agent's own turn: seed 003's
- * `hook_result`, e.g. a handoff record's delta re-injected after a human decided. Context for the
+/** Where a message came from when it is neither a prompt nor an agent's own turn: a
+ * `hook_result`, e.g. an escalation record's delta re-injected after a human decided. Context for the
  * next stage; never the user's input. */
 export const MessageOrigin = z.object({ kind: z.literal('hook_result'), event: z.string().min(1) });
 export type MessageOrigin = z.infer<typeof MessageOrigin>;
@@ -73,7 +73,7 @@ const blockText = (b: ContentBlock): string | undefined =>
 export const messageText = (message: Message): string => message.content.flatMap((b) => blockText(b) ?? []).join('\n');
 
 /**
- * Seed 000's transcript: one line per non-thinking block, `[__user__] text` for prompts,
+ * The transcript: one line per non-thinking block, `[__user__] text` for prompts,
  * `[agent_id:role:content_type] text` for agent messages and `[agent_id:hook_result:text]` for
  * hook results; tool calls as `name(arg=value)`, tool
  * results as their string. Thinking blocks are dropped so reasoning never crosses a hop.
@@ -95,7 +95,7 @@ export function formatTranscript(log: readonly TaggedMessage[]): string {
   return lines.join('\n');
 }
 
-/** `name(k=v, …)` with each value as Python's repr would show it (seed 000 renders `{v!r}`). */
+/** `name(k=v, …)` with each value as Python's repr would show it (`{v!r}`), so transcripts match across languages. */
 export function renderToolCall(name: string, input: Record<string, unknown>): string {
   return `${name}(${renderToolArgs(input)})`;
 }

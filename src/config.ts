@@ -17,11 +17,11 @@ export interface HandrailConfig {
   dataDir: string;
   /** Base URL of the Temporal Web UI, used to print links to jobs. */
   webUiUrl: string;
-  /** Base URL of the handoff records API (`npm run api`) that `handrail handoffs` calls. */
+  /** Base URL of the records API (`npm run api`) that `handrail handoffs` calls. */
   apiUrl: string;
   /** PostgreSQL URL for the store; unset means embedded SQLite under dataDir. */
   databaseUrl?: string;
-  /** Root of the handover workspace (seed 000: `transcript_materialize` trace files):
+  /** Root of the handover workspace (where `transcript_materialize` writes its trace files):
    * HANDRAIL_WORKSPACE, else `<dataDir>/workspace`. */
   workspace: string;
   /** TLS, API key and gRPC metadata for the Temporal connection, from Temporal's environment

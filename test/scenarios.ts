@@ -49,7 +49,7 @@ export interface Scenario {
   activities?: (real: HandrailActivities) => Partial<HandrailActivities>;
 }
 
-/** Fixed trace (seed 001's example) for packages delivered straight to stageHop (a job would generate one). */
+/** Fixed trace (the example package's) for packages delivered straight to stageHop (a job would generate one). */
 export const SEED_TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const TRACE = SEED_TRACEPARENT;
 

@@ -22,10 +22,10 @@ export const { mergeBranches } = proxyActivities<Pick<RailActivities, 'mergeBran
   summary: 'merge',
 });
 
-// An escalation's handoff record. Its writes are keyed; a store that stays down only costs the
+// An escalation's record. Its writes are keyed; a store that stays down only costs the
 // record (logged), never the escalation.
-export const { beginHandoffRecord, closeHandoffRecord } = proxyActivities<
-  Pick<RailActivities, 'beginHandoffRecord' | 'closeHandoffRecord'>
+export const { beginEscalationRecord, closeEscalationRecord } = proxyActivities<
+  Pick<RailActivities, 'beginEscalationRecord' | 'closeEscalationRecord'>
 >({
   startToCloseTimeout: '30s',
   retry: { maximumAttempts: 8, maximumInterval: '30s' },

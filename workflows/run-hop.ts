@@ -176,7 +176,7 @@ function withSnapshot(outcome: HopOutcome, snapshot: Snapshot, stored: boolean):
 /**
  * Runs the stage activity. A stage whose workers do not pick the hop up in time (the card's
  * scheduleToStartTimeout is the ACK timeout) is tried once more, then its declared fallback,
- * else the hop fails and the job escalates (seed 004). Business failures are not retried here:
+ * else the hop fails and the job escalates. Business failures are not retried here:
  * the card's retry policy already marks them non-retryable.
  */
 async function runStage(

@@ -1,7 +1,7 @@
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributeUpdatePair } from '@temporalio/common';
 // Lives with the workflows because the rail upserts them; client, CLI and dev server import it too.
 
-// Public names (SPEC.md): operators filter on these in the Web UI and `handrail list`.
+// Public names, kept stable: operators filter on these in the Web UI and `handrail list`.
 export const HandrailStage = defineSearchAttributeKey('HandrailStage', SearchAttributeType.KEYWORD);
 export const HandrailAck = defineSearchAttributeKey('HandrailAck', SearchAttributeType.KEYWORD);
 export const HandrailVerdict = defineSearchAttributeKey('HandrailVerdict', SearchAttributeType.KEYWORD);

@@ -1,5 +1,5 @@
 /**
- * Hops as OpenTelemetry spans (SPEC "Trace"). Workflow code cannot export spans itself, so it
+ * Hops as OpenTelemetry spans. Workflow code cannot export spans itself, so it
  * hands each finished hop to the worker through a sink; the worker turns it into a `hop` span
  * under the package's traceparent with one child span per ack (src/worker/tracing.ts). Sink calls are
  * not part of the history: tracing adds no event and replays unchanged.

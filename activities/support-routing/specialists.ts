@@ -1,7 +1,7 @@
 /**
  * The specialists: `classification.v1` → `summary_md`, an internal note from a fixed template per
- * specialist (offline, no model). The note says who took the ticket over and why (seed 004 §5:
- * the receiving agent shows it has the context), restates the question, and never commits the
+ * specialist (offline, no model). The note says who took the ticket over and why (the
+ * receiving agent shows it has the context), restates the question, and never commits the
  * billing team to a refund.
  */
 import { z } from 'zod';

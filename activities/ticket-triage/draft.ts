@@ -56,7 +56,7 @@ export async function writeSummary(
     rejected,
   };
 
-  // The model gets exactly what the edge's handover made of this prompt (seed 000).
+  // The model gets exactly what the edge's handover made of this prompt.
   const { messages } = await turn.prompt(draftPrompt(input, pkg.constraints));
   let markdown: string;
   let cost: number;

@@ -1,7 +1,7 @@
 /**
  * Rule-based ticket classification for intake: intent, risk, sentiment, language. Deterministic
- * and explainable on purpose (seed 001: use a model only for soft classification, with hard
- * policy checks after); every rule is a keyword table a reviewer can read.
+ * and explainable on purpose (a model only for soft classification, with hard policy
+ * checks after); every rule is a keyword table a reviewer can read.
  */
 import type { Risk, Sentiment } from '../../contracts/pipelines/ticket-artifacts';
 

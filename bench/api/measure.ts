@@ -1,5 +1,5 @@
 /**
- * The handoff records API's list route against a bare route of the same framework (issue 15):
+ * The records API's list route against a bare route of the same framework:
  * `GET /workspaces/default/projects/ticket-triage/handoffs?limit=100` over 100 records in a
  * SQLite store, as a non-root user (the owner filter runs), against a bare Fastify route that
  * answers the same 100 records from memory. Both servers listen on loopback in this process and
@@ -13,7 +13,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
 import type { Client } from '@temporalio/client';
-import type { HandoffRecord } from '../../contracts';
+import type { EscalationRecord } from '../../contracts';
 import { apiUsers, sha256Token } from '../../src/servers/api-users';
 import { buildHandoffsApi } from '../../src/servers/handoffs-api';
 import { openStore } from '../../src/worker/store';
@@ -56,7 +56,7 @@ export async function apiListVsBareRoute(
   try {
     for (let n = 0; n < LIST_RECORDS; n++) {
       // A fifth owned by the bench user, the rest unowned: every record is one the caller sees.
-      await store.beginHandoff(
+      await store.beginEscalationRecord(
         {
           workspace: 'default',
           project: 'ticket-triage',
@@ -73,7 +73,7 @@ export async function apiListVsBareRoute(
         `bench-${n}:escalation:1`,
       );
     }
-    const records: HandoffRecord[] = await store.listHandoffs({
+    const records: EscalationRecord[] = await store.listEscalationRecords({
       workspace: 'default',
       project: 'ticket-triage',
       limit: LIST_RECORDS,

@@ -48,11 +48,11 @@ export async function baselineJob(request: JobRequest & { traceparent: string })
 }
 
 /**
- * Which of handrail's extra history events a shaped chain leaves: `handrail`, all of them (SPEC's
+ * Which of handrail's extra history events a shaped chain leaves: `handrail`, all of them (the rail's
  * search attributes — set at the start, as `startJob` sets them, then upserted at each later hop's
  * start and at the job's end with the keys that changed, as the rail publishes them; the 1.0 rail
  * records no patch marker); `marker`, a patch marker alone (what one post-1.0 patch costs);
- * `upsert-per-hop`, one upsert per hop and no marker — the event budget issue 19 allows.
+ * `upsert-per-hop`, one upsert per hop and no marker — the event budget (the bare chain + 1 per hop).
  */
 export type HistoryShape = 'handrail' | 'marker' | 'upsert-per-hop';
 

@@ -1,5 +1,5 @@
 /**
- * Hub vs serial relay (issue 14): the same four stages — `start`, the specialists `spec-a` and
+ * Hub vs serial relay: the same four stages — `start`, the specialists `spec-a` and
  * `spec-b` (each works SPECIALIST_MS), `finish` — once with the specialists fanned out at once and
  * merged by the rail (shape `hub`), once one after the other (shape `relay`). Jobs run one at a
  * time, alternating shapes, on an in-process worker, after an untimed warm-up job of each. The

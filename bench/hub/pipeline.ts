@@ -18,7 +18,7 @@ export type Shape = (typeof SHAPES)[number];
 
 /** Every card's worst case (nominal cost 0): every hop reserves and settles, as a paid stage would. */
 export const WORST_CASE_USD = 0.001;
-const costs = { nominalCostUsd: 0, maxCostUsd: WORST_CASE_USD };
+const costs = { nominalCostUsd: 0, worstCaseCostUsd: WORST_CASE_USD };
 
 export const startStage = defineStage({
   name: 'start',

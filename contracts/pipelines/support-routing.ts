@@ -1,5 +1,5 @@
 /**
- * Conditional routing (seed 004 §4): `classify` scores a ticket (intent, sentiment, complexity,
+ * Conditional routing: `classify` scores a ticket (intent, sentiment, complexity,
  * language), then a pure routing table hands it to exactly one specialist; `review` (the critic)
  * checks the specialist's note and `crm-note`, the single writer, puts it in the CRM. Defined only
  * through the public contracts, like any author's pipeline; the stage work lives in
@@ -110,7 +110,7 @@ export const SUPPORT_ROUTES: readonly RouteRule[] = [
     when: (f) => score(f, 'complexity') > SENIOR_ABOVE_COMPLEXITY,
     to: 'senior',
     reason: `complex ticket (complexity > ${SENIOR_ABOVE_COMPLEXITY})`,
-    // Seed 004's thresholds (complexity > 8) escalate; the senior agent is that escalation.
+    // Complex tickets (complexity > 8) escalate; the senior agent is that escalation.
     handoff: 'escalation',
   },
   {
@@ -156,7 +156,7 @@ export const supportRouting = definePipeline({
     crmNoteStage,
   ],
   routes: SUPPORT_ROUTES,
-  // Seed 000 handover on two edges: the escalation note and the senior agent read classify's turn
+  // A handover on two edges: the escalation note and the senior agent read classify's turn
   // as a transcript (before, resp. after, their own question); every other stage starts clean.
   edges: [
     { from: 'classify', to: 'escalation', handover: 'transcript_prepend' },

@@ -1,5 +1,5 @@
 /**
- * Seed 001's hub with parallel specialists: intake, then `policy` (help-center evidence) and
+ * A hub with parallel specialists: intake, then `policy` (help-center evidence) and
  * `account` (the customer's earlier tickets) at once, each owning its own output types; the rail
  * merges their artifacts into one `context.v1`, from which `brief` drafts the summary that
  * ticket-triage's judge and writeback judge and write. Its stage work lives in
@@ -21,7 +21,7 @@ export const policyStage = defineStage({
   tools: [{ name: 'helpcenter.search', access: 'read', system: 'helpcenter' }],
   criteria: ['every chunk carries a citation key, or no_hit'],
   nominalCostUsd: 0.002,
-  maxCostUsd: 0.004,
+  worstCaseCostUsd: 0.004,
   activity: { startToCloseTimeout: '15s' },
 });
 
@@ -35,7 +35,7 @@ export const accountStage = defineStage({
     'an empty history said as such, never invented',
   ],
   nominalCostUsd: 0.001,
-  maxCostUsd: 0.002,
+  worstCaseCostUsd: 0.002,
   // Room for a model call (what the earlier tickets have in common); heartbeats notice a crash sooner.
   activity: { startToCloseTimeout: '30s' },
 });
@@ -52,7 +52,7 @@ export const briefStage = defineStage({
     'differs from every rejected draft',
   ],
   nominalCostUsd: 0.01,
-  maxCostUsd: 0.02,
+  worstCaseCostUsd: 0.02,
   activity: { startToCloseTimeout: '2m' },
 });
 

@@ -1,5 +1,5 @@
 /**
- * The reference pipeline (SPEC "Stages"): ticket triage, intake → retrieve → draft → judge →
+ * The reference pipeline: ticket triage, intake → retrieve → draft → judge →
  * writeback, with the judge able to send a draft back while revisions remain. Its stage work
  * lives in activities/ticket-triage/. Defined only through the public contracts, like any
  * author's pipeline.

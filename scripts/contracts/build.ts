@@ -98,14 +98,24 @@ export const SCHEMAS: readonly SchemaEntry[] = [
   { name: 'carried_job', exportName: 'carriedJob', typeName: 'CarriedJob', schema: c.CarriedJob },
   { name: 'human_decision', exportName: 'humanDecision', typeName: 'HumanDecision', schema: c.HumanDecision },
   { name: 'stage_hop_request', exportName: 'stageHopRequest', typeName: 'StageHopRequest', schema: c.StageHopRequest },
-  { name: 'handoff_record', exportName: 'handoffRecord', typeName: 'HandoffRecord', schema: c.HandoffRecord },
-  { name: 'handoff_begin', exportName: 'handoffBegin', typeName: 'HandoffBeginInput', schema: c.HandoffBeginInput },
-  { name: 'handoff_audit_row', exportName: 'handoffAuditRow', typeName: 'HandoffAuditRow', schema: c.HandoffAuditRow },
+  { name: 'handoff_record', exportName: 'handoffRecord', typeName: 'EscalationRecord', schema: c.EscalationRecord },
+  {
+    name: 'handoff_begin',
+    exportName: 'handoffBegin',
+    typeName: 'EscalationRecordBeginInput',
+    schema: c.EscalationRecordBeginInput,
+  },
+  {
+    name: 'handoff_audit_row',
+    exportName: 'handoffAuditRow',
+    typeName: 'EscalationRecordAuditRow',
+    schema: c.EscalationRecordAuditRow,
+  },
   {
     name: 'handoff_list_query',
     exportName: 'handoffListQuery',
-    typeName: 'HandoffListQuery',
-    schema: c.HandoffListQuery,
+    typeName: 'EscalationRecordListQuery',
+    schema: c.EscalationRecordListQuery,
   },
 ];
 

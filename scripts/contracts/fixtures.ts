@@ -22,7 +22,7 @@ export interface FixtureCase {
   body: unknown;
 }
 
-/** Seed 001's example package, exactly as printed in the seed. */
+/** The reference example package, kept exactly as first written: every later version must still read it. */
 export const seed001Example = {
   schema: 'handoff.v1',
   job_id: 'tkt_18422',
@@ -122,7 +122,7 @@ export function fixtureCases(): FixtureCase[] {
       file: 'seed-001-example.json',
       expect: 'accept',
       json_schema: 'accept',
-      note: 'seed 001 example, unchanged',
+      note: 'reference example, unchanged',
       body: seed001Example,
     },
     {

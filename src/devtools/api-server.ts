@@ -1,5 +1,5 @@
 /**
- * The handoff records API as `npm run demo` runs it: a detached `npm run api` process that keeps
+ * The records API as `npm run demo` runs it: a detached `npm run api` process that keeps
  * running after the demo, like the dev server, and stops with `npm run server:stop`. On first use
  * it makes one root user, `demo`, with a random token: the users file (`<dataDir>/api-users.json`)
  * holds only the token's hash, the token itself goes to `<dataDir>/api-token` (mode 600), where

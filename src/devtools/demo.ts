@@ -1,6 +1,6 @@
 /**
  * `npm run demo`: the main job. Provisions the temporal CLI, starts (or reuses) the local dev
- * server and the handoff records API, runs a worker, starts one job from a sample ticket, prints
+ * server and the records API, runs a worker, starts one job from a sample ticket, prints
  * its result, the Web UI link and the API's URL. The dev server and the API keep running
  * afterwards, so the job stays visible; `npm run server:stop` stops both.
  * `npm run demo -- --pipeline <name>` runs the job through another built-in pipeline.

@@ -1,5 +1,5 @@
 /**
- * A dev-time server the demo leaves running (the handoff records API, the codec server): a
+ * A dev-time server the demo leaves running (the records API, the codec server): a
  * detached `node --import tsx` process with its pid in a file for `npm run server:stop`.
  */
 import { spawn } from 'node:child_process';

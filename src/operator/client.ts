@@ -497,7 +497,7 @@ export async function cancelJob(client: Client, jobId: string): Promise<void> {
   }
 }
 
-/** Filters on the rail's search attributes (SPEC "Public surface"); every one is optional. */
+/** Filters on the rail's search attributes (workflows/search-attributes.ts); every one is optional. */
 export interface JobFilter {
   status?: RailStatus;
   /** The pipeline the job runs (`HandrailPipeline`). */

@@ -1,5 +1,5 @@
 /**
- * A client of the handoff records HTTP API (src/servers/handoffs-api.ts), as `handrail handoffs`
+ * A client of the records HTTP API (src/servers/handoffs-api.ts), as `handrail handoffs`
  * uses it: HANDRAIL_API_URL, and the bearer token in HANDRAIL_API_TOKEN, else the demo user's
  * token file that `npm run demo` writes (`<dataDir>/api-token`). Responses are checked against
  * the same contracts the server answers with.
@@ -10,11 +10,11 @@ import path from 'node:path';
 import type { z } from 'zod';
 import {
   HandoffApiError,
-  HandoffDecideResponse,
-  HandoffListResponse,
-  HandoffRecord,
-  type HandoffDecideRequest,
-  type HandoffRecordState,
+  EscalationRecordDecideResponse,
+  EscalationRecordListResponse,
+  EscalationRecord,
+  type EscalationRecordDecideRequest,
+  type EscalationRecordState,
 } from '../../contracts';
 import type { HandrailConfig } from '../config';
 
@@ -48,11 +48,11 @@ export function apiToken(config: Pick<HandrailConfig, 'dataDir'>, env: NodeJS.Pr
 }
 
 export interface HandoffsClient {
-  list(project: string, query?: { state?: HandoffRecordState; limit?: number }): Promise<HandoffRecord[]>;
-  show(id: string): Promise<HandoffRecord>;
-  accept(id: string): Promise<HandoffRecord>;
-  cancel(id: string): Promise<HandoffRecord>;
-  decide(id: string, decision: HandoffDecideRequest): Promise<HandoffDecideResponse>;
+  list(project: string, query?: { state?: EscalationRecordState; limit?: number }): Promise<EscalationRecord[]>;
+  show(id: string): Promise<EscalationRecord>;
+  accept(id: string): Promise<EscalationRecord>;
+  cancel(id: string): Promise<EscalationRecord>;
+  decide(id: string, decision: EscalationRecordDecideRequest): Promise<EscalationRecordDecideResponse>;
 }
 
 /** Each write carries a fresh Idempotency-Key unless one is given: a command run twice is two
@@ -106,11 +106,11 @@ export function handoffsClient(
           .map(([k, v]): [string, string] => [k, String(v)]),
       );
       const route = `/workspaces/${ws}/projects/${encodeURIComponent(project)}/handoffs${qs.size ? `?${qs}` : ''}`;
-      return (await call('GET', route, HandoffListResponse)).handoffs;
+      return (await call('GET', route, EscalationRecordListResponse)).handoffs;
     },
-    show: (id) => call('GET', one(id), HandoffRecord),
-    accept: (id) => call('POST', `${one(id)}/accept`, HandoffRecord),
-    cancel: (id) => call('POST', `${one(id)}/cancel`, HandoffRecord),
-    decide: (id, decision) => call('POST', `${one(id)}/decide`, HandoffDecideResponse, decision),
+    show: (id) => call('GET', one(id), EscalationRecord),
+    accept: (id) => call('POST', `${one(id)}/accept`, EscalationRecord),
+    cancel: (id) => call('POST', `${one(id)}/cancel`, EscalationRecord),
+    decide: (id, decision) => call('POST', `${one(id)}/decide`, EscalationRecordDecideResponse, decision),
   };
 }

@@ -1,6 +1,6 @@
 /**
  * A job's accumulated summary as an operator reads it (`handrail show`): every segment, oldest
- * first, with the segments moved to the store read back through their references (seed 004).
+ * first, with the segments moved to the store read back through their references.
  */
 import { parseReference, splitSummary } from '../../contracts';
 import { readSummarySegments } from '../../activities/summary';

@@ -1,5 +1,5 @@
 /**
- * `npm run api`: the handoff records HTTP API (handoffs-api.ts) on HANDRAIL_API_PORT (8787),
+ * `npm run api`: the records HTTP API (handoffs-api.ts) on HANDRAIL_API_PORT (8787),
  * against the configured store (DATABASE_URL, else SQLite under HANDRAIL_DATA_DIR) and the
  * Temporal server at TEMPORAL_ADDRESS (where `decide` sends its update), serving the workspace
  * TEMPORAL_NAMESPACE with the built-in pipelines as its projects. Users from HANDRAIL_API_USERS

@@ -1,5 +1,5 @@
 /**
- * Who may call the handoff records API (seed 003): users, each with the sha256 of their bearer
+ * Who may call the records API: users, each with the sha256 of their bearer
  * token and a role. The server never holds a token, only its hash.
  *
  * Format (a JSON file named by HANDRAIL_API_USERS, or the same JSON in HANDRAIL_API_USERS_JSON):
@@ -11,7 +11,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { z } from 'zod';
 import { LIMITS } from '../../contracts/limits';
-import { RAIL_ACTOR } from '../../workflows/rail/handoff-record';
+import { RAIL_ACTOR } from '../../workflows/rail/escalation-record';
 
 export const API_ROLES = ['user', 'root'] as const;
 export type ApiRole = (typeof API_ROLES)[number];

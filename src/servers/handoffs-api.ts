@@ -1,9 +1,9 @@
 /**
- * The handoff records HTTP API (seed 003, issue 15): an owner-scoped view over the store's
- * handoff records. `buildHandoffsApi` returns a Fastify instance that is not listening;
+ * The records HTTP API (its paths say `handoffs`): an owner-scoped view over the store's
+ * escalation records. `buildHandoffsApi` returns a Fastify instance that is not listening;
  * `api-main.ts` is the process that runs it (`npm run api`).
  *
- * Every route is one row of ROUTES: its schemas (zod, from contracts/handoff-record.ts) feed
+ * Every route is one row of ROUTES: its schemas (zod, from contracts/escalation-record.ts) feed
  * both Fastify's validator/serializer and `GET /openapi.json`, so the document cannot drift from
  * what the server checks. Auth is a bearer token (api-users.ts); a record owned by someone else
  * is answered 404, exactly as a missing one, so ids do not leak who owns what.
@@ -12,25 +12,25 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import { hasZodFastifySchemaValidationErrors, validatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
-  HANDOFF_LIST_DEFAULT,
+  ESCALATION_RECORD_LIST_DEFAULT,
   HandoffApiError,
   HandoffApiIdempotencyKey,
-  HandoffBeginRequest,
-  HandoffDecideRequest,
-  HandoffDecideResponse,
-  HandoffListParams,
-  HandoffListQueryString,
-  HandoffListResponse,
-  HandoffRecord,
-  HandoffRecordParams,
-  HandoffTransitionError,
-  HandoffTransitionRequest,
-  type HandoffRecordState,
-  type HandoffRefusalCode,
-} from '../../contracts/handoff-record';
+  EscalationRecordBeginRequest,
+  EscalationRecordDecideRequest,
+  EscalationRecordDecideResponse,
+  EscalationRecordListParams,
+  EscalationRecordListQueryString,
+  EscalationRecordListResponse,
+  EscalationRecord,
+  EscalationRecordParams,
+  EscalationRecordTransitionError,
+  EscalationRecordTransitionRequest,
+  type EscalationRecordState,
+  type EscalationRecordRefusalCode,
+} from '../../contracts/escalation-record';
 import { ServiceError, type Client } from '@temporalio/client';
 import { DecisionRefusedError, JobEndedError, JobNotFoundError, decide } from '../operator/client';
-import { RAIL_ACTOR } from '../../workflows/rail/handoff-record';
+import { RAIL_ACTOR } from '../../workflows/rail/escalation-record';
 import type { Store } from '../worker/store/types';
 import type { ApiUser, ApiUsers } from './api-users';
 
@@ -52,7 +52,7 @@ export interface HandoffsApiOptions {
 
 /** Status per store refusal. `illegal_transition` (the record is already final) is 409, like a
  * conflict: the request was well-formed, the record's state refuses it. */
-export const REFUSAL_STATUS: Record<HandoffRefusalCode, number> = {
+export const REFUSAL_STATUS: Record<EscalationRecordRefusalCode, number> = {
   not_found: 404,
   conflict: 409,
   illegal_transition: 409,
@@ -100,62 +100,62 @@ export const ROUTES: readonly RouteSpec[] = [
   {
     method: 'GET',
     url: '/workspaces/:ws/projects/:p/handoffs',
-    operationId: 'listHandoffs',
+    operationId: 'listEscalationRecords',
     summary: "A project's handoff records the caller may see, in one state (open by default), newest first.",
     scoped: true,
-    params: HandoffListParams,
-    querystring: HandoffListQueryString,
+    params: EscalationRecordListParams,
+    querystring: EscalationRecordListQueryString,
     status: 200,
-    response: HandoffListResponse,
+    response: EscalationRecordListResponse,
     errors: [400, 401, 404],
   },
   {
     method: 'POST',
     url: '/workspaces/:ws/projects/:p/handoffs',
-    operationId: 'beginHandoff',
+    operationId: 'beginEscalationRecord',
     summary:
       'Begin an open handoff record; created_by is the caller. The same Idempotency-Key again returns the same record.',
     scoped: true,
     idempotent: true,
-    params: HandoffListParams,
-    body: HandoffBeginRequest,
+    params: EscalationRecordListParams,
+    body: EscalationRecordBeginRequest,
     status: 201,
-    response: HandoffRecord,
+    response: EscalationRecord,
     errors: [400, 401, 404, 413, 415, 422],
   },
   {
     method: 'GET',
     url: '/handoffs/:id',
-    operationId: 'getHandoff',
+    operationId: 'getEscalationRecord',
     summary: 'One handoff record (404 if it is missing or owned by someone else).',
-    params: HandoffRecordParams,
+    params: EscalationRecordParams,
     status: 200,
-    response: HandoffRecord,
+    response: EscalationRecord,
     errors: [400, 401, 404],
   },
   {
     method: 'POST',
     url: '/handoffs/:id/accept',
-    operationId: 'acceptHandoff',
+    operationId: 'acceptEscalationRecord',
     summary:
       'Accept an open record as the caller. Accepting again as the same caller changes nothing; as another, 409.',
     idempotent: true,
-    params: HandoffRecordParams,
-    body: HandoffTransitionRequest,
+    params: EscalationRecordParams,
+    body: EscalationRecordTransitionRequest,
     status: 200,
-    response: HandoffRecord,
+    response: EscalationRecord,
     errors: [400, 401, 404, 409, 413, 415, 422],
   },
   {
     method: 'POST',
     url: '/handoffs/:id/cancel',
-    operationId: 'cancelHandoff',
+    operationId: 'cancelEscalationRecord',
     summary: 'Cancel an open or accepted record as the caller (final).',
     idempotent: true,
-    params: HandoffRecordParams,
-    body: HandoffTransitionRequest,
+    params: EscalationRecordParams,
+    body: EscalationRecordTransitionRequest,
     status: 200,
-    response: HandoffRecord,
+    response: EscalationRecord,
     errors: [400, 401, 404, 409, 413, 415, 422],
   },
   {
@@ -165,10 +165,10 @@ export const ROUTES: readonly RouteSpec[] = [
     summary:
       "Decide the record's escalated job as the caller: the job's `decide` update with the caller as actor (never the body's). The decider takes the record; the job closes it. The same Idempotency-Key again returns the first receipt.",
     idempotent: true,
-    params: HandoffRecordParams,
-    body: HandoffDecideRequest,
+    params: EscalationRecordParams,
+    body: EscalationRecordDecideRequest,
     status: 200,
-    response: HandoffDecideResponse,
+    response: EscalationRecordDecideResponse,
     errors: [400, 401, 404, 409, 413, 415, 503],
   },
   {
@@ -269,7 +269,8 @@ export function handoffsOpenApi(routes: readonly RouteSpec[] = ROUTES): Record<s
     info: {
       title: 'handrail handoff records API',
       version: '1',
-      description: 'Durable handoff records (seed 003). docs/operate.md "Handoff records HTTP API".',
+      description:
+        'Durable escalation records (the paths call them handoffs). docs/operate.md "Handoff records HTTP API".',
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
@@ -280,22 +281,22 @@ export function handoffsOpenApi(routes: readonly RouteSpec[] = ROUTES): Record<s
   };
 }
 
-const visibleTo = (record: HandoffRecord, user: ApiUser) =>
+const visibleTo = (record: EscalationRecord, user: ApiUser) =>
   record.owner === null || user.role === 'root' || record.owner === user.name;
 
 const notFound = (id: string) => new ApiError(404, 'not_found', `no handoff record ${id}`);
 
 /** A record someone else took is theirs to decide, and a cancelled one was given up. A closed one
  * may be this decision, retried: the job answers. */
-function refuseTaken(record: HandoffRecord, user: ApiUser): void {
+function refuseTaken(record: EscalationRecord, user: ApiUser): void {
   if (record.state === 'accepted' && record.accepted_by !== user.name) {
-    throw new HandoffTransitionError(
+    throw new EscalationRecordTransitionError(
       'conflict',
       `handoff record ${record.id} was already accepted by ${record.accepted_by}`,
     );
   }
   if (record.state === 'cancelled')
-    throw new HandoffTransitionError(
+    throw new EscalationRecordTransitionError(
       'illegal_transition',
       `handoff record ${record.id} was cancelled by ${record.cancelled_by}; nothing to decide`,
     );
@@ -354,26 +355,30 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
   const serves = (workspace: string, project: string) =>
     Object.hasOwn(workspaces, workspace) && workspaces[workspace]!.includes(project);
   const visibleRecord = async (id: string, user: ApiUser) => {
-    const record = await store.getHandoff(id);
+    const record = await store.getEscalationRecord(id);
     if (!record || !visibleTo(record, user) || !serves(record.workspace, record.project)) throw notFound(id);
     return record;
   };
   const openapi = handoffsOpenApi();
   /** A caller's accept or cancel of a record they may see. */
-  const transition = async (request: FastifyRequest, user: ApiUser, move: 'acceptHandoff' | 'cancelHandoff') => {
+  const transition = async (
+    request: FastifyRequest,
+    user: ApiUser,
+    move: 'acceptEscalationRecord' | 'cancelEscalationRecord',
+  ) => {
     const key = idempotencyKey(request);
-    const { id } = await visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user);
+    const { id } = await visibleRecord((request.params as z.infer<typeof EscalationRecordParams>).id, user);
     return store[move](id, user.name, storeKey(user, key));
   };
 
   const handlers: Record<string, Handler> = {
-    listHandoffs: async (request, _reply, user) => {
-      const { ws, p } = request.params as z.infer<typeof HandoffListParams>;
-      const query = request.query as z.infer<typeof HandoffListQueryString>;
-      const limit = query.limit ?? HANDOFF_LIST_DEFAULT;
-      const state: HandoffRecordState = query.state ?? 'open';
+    listEscalationRecords: async (request, _reply, user) => {
+      const { ws, p } = request.params as z.infer<typeof EscalationRecordListParams>;
+      const query = request.query as z.infer<typeof EscalationRecordListQueryString>;
+      const limit = query.limit ?? ESCALATION_RECORD_LIST_DEFAULT;
+      const state: EscalationRecordState = query.state ?? 'open';
       // Root sees everything; anyone else unowned records and their own (the store filters).
-      const handoffs = await store.listHandoffs({
+      const handoffs = await store.listEscalationRecords({
         workspace: ws,
         project: p,
         state,
@@ -382,13 +387,13 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
       });
       return { handoffs };
     },
-    beginHandoff: async (request, reply, user) => {
+    beginEscalationRecord: async (request, reply, user) => {
       const key = idempotencyKey(request);
-      const { ws, p } = request.params as z.infer<typeof HandoffListParams>;
-      const body = request.body as HandoffBeginRequest;
+      const { ws, p } = request.params as z.infer<typeof EscalationRecordListParams>;
+      const body = request.body as EscalationRecordBeginRequest;
       if (body.owner !== undefined && !users.has(body.owner))
         throw new ApiError(400, 'unknown_owner', `owner ${body.owner} is not an API user`);
-      const record = await store.beginHandoff(
+      const record = await store.beginEscalationRecord(
         { ...body, workspace: ws, project: p, created_by: user!.name },
         storeKey(user!, key),
       );
@@ -402,20 +407,20 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
         JSON.stringify(record.open_questions) === JSON.stringify(body.open_questions) &&
         JSON.stringify(record.next_steps) === JSON.stringify(body.next_steps);
       if (!same)
-        throw new HandoffTransitionError(
+        throw new EscalationRecordTransitionError(
           'key_reused',
           `Idempotency-Key ${JSON.stringify(key)} was already used to begin a different handoff record`,
         );
       reply.code(201);
       return record;
     },
-    getHandoff: async (request, _reply, user) =>
-      visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user!),
-    acceptHandoff: (request, _reply, user) => transition(request, user!, 'acceptHandoff'),
-    cancelHandoff: (request, _reply, user) => transition(request, user!, 'cancelHandoff'),
+    getEscalationRecord: async (request, _reply, user) =>
+      visibleRecord((request.params as z.infer<typeof EscalationRecordParams>).id, user!),
+    acceptEscalationRecord: (request, _reply, user) => transition(request, user!, 'acceptEscalationRecord'),
+    cancelEscalationRecord: (request, _reply, user) => transition(request, user!, 'cancelEscalationRecord'),
     decideHandoff: async (request, _reply, user) => {
       const key = idempotencyKey(request);
-      const record = await visibleRecord((request.params as z.infer<typeof HandoffRecordParams>).id, user!);
+      const record = await visibleRecord((request.params as z.infer<typeof EscalationRecordParams>).id, user!);
       // Only the rail's record of an escalation decides a job; one a caller began names any job
       // id they like, so it is refused before Temporal is asked anything: the answer is the same
       // whether that job exists, runs or ended, and whoever owns it.
@@ -436,16 +441,20 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
       }
       // The record goes with the decision: the job takes it only through the record of the
       // escalation it waits on, so a record someone began for any job id decides nothing.
-      const decision = { ...(request.body as HandoffDecideRequest), actor: user!.name, handoff_record: record.id };
+      const decision = {
+        ...(request.body as EscalationRecordDecideRequest),
+        actor: user!.name,
+        handoff_record: record.id,
+      };
       try {
         const receipt = await decide(temporal, record.job_id, decision, { updateId: storeKey(user!, key) });
-        return { record: (await store.getHandoff(record.id)) ?? record, decision: receipt };
+        return { record: (await store.getEscalationRecord(record.id)) ?? record, decision: receipt };
       } catch (error) {
         if (error instanceof JobEndedError) throw new ApiError(409, 'job_ended', error.message);
         if (error instanceof DecisionRefusedError) {
           // A cancel or another's accept that reached the store first refuses the decision in the
           // job: answered as if it had come before this request.
-          const now = await store.getHandoff(record.id);
+          const now = await store.getEscalationRecord(record.id);
           if (now) refuseTaken(now, user!);
           throw new ApiError(409, 'decision_refused', error.message);
         }
@@ -503,7 +512,7 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
       return reply.code(status).send(body);
     };
     if (error instanceof ApiError) return send(error.status, { error: error.code, message: error.message });
-    if (error instanceof HandoffTransitionError)
+    if (error instanceof EscalationRecordTransitionError)
       return send(REFUSAL_STATUS[error.code], { error: error.code, message: error.message });
     if (hasZodFastifySchemaValidationErrors(error)) {
       const where = error.validationContext ?? 'request';

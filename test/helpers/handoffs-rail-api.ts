@@ -1,9 +1,9 @@
 /**
- * A rail (worker + store) with the handoff records HTTP API in front of it, for tests of
+ * A rail (worker + store) with the records HTTP API in front of it, for tests of
  * escalated jobs decided over HTTP: registers its own beforeEach/afterEach on the calling suite.
  */
 import { afterEach, beforeEach, expect } from 'vitest';
-import type { HandoffRecord } from '../../contracts';
+import type { EscalationRecord } from '../../contracts';
 import { startJob } from '../../src/operator/client';
 import { apiUsers, sha256Token } from '../../src/servers/api-users';
 import { buildHandoffsApi } from '../../src/servers/handoffs-api';
@@ -25,7 +25,7 @@ export interface RailApi {
   escalated(over?: Parameters<typeof jobRequest>[0]): Promise<{
     request: ReturnType<typeof jobRequest>;
     handle: Awaited<ReturnType<typeof startJob>>['handle'];
-    record: HandoffRecord;
+    record: EscalationRecord;
   }>;
 }
 
@@ -75,11 +75,11 @@ export function useRailApi(backend: Backend, tokens: Record<string, string>, roo
     const request = jobRequest({ budget: EMPTY_WALLET, ...over });
     const { handle } = await startJob(rail!.client, request, { taskQueue: rail!.taskQueue });
     await waitForStatus(handle, 'escalated');
-    let record: HandoffRecord | undefined;
+    let record: EscalationRecord | undefined;
     for (let tries = 0; !record; tries++) {
       expect(tries).toBeLessThan(100);
       const listed = await call('GET', '/workspaces/default/projects/ticket-triage/handoffs', root);
-      record = (listed.body.handoffs as HandoffRecord[]).find((r) => r.job_id === request.job_id);
+      record = (listed.body.handoffs as EscalationRecord[]).find((r) => r.job_id === request.job_id);
       if (!record) await new Promise((r) => setTimeout(r, 100));
     }
     return { request, handle, record };

@@ -182,9 +182,9 @@ export async function scheduledActivities(client: Client, workflowId: string): P
 }
 
 /** Stage work scheduled in a workflow's history: every activity but the rail's bookkeeping (the
- * duplicate lookup, an escalation's handoff record). */
+ * duplicate lookup, an escalation's record). */
 export async function stageActivities(client: Client, workflowId: string): Promise<string[]> {
-  const bookkeeping = new Set(['priorDelivery', 'beginHandoffRecord', 'closeHandoffRecord']);
+  const bookkeeping = new Set(['priorDelivery', 'beginEscalationRecord', 'closeEscalationRecord']);
   return (await scheduledActivities(client, workflowId)).filter((name) => !bookkeeping.has(name));
 }
 

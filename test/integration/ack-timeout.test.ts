@@ -1,5 +1,5 @@
 /**
- * Seed 004's ACK timeout on the real dev server: a stage whose workers do not pick the hop up in
+ * The ACK timeout on the real dev server: a stage whose workers do not pick the hop up in
  * time is tried once more, then its declared fallback; when nobody answers there either, the job
  * escalates to a human, who can send the hop again. The worker runs a pipeline of the test's
  * own (fixtures/unreachable-retrieve.ts) in which `retrieve` sits on a queue nobody polls and its
@@ -53,7 +53,7 @@ async function startBackupWorker(): Promise<{ stop(): Promise<void> }> {
   };
 }
 
-describe('ACK timeout (seed 004) on the real dev server', () => {
+describe('ACK timeout on the real dev server', () => {
   it('retrieve unpicked within its ACK timeout is tried once more, then its fallback answers and the job completes', async () => {
     const backup = await startBackupWorker();
     const request = jobRequest();

@@ -1,5 +1,5 @@
 /**
- * The cluster itself (issue 16, done-when): `npm run cluster`'s up/down with a data dir and ports
+ * The cluster itself: `npm run cluster`'s up/down with a data dir and ports
  * of the test's own (never a developer's cluster), a job through the per-stage workers, the
  * Temporal server restarted once while the job waits on its write, and exactly one write in the
  * CRM database. Then, on the same cluster, a workflow change rolled out with patched(): two worker

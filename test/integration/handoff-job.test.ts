@@ -26,7 +26,8 @@ let slowDraft: Rail;
 
 beforeAll(async () => {
   rail = await startRail();
-  // A drafter that slips a refund promise into its output: the guardrail gap of seed 001.
+  // A drafter that slips a refund promise into its output, in the middle of the relay: the rail
+  // checks constraints at every hop, not only at the first and last stage.
   guarded = await startRail({
     activities: (real) => ({
       draft: async (work) => {

@@ -1,10 +1,10 @@
 /**
- * The handoff records HTTP API over real HTTP (fetch against a listening Fastify) on both store
+ * The escalation records HTTP API over real HTTP (fetch against a listening Fastify) on both store
  * backends: ownership, lifecycle, races, idempotency, bad input.
  */
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { HANDOFF_RECORD_STATES, type HandoffBeginInput, type HandoffRecord } from '../../contracts';
+import { ESCALATION_RECORD_STATES, type EscalationRecordBeginInput, type EscalationRecord } from '../../contracts';
 import { apiUsers, sha256Token } from '../../src/servers/api-users';
 import { buildHandoffsApi, ROUTES } from '../../src/servers/handoffs-api';
 import type { Store } from '../../src/worker/store';
@@ -26,7 +26,7 @@ const beginBody = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-const storeInput = (over: Partial<HandoffBeginInput> = {}): HandoffBeginInput => ({
+const storeInput = (over: Partial<EscalationRecordBeginInput> = {}): EscalationRecordBeginInput => ({
   workspace: 'acme',
   project: 'support',
   job_id: 'tkt_s',
@@ -99,20 +99,24 @@ for (const backend of storeBackends()) {
 
       /** Everything the store holds for acme/support, plus one record's audit trail. */
       async function snapshot(id: string) {
-        const records: HandoffRecord[] = [];
-        for (const state of HANDOFF_RECORD_STATES)
-          records.push(...(await store.listHandoffs({ workspace: 'acme', project: 'support', state, limit: 200 })));
-        for (const state of HANDOFF_RECORD_STATES)
-          records.push(...(await store.listHandoffs({ workspace: 'nowhere', project: 'support', state, limit: 200 })));
-        return { records, audit: await store.handoffAudit(id) };
+        const records: EscalationRecord[] = [];
+        for (const state of ESCALATION_RECORD_STATES)
+          records.push(
+            ...(await store.listEscalationRecords({ workspace: 'acme', project: 'support', state, limit: 200 })),
+          );
+        for (const state of ESCALATION_RECORD_STATES)
+          records.push(
+            ...(await store.listEscalationRecords({ workspace: 'nowhere', project: 'support', state, limit: 200 })),
+          );
+        return { records, audit: await store.escalationRecordAudit(id) };
       }
 
       it('ownership: owned records are the owner’s and root’s (404 to others), unowned ones everyone’s; no token is 401', async () => {
-        const owned = await store.beginHandoff(
+        const owned = await store.beginEscalationRecord(
           storeInput({ owner: 'ana', job_id: 'tkt_owned' }),
           'tkt_owned:escalation:0',
         );
-        const unowned = await store.beginHandoff(storeInput({ job_id: 'tkt_free' }), 'tkt_free:escalation:0');
+        const unowned = await store.beginEscalationRecord(storeInput({ job_id: 'tkt_free' }), 'tkt_free:escalation:0');
         const matrix: Record<Caller, { owned: number; unowned: number }> = {
           ana: { owned: 200, unowned: 200 },
           bob: { owned: 404, unowned: 200 },
@@ -137,7 +141,7 @@ for (const backend of storeBackends()) {
             continue;
           }
           expect(listed.status).toBe(200);
-          const ids = (listed.body.handoffs as HandoffRecord[]).map((r) => r.id);
+          const ids = (listed.body.handoffs as EscalationRecord[]).map((r) => r.id);
           expect(ids.includes(owned.id), `${as} lists owned`).toBe(want.owned === 200);
           expect(ids.includes(unowned.id), `${as} lists unowned`).toBe(true);
         }
@@ -167,13 +171,13 @@ for (const backend of storeBackends()) {
         });
         const id = begun.body.id as string;
         expect((await call('GET', `/handoffs/${id}`)).body).toEqual(begun.body);
-        expect((await list('ana')).body.handoffs.map((r: HandoffRecord) => r.id)).toEqual([id]);
+        expect((await list('ana')).body.handoffs.map((r: EscalationRecord) => r.id)).toEqual([id]);
 
         const accepted = await transition('ana', id, 'accept', 'a-1');
         expect(accepted.status).toBe(200);
         expect(accepted.body).toMatchObject({ state: 'accepted', accepted_by: 'ana' });
         expect((await list('ana')).body.handoffs).toEqual([]);
-        expect((await list('ana', '?state=accepted')).body.handoffs.map((r: HandoffRecord) => r.id)).toEqual([id]);
+        expect((await list('ana', '?state=accepted')).body.handoffs.map((r: EscalationRecord) => r.id)).toEqual([id]);
 
         const cancelled = await transition('ana', id, 'cancel', 'c-1');
         expect(cancelled.status).toBe(200);
@@ -182,7 +186,7 @@ for (const backend of storeBackends()) {
         const late = await transition('ana', id, 'accept', 'a-2');
         expect(late.status).toBe(409);
         expect(late.body).toMatchObject({ error: 'illegal_transition', message: expect.stringContaining('cancelled') });
-        expect((await store.handoffAudit(id)).map((r) => [r.transition, r.actor])).toEqual([
+        expect((await store.escalationRecordAudit(id)).map((r) => [r.transition, r.actor])).toEqual([
           ['begin', 'ana'],
           ['accept', 'ana'],
           ['cancel', 'ana'],
@@ -198,12 +202,12 @@ for (const backend of storeBackends()) {
         expect((await transition('bob', record.id, 'accept', 'a-1')).status).toBe(409);
         expect((await transition('bob', record.id, 'cancel', 'c-2')).body.error).toBe('illegal_transition');
         expect((await list('bob', '?state=cancelled')).body.handoffs).toHaveLength(1);
-        expect(await store.handoffAudit(record.id)).toHaveLength(2);
+        expect(await store.escalationRecordAudit(record.id)).toHaveLength(2);
       });
 
       it('two users accepting the same record at once: exactly one 200, the other 409', async () => {
         for (let round = 0; round < 5; round++) {
-          const record = await store.beginHandoff(
+          const record = await store.beginEscalationRecord(
             storeInput({ job_id: `tkt_race${round}` }),
             `tkt_race${round}:escalation:0`,
           );
@@ -215,8 +219,8 @@ for (const backend of storeBackends()) {
           const winner = replies.find((r) => r.status === 200)!;
           const loser = replies.find((r) => r.status === 409)!;
           expect(loser.body).toMatchObject({ error: 'conflict', message: expect.any(String) });
-          expect((await store.getHandoff(record.id))!.accepted_by).toBe(winner.body.accepted_by);
-          expect(await store.handoffAudit(record.id)).toHaveLength(2);
+          expect((await store.getEscalationRecord(record.id))!.accepted_by).toBe(winner.body.accepted_by);
+          expect(await store.escalationRecordAudit(record.id)).toHaveLength(2);
         }
       });
 
@@ -226,13 +230,13 @@ for (const backend of storeBackends()) {
         expect(again.status).toBe(201);
         expect(again.body).toEqual(first.body);
         const id = first.body.id as string;
-        expect(await store.handoffAudit(id)).toHaveLength(1);
+        expect(await store.escalationRecordAudit(id)).toHaveLength(1);
         expect((await list('ops')).body.handoffs).toHaveLength(1);
 
         const accepted = await transition('ana', id, 'accept', 'acc-key');
         const acceptedAgain = await transition('ana', id, 'accept', 'acc-key');
         expect(acceptedAgain).toMatchObject({ status: 200, body: accepted.body });
-        expect(await store.handoffAudit(id)).toHaveLength(2);
+        expect(await store.escalationRecordAudit(id)).toHaveLength(2);
         // A cancel under a key already used for the accept: refused, nothing changes.
         const before = await snapshot(id);
         const reused = await transition('ana', id, 'cancel', 'acc-key');

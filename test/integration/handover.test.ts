@@ -1,5 +1,5 @@
 /**
- * Seed 000 handover on the dev server: the reference relay with a different strategy on each
+ * Handover on the dev server: the reference relay with a different strategy on each
  * edge (test/integration/fixtures/handover/), the job's log in the store, what each stage was
  * handed, the per-edge token cap (refused, or falling back to a trace file), a trace that cannot
  * be written — and none of it in the workflow history.

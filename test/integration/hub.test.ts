@@ -41,7 +41,7 @@ beforeAll(async () => {
           }
         }
         const result = await real.account(work);
-        // A stage that reports far more than its card's worst case (maxCostUsd 0.002).
+        // A stage that reports far more than its card's worst case (worstCaseCostUsd 0.002).
         return behaviour === 'overspend' ? { ...result, cost_usd: 0.5 } : result;
       },
       mergeBranches: async (work: MergeWork): Promise<StageResult> => {
@@ -97,7 +97,7 @@ describe('hub with parallel specialists', () => {
     expect(result.package.budget.usd_remaining).toBeCloseTo(1 - result.spent_usd, 9);
     expect((await handle.query(statusQuery)).reserved_usd).toBe(0);
 
-    // Seed 004's summary: one segment per stage, the branches' in fan-out order (the merge adds
+    // The accumulated summary: one segment per stage, the branches' in fan-out order (the merge adds
     // none of its own: its ack says what it merged).
     expect(splitSummary(result.package.summary).map((s) => s.split(':', 1)[0])).toEqual([
       'hop 0 intake → intake.v1',

@@ -11,7 +11,7 @@ function expectAllHold(checks: readonly PropertyCheck[], context = ''): void {
   for (const c of checks) expect(c.ok, `${c.name}: ${c.detail}${context}`).toBe(true);
 }
 
-describe('seed 001 load shape, small N, on the suite dev server', () => {
+describe('the load shape (bench/load-shape.ts), small N, on the suite dev server', () => {
   let rail: Rail;
   beforeAll(async () => {
     rail = await startRail();

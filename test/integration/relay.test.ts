@@ -1,6 +1,6 @@
 /**
  * The reference pipeline end to end inside the rail, on the real dev server, with the store on
- * each backend: embedded SQLite and PostgreSQL (SPEC "Real parts": same schema and semantics).
+ * each backend: embedded SQLite and PostgreSQL (the same schema and semantics on both).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJob } from '../../src/operator/client';
@@ -59,7 +59,7 @@ for (const backend of storeBackends()) {
           'judge',
           'writeback',
         ]);
-        // Seed 004's summary: each stage's own segment, in order, separated by ---hop---.
+        // The accumulated summary: each stage's own segment, in order, separated by ---hop---.
         const segments = result.package.summary!.split('\n---hop---\n');
         expect(segments).toHaveLength(5);
         expect(segments.map((s) => s.split(':', 1)[0])).toEqual([

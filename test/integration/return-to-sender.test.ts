@@ -1,5 +1,5 @@
 /**
- * Seed 004's return to sender on the real dev server: `retrieve` is never picked up (its retry
+ * Return to sender on the real dev server: `retrieve` is never picked up (its retry
  * included), the package goes back to `intake` with a `target_unavailable` ack, and intake's card
  * reroutes it to `retrieve-lite`; the job completes with one write.
  */

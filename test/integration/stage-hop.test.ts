@@ -1,5 +1,5 @@
 /**
- * Seed 001 "How do you test a hop", one test per row, through `stageHop` on the real dev server
+ * How a hop is tested, one property per test, through `stageHop` on the real dev server
  * with the production stages over a real store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,7 +37,7 @@ async function relayTo(
   return pkg;
 }
 
-describe('stageHop: seed 001 hop tests on the real dev server', () => {
+describe('stageHop: one hop at a time on the real dev server', () => {
   it('schema accept: a valid package is acked accepted and the stage emits its artifact', async () => {
     const pkg = firstPackage(jobRequest(), TRACE, ticketTriage);
     const res = await hop({ stage: 'intake', package: pkg });
@@ -103,7 +103,7 @@ describe('stageHop: seed 001 hop tests on the real dev server', () => {
     ]);
     expect(await scheduledActivities(rail.client, second.workflowId)).toEqual(['priorDelivery']);
     expect(second.acks).toEqual([second.ack]);
-    // The trace on the ack is the trace on the package it acknowledged (seed 001 load check 4).
+    // The trace on the ack is the trace on the package it acknowledged.
     expect(second.ack.traceparent).toBe(passed.trace.traceparent);
   });
 

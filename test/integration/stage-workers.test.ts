@@ -1,5 +1,5 @@
 /**
- * Per-stage workers with credential isolation (issue 16 item 2), as real processes on the suite's
+ * Per-stage workers with credential isolation, as real processes on the suite's
  * dev server: the cluster's two worker specs (settings.clusterWorkers), the general one started
  * alone. Its process holds no CRM URL, registers no writer, so a job reaching writeback is not
  * picked up: the ACK timeout (tried once more, no fallback) sends it back to the judge, who

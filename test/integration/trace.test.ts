@@ -1,5 +1,5 @@
 /**
- * SPEC "Trace": every hop is a span under the package's traceparent, and every ack a child span
+ * Tracing: every hop is a span under the package's traceparent, and every ack a child span
  * of its hop, exported by the worker that ran the workflow (here into memory).
  */
 import { SpanStatusCode, type HrTime } from '@opentelemetry/api';

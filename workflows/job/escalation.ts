@@ -1,6 +1,6 @@
 /**
  * Escalation is a hop to a human: the package, the reasons and the allowed decisions are visible
- * through queries, details and the escalation's handoff record; the job waits for `decide` or the
+ * through queries, details and the escalation's record; the job waits for `decide` or the
  * timeout, and the decision is one more typed hop, its actor on its ack.
  */
 import {

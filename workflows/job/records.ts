@@ -1,20 +1,20 @@
 /**
- * An escalation's handoff record: begun when the job escalates, for a human to find and take,
+ * An escalation's record: begun when the job escalates, for a human to find and take,
  * and closed by the decision (the decider taking it first), the job's end, or a decision taken
  * through the record itself. Every write is keyed; a store that stays down costs only the record
  * (logged), never the escalation.
  */
 import { ActivityFailure, ApplicationFailure, CancellationScope, log, workflowInfo } from '@temporalio/workflow';
 import {
-  HANDOFF_DECIDED_EVENT,
-  handoffDelta,
-  type HandoffCloseReason,
-  type HandoffRecord,
+  ESCALATION_RECORD_DECIDED_EVENT,
+  escalationRecordDelta,
+  type EscalationRecordCloseReason,
+  type EscalationRecord,
   type HookResult,
   type HumanDecision,
 } from '../../contracts/rail';
-import { beginHandoffRecord, closeHandoffRecord } from '../activities';
-import { escalationKeys, escalationRecord } from '../rail/handoff-record';
+import { beginEscalationRecord, closeEscalationRecord } from '../activities';
+import { escalationKeys, escalationRecord } from '../rail/escalation-record';
 import type { JobState } from './state';
 
 type Decided = Pick<HumanDecision, 'action' | 'actor' | 'note' | 'handoff_record'>;
@@ -44,7 +44,7 @@ export class EscalationRecords {
       owner: job.settings.owner,
     });
     try {
-      const begun = await CancellationScope.nonCancellable(() => beginHandoffRecord({ key: keys.begin, record }));
+      const begun = await CancellationScope.nonCancellable(() => beginEscalationRecord({ key: keys.begin, record }));
       this.open = { id: begun.id, closeKey: keys.close };
     } catch (err) {
       log.warn('the escalation has no handoff record', { job_id: job.jobId, error: String(err) });
@@ -54,14 +54,14 @@ export class EscalationRecords {
   /** Closes the open record, if any; a decider takes it first. A decision's record comes back as
    * its delta, which the next stage gets beside the package: not in the package, whose
    * provenance the stages behind a verdict check. */
-  async close(reason: HandoffCloseReason, decision?: HumanDecision): Promise<HookResult[] | undefined> {
+  async close(reason: EscalationRecordCloseReason, decision?: HumanDecision): Promise<HookResult[] | undefined> {
     const open = this.open;
     if (!open) return undefined;
     this.open = undefined;
     const decided = decision && decidedBy(decision);
     try {
       const { record } = await CancellationScope.nonCancellable(() =>
-        closeHandoffRecord({ id: open.id, key: open.closeKey, reason, ...(decided ? { decision: decided } : {}) }),
+        closeEscalationRecord({ id: open.id, key: open.closeKey, reason, ...(decided ? { decision: decided } : {}) }),
       );
       return decided && decisionHooks(record, decided);
     } catch (err) {
@@ -80,10 +80,10 @@ export class EscalationRecords {
   async closeOnDecision(decision: HumanDecision): Promise<HookResult[] | undefined> {
     const open = this.open!;
     const decided = { ...decidedBy(decision), handoff_record: open.id };
-    let closed: HandoffRecord;
+    let closed: EscalationRecord;
     try {
       ({ record: closed } = await CancellationScope.nonCancellable(() =>
-        closeHandoffRecord({ id: open.id, key: open.closeKey, reason: 'decided', decision: decided }),
+        closeEscalationRecord({ id: open.id, key: open.closeKey, reason: 'decided', decision: decided }),
       ));
     } catch (err) {
       throw ApplicationFailure.nonRetryable(
@@ -113,8 +113,8 @@ function decidedBy(decision: HumanDecision): Decided {
 
 /** What a decision's record hands the next hop: its delta, unless the record was given up
  * through the API (cancelled), which hands nothing on. */
-export function decisionHooks(record: HandoffRecord, decided: Decided): HookResult[] | undefined {
+export function decisionHooks(record: EscalationRecord, decided: Decided): HookResult[] | undefined {
   return record.state === 'cancelled'
     ? undefined
-    : [{ event: HANDOFF_DECIDED_EVENT, text: handoffDelta(record, decided) }];
+    : [{ event: ESCALATION_RECORD_DECIDED_EVENT, text: escalationRecordDelta(record, decided) }];
 }

@@ -1,6 +1,6 @@
 /**
- * The ACK: the rail decides every hop before any stage work (seed 001 "How should the next
- * agent acknowledge the hop?"). Pure: the workflow gathers the facts, this decides.
+ * The ACK: the rail decides every hop before any stage work, so a
+ * stage never starts on a package it should not take. Pure: the workflow gathers the facts, this decides.
  *
  * Order matters and is part of the contract:
  *   1. rejected_schema   the package fails handoff.v1 (or names an unknown/retired version)
@@ -78,7 +78,7 @@ export function decideAck(f: AckFacts): AckDecision {
   const pkg = f.validation.value;
   if (!f.card) return { ack: 'rejected_role', reason: `no stage named "${f.stage}" is registered` };
   if (f.role) return { ack: 'rejected_role', reason: f.role };
-  // The writer's gate lives in the rail, not in the writer's mood (seed 001).
+  // The writer's gate lives in the rail, not in the writer's mood.
   if (f.card.writes !== null && pkg.evaluator.last_verdict !== 'pass') {
     return {
       ack: 'rejected_invariant',
@@ -107,7 +107,7 @@ export function decideAck(f: AckFacts): AckDecision {
   const held = f.heldUsd ?? 0;
   // A serial hop to a card without a worst case reads as it always has (recorded histories
   // carry these reasons on delivered packages); reservations are named where they matter.
-  const plain = held === 0 && f.card.maxCostUsd === undefined;
+  const plain = held === 0 && f.card.worstCaseCostUsd === undefined;
   const wallet = `$${pkg.budget.usd_remaining}${held > 0 ? ` ($${held} reserved by running hops)` : ''}`;
   if (!fits(pkg.budget, held, reserve)) {
     return {

@@ -1,5 +1,5 @@
 /**
- * One wallet per job (seed 001: "a fresh wallet per agent is how fleets overspend").
+ * One wallet per job, never one per stage: a fresh wallet per agent is how fleets overspend.
  * Amounts are kept in whole micro-dollars when compared or subtracted so 0.1 + 0.2 style
  * drift can never let a hop through that the wallet cannot pay.
  */
@@ -52,7 +52,7 @@ export function addUsd(a: number, b: number): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reservations: before a hop starts the rail reserves its stage's worst case (`maxCostUsd`, else
+// Reservations: before a hop starts the rail reserves its stage's worst case (`worstCaseCostUsd`, else
 // the nominal cost); after it, it settles what the stage reported — never more than the
 // reservation — and releases the rest. Specialists that run at once therefore cannot spend more
 // than the wallet together: spent ≤ budget, always.

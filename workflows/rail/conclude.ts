@@ -140,7 +140,7 @@ function settleAnswer(
   // Only a declared worst case caps the charge: a nominal cost is the offline figure, and a real
   // model's report above it is charged in full (down to an empty wallet, the rest overspent).
   const overReservation =
-    a.card.maxCostUsd !== undefined && settle(reservedUsd, reportedUsd(result.cost_usd)).overspentUsd > 0;
+    a.card.worstCaseCostUsd !== undefined && settle(reservedUsd, reportedUsd(result.cost_usd)).overspentUsd > 0;
   const settled = settleHop(r.pipeline, delivered, result, card, overReservation ? reservedUsd : undefined);
   const paid = { result, stage: card.name, costUsd: settled.costUsd, overspentUsd: settled.overspentUsd };
   const first = booked(settled.costUsd);

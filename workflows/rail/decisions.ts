@@ -42,7 +42,7 @@ export function decisionOptions(
   return options;
 }
 
-/** `openRecord`: the id of the handoff record of the escalation the job waits on, if it has one. */
+/** `openRecord`: the id of the escalation record of the escalation the job waits on, if it has one. */
 export function validateDecision(
   decision: unknown,
   escalation: Escalation | undefined,

@@ -1,10 +1,10 @@
 /**
- * Hop bookkeeping (seed 004): who handed to whom, the chain, the cap and cycle detection.
+ * Hop bookkeeping: who handed to whom, the chain, the cap and cycle detection.
  *
  * A package's `hop` block describes the hop that delivered it to its current holder; after a
  * stage emits, `hop.to` is that stage, so the next hop goes `from: hop.to`. `count` counts
  * transfers between stages: the first delivery (from the client) is hop 0, so the planned relay
- * intake → retrieve → draft → judge → writeback takes 4 and each revision 2 more (SPEC).
+ * intake → retrieve → draft → judge → writeback takes 4 and each revision 2 more, inside the default cap of 8.
  */
 import {
   HUMAN,

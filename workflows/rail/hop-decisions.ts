@@ -36,7 +36,7 @@ export interface HopRequest {
   from?: string;
   /** Who sent it when a human decided the hop. */
   actor?: string;
-  /** Seed 004's typed reason for the hop block, when the route gives one. */
+  /** The typed reason for the hop block, when the route gives one. */
   handoff?: HandoffReason;
   maxHops: number;
   countAtLastHumanDecision?: number;
@@ -237,11 +237,11 @@ export const CONTEXT_BUDGET_FAILURE = 'ContextBudgetExceeded';
 /** The named reason such a refusal's ack starts with. */
 export const CONTEXT_BUDGET_REASON = 'context_budget_exceeded';
 /** No worker picked the hop up, after its retry and its fallback (the shell's own failure type):
- * the package returns to its sender with a `target_unavailable` ack (seed 004). */
+ * the package returns to its sender with a `target_unavailable` ack. */
 export const TARGET_UNAVAILABLE = 'TargetUnavailable';
 
 /** A rejected package's own traceparent, when it carries a valid one: the ack of a refused hop
- * still belongs to the sender's trace (seed 001: the same traceparent on A's emit and B's ack). */
+ * still belongs to the sender's trace: the same traceparent on A's emit and B's ack. */
 function carriedTrace(pkg: unknown): string | undefined {
   const candidate = (pkg as { trace?: { traceparent?: unknown } } | null)?.trace?.traceparent;
   return typeof candidate === 'string' && isValidTraceparent(candidate) ? candidate : undefined;

@@ -1,5 +1,5 @@
 /**
- * Rail invariants, checked on every package a stage emits (SPEC "Rail invariants").
+ * Rail invariants, checked on every package a stage emits.
  * A violation fails closed: the hop is rejected with the invariant named and the job escalates.
  */
 import {
@@ -50,8 +50,8 @@ function sameHop(after: Hop | undefined, before: Hop | undefined): boolean {
 }
 
 /**
- * Why the emitted summary is not the delivered one with segments appended, or undefined (seed
- * 004: segments are appended, never re-summarised, nothing is cut). Either it starts with the
+ * Why the emitted summary is not the delivered one with segments appended, or undefined
+ * (segments are appended, never re-summarised, nothing is cut). Either it starts with the
  * delivered summary, or — after the stage moved the oldest segments to the store — with one
  * reference segment, followed by the delivered summary's newest segments unchanged, where the
  * reference stands for at least the segments no longer on the package. The rail cannot read the

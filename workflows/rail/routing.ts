@@ -1,7 +1,6 @@
 /**
- * Where a job goes next: the pipeline's pure routing table (seed 004 "routing rules are a pure
- * table"). The sequence is known when the pipeline is defined, so a table decides, not a model
- * (seed 001).
+ * Where a job goes next: the pipeline's pure routing table. The sequence is
+ * known when the pipeline is defined, so a table decides, not a model.
  */
 import {
   LIMITS,
@@ -25,7 +24,7 @@ export interface HopStep {
   kind: 'hop';
   to: string;
   reason: string;
-  /** Seed 004's typed reason for the hop block. */
+  /** The typed reason for the hop block. */
   handoff?: HandoffReason;
   package: HandoffV1;
   /** Set when a human sends the hop (the sender is otherwise the stage that last held it). */
@@ -81,7 +80,7 @@ export function routeFacts(pkg: HandoffV1, bodies: RecordedBodies = {}): RouteFa
 }
 
 /**
- * Seed 004's return to sender: the hop's target was not picked up (`target_unavailable`), so the
+ * Return to sender: the hop's target was not picked up (`target_unavailable`), so the
  * package goes back to the stage that sent it, whose card decides — another stage (`reroute`,
  * `degrade`) or, by default, a human, with the reason named and the refused hop to retry.
  */

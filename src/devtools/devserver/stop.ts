@@ -1,4 +1,4 @@
-/** `npm run server:stop`: stops the dev server, the handoff records API and the codec server that `npm run demo` (or `npm run server`) left running. */
+/** `npm run server:stop`: stops the dev server, the records API and the codec server that `npm run demo` (or `npm run server`) left running. */
 import fs from 'node:fs';
 import { loadConfig } from '../../config';
 import { apiServerSettings } from '../api-server';

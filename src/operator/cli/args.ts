@@ -4,12 +4,12 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import {
   AckState,
-  HANDOFF_RECORD_STATES,
+  ESCALATION_RECORD_STATES,
   HumanDecision,
   JobStatus,
   LastVerdict,
   isSlug,
-  type HandoffRecordState,
+  type EscalationRecordState,
 } from '../../../contracts';
 import type { JobFilter } from '../client';
 import type { TranscriptFormat } from '../transcript';
@@ -30,9 +30,9 @@ export interface StartFlags {
   owner?: string;
 }
 
-/** `handrail handoffs …`: the handoff records API's routes, as the token's user. */
+/** `handrail handoffs …`: the records API's routes, as the token's user. */
 export type HandoffsCommand =
-  | { name: 'handoffs'; action: 'list'; project?: string; state?: HandoffRecordState; limit?: number; json: boolean }
+  | { name: 'handoffs'; action: 'list'; project?: string; state?: EscalationRecordState; limit?: number; json: boolean }
   | { name: 'handoffs'; action: 'show' | 'accept' | 'cancel'; id: string; json: boolean }
   | { name: 'handoffs'; action: 'decide'; id: string; decision: Record<string, unknown>; json: boolean };
 
@@ -200,7 +200,7 @@ function parseHandoffs(argv: string[]): Command {
         action: 'list',
         ...defined({
           project: slugFlag('--project', p.values.project as string | undefined),
-          state: oneOf('--state', p.values.state, HANDOFF_RECORD_STATES),
+          state: oneOf('--state', p.values.state, ESCALATION_RECORD_STATES),
           limit: positiveIntFlag('limit', p.values.limit),
         }),
         json: Boolean(p.values.json),

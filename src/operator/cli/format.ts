@@ -1,6 +1,6 @@
 /** Human-readable output of the CLI: aligned tables and one-line progress. Pure functions (colour
  * comes in as a `Paint`, plain unless the CLI writes to a terminal). */
-import { splitSummary, type AckRecord, type HandoffRecord } from '../../../contracts';
+import { splitSummary, type AckRecord, type EscalationRecord } from '../../../contracts';
 import type { JobSummary } from '../summary';
 import type { JobListing, JobStatusShown, JobView } from '../client';
 import type { DecisionReceipt } from '../../../workflows/definitions';
@@ -116,7 +116,7 @@ export function statusText(status: JobStatusShown): string {
   return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n');
 }
 
-/** The summary's segments, numbered oldest first (seed 004: one per stage that ran). */
+/** The summary's segments, numbered oldest first (one per stage that ran). */
 export function summaryText(summary: JobSummary): string {
   const n = summary.segments.length;
   if (n === 0) return 'Summary: none yet';
@@ -205,7 +205,7 @@ const oneLine = (s: string, max: number) => {
 };
 
 /** `handoffs list`: one record per line, newest first (as the API lists them). */
-export function handoffsText(records: readonly HandoffRecord[]): string {
+export function handoffsText(records: readonly EscalationRecord[]): string {
   if (records.length === 0) return 'no handoff records match';
   return table(
     ['RECORD', 'PROJECT', 'JOB', 'STATE', 'OWNER', 'TAKEN BY', 'CREATED', 'SUMMARY'],
@@ -223,7 +223,7 @@ export function handoffsText(records: readonly HandoffRecord[]): string {
 }
 
 /** `handoffs show`: the record, its questions and next steps, and who moved it when. */
-export function handoffText(r: HandoffRecord): string {
+export function handoffText(r: EscalationRecord): string {
   const rows: [string, string][] = [
     ['record', r.id],
     ['where', `${r.workspace} / ${r.project}`],

@@ -175,7 +175,7 @@ async function follow(client: Client, jobId: string, io: CliIo, json: boolean, a
     : EXIT.notCompleted;
 }
 
-/** `handoffs`: the handoff records API as the token's user; Temporal is the API's business. */
+/** `handoffs`: the records API as the token's user; Temporal is the API's business. */
 async function handoffs(command: HandoffsCommand, config: HandrailConfig, io: CliIo): Promise<number> {
   const api = handoffsClient(config, io.env);
   if (command.action === 'list') {

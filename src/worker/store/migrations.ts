@@ -160,8 +160,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 5,
-    name: 'durable handoff records and their audit trail (issue 15)',
-    // The id is made from the begin key (handoffRecordId), so the primary key keeps a retried
+    name: 'durable handoff records and their audit trail',
+    // The id is made from the begin key (escalationRecordId), so the primary key keeps a retried
     // begin from doubling a record; every other write's key is unique on its audit row.
     // created_order breaks ties between records begun in the same millisecond (newest first).
     sqlite: `

@@ -4,28 +4,28 @@ import type { WriteReceipt } from '../../../contracts';
 import type { ReceiptV1 } from '../../../contracts/pipelines/ticket-artifacts';
 import type { StageResult } from '../../../contracts/stages';
 import {
-  HANDOFF_LIST_DEFAULT,
-  HandoffBeginInput,
-  HandoffIdempotencyKey,
-  HandoffListQuery,
-  HandoffTransitionError,
-  type HandoffAuditRow,
-  type HandoffCloseReason,
-  type HandoffDecider,
-  type HandoffRecord,
-  type HandoffRequest,
-} from '../../../contracts/handoff-record';
+  ESCALATION_RECORD_LIST_DEFAULT,
+  EscalationRecordBeginInput,
+  EscalationRecordIdempotencyKey,
+  EscalationRecordListQuery,
+  EscalationRecordTransitionError,
+  type EscalationRecordAuditRow,
+  type EscalationRecordCloseReason,
+  type EscalationRecordDecider,
+  type EscalationRecord,
+  type EscalationRecordRequest,
+} from '../../../contracts/escalation-record';
 import { sha256Hex } from './content';
 import {
   crmReceipt,
-  handoffNotFound,
-  handoffRaced,
-  handoffRecordAt,
-  handoffRecordId,
+  escalationRecordNotFound,
+  escalationRecordRaced,
+  escalationRecordAt,
+  escalationRecordId,
   jobIdOfKey,
-  newHandoffRecord,
-  planHandoffTransition,
-  replayHandoffKey,
+  newEscalationRecord,
+  planEscalationRecordTransition,
+  replayEscalationRecordKey,
   planCorpusSync,
   searchableTerms,
   type CorpusSyncReport,
@@ -330,15 +330,15 @@ class PostgresStore implements Store {
     return rows;
   }
 
-  async beginHandoff(input: HandoffBeginInput, key: string): Promise<HandoffRecord> {
-    const parsed = HandoffBeginInput.parse(input);
-    HandoffIdempotencyKey.parse(key);
-    const id = handoffRecordId(key);
+  async beginEscalationRecord(input: EscalationRecordBeginInput, key: string): Promise<EscalationRecord> {
+    const parsed = EscalationRecordBeginInput.parse(input);
+    EscalationRecordIdempotencyKey.parse(key);
+    const id = escalationRecordId(key);
     return this.keyed(async (client) => {
       const replay = await this.replay(client, id, 'begin', key);
       if (replay) return replay;
       const at = new Date();
-      const record = newHandoffRecord(parsed, key, at);
+      const record = newEscalationRecord(parsed, key, at);
       // A concurrent begin of the same key (same id) waits here on the primary key and then
       // inserts nothing; it reads the winner's outcome once that commits.
       const inserted = await client.query(
@@ -361,7 +361,7 @@ class PostgresStore implements Store {
       if (inserted.rowCount === 0) {
         const winner = await this.replay(client, id, 'begin', key);
         if (winner) return winner;
-        throw new HandoffTransitionError('conflict', `handoff record ${id} exists without its begin`);
+        throw new EscalationRecordTransitionError('conflict', `handoff record ${id} exists without its begin`);
       }
       await insertAudit(client, {
         record_id: id,
@@ -376,56 +376,64 @@ class PostgresStore implements Store {
     });
   }
 
-  async acceptHandoff(id: string, actor: string, key: string): Promise<HandoffRecord> {
+  async acceptEscalationRecord(id: string, actor: string, key: string): Promise<EscalationRecord> {
     return this.transition(id, { transition: 'accept', actor }, key);
   }
 
-  async cancelHandoff(id: string, actor: string, key: string): Promise<HandoffRecord> {
+  async cancelEscalationRecord(id: string, actor: string, key: string): Promise<EscalationRecord> {
     return this.transition(id, { transition: 'cancel', actor }, key);
   }
 
-  async closeHandoff(
+  async closeEscalationRecord(
     id: string,
-    reason: HandoffCloseReason,
+    reason: EscalationRecordCloseReason,
     key: string,
-    decidedBy?: HandoffDecider,
-  ): Promise<HandoffRecord> {
+    decidedBy?: EscalationRecordDecider,
+  ): Promise<EscalationRecord> {
     return this.transition(id, { transition: 'close', reason, ...(decidedBy ? { decided_by: decidedBy } : {}) }, key);
   }
 
-  async getHandoff(id: string): Promise<HandoffRecord | null> {
-    return handoff(this.pool, id);
+  async getEscalationRecord(id: string): Promise<EscalationRecord | null> {
+    return readEscalationRecord(this.pool, id);
   }
 
-  async listHandoffs(query: HandoffListQuery): Promise<HandoffRecord[]> {
-    const q = HandoffListQuery.parse(query);
-    const { rows } = await this.pool.query<HandoffRow>(
+  async listEscalationRecords(query: EscalationRecordListQuery): Promise<EscalationRecord[]> {
+    const q = EscalationRecordListQuery.parse(query);
+    const { rows } = await this.pool.query<EscalationRecordRow>(
       `SELECT * FROM handoff_records WHERE workspace = $1 AND project = $2 AND state = $3
          AND ($5::text IS NULL OR owner IS NULL OR owner = $5) ORDER BY created_order DESC LIMIT $4`,
-      [q.workspace, q.project, q.state ?? 'open', q.limit ?? HANDOFF_LIST_DEFAULT, q.visible_to ?? null],
+      [q.workspace, q.project, q.state ?? 'open', q.limit ?? ESCALATION_RECORD_LIST_DEFAULT, q.visible_to ?? null],
     );
-    return rows.map(handoffFromRow);
+    return rows.map(escalationRecordFromRow);
   }
 
-  async handoffAudit(id: string): Promise<HandoffAuditRow[]> {
+  async escalationRecordAudit(id: string): Promise<EscalationRecordAuditRow[]> {
     return audit(this.pool, id);
   }
 
-  private async transition(id: string, request: HandoffRequest, key: string): Promise<HandoffRecord> {
-    HandoffIdempotencyKey.parse(key);
+  private async transition(id: string, request: EscalationRecordRequest, key: string): Promise<EscalationRecord> {
+    EscalationRecordIdempotencyKey.parse(key);
     return this.keyed(async (client) => {
       // The record's row lock serialises every write to it: two accepts at once decide one
       // after the other, and the second sees the first's outcome.
-      const locked = await client.query<HandoffRow>('SELECT * FROM handoff_records WHERE id = $1 FOR UPDATE', [id]);
+      const locked = await client.query<EscalationRecordRow>('SELECT * FROM handoff_records WHERE id = $1 FOR UPDATE', [
+        id,
+      ]);
       const replay = await this.replay(client, id, request.transition, key);
       if (replay) return replay;
-      if (!locked.rows[0]) throw handoffNotFound(id);
-      const record = handoffFromRow(locked.rows[0]);
+      if (!locked.rows[0]) throw escalationRecordNotFound(id);
+      const record = escalationRecordFromRow(locked.rows[0]);
       const seq = await client.query<{ seq: number }>(
         'SELECT max(seq) AS seq FROM handoff_audit WHERE record_id = $1',
         [id],
       );
-      const { next, audit: row } = planHandoffTransition(record, request, key, seq.rows[0]?.seq ?? 0, new Date());
+      const { next, audit: row } = planEscalationRecordTransition(
+        record,
+        request,
+        key,
+        seq.rows[0]?.seq ?? 0,
+        new Date(),
+      );
       if (!row) return next;
       const changed = await client.query(
         `UPDATE handoff_records SET state = $2, accepted_by = $3, accepted_at = $4, cancelled_by = $5, cancelled_at = $6,
@@ -443,15 +451,15 @@ class PostgresStore implements Store {
           record.state,
         ],
       );
-      if (changed.rowCount !== 1) throw handoffRaced(id, request);
+      if (changed.rowCount !== 1) throw escalationRecordRaced(id, request);
       await insertAudit(client, row);
       return next;
     });
   }
 
-  /** Runs a keyed handoff write in a transaction; when the same key raced in on another record
+  /** Runs a keyed escalation record write in a transaction; when the same key raced in on another record
    * (the audit's unique key rolled this one back whole), runs it once more to read that outcome. */
-  private async keyed(work: (client: pg.PoolClient) => Promise<HandoffRecord>): Promise<HandoffRecord> {
+  private async keyed(work: (client: pg.PoolClient) => Promise<EscalationRecord>): Promise<EscalationRecord> {
     try {
       return await inTransaction(this.pool, work);
     } catch (error) {
@@ -463,16 +471,16 @@ class PostgresStore implements Store {
   private async replay(
     client: pg.PoolClient,
     id: string,
-    transition: HandoffAuditRow['transition'],
+    transition: EscalationRecordAuditRow['transition'],
     key: string,
-  ): Promise<HandoffRecord | null> {
-    const { rows } = await client.query<Pick<HandoffAuditRow, 'record_id' | 'transition' | 'seq'>>(
+  ): Promise<EscalationRecord | null> {
+    const { rows } = await client.query<Pick<EscalationRecordAuditRow, 'record_id' | 'transition' | 'seq'>>(
       'SELECT record_id, transition, seq FROM handoff_audit WHERE idempotency_key = $1',
       [key],
     );
     if (!rows[0]) return null;
-    const seq = replayHandoffKey(rows[0], id, transition, key);
-    return handoffRecordAt((await handoff(client, id))!, await audit(client, id), seq);
+    const seq = replayEscalationRecordKey(rows[0], id, transition, key);
+    return escalationRecordAt((await readEscalationRecord(client, id))!, await audit(client, id), seq);
   }
 
   async schemaVersion(): Promise<number> {
@@ -489,8 +497,8 @@ class PostgresStore implements Store {
 
 type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 type Time = Date | null;
-type HandoffRow = Omit<
-  HandoffRecord,
+type EscalationRecordRow = Omit<
+  EscalationRecord,
   'open_questions' | 'next_steps' | 'created_at' | 'accepted_at' | 'cancelled_at' | 'closed_at'
 > & {
   open_questions: string;
@@ -501,11 +509,11 @@ type HandoffRow = Omit<
   cancelled_at: Time;
   closed_at: Time;
 };
-type AuditRow = Omit<HandoffAuditRow, 'detail' | 'at'> & { detail: string; at: Date };
+type AuditRow = Omit<EscalationRecordAuditRow, 'detail' | 'at'> & { detail: string; at: Date };
 
 const iso = (t: Time) => t?.toISOString() ?? null;
 
-function handoffFromRow({ created_order: _order, ...row }: HandoffRow): HandoffRecord {
+function escalationRecordFromRow({ created_order: _order, ...row }: EscalationRecordRow): EscalationRecord {
   return {
     ...row,
     open_questions: JSON.parse(row.open_questions) as string[],
@@ -517,21 +525,21 @@ function handoffFromRow({ created_order: _order, ...row }: HandoffRow): HandoffR
   };
 }
 
-async function handoff(db: Queryable, id: string): Promise<HandoffRecord | null> {
-  const { rows } = await db.query<HandoffRow>('SELECT * FROM handoff_records WHERE id = $1', [id]);
-  return rows[0] ? handoffFromRow(rows[0]) : null;
+async function readEscalationRecord(db: Queryable, id: string): Promise<EscalationRecord | null> {
+  const { rows } = await db.query<EscalationRecordRow>('SELECT * FROM handoff_records WHERE id = $1', [id]);
+  return rows[0] ? escalationRecordFromRow(rows[0]) : null;
 }
 
-async function audit(db: Queryable, id: string): Promise<HandoffAuditRow[]> {
+async function audit(db: Queryable, id: string): Promise<EscalationRecordAuditRow[]> {
   const { rows } = await db.query<AuditRow>('SELECT * FROM handoff_audit WHERE record_id = $1 ORDER BY seq', [id]);
   return rows.map((row) => ({
     ...row,
     at: row.at.toISOString(),
-    detail: JSON.parse(row.detail) as HandoffAuditRow['detail'],
+    detail: JSON.parse(row.detail) as EscalationRecordAuditRow['detail'],
   }));
 }
 
-async function insertAudit(client: pg.PoolClient, row: HandoffAuditRow): Promise<void> {
+async function insertAudit(client: pg.PoolClient, row: EscalationRecordAuditRow): Promise<void> {
   await client.query(
     'INSERT INTO handoff_audit (record_id, seq, transition, actor, at, idempotency_key, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)',
     [row.record_id, row.seq, row.transition, row.actor, row.at, row.idempotency_key, JSON.stringify(row.detail)],

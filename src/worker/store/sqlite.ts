@@ -6,27 +6,27 @@ import type { WriteReceipt } from '../../../contracts';
 import type { ReceiptV1 } from '../../../contracts/pipelines/ticket-artifacts';
 import type { StageResult } from '../../../contracts/stages';
 import {
-  HANDOFF_LIST_DEFAULT,
-  HandoffBeginInput,
-  HandoffIdempotencyKey,
-  HandoffListQuery,
-  type HandoffAuditRow,
-  type HandoffCloseReason,
-  type HandoffDecider,
-  type HandoffRecord,
-  type HandoffRequest,
-} from '../../../contracts/handoff-record';
+  ESCALATION_RECORD_LIST_DEFAULT,
+  EscalationRecordBeginInput,
+  EscalationRecordIdempotencyKey,
+  EscalationRecordListQuery,
+  type EscalationRecordAuditRow,
+  type EscalationRecordCloseReason,
+  type EscalationRecordDecider,
+  type EscalationRecord,
+  type EscalationRecordRequest,
+} from '../../../contracts/escalation-record';
 import { sha256Hex } from './content';
 import {
   crmReceipt,
-  handoffNotFound,
-  handoffRaced,
-  handoffRecordAt,
-  handoffRecordId,
+  escalationRecordNotFound,
+  escalationRecordRaced,
+  escalationRecordAt,
+  escalationRecordId,
   jobIdOfKey,
-  newHandoffRecord,
-  planHandoffTransition,
-  replayHandoffKey,
+  newEscalationRecord,
+  planEscalationRecordTransition,
+  replayEscalationRecordKey,
   planCorpusSync,
   searchableTerms,
   type CorpusSyncReport,
@@ -126,10 +126,10 @@ class SqliteStore implements Store {
    * always run in one mode (`pluck` or not), which a cached statement keeps. */
   private readonly statements = new Map<string, Database.Statement>();
   /** Lists served again while nothing wrote a record (an API polled by dashboards, bench/api):
-   * SQLite's `data_version` moves when another connection commits, `handoffWrites` when this one
+   * SQLite's `data_version` moves when another connection commits, `escalationRecordWrites` when this one
    * writes a record. */
-  private listings = { version: '', entries: new Map<string, readonly HandoffRecord[]>() };
-  private handoffWrites = 0;
+  private listings = { version: '', entries: new Map<string, readonly EscalationRecord[]>() };
+  private escalationRecordWrites = 0;
 
   constructor(private readonly db: Database.Database) {}
 
@@ -339,17 +339,17 @@ class SqliteStore implements Store {
     return rows;
   }
 
-  async beginHandoff(input: HandoffBeginInput, key: string): Promise<HandoffRecord> {
-    const parsed = HandoffBeginInput.parse(input);
-    HandoffIdempotencyKey.parse(key);
-    this.handoffWrites++;
+  async beginEscalationRecord(input: EscalationRecordBeginInput, key: string): Promise<EscalationRecord> {
+    const parsed = EscalationRecordBeginInput.parse(input);
+    EscalationRecordIdempotencyKey.parse(key);
+    this.escalationRecordWrites++;
     return this.db
-      .transaction((): HandoffRecord => {
-        const id = handoffRecordId(key);
+      .transaction((): EscalationRecord => {
+        const id = escalationRecordId(key);
         const replay = this.replay(id, 'begin', key);
         if (replay) return replay;
         const at = new Date();
-        const record = newHandoffRecord(parsed, key, at);
+        const record = newEscalationRecord(parsed, key, at);
         this.sql(
           `INSERT INTO handoff_records (id, created_order, workspace, project, job_id, summary, open_questions, next_steps, owner, state,
            created_by, created_at)
@@ -374,36 +374,36 @@ class SqliteStore implements Store {
       .immediate();
   }
 
-  async acceptHandoff(id: string, actor: string, key: string): Promise<HandoffRecord> {
+  async acceptEscalationRecord(id: string, actor: string, key: string): Promise<EscalationRecord> {
     return this.transition(id, { transition: 'accept', actor }, key);
   }
 
-  async cancelHandoff(id: string, actor: string, key: string): Promise<HandoffRecord> {
+  async cancelEscalationRecord(id: string, actor: string, key: string): Promise<EscalationRecord> {
     return this.transition(id, { transition: 'cancel', actor }, key);
   }
 
-  async closeHandoff(
+  async closeEscalationRecord(
     id: string,
-    reason: HandoffCloseReason,
+    reason: EscalationRecordCloseReason,
     key: string,
-    decidedBy?: HandoffDecider,
-  ): Promise<HandoffRecord> {
+    decidedBy?: EscalationRecordDecider,
+  ): Promise<EscalationRecord> {
     return this.transition(id, { transition: 'close', reason, ...(decidedBy ? { decided_by: decidedBy } : {}) }, key);
   }
 
-  async getHandoff(id: string): Promise<HandoffRecord | null> {
-    return this.handoff(id);
+  async getEscalationRecord(id: string): Promise<EscalationRecord | null> {
+    return this.readEscalationRecord(id);
   }
 
-  async listHandoffs(query: HandoffListQuery): Promise<HandoffRecord[]> {
-    const q = HandoffListQuery.parse(query);
-    const version = `${String(this.sql('PRAGMA data_version').pluck().get())}:${this.handoffWrites}`;
+  async listEscalationRecords(query: EscalationRecordListQuery): Promise<EscalationRecord[]> {
+    const q = EscalationRecordListQuery.parse(query);
+    const version = `${String(this.sql('PRAGMA data_version').pluck().get())}:${this.escalationRecordWrites}`;
     if (this.listings.version !== version) this.listings = { version, entries: new Map() };
     const key = JSON.stringify([
       q.workspace,
       q.project,
       q.state ?? 'open',
-      q.limit ?? HANDOFF_LIST_DEFAULT,
+      q.limit ?? ESCALATION_RECORD_LIST_DEFAULT,
       q.visible_to ?? null,
     ]);
     const listed = this.listings.entries.get(key);
@@ -415,40 +415,40 @@ class SqliteStore implements Store {
       workspace: q.workspace,
       project: q.project,
       state: q.state ?? 'open',
-      limit: q.limit ?? HANDOFF_LIST_DEFAULT,
+      limit: q.limit ?? ESCALATION_RECORD_LIST_DEFAULT,
       visible_to: q.visible_to ?? null,
-    }) as HandoffRow[];
+    }) as EscalationRecordRow[];
     // Frozen: a caller changing a listed record must not change what the next caller is served.
-    const records = rows.map((row) => Object.freeze(handoffFromRow(row)));
+    const records = rows.map((row) => Object.freeze(escalationRecordFromRow(row)));
     if (this.listings.entries.size < MAX_LISTINGS) this.listings.entries.set(key, records);
     return [...records];
   }
 
-  async handoffAudit(id: string): Promise<HandoffAuditRow[]> {
+  async escalationRecordAudit(id: string): Promise<EscalationRecordAuditRow[]> {
     const rows = this.sql('SELECT * FROM handoff_audit WHERE record_id = ? ORDER BY seq').all(id) as AuditRow[];
     return rows.map(auditFromRow);
   }
 
-  private async transition(id: string, request: HandoffRequest, key: string): Promise<HandoffRecord> {
-    HandoffIdempotencyKey.parse(key);
-    this.handoffWrites++;
+  private async transition(id: string, request: EscalationRecordRequest, key: string): Promise<EscalationRecord> {
+    EscalationRecordIdempotencyKey.parse(key);
+    this.escalationRecordWrites++;
     // One writer at a time (IMMEDIATE takes the write lock first): the read, the decision and the
     // conditional UPDATE see no interleaving, on this connection or another process's.
     return this.db
-      .transaction((): HandoffRecord => {
+      .transaction((): EscalationRecord => {
         const replay = this.replay(id, request.transition, key);
         if (replay) return replay;
-        const record = this.handoff(id);
-        if (!record) throw handoffNotFound(id);
+        const record = this.readEscalationRecord(id);
+        if (!record) throw escalationRecordNotFound(id);
         const lastSeq = this.sql('SELECT max(seq) FROM handoff_audit WHERE record_id = ?').pluck().get(id) as number;
-        const { next, audit } = planHandoffTransition(record, request, key, lastSeq, new Date());
+        const { next, audit } = planEscalationRecordTransition(record, request, key, lastSeq, new Date());
         if (!audit) return next;
         const changed = this.sql(
           `UPDATE handoff_records SET state = @state, accepted_by = @accepted_by, accepted_at = @accepted_at,
              cancelled_by = @cancelled_by, cancelled_at = @cancelled_at, closed_at = @closed_at, close_reason = @close_reason
            WHERE id = @id AND state = @from`,
         ).run({ ...next, from: record.state }).changes;
-        if (changed !== 1) throw handoffRaced(id, request);
+        if (changed !== 1) throw escalationRecordRaced(id, request);
         this.insertAudit(audit);
         return next;
       })
@@ -456,14 +456,14 @@ class SqliteStore implements Store {
   }
 
   /** The outcome a spent key produced, or null when the key is new. */
-  private replay(id: string, transition: HandoffAuditRow['transition'], key: string): HandoffRecord | null {
+  private replay(id: string, transition: EscalationRecordAuditRow['transition'], key: string): EscalationRecord | null {
     const prior = this.sql('SELECT record_id, transition, seq FROM handoff_audit WHERE idempotency_key = ?').get(
       key,
-    ) as Pick<HandoffAuditRow, 'record_id' | 'transition' | 'seq'> | undefined;
+    ) as Pick<EscalationRecordAuditRow, 'record_id' | 'transition' | 'seq'> | undefined;
     if (!prior) return null;
-    const seq = replayHandoffKey(prior, id, transition, key);
-    return handoffRecordAt(
-      this.handoff(id)!,
+    const seq = replayEscalationRecordKey(prior, id, transition, key);
+    return escalationRecordAt(
+      this.readEscalationRecord(id)!,
       this.sql('SELECT * FROM handoff_audit WHERE record_id = ? ORDER BY seq')
         .all(id)
         .map((r) => auditFromRow(r as AuditRow)),
@@ -471,13 +471,13 @@ class SqliteStore implements Store {
     );
   }
 
-  private handoff(id: string): HandoffRecord | null {
+  private readEscalationRecord(id: string): EscalationRecord | null {
     const row = this.sql(`SELECT ${HANDOFF_COLUMNS} FROM handoff_records WHERE id = ?`).get(id) as
-      HandoffRow | undefined;
-    return row ? handoffFromRow(row) : null;
+      EscalationRecordRow | undefined;
+    return row ? escalationRecordFromRow(row) : null;
   }
 
-  private insertAudit(row: HandoffAuditRow): void {
+  private insertAudit(row: EscalationRecordAuditRow): void {
     this.sql(
       'INSERT INTO handoff_audit (record_id, seq, transition, actor, at, idempotency_key, detail) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ).run(row.record_id, row.seq, row.transition, row.actor, row.at, row.idempotency_key, JSON.stringify(row.detail));
@@ -498,10 +498,13 @@ const MAX_LISTINGS = 64;
 /** A record's columns (not `created_order`, which only orders the list). */
 const HANDOFF_COLUMNS =
   'id, workspace, project, job_id, summary, open_questions, next_steps, owner, state, created_by, created_at, accepted_by, accepted_at, cancelled_by, cancelled_at, closed_at, close_reason';
-type HandoffRow = Omit<HandoffRecord, 'open_questions' | 'next_steps'> & { open_questions: string; next_steps: string };
-type AuditRow = Omit<HandoffAuditRow, 'detail'> & { detail: string };
+type EscalationRecordRow = Omit<EscalationRecord, 'open_questions' | 'next_steps'> & {
+  open_questions: string;
+  next_steps: string;
+};
+type AuditRow = Omit<EscalationRecordAuditRow, 'detail'> & { detail: string };
 
-function handoffFromRow(row: HandoffRow): HandoffRecord {
+function escalationRecordFromRow(row: EscalationRecordRow): EscalationRecord {
   return {
     ...row,
     open_questions: JSON.parse(row.open_questions) as string[],
@@ -509,6 +512,6 @@ function handoffFromRow(row: HandoffRow): HandoffRecord {
   };
 }
 
-function auditFromRow(row: AuditRow): HandoffAuditRow {
-  return { ...row, detail: JSON.parse(row.detail) as HandoffAuditRow['detail'] };
+function auditFromRow(row: AuditRow): EscalationRecordAuditRow {
+  return { ...row, detail: JSON.parse(row.detail) as EscalationRecordAuditRow['detail'] };
 }

@@ -5,16 +5,16 @@
 import type { WriteReceipt } from '../../../contracts';
 import type { ReceiptV1 } from '../../../contracts/pipelines/ticket-artifacts';
 import {
-  HandoffTransitionError,
-  decideHandoffTransition,
-  type HandoffAuditRow,
-  type HandoffBeginInput,
-  type HandoffCloseReason,
-  type HandoffDecider,
-  type HandoffListQuery,
-  type HandoffRecord,
-  type HandoffRequest,
-} from '../../../contracts/handoff-record';
+  EscalationRecordTransitionError,
+  decideEscalationRecordTransition,
+  type EscalationRecordAuditRow,
+  type EscalationRecordBeginInput,
+  type EscalationRecordCloseReason,
+  type EscalationRecordDecider,
+  type EscalationRecordListQuery,
+  type EscalationRecord,
+  type EscalationRecordRequest,
+} from '../../../contracts/escalation-record';
 import type { StageResult } from '../../../contracts/stages';
 import { sha256Hex } from './content';
 
@@ -131,24 +131,29 @@ export interface Store {
   searchHelpCenter(terms: readonly string[], limit: number): Promise<HelpHit[]>;
 
   /**
-   * Durable handoff records (issue 15). Every write takes an idempotency key: the same key again
+   * Durable escalation records. Every write takes an idempotency key: the same key again
    * returns the record as that first write left it and appends nothing. A refusal throws a
-   * HandoffTransitionError (`not_found`, `conflict`, `illegal_transition`, `key_reused`) and
-   * changes nothing. The record id is made from the begin key (`handoffRecordId`).
+   * EscalationRecordTransitionError (`not_found`, `conflict`, `illegal_transition`, `key_reused`) and
+   * changes nothing. The record id is made from the begin key (`escalationRecordId`).
    */
-  beginHandoff(input: HandoffBeginInput, key: string): Promise<HandoffRecord>;
-  acceptHandoff(id: string, actor: string, key: string): Promise<HandoffRecord>;
-  cancelHandoff(id: string, actor: string, key: string): Promise<HandoffRecord>;
+  beginEscalationRecord(input: EscalationRecordBeginInput, key: string): Promise<EscalationRecord>;
+  acceptEscalationRecord(id: string, actor: string, key: string): Promise<EscalationRecord>;
+  cancelEscalationRecord(id: string, actor: string, key: string): Promise<EscalationRecord>;
   /** The rail closes a record when its job is cancelled, decided or times out. With `decidedBy`
    * (a decision taken through the record) only while the record is open, or accepted by the
    * decider, who then holds it: else `conflict` or `illegal_transition`, as a cancel or an accept
    * committed first. */
-  closeHandoff(id: string, reason: HandoffCloseReason, key: string, decidedBy?: HandoffDecider): Promise<HandoffRecord>;
-  getHandoff(id: string): Promise<HandoffRecord | null>;
+  closeEscalationRecord(
+    id: string,
+    reason: EscalationRecordCloseReason,
+    key: string,
+    decidedBy?: EscalationRecordDecider,
+  ): Promise<EscalationRecord>;
+  getEscalationRecord(id: string): Promise<EscalationRecord | null>;
   /** A project's records in one state (`open` by default), newest first, at most `limit` (50). */
-  listHandoffs(query: HandoffListQuery): Promise<HandoffRecord[]>;
+  listEscalationRecords(query: EscalationRecordListQuery): Promise<EscalationRecord[]>;
   /** A record's audit trail, oldest first (empty for an unknown id). */
-  handoffAudit(id: string): Promise<HandoffAuditRow[]>;
+  escalationRecordAudit(id: string): Promise<EscalationRecordAuditRow[]>;
 
   /** Highest migration applied. */
   schemaVersion(): Promise<number>;
@@ -264,16 +269,16 @@ export function planCorpusSync(
   return { upserts, stale, report };
 }
 
-/** A handoff record's id, made from its begin key: a retried begin on any connection names the
+/** A escalation record's id, made from its begin key: a retried begin on any connection names the
  * same record, so the primary key itself keeps a begin from doubling. */
-export function handoffRecordId(beginKey: string): string {
+export function escalationRecordId(beginKey: string): string {
   return `hr_${sha256Hex(`handoff_records:${beginKey}`).slice(0, 32)}`;
 }
 
 /** The record a begin creates (state `open`, no transitions yet). */
-export function newHandoffRecord(input: HandoffBeginInput, key: string, at: Date): HandoffRecord {
+export function newEscalationRecord(input: EscalationRecordBeginInput, key: string, at: Date): EscalationRecord {
   return {
-    id: handoffRecordId(key),
+    id: escalationRecordId(key),
     workspace: input.workspace,
     project: input.project,
     job_id: input.job_id,
@@ -293,11 +298,11 @@ export function newHandoffRecord(input: HandoffBeginInput, key: string, at: Date
   };
 }
 
-/** The record after one transition the lifecycle allows (decideHandoffTransition said so). */
+/** The record after one transition the lifecycle allows (decideEscalationRecordTransition said so). */
 function applied(
-  record: HandoffRecord,
-  row: Pick<HandoffAuditRow, 'transition' | 'actor' | 'at' | 'detail'>,
-): HandoffRecord {
+  record: EscalationRecord,
+  row: Pick<EscalationRecordAuditRow, 'transition' | 'actor' | 'at' | 'detail'>,
+): EscalationRecord {
   switch (row.transition) {
     case 'begin':
       return { ...record, state: 'open', created_by: row.actor ?? record.created_by, created_at: row.at };
@@ -319,20 +324,20 @@ function applied(
 
 /**
  * What a keyed transition does to `record`: `{ next, audit }` for a change, `{ next: record }`
- * when nothing changes (accepting again by the same actor), or a thrown HandoffTransitionError.
+ * when nothing changes (accepting again by the same actor), or a thrown EscalationRecordTransitionError.
  * Both backends run it on the row they hold locked and then only write what it returns.
  */
-export function planHandoffTransition(
-  record: HandoffRecord,
-  request: HandoffRequest,
+export function planEscalationRecordTransition(
+  record: EscalationRecord,
+  request: EscalationRecordRequest,
   key: string,
   lastSeq: number,
   at: Date,
-): { next: HandoffRecord; audit?: HandoffAuditRow } {
-  const decision = decideHandoffTransition(record, request);
-  if (!decision.ok) throw new HandoffTransitionError(decision.code, decision.message);
+): { next: EscalationRecord; audit?: EscalationRecordAuditRow } {
+  const decision = decideEscalationRecordTransition(record, request);
+  if (!decision.ok) throw new EscalationRecordTransitionError(decision.code, decision.message);
   if (decision.change === 'none') return { next: record };
-  const audit: HandoffAuditRow = {
+  const audit: EscalationRecordAuditRow = {
     record_id: record.id,
     seq: lastSeq + 1,
     transition: request.transition,
@@ -345,16 +350,20 @@ export function planHandoffTransition(
 }
 
 function closeDetail(
-  request: Extract<HandoffRequest, { transition: 'close' }>,
-): Pick<HandoffAuditRow['detail'], 'close_reason' | 'action'> {
+  request: Extract<EscalationRecordRequest, { transition: 'close' }>,
+): Pick<EscalationRecordAuditRow['detail'], 'close_reason' | 'action'> {
   return { close_reason: request.reason, ...(request.decided_by ? { action: request.decided_by.action } : {}) };
 }
 
 /** The record as it stood right after audit row `seq`: what a repeated key returns. The audit
  * trail holds every change, so replaying its first `seq` rows over the record's fixed fields
  * rebuilds that outcome exactly. */
-export function handoffRecordAt(current: HandoffRecord, audit: readonly HandoffAuditRow[], seq: number): HandoffRecord {
-  let record: HandoffRecord = {
+export function escalationRecordAt(
+  current: EscalationRecord,
+  audit: readonly EscalationRecordAuditRow[],
+  seq: number,
+): EscalationRecord {
+  let record: EscalationRecord = {
     ...current,
     accepted_by: null,
     accepted_at: null,
@@ -368,14 +377,14 @@ export function handoffRecordAt(current: HandoffRecord, audit: readonly HandoffA
 }
 
 /** What a repeated key returns, or the refusal when the key was spent on another write. */
-export function replayHandoffKey(
-  prior: Pick<HandoffAuditRow, 'record_id' | 'transition' | 'seq'>,
+export function replayEscalationRecordKey(
+  prior: Pick<EscalationRecordAuditRow, 'record_id' | 'transition' | 'seq'>,
   recordId: string,
-  transition: HandoffAuditRow['transition'],
+  transition: EscalationRecordAuditRow['transition'],
   key: string,
 ): number {
   if (prior.record_id !== recordId || prior.transition !== transition) {
-    throw new HandoffTransitionError(
+    throw new EscalationRecordTransitionError(
       'key_reused',
       `idempotency key ${JSON.stringify(key)} was already used to ${prior.transition} handoff record ${prior.record_id}`,
     );
@@ -383,13 +392,13 @@ export function replayHandoffKey(
   return prior.seq;
 }
 
-export function handoffNotFound(id: string): HandoffTransitionError {
-  return new HandoffTransitionError('not_found', `no handoff record ${id}`);
+export function escalationRecordNotFound(id: string): EscalationRecordTransitionError {
+  return new EscalationRecordTransitionError('not_found', `no handoff record ${id}`);
 }
 
 /** The conditional UPDATE found the record no longer in the state the decision was made on. */
-export function handoffRaced(id: string, request: HandoffRequest): HandoffTransitionError {
-  return new HandoffTransitionError(
+export function escalationRecordRaced(id: string, request: EscalationRecordRequest): EscalationRecordTransitionError {
+  return new EscalationRecordTransitionError(
     'conflict',
     `handoff record ${id} changed while a ${request.transition} was being applied; nothing was changed`,
   );

@@ -30,7 +30,7 @@ export const policy = defineStage({
   criteria: ['names the limit of the claim’s category and whether the amount is within it'],
   nominalCostUsd: 0.002,
   // A stage that runs beside others is reserved, and charged at most, its worst case.
-  maxCostUsd: 0.004,
+  worstCaseCostUsd: 0.004,
 });
 
 export const fraud = defineStage({
@@ -39,7 +39,7 @@ export const fraud = defineStage({
   outputs: ['fraud_check.v1'],
   criteria: ['flags a merchant on the watch list or a round amount over 1,000 USD'],
   nominalCostUsd: 0.002,
-  maxCostUsd: 0.004,
+  worstCaseCostUsd: 0.004,
 });
 
 // A critic: it judges, and may hold no write tools.

@@ -29,7 +29,7 @@ const inputs = (handrail: Partial<TargetFigures>, validation = [5, 6]): TargetIn
   validation_vs_zod: validation,
 });
 
-describe('issue 19 targets', () => {
+describe('benchmark targets', () => {
   it("lists every target of npm run bench in the issue's order, each met on its edge", () => {
     const verdicts = judgeTargets(inputs({}));
     expect(verdicts.map((v) => v.figure.split(' (')[0])).toEqual([

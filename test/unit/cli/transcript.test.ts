@@ -54,7 +54,7 @@ const job = (...turns: TurnRecord[]): JobTranscript => ({ job_id: 'j1', uri, tur
 const text = { format: 'text', json: false } as const;
 
 describe('handrail transcript output', () => {
-  it('the whole log: a header, then the seed-000 transcript of every message', () => {
+  it('the whole log: a header, then the transcript of every message', () => {
     expect(transcriptOutput(job(classify, escalation), text)).toBe(
       `transcript of j1: 2 turns, ${uri}\n${classifyLog}\n[__user__] Write the note\n[escalation:assistant:text] note`,
     );

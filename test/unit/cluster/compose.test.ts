@@ -1,6 +1,6 @@
 /**
- * docker-compose.yml describes the stack `npm run cluster` runs and the tests exercise (issue 16
- * item 6): the same server and UI versions, the same worker processes (roles, task queues, the
+ * docker-compose.yml describes the stack `npm run cluster` runs and the tests exercise: the same
+ * server and UI versions, the same worker processes (roles, task queues, the
  * env var names each reads), the writer alone holding the CRM's URL, and the same databases.
  */
 import fs from 'node:fs';

@@ -3,7 +3,7 @@ import { HANDOFF_V1, validateHandoff } from '../../../contracts';
 import { REQUIRED_FIELDS } from '../../../scripts/contracts/fixtures';
 import { fixture, manifest, propertyPaths, readJson, withoutPath } from './helpers';
 
-// Seed 001 contract test 4 ("chaos"): drop each optional field, still valid; drop each required
+// Contract chaos: drop each optional field, still valid; drop each required
 // one, rejected naming it. Paths come from the committed JSON Schema, so a field added to the
 // source is covered without editing this file.
 const schema = readJson(manifest.schema) as Parameters<typeof propertyPaths>[0];

@@ -9,7 +9,7 @@ const accept = [HANDOFF_V1];
 describe('contract fixtures', () => {
   const jsonSchema = committedSchemaValidator(manifest.schema);
 
-  it("stores seed 001's example exactly as transcribed from the seed", () => {
+  it('stores the reference example package exactly as written', () => {
     expect(fixture('seed-001-example.json')).toEqual(seed001Example);
     expect(Object.keys(fixture('seed-001-example.json') as object)).toEqual(Object.keys(seed001Example));
   });

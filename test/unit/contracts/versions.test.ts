@@ -11,7 +11,7 @@ import {
 import { createAjv } from '../../../scripts/contracts/build';
 import { fixture } from './helpers';
 
-// A synthetic next version: `priority` becomes required, which seed 001 says is a breaking change
+// A synthetic next version: `priority` becomes required, a breaking change (contracts/README.md, compatibility rules)
 // and so needs handoff.v2 plus an upgrader for packages still in flight as v1.
 const HANDOFF_V2 = 'handoff.v2';
 const handoffV2 = handoffV1.extend({ schema: z.literal(HANDOFF_V2), priority: z.enum(['low', 'normal', 'high']) });

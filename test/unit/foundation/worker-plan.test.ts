@@ -1,5 +1,5 @@
 /**
- * The per-stage split (issue 16): every stage that writes runs on the writers' queue next to the
+ * The per-stage split: every stage that writes runs on the writers' queue next to the
  * job's, and only the writer side registers it; the general side registers everything else and
  * no writer at all.
  */

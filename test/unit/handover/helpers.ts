@@ -44,7 +44,7 @@ export const edge = (handover: Edge['handover'], over: Partial<Edge> = {}): Edge
 export const tag = (agent_id: string, message: TaggedMessage['message']): TaggedMessage => ({ message, agent_id });
 export const prompt = (text: string): TaggedMessage => tag(USER_AGENT_ID, userMessage(text));
 
-/** Seed 000's worked example (§5). */
+/** A worked example: a user prompt, two agents' turns with thinking and tool calls. */
 export const workedExample: TaggedMessage[] = [
   tag('reasoner', systemMessage('You are a sycophancy-resistant clinical reasoner.')),
   prompt('What drug class does venetoclax belong to?'),

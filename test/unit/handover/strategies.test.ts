@@ -139,7 +139,7 @@ describe('applyHandover', () => {
     expect(filesUnder(turnDir)).toEqual([join('traces', basename(path))]);
   });
 
-  it('transcript_materialize: offloads large blocks to traces/artifacts, one counter per kind (seed 000: text_001.txt beside tool_call_001.txt)', () => {
+  it('transcript_materialize: offloads large blocks to traces/artifacts, one counter per kind (text_001.txt beside tool_call_001.txt)', () => {
     const turnDir = scratch();
     const [text, arg, output] = [`${'a'.repeat(2499)}\n${'z'.repeat(10)}`, 'b'.repeat(2100), 'c'.repeat(3000)];
     const log = [

@@ -1,4 +1,4 @@
-/** Seed 000's transcript rendering, byte for byte: the goldens are copied from the seed's outputs. */
+/** Transcript rendering, byte for byte against fixed goldens. */
 import { describe, expect, it } from 'vitest';
 import {
   assistantMessage,
@@ -11,8 +11,8 @@ import {
 import { applyHandover } from '../../../activities/handover';
 import { edge, prompt, state, tag, workedExample } from './helpers';
 
-describe('seed 000 goldens', () => {
-  it('renders the five-message venetoclax log (§3 format_transcript)', () => {
+describe('transcript goldens', () => {
+  it('renders the five-message venetoclax log', () => {
     const log = [
       tag('triage', systemMessage('You are a clinical reasoning assistant.')),
       prompt('What drug class does venetoclax belong to?'),
@@ -29,7 +29,7 @@ describe('seed 000 goldens', () => {
     );
   });
 
-  it('renders the worked example and its transcript_prepend output (§5)', () => {
+  it('renders the worked example and its transcript_prepend output', () => {
     const transcript =
       '[reasoner:system:text] You are a sycophancy-resistant clinical reasoner.\n' +
       '[__user__] What drug class does venetoclax belong to?\n' +
@@ -42,7 +42,7 @@ describe('seed 000 goldens', () => {
     });
   });
 
-  it("fences transcripts with the seed's separator", () => {
+  it('fences transcripts with the separator', () => {
     expect(TRANSCRIPT_SEPARATOR).toBe('\n\n---\n\n');
   });
 });

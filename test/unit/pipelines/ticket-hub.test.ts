@@ -86,10 +86,10 @@ describe('ticket-hub: the definition', () => {
     ]);
   });
 
-  it('refuses a specialist without a worst case (maxCostUsd), and a stage named merge in any pipeline', () => {
-    const open = defineStage({ ...accountStage, maxCostUsd: undefined });
+  it('refuses a specialist without a worst case (worstCaseCostUsd), and a stage named merge in any pipeline', () => {
+    const open = defineStage({ ...accountStage, worstCaseCostUsd: undefined });
     expect(refusal(hub({ stages: ticketHub.cards.map((c) => (c.name === 'account' ? open : c)) })).problems).toEqual([
-      'fan-out after intake.v1: specialist "account" declares no maxCostUsd; a specialist that runs beside others is reserved and charged at most its worst case',
+      'fan-out after intake.v1: specialist "account" declares no worstCaseCostUsd; a specialist that runs beside others is reserved and charged at most its worst case',
     ]);
     const merge = defineStage({ ...intakeStage, name: 'merge' });
     const serial = {
@@ -110,7 +110,7 @@ describe('ticket-hub: the definition', () => {
       outputs: ['screening.v1'],
       criteria: ['risk screened'],
       nominalCostUsd: 0,
-      maxCostUsd: 0.001,
+      worstCaseCostUsd: 0.001,
     });
     const routes = ticketHub.routes.map((r) => ('fanOut' in r ? { ...r, fanOut: ['policy', 'screen'] } : r));
     const error = refusal(hub({ stages: ticketHub.cards.map((c) => (c.name === 'account' ? screen : c)), routes }));

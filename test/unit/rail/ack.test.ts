@@ -156,7 +156,7 @@ describe('decideAck: duplicate', () => {
 });
 
 describe('decideAck: max_hops_exceeded', () => {
-  // The planned relay with two revisions is exactly the default cap of 8 transfers (SPEC).
+  // The planned relay with two revisions is exactly the default cap of 8 transfers.
   const twoRevisions = ['intake', 'retrieve', 'draft', 'judge', 'draft', 'judge', 'draft', 'judge'];
   const passed = () =>
     packageAt(twoRevisions, [TICKET, INTAKE, CHUNKS, SUMMARY, VERDICT], {
@@ -273,8 +273,8 @@ describe('decideAck: rejected_budget', () => {
     expect(d.ack).toBe('accepted');
     expect(d.reason).toMatch(/wallet \$0\.01 \(\$0\.005 reserved by running hops\), reserves \$0\.005$/);
   });
-  it("reserves a card's worst case (maxCostUsd), not its nominal cost", () => {
-    const worst = { ...card('judge'), maxCostUsd: 0.02 };
+  it("reserves a card's worst case (worstCaseCostUsd), not its nominal cost", () => {
+    const worst = { ...card('judge'), worstCaseCostUsd: 0.02 };
     expect(decideAck({ ...factsFor(withWallet(0.01), 'judge'), card: worst })).toMatchObject({
       ack: 'rejected_budget',
       reason: 'wallet has $0.01; "judge" reserves $0.02',

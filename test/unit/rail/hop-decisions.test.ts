@@ -264,7 +264,7 @@ describe('concludeHop: settling a hop against its reservation', () => {
   };
 
   it("a declared worst case caps the charge; the rest is the hop's overspend", () => {
-    const outcome = settleRetrieve(0.05, { ...ticketTriage.get('retrieve')!, maxCostUsd: 0.004 });
+    const outcome = settleRetrieve(0.05, { ...ticketTriage.get('retrieve')!, worstCaseCostUsd: 0.004 });
     expect(outcome).toMatchObject({ ok: true, costUsd: 0.004, overspentUsd: 0.046 });
     expect(outcome.acks[0]).toMatchObject({ reserved_usd: 0.004, settled_usd: 0.004 });
     expect(outcome.package?.budget.usd_remaining).toBe(0.996);

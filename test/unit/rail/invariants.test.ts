@@ -478,7 +478,7 @@ describe('checkEmitted: cost_reported and key order', () => {
   });
 });
 
-describe('checkEmitted: summary_append_only (seed 004: segments appended, never re-summarised)', () => {
+describe('checkEmitted: summary_append_only (segments appended, never re-summarised)', () => {
   const SEGMENTS = [
     'hop 0 intake → intake.v1: intent refund, risk low, language en',
     'hop 1 retrieve → chunks.v1: 3 chunks: refund-policy.2, refund-policy.4, refund-policy.1',

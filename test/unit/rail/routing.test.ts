@@ -130,7 +130,7 @@ describe('route agrees with the stage cards', () => {
   });
 });
 
-describe('returnToSender (seed 004)', () => {
+describe('returnToSender', () => {
   const retrieveStep = (pkg: ReturnType<typeof at.afterIntake>) => ({
     kind: 'hop' as const,
     to: 'retrieve',
@@ -171,7 +171,7 @@ describe('returnToSender (seed 004)', () => {
   });
 });
 
-describe("seed 004's typed handoff reasons", () => {
+describe('the typed handoff reasons', () => {
   it('a route names one and the rail puts it on the hop block it delivers', () => {
     const classified = packageAt(['classify'], [TICKET, ref('classification.v1', '9')]);
     const bodies = { 'classification.v1': { sentiment: 0.1, complexity: 2, intent: 'billing', language: 'en' } };
@@ -193,7 +193,7 @@ describe("seed 004's typed handoff reasons", () => {
   it('a route without one leaves the hop block as before', () => {
     expect(route(ticketTriage, at.afterIntake())).not.toHaveProperty('handoff');
   });
-  it('a pipeline naming a reason seed 004 does not know refuses to load', () => {
+  it('a pipeline naming a reason the rail does not know refuses to load', () => {
     const spec = {
       name: 'odd',
       entry: ticketEntry,

@@ -30,6 +30,20 @@ describe('stage cards', () => {
     expect(Object.isFrozen(card.accepts)).toBe(true);
   });
 
+  it('reads the earlier name maxCostUsd as worstCaseCostUsd, and the card carries only the new one', () => {
+    const spec = {
+      name: 'translate',
+      accepts: ['summary_md'],
+      outputs: ['summary_md'],
+      criteria: [],
+      nominalCostUsd: 0,
+    };
+    const card = defineStage({ ...spec, maxCostUsd: 0.004 });
+    expect(card.worstCaseCostUsd).toBe(0.004);
+    expect(card).not.toHaveProperty('maxCostUsd');
+    expect(defineStage({ ...spec, worstCaseCostUsd: 0.003, maxCostUsd: 0.004 }).worstCaseCostUsd).toBe(0.003);
+  });
+
   it('puts activity options on every card: timeouts, bounded retries, non-retryable business failures', () => {
     for (const card of ticketTriage.cards) {
       expect(card.activity.startToCloseTimeout).toBeTruthy();

@@ -1,4 +1,4 @@
-/** Seed 004's accumulated summary: one segment per stage, joined, never re-summarised, the oldest
+/** The accumulated summary: one segment per stage, joined, never re-summarised, the oldest
  * moved to the store behind chained references once over the cap — nothing lost. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LIMITS, SUMMARY_SEPARATOR, hopSegment, parseReference, splitSummary } from '../../../contracts';

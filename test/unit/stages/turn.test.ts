@@ -191,7 +191,7 @@ describe('the job log', () => {
   });
 });
 
-describe('hook results: a decided handoff record re-injected beside the package (seed 003)', () => {
+describe('hook results: a decided escalation record re-injected beside the package', () => {
   const hook = {
     event: 'handoff.decided',
     text: 'Handoff record hr_1, taken by ana: decided approve by ana.\nDecision note: credit it',

@@ -1,29 +1,36 @@
 import { describe, expect, it } from 'vitest';
 import {
-  HandoffBeginInput,
-  HandoffDecideRequest,
-  handoffDelta,
-  HandoffRecord,
+  EscalationRecordBeginInput,
+  EscalationRecordDecideRequest,
+  escalationRecordDelta,
+  EscalationRecord,
   HumanDecision,
-  decideHandoffTransition,
+  decideEscalationRecordTransition,
   neutraliseBidi,
   validators,
-  type HandoffDecision,
-  type HandoffRecordState,
-  type HandoffRequest,
+  type EscalationRecordTransitionOutcome,
+  type EscalationRecordState,
+  type EscalationRecordRequest,
 } from '../../../contracts';
 
 const ID = 'hr_0123456789abcdef0123456789abcdef';
-const accept = (actor: string): HandoffRequest => ({ transition: 'accept', actor });
-const cancel = (actor: string): HandoffRequest => ({ transition: 'cancel', actor });
-const close: HandoffRequest = { transition: 'close', reason: 'decided' };
-const decidedBy = (actor: string): HandoffRequest => ({
+const accept = (actor: string): EscalationRecordRequest => ({ transition: 'accept', actor });
+const cancel = (actor: string): EscalationRecordRequest => ({ transition: 'cancel', actor });
+const close: EscalationRecordRequest = { transition: 'close', reason: 'decided' };
+const decidedBy = (actor: string): EscalationRecordRequest => ({
   transition: 'close',
   reason: 'decided',
   decided_by: { actor, action: 'approve' },
 });
 
-const CASES: [string, HandoffRecordState, string | null, HandoffRequest, HandoffDecision['ok'], string][] = [
+const CASES: [
+  string,
+  EscalationRecordState,
+  string | null,
+  EscalationRecordRequest,
+  EscalationRecordTransitionOutcome['ok'],
+  string,
+][] = [
   ['accept an open record', 'open', null, accept('ana'), true, 'transition:accepted'],
   ['accept again by the same actor', 'accepted', 'ana', accept('ana'), true, 'none'],
   ['accept by another actor', 'accepted', 'ana', accept('bo'), false, 'conflict'],
@@ -43,9 +50,9 @@ const CASES: [string, HandoffRecordState, string | null, HandoffRequest, Handoff
   ['close on a decision a cancelled record', 'cancelled', null, decidedBy('ana'), false, 'illegal_transition'],
 ];
 
-describe('handoff record lifecycle (decideHandoffTransition)', () => {
+describe('escalation record lifecycle (decideEscalationRecordTransition)', () => {
   it.each(CASES)('%s', (_name, state, acceptedBy, request, ok, outcome) => {
-    const decision = decideHandoffTransition({ id: ID, state, accepted_by: acceptedBy }, request);
+    const decision = decideEscalationRecordTransition({ id: ID, state, accepted_by: acceptedBy }, request);
     expect(decision.ok).toBe(ok);
     if (decision.ok) expect(decision.change === 'none' ? 'none' : `transition:${decision.to}`).toBe(outcome);
     else {
@@ -55,12 +62,14 @@ describe('handoff record lifecycle (decideHandoffTransition)', () => {
   });
 
   it('says what was refused and why', () => {
-    expect(decideHandoffTransition({ id: ID, state: 'cancelled', accepted_by: null }, accept('ana'))).toEqual({
+    expect(decideEscalationRecordTransition({ id: ID, state: 'cancelled', accepted_by: null }, accept('ana'))).toEqual({
       ok: false,
       code: 'illegal_transition',
       message: `cannot accept handoff record ${ID}: it is already cancelled`,
     });
-    expect(decideHandoffTransition({ id: ID, state: 'accepted', accepted_by: 'ana' }, accept('bo'))).toMatchObject({
+    expect(
+      decideEscalationRecordTransition({ id: ID, state: 'accepted', accepted_by: 'ana' }, accept('bo')),
+    ).toMatchObject({
       message: `handoff record ${ID} was already accepted by ana`,
     });
   });
@@ -81,17 +90,17 @@ describe('handoff record schemas', () => {
     const spoofs = ['refund \u202e000,01$ ot pu', 'a\u202ab', 'a\u2066b\u2069', 'a\u2068b'];
     for (const spoof of spoofs) {
       for (const over of [{ summary: spoof }, { open_questions: [spoof] }, { next_steps: [spoof] }]) {
-        const parsed = HandoffBeginInput.safeParse({ ...begin, ...over });
+        const parsed = EscalationRecordBeginInput.safeParse({ ...begin, ...over });
         expect(parsed.success, JSON.stringify(over)).toBe(false);
         expect(parsed.error?.issues[0]?.message).toContain('bidi');
       }
       const decision = { action: 'approve', actor: 'ana', note: spoof };
       expect(HumanDecision.safeParse(decision).success).toBe(false);
       expect(validators.humanDecision(decision)).toBe(false);
-      expect(HandoffDecideRequest.safeParse({ action: 'approve', note: spoof }).success).toBe(false);
+      expect(EscalationRecordDecideRequest.safeParse({ action: 'approve', note: spoof }).success).toBe(false);
     }
     const marked = 'שלום \u200fעולם\u200e \u061c(42)';
-    expect(HandoffBeginInput.safeParse({ ...begin, summary: marked }).success).toBe(true);
+    expect(EscalationRecordBeginInput.safeParse({ ...begin, summary: marked }).success).toBe(true);
     expect(validators.humanDecision({ action: 'approve', actor: 'ana', note: marked })).toBe(true);
     expect(neutraliseBidi('refund \u202e000,01$ ot pu \u2067x\u2069 \u200f')).toBe(
       'refund \uFFFD000,01$ ot pu \uFFFDx\uFFFD \u200f',
@@ -99,7 +108,7 @@ describe('handoff record schemas', () => {
   });
 
   it('zod and the generated validator agree on a begin and a record', () => {
-    expect(HandoffBeginInput.safeParse(begin).success).toBe(true);
+    expect(EscalationRecordBeginInput.safeParse(begin).success).toBe(true);
     expect(validators.handoffBegin(begin)).toBe(true);
     const record = {
       ...begin,
@@ -114,7 +123,7 @@ describe('handoff record schemas', () => {
       closed_at: null,
       close_reason: null,
     };
-    expect(HandoffRecord.safeParse(record).success).toBe(true);
+    expect(EscalationRecord.safeParse(record).success).toBe(true);
     expect(validators.handoffRecord(record)).toBe(true);
   });
 
@@ -125,13 +134,13 @@ describe('handoff record schemas', () => {
       { ...begin, extra: 1 },
       { ...begin, job_id: 'tkt:1' },
     ]) {
-      expect(HandoffBeginInput.safeParse(bad).success).toBe(false);
+      expect(EscalationRecordBeginInput.safeParse(bad).success).toBe(false);
       expect(validators.handoffBegin(bad)).toBe(false);
     }
   });
 });
 
-describe('handoffDelta: what a decided record re-injects into the log', () => {
+describe('escalationRecordDelta: what a decided record re-injects into the log', () => {
   const record = {
     id: ID,
     summary: 'Refund past the window.',
@@ -141,7 +150,7 @@ describe('handoffDelta: what a decided record re-injects into the log', () => {
   };
 
   it('names the record, who took it, the decision and its note, then the summary, questions and steps', () => {
-    expect(handoffDelta(record, { action: 'top_up', actor: 'ana', note: 'key account' })).toBe(
+    expect(escalationRecordDelta(record, { action: 'top_up', actor: 'ana', note: 'key account' })).toBe(
       [
         `Handoff record ${ID}, taken by ana: decided top_up by ana.`,
         'Decision note: key account',
@@ -157,7 +166,7 @@ describe('handoffDelta: what a decided record re-injects into the log', () => {
 
   it('leaves out what the record or decision does not have', () => {
     expect(
-      handoffDelta(
+      escalationRecordDelta(
         { ...record, open_questions: [], next_steps: [], accepted_by: null },
         { action: 'approve', actor: 'ops' },
       ),
@@ -165,11 +174,11 @@ describe('handoffDelta: what a decided record re-injects into the log', () => {
   });
 });
 
-describe('HandoffDecideRequest: a decision over HTTP has no actor field', () => {
+describe('EscalationRecordDecideRequest: a decision over HTTP has no actor field', () => {
   it('refuses an actor and unknown fields, keeps the rest of HumanDecision', () => {
-    expect(HandoffDecideRequest.safeParse({ action: 'top_up', usd: 1, note: 'ok' }).success).toBe(true);
-    expect(HandoffDecideRequest.safeParse({ action: 'approve', actor: 'mallory' }).success).toBe(false);
-    expect(HandoffDecideRequest.safeParse({ action: 'approve', extra: 1 }).success).toBe(false);
-    expect(HandoffDecideRequest.safeParse({ action: 'escalate' }).success).toBe(false);
+    expect(EscalationRecordDecideRequest.safeParse({ action: 'top_up', usd: 1, note: 'ok' }).success).toBe(true);
+    expect(EscalationRecordDecideRequest.safeParse({ action: 'approve', actor: 'mallory' }).success).toBe(false);
+    expect(EscalationRecordDecideRequest.safeParse({ action: 'approve', extra: 1 }).success).toBe(false);
+    expect(EscalationRecordDecideRequest.safeParse({ action: 'escalate' }).success).toBe(false);
   });
 });

@@ -1,11 +1,11 @@
 /**
- * The rail's handoff records (issue 15) end to end, on both stores: a job escalates, the rail
+ * The rail's escalation records end to end, on both stores: a job escalates, the rail
  * begins its record, a human finds it over HTTP, takes it and decides through the API, and the
  * job completes with one CRM write and the record's delta in its log as a hook result. Refused
  * decisions, cancellation and timeout close (or keep) the record as the lifecycle says.
  */
 import { describe, expect, it } from 'vitest';
-import { HANDOFF_DECIDED_EVENT, type HandoffRecord } from '../../contracts';
+import { ESCALATION_RECORD_DECIDED_EVENT, type EscalationRecord } from '../../contracts';
 import { readLog } from '../../activities/transcript-log';
 import { startJob } from '../../src/operator/client';
 import { EMPTY_WALLET, useRailApi } from '../helpers/handoffs-rail-api';
@@ -17,7 +17,7 @@ const TOKENS = { ana: 'tok-ana-rail', bob: 'tok-bob-rail', ops: 'tok-ops-rail' }
 
 for (const backend of storeBackends()) {
   describe.skipIf(backend.skip !== null)(
-    `handoff records of escalated jobs on ${backend.name}${backend.skip ? ` (skipped: ${backend.skip})` : ''}`,
+    `escalation records of escalated jobs on ${backend.name}${backend.skip ? ` (skipped: ${backend.skip})` : ''}`,
     () => {
       const api = useRailApi(backend, TOKENS, 'ops');
       const { call, escalated } = api;
@@ -38,7 +38,7 @@ for (const backend of storeBackends()) {
         // Owned by ana: bob neither lists nor reads it.
         expect(
           (await call('GET', '/workspaces/default/projects/ticket-triage/handoffs', 'bob')).body.handoffs.map(
-            (r: HandoffRecord) => r.id,
+            (r: EscalationRecord) => r.id,
           ),
         ).not.toContain(record.id);
         expect((await call('GET', `/handoffs/${record.id}`, 'bob')).status).toBe(404);
@@ -70,14 +70,14 @@ for (const backend of storeBackends()) {
         expect(await api.rail.store.listWrites(request.job_id)).toHaveLength(1);
         expect((await api.rail.store.getCrmTicket(request.ticket.id))?.revision).toBe(1);
 
-        const closed = await api.rail.store.getHandoff(record.id);
+        const closed = await api.rail.store.getEscalationRecord(record.id);
         expect(closed).toMatchObject({ state: 'closed', close_reason: 'decided', accepted_by: 'ana' });
-        expect((await api.rail.store.handoffAudit(record.id)).map((a) => [a.transition, a.actor])).toEqual([
+        expect((await api.rail.store.escalationRecordAudit(record.id)).map((a) => [a.transition, a.actor])).toEqual([
           ['begin', 'rail'],
           ['accept', 'ana'],
           ['close', 'ana'],
         ]);
-        expect((await api.rail.store.handoffAudit(record.id)).at(-1)?.detail).toEqual({
+        expect((await api.rail.store.escalationRecordAudit(record.id)).at(-1)?.detail).toEqual({
           from: 'accepted',
           to: 'closed',
           close_reason: 'decided',
@@ -93,7 +93,7 @@ for (const backend of storeBackends()) {
         expect(hooks).toHaveLength(1);
         expect(hooks[0]).toMatchObject({
           agent_id: 'human',
-          origin: { kind: 'hook_result', event: HANDOFF_DECIDED_EVENT },
+          origin: { kind: 'hook_result', event: ESCALATION_RECORD_DECIDED_EVENT },
           message: { role: 'assistant' },
         });
         const text = hooks[0]!.message.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
@@ -107,7 +107,7 @@ for (const backend of storeBackends()) {
         const refused = await call('POST', `/handoffs/${record.id}/decide`, 'bob', { action: 'top_up' });
         expect(refused.status).toBe(409);
         expect(refused.body).toEqual({ error: 'decision_refused', message: 'top_up needs usd > 0 or revisions > 0' });
-        expect(await api.rail.store.getHandoff(record.id)).toMatchObject({ state: 'open', accepted_by: null });
+        expect(await api.rail.store.getEscalationRecord(record.id)).toMatchObject({ state: 'open', accepted_by: null });
         expect((await handle.query('status')) as { status: string }).toMatchObject({ status: 'escalated' });
 
         expect((await call('POST', `/handoffs/${record.id}/accept`, 'bob')).status).toBe(200);
@@ -120,7 +120,7 @@ for (const backend of storeBackends()) {
         const rejected = await call('POST', `/handoffs/${record.id}/decide`, 'bob', { action: 'reject' });
         expect(rejected.status).toBe(200);
         expect((await handle.result()).status).toBe('rejected');
-        expect(await api.rail.store.getHandoff(record.id)).toMatchObject({
+        expect(await api.rail.store.getEscalationRecord(record.id)).toMatchObject({
           state: 'closed',
           close_reason: 'decided',
           accepted_by: 'bob',
@@ -143,7 +143,7 @@ for (const backend of storeBackends()) {
           message: `handoff record ${forged.body.id} was not begun by the rail for an escalation; it decides no job`,
         });
         expect((await handle.query('status')) as { status: string }).toMatchObject({ status: 'escalated' });
-        expect(await api.rail.store.getHandoff(record.id)).toMatchObject({ state: 'open', accepted_by: null });
+        expect(await api.rail.store.getEscalationRecord(record.id)).toMatchObject({ state: 'open', accepted_by: null });
       });
 
       it('a record an API user began for a job decides nothing, with one answer whether that job is someone else’s, ended or never was', async () => {
@@ -186,17 +186,17 @@ for (const backend of storeBackends()) {
         expect(
           (await call('POST', `/handoffs/${first.id}/decide`, 'ana', { action: 'top_up', usd: 0.001 })).status,
         ).toBe(200);
-        let second: HandoffRecord | undefined;
+        let second: EscalationRecord | undefined;
         for (let tries = 0; !second; tries++) {
           expect(tries).toBeLessThan(100);
           const listed = await call('GET', '/workspaces/default/projects/ticket-triage/handoffs', 'ops');
           // The first one is listed open until the job has closed it.
-          second = (listed.body.handoffs as HandoffRecord[]).find(
+          second = (listed.body.handoffs as EscalationRecord[]).find(
             (r) => r.job_id === request.job_id && r.id !== first.id,
           );
           if (!second) await new Promise((r) => setTimeout(r, 100));
         }
-        expect(await api.rail.store.getHandoff(first.id)).toMatchObject({
+        expect(await api.rail.store.getEscalationRecord(first.id)).toMatchObject({
           state: 'closed',
           close_reason: 'decided',
           accepted_by: 'ana',
@@ -228,21 +228,24 @@ for (const backend of storeBackends()) {
         const result = await handle.result();
         expect(result.status).toBe('completed');
         expect(result.acks.filter((a) => a.stage === 'human' && a.actor).map((a) => a.actor)).toEqual([winner]);
-        expect(await api.rail.store.getHandoff(record.id)).toMatchObject({ state: 'closed', accepted_by: winner });
+        expect(await api.rail.store.getEscalationRecord(record.id)).toMatchObject({
+          state: 'closed',
+          accepted_by: winner,
+        });
       });
 
       it('a cancelled job closes its record as job_cancelled; a job whose decision times out closes it as timed_out', async () => {
         const cancelled = await escalated();
         await cancelled.handle.cancel();
         expect((await cancelled.handle.result()).status).toBe('cancelled');
-        expect(await api.rail.store.getHandoff(cancelled.record.id)).toMatchObject({
+        expect(await api.rail.store.getEscalationRecord(cancelled.record.id)).toMatchObject({
           state: 'closed',
           close_reason: 'job_cancelled',
         });
 
         const waited = await escalated({ decision_timeout: '3s' });
         expect((await waited.handle.result()).status).toBe('escalated');
-        expect(await api.rail.store.getHandoff(waited.record.id)).toMatchObject({
+        expect(await api.rail.store.getEscalationRecord(waited.record.id)).toMatchObject({
           state: 'closed',
           close_reason: 'timed_out',
         });
@@ -256,7 +259,10 @@ for (const backend of storeBackends()) {
         await handle.executeUpdate('decide', { args: [{ action: 'top_up', usd: 1, actor: 'ops.lead' }] });
         const result = await handle.result();
         expect(result.status).toBe('completed');
-        expect(await api.rail.store.getHandoff(record.id)).toMatchObject({ state: 'cancelled', cancelled_by: 'ana' });
+        expect(await api.rail.store.getEscalationRecord(record.id)).toMatchObject({
+          state: 'cancelled',
+          cancelled_by: 'ana',
+        });
         const { turns } = await readLog(api.rail.store, result.package, request.job_id);
         expect(turns.some((t) => t.messages.some((m) => m.origin))).toBe(false);
       });
@@ -271,7 +277,7 @@ describe('a decision while the job closes its timed-out record', () => {
     const slow: Store = new Proxy(backing, {
       get(target, name, receiver) {
         const value = Reflect.get(target, name, receiver) as unknown;
-        if (name !== 'closeHandoff' || typeof value !== 'function')
+        if (name !== 'closeEscalationRecord' || typeof value !== 'function')
           return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         return async (...args: unknown[]) => {
           await new Promise((r) => setTimeout(r, 3000));

@@ -1,18 +1,18 @@
-/** How a decided handoff record reaches the next stage (seed 003's re-injection). No zod: the rail
+/** How a decided escalation record reaches the next stage. No zod: the rail
  * builds the delta in workflow code. */
-import type { HandoffRecord } from './handoff-record';
+import type { EscalationRecord } from './escalation-record';
 import type { HumanDecision } from './job';
 
-/** The event of the message a decided record re-injects into the job's log (seed 003's hook). */
-export const HANDOFF_DECIDED_EVENT = 'handoff.decided';
+/** The event of the message a decided record re-injects into the job's log. */
+export const ESCALATION_RECORD_DECIDED_EVENT = 'handoff.decided';
 
 /**
- * A decided record's delta, as the one message the next stage gets (seed 003's re-injection):
+ * A decided record's delta, as the one message the next stage gets:
  * the record's summary, open questions and next steps, who took it, and the decision with its
  * note. Plain text, so every handover strategy and model reads it the same way.
  */
-export function handoffDelta(
-  record: Pick<HandoffRecord, 'id' | 'summary' | 'open_questions' | 'next_steps' | 'accepted_by'>,
+export function escalationRecordDelta(
+  record: Pick<EscalationRecord, 'id' | 'summary' | 'open_questions' | 'next_steps' | 'accepted_by'>,
   decision: Pick<HumanDecision, 'action' | 'actor' | 'note'>,
 ): string {
   const bullets = (title: string, items: readonly string[]) =>
@@ -25,3 +25,8 @@ export function handoffDelta(
     ...bullets('Next steps', record.next_steps),
   ].join('\n');
 }
+
+/** @deprecated Use ESCALATION_RECORD_DECIDED_EVENT. */
+export const HANDOFF_DECIDED_EVENT = ESCALATION_RECORD_DECIDED_EVENT;
+/** @deprecated Use escalationRecordDelta. */
+export const handoffDelta = escalationRecordDelta;

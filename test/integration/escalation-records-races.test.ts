@@ -1,5 +1,5 @@
 /**
- * Races on one escalated job's handoff record over HTTP, on both stores: decisions while the job
+ * Races on one escalated job's escalation record over HTTP, on both stores: decisions while the job
  * ends answer 409, never 5xx; a decision and a cancel exclude each other; and a 20-way
  * decide/cancel/accept race always ends with exactly one outcome, which the record tells.
  * HANDRAIL_RACE_ROUNDS sets the 20-way race's rounds per store (3 by default).
@@ -18,7 +18,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 for (const backend of storeBackends()) {
   describe.skipIf(backend.skip !== null)(
-    `handoff record races on ${backend.name}${backend.skip ? ` (skipped: ${backend.skip})` : ''}`,
+    `escalation record races on ${backend.name}${backend.skip ? ` (skipped: ${backend.skip})` : ''}`,
     () => {
       const api = useRailApi(backend, TOKENS, 'ops');
       const { call, escalated } = api;
@@ -69,7 +69,7 @@ for (const backend of storeBackends()) {
             [decided.status, cancelled.status].sort(),
             JSON.stringify({ decided: decided.body, cancelled: cancelled.body }),
           ).toEqual([200, 409]);
-          const now = (await api.rail.store.getHandoff(record.id))!;
+          const now = (await api.rail.store.getEscalationRecord(record.id))!;
           const humanAcks = (await handle.query(acksQuery)).filter((a) => a.stage === 'human' && a.actor);
           if (decided.status === 200) {
             expect(now).toMatchObject({
@@ -118,8 +118,8 @@ for (const backend of storeBackends()) {
           expect(decided.length + cancelled.length, JSON.stringify(replies.map((r) => [r.as, r.move, r.status]))).toBe(
             1,
           );
-          const now = (await api.rail.store.getHandoff(record.id))!;
-          const audit = await api.rail.store.handoffAudit(record.id);
+          const now = (await api.rail.store.getEscalationRecord(record.id))!;
+          const audit = await api.rail.store.escalationRecordAudit(record.id);
           const humanAcks = async () =>
             (await handle.query(acksQuery).catch(async () => (await handle.result()).acks)).filter(
               (a) => a.stage === 'human' && a.actor,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HANDOFF_KEY_MAX, HandoffBeginInput, LIMITS } from '../../../contracts';
-import { escalationKeys, escalationRecord } from '../../../workflows/rail/handoff-record';
+import { ESCALATION_RECORD_KEY_MAX, EscalationRecordBeginInput, LIMITS } from '../../../contracts';
+import { escalationKeys, escalationRecord } from '../../../workflows/rail/escalation-record';
 
 const escalation = {
   reasons: ['wallet has $0.002; "draft" costs $0.01'],
@@ -35,7 +35,7 @@ describe('escalationRecord: the record an escalation leaves for a human', () => 
       owner: 'ana',
       created_by: 'rail',
     });
-    expect(HandoffBeginInput.safeParse(record).success).toBe(true);
+    expect(EscalationRecordBeginInput.safeParse(record).success).toBe(true);
   });
 
   it('what a package may hold and a record may not becomes a valid record: no summary, blank questions, unpaired surrogates, long reasons', () => {
@@ -48,7 +48,7 @@ describe('escalationRecord: the record an escalation leaves for a human', () => 
     expect(record.open_questions).toEqual(['half \uFFFD pair?']);
     expect(record.next_steps[0]).toHaveLength(LIMITS.shortText);
     expect(record).not.toHaveProperty('owner');
-    expect(HandoffBeginInput.safeParse(record).success).toBe(true);
+    expect(EscalationRecordBeginInput.safeParse(record).success).toBe(true);
   });
 
   it('a stage’s bidi override becomes visible, not refused: the escalation keeps its record', () => {
@@ -60,7 +60,7 @@ describe('escalationRecord: the record an escalation leaves for a human', () => 
     expect(record.summary).toBe('refund \uFFFD000,01$ ot pu');
     expect(record.open_questions).toEqual(['which \uFFFDamount\uFFFD?']);
     expect(record.next_steps[0]).toBe('resolve: judge: \uFFFDfine');
-    expect(HandoffBeginInput.safeParse(record).success).toBe(true);
+    expect(EscalationRecordBeginInput.safeParse(record).success).toBe(true);
   });
 
   it('keys per escalation of a run, not per hop, marked with the run: a reset run or a reused job id begins records of its own', () => {
@@ -75,7 +75,7 @@ describe('escalationRecord: the record an escalation leaves for a human', () => 
     );
     // The longest job id still leaves room for the decider's accept key under the store's limit.
     expect(`${escalationKeys('j'.repeat(LIMITS.id), run, 99).close}:accept`.length).toBeLessThanOrEqual(
-      HANDOFF_KEY_MAX,
+      ESCALATION_RECORD_KEY_MAX,
     );
   });
 });

@@ -1,9 +1,9 @@
 /**
- * The handoff record an escalation leaves (seed 003, issue 15): what the human taking the job
+ * The escalation record an escalation leaves: what the human taking the job
  * reads before deciding. Pure: the rail builds it from the package and the escalation, an
  * activity writes it.
  */
-import { LIMITS, clip, neutraliseBidi, type HandoffBeginInput, type HandoffV1 } from '../../contracts/rail';
+import { LIMITS, clip, neutraliseBidi, type EscalationRecordBeginInput, type HandoffV1 } from '../../contracts/rail';
 import type { Escalation } from '../definitions';
 
 /** Who begins the records of escalations: the rail, never a human. */
@@ -24,7 +24,7 @@ export function escalationRecord(
   pkg: Pick<HandoffV1, 'job_id' | 'goal' | 'summary' | 'open_questions'>,
   escalation: Pick<Escalation, 'reasons' | 'blocked' | 'options'>,
   where: { workspace: string; project: string; owner?: string | undefined },
-): HandoffBeginInput {
+): EscalationRecordBeginInput {
   const summary = wellFormed(pkg.summary ?? '').trim()
     ? wellFormed(pkg.summary!)
     : clip(wellFormed(pkg.goal), LIMITS.summary);
