@@ -5,6 +5,7 @@ import type { Client } from '@temporalio/client';
 import type { JobRequest } from '../../contracts';
 import { DEFAULT_CONTINUE_AFTER_EVENTS, DEFAULT_CONTINUE_AFTER_UPDATES } from '../../workflows/job/continue-as-new';
 import { decideUpdate, statusQuery } from '../../workflows/definitions';
+import { encodedHistory } from '../history';
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -43,6 +44,8 @@ export interface RunLink {
   runId: string;
   status: string;
   events: number;
+  /** The history's size as the server stores it. */
+  bytes: number;
   /** Decisions (updates) the run accepted. */
   updates: number;
   /** Why the run handed on to the next, or how it ended. */
@@ -68,7 +71,14 @@ export async function runChain(
     const history = await client.workflow.getHandle(jobId, run.runId).fetchHistory();
     const events = history.events ?? [];
     const updates = events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
-    links.push({ ...run, events: events.length, updates, why: whyEnded(run.status, events.length, updates, limits) });
+    const { bytes } = encodedHistory(history);
+    links.push({
+      ...run,
+      events: events.length,
+      bytes,
+      updates,
+      why: whyEnded(run.status, events.length, updates, limits),
+    });
   }
   return links;
 }
@@ -81,12 +91,13 @@ function whyEnded(status: string, events: number, updates: number, limits: JobRe
   const maxEvents = limits?.events ?? DEFAULT_CONTINUE_AFTER_EVENTS;
   if (updates >= maxUpdates) return `continued: ${updates} decisions ≥ continue_after.updates ${maxUpdates}`;
   if (events >= maxEvents) return `continued: history ${events} events ≥ continue_after.events ${maxEvents}`;
-  return 'continued: Temporal suggested continue-as-new';
+  return 'continued: Temporal suggested it (continueAsNewSuggested)';
 }
 
-/** One line per run: `run 2 <id>: 9,876 events, 120 decisions, continued: …`. */
+/** One line per run: `run 2 <id>: 9,876 events, 3.9 MB, 120 decisions, continued: …`. */
 export function formatChain(links: readonly RunLink[]): string[] {
   return links.map(
-    (l, i) => `run ${i + 1} ${l.runId}: ${l.events.toLocaleString('en-US')} events, ${l.updates} decisions, ${l.why}`,
+    (l, i) =>
+      `run ${i + 1} ${l.runId}: ${l.events.toLocaleString('en-US')} events, ${(l.bytes / 1e6).toFixed(1)} MB, ${l.updates} decisions, ${l.why}`,
   );
 }
