@@ -112,13 +112,28 @@ export type HandoffReason = z.infer<typeof HandoffReason>;
 
 /** Who handed to whom, why, and the chain so far (for hop caps and cycle detection).
  * Stage ids are slugs: pipelines name their own stages, and an origin like `client` fits. */
+/** What the oldest chain entries held once the chain outgrew `LIMITS.chain` and they left it:
+ * enough for cycle detection and revisit bounds, which look at the whole chain. */
+export const EarlierChain = z.looseObject({
+  /** Entries no longer in `chain` (the chain's whole length is `entries + chain.length`). */
+  entries: count,
+  /** Each stage those entries name, once. */
+  stages: list(slug, LIMITS.chain),
+  /** How often the whole chain went from one stage straight to another, for each pair whose
+   * first entry left the chain (the pair across the cut included). */
+  edges: list(z.looseObject({ from: slug, to: slug, times: count.min(1) }), LIMITS.chain),
+});
+export type EarlierChain = z.infer<typeof EarlierChain>;
+
 export const Hop = z.looseObject({
   from: slug,
   to: slug,
   reason: text(LIMITS.shortText),
-  // Transfers never outnumber the chain's entries; the bound keeps count + 1 a safe integer.
-  count: count.max(LIMITS.chain),
+  // The bound keeps count + 1 a safe integer; a job's hop cap escalates long before.
+  count: count.max(LIMITS.hops),
+  /** The newest `LIMITS.chain` entries; `earlier` stands for the rest. */
   chain: list(slug, LIMITS.chain),
+  earlier: EarlierChain.optional(),
   /** Why, as one of the typed reasons, when the route says (free text stays in `reason`). */
   handoff_reason: HandoffReason.optional(),
 });
@@ -146,6 +161,15 @@ export const handoffV1 = z.looseObject({
   /** The address of this package's own snapshot as delivered; the rail
    * sets it on every delivery. */
   context_ref: text(LIMITS.shortText).optional(),
+  /** Superseded artifacts the rail moved off the package (the older ones of a type a later stage
+   * produced again): how many, and the snapshot of the delivery that still listed them, which
+   * names the fold before it in turn. The rail sets it; a stage echoes it. */
+  earlier_artifacts: z
+    .looseObject({
+      count: count.min(1),
+      snapshot: text(LIMITS.shortText),
+    })
+    .optional(),
 });
 export type HandoffV1 = z.infer<typeof handoffV1>;
 

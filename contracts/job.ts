@@ -31,7 +31,7 @@ export const JobRequest = z.looseObject({
   constraints: list(inputText(LIMITS.shortText)),
   budget: z.looseObject({ usd, revisions }),
   /** Transfers allowed before escalation; the rail defaults to 8. */
-  max_hops: z.int().min(1).max(LIMITS.chain).optional(),
+  max_hops: z.int().min(1).max(LIMITS.hops).optional(),
   /** Taken from the caller when present, else created at intake. */
   traceparent: traceparent.optional(),
   /** The API user who owns the job's escalation records: only they (or root) see them.
@@ -96,7 +96,10 @@ export const JobResult = z.looseObject({
   job_id: id,
   status: JobStatus,
   package: handoffV1,
+  /** The newest `LIMITS.acks` acks of the job, across its runs. */
   acks: list(AckRecord, LIMITS.acks),
+  /** Acks older than those, counted by kind (a long job; absent when `acks` holds them all). */
+  earlier_acks: z.record(z.string().max(LIMITS.name), count).optional(),
   /** The writer's receipt, when the job wrote: whatever the system, the write-once helper's. */
   receipt: WriteReceipt.optional(),
   spent_usd: usd,
@@ -118,7 +121,7 @@ export const StageHopRequest = z.looseObject({
   /** Caller's id for this delivery (also a good workflow id); recorded, never trusted as the key.
    * It becomes part of the hop's reason, so it must be text a package can carry. */
   delivery_id: inputText(LIMITS.id).optional(),
-  max_hops: z.int().min(1).max(LIMITS.chain).optional(),
+  max_hops: z.int().min(1).max(LIMITS.hops).optional(),
 });
 /** Spelled out: zod reads a required unknown as `{} | null`, and a caller may hand in any value. */
 export interface StageHopRequest {

@@ -29,8 +29,14 @@ export const LIMITS = {
   tracestate: 512,
   /** items in one list (constraints, questions, tools tried, chunks, ...). */
   listItems: 64,
-  /** hop chain: a job past its hop cap is escalated long before this. */
+  /** Entries of the hop chain a package carries: the newest ones. A longer chain keeps what
+   * cycle detection and revisit bounds need of its older entries in `hop.earlier`. */
   chain: 128,
+  /** Transfers a job may count (`hop.count`) and the highest hop cap a request may set. */
+  hops: 100_000,
+  /** Artifacts a package carries before the rail moves superseded ones off it (`earlier_artifacts`);
+   * the rest of `listItems` is room for the hops and fan-outs before the next fold. */
+  artifactsKept: 32,
   /** acks kept on a job result. */
   acks: 256,
   /** rubric scores in one verdict. */

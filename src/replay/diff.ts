@@ -26,7 +26,7 @@ import {
 import type { MergeWork } from '../../activities/merge';
 import { admitHop, decideHop, stampAck, type HopOutcome, type HopRequest } from '../../workflows/rail/hop-decisions';
 import { concludeHop } from '../../workflows/rail/conclude';
-import { DEFAULT_MAX_HOPS, ORIGIN } from '../../workflows/rail/hop-chain';
+import { DEFAULT_MAX_HOPS, ORIGIN, chainLength, keptChain } from '../../workflows/rail/hop-chain';
 import { firstPackage } from '../../workflows/rail/first-package';
 import { route, type Route } from '../../workflows/rail/routing';
 
@@ -215,16 +215,32 @@ export const sameButTimes = (a: unknown, b: unknown): boolean =>
  */
 export function arrivedHop(hop: Hop, previous: Hop | undefined): Hop | undefined {
   const chain = hop.chain.slice(0, -1);
-  if (hop.from === ORIGIN && chain.length === 1) return undefined;
-  if (previous && previous.chain.join() === chain.join()) return previous;
+  if (hop.from === ORIGIN && chainLength(hop) === 2) return undefined;
+  if (previous && follows(previous, hop)) return previous;
+  const human: Hop | undefined = previous && {
+    from: previous.to,
+    to: HUMAN,
+    reason: 'escalated',
+    count: previous.count,
+    ...keptChain([...previous.chain, HUMAN], previous.earlier),
+  };
+  if (human && follows(human, hop)) return human;
+  // Not the hop it follows: a chain as close as the recorded hop tells (its whole length is right).
   return {
     from: chain.at(-2) ?? ORIGIN,
     to: chain.at(-1) ?? HUMAN,
     reason: 'escalated',
     count: hop.count - (hop.from === HUMAN ? 0 : 1),
     chain,
+    ...(hop.earlier ? { earlier: hop.earlier } : {}),
   };
 }
+
+/** `hop` is the next delivery after `before`: its chain is before's with one more entry, kept as
+ * the rail keeps a long chain. */
+const follows = (before: Hop, hop: Hop): boolean =>
+  canonicalJson(keptChain([...before.chain, hop.to], before.earlier)) ===
+  canonicalJson({ chain: hop.chain, ...(hop.earlier ? { earlier: hop.earlier } : {}) });
 
 export interface DiffWalkOptions {
   /** Stages whose recorded outputs stand (a stage that called a model): their work is not run again. */

@@ -5,8 +5,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
-import { readArtifactBody, requireArtifact, stageActivities, SummaryMd, VerdictV1, writeArtifact } from '../../src';
-import { ticketTriage } from '../../contracts/pipelines';
+import { relentingJudge } from '../../bench/long-jobs/activities';
 import { startJob } from '../../src/operator/client';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,29 +20,9 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-continue-'));
 /** Failing verdicts each job still gets before its judge passes the draft. */
 const failuresLeft = new Map<string, number>();
 
-/** Fails a job's drafts, each time for a new reason (no `no_progress`), while it has failures left. */
-const judgeThatRelents = (s: Store) =>
-  stageActivities(ticketTriage, s, {
-    judge: async (pkg) => {
-      const summary = requireArtifact(pkg, 'judge', 'summary_md');
-      const left = failuresLeft.get(pkg.job_id) ?? 0;
-      failuresLeft.set(pkg.job_id, left - 1);
-      const { markdown } = await readArtifactBody(s, summary, SummaryMd);
-      const failures = left > 0 ? [`attempt_${left}: not yet (draft of ${markdown.length} characters)`] : [];
-      const verdict = left > 0 ? ('fail' as const) : ('pass' as const);
-      const body = { verdict, scores: { answers_question: left > 0 ? 0 : 1 }, failures, summary_hash: summary.hash };
-      return {
-        artifact: await writeArtifact(s, 'verdict.v1', VerdictV1, body),
-        body,
-        cost_usd: 0.001,
-        evaluator: { last_verdict: verdict, failures },
-      };
-    },
-  }).judge;
-
 beforeAll(async () => {
   store = await openStore({ databaseUrl: process.env.DATABASE_URL, dataDir });
-  rail = await startRail({ store, activities: () => ({ judge: judgeThatRelents(store) }) });
+  rail = await startRail({ store, activities: () => ({ judge: relentingJudge(store, failuresLeft) }) });
 });
 afterAll(async () => {
   await rail?.stop();

@@ -52,9 +52,7 @@ export async function continueJob(request: JobRequest, job: JobState, humans: Es
 
 /** The job's state for the next run: the newest acks (the rest counted by kind) and handovers. */
 export function carry(job: JobState, humans: Escalations): CarriedJob {
-  const dropped = job.acks.slice(0, Math.max(0, job.acks.length - LIMITS.acks));
-  const earlier = { ...job.earlierAcks };
-  for (const a of dropped) earlier[a.ack] = (earlier[a.ack] ?? 0) + 1;
+  const { acks, earlier } = job.keptAcks();
   return {
     runs: job.runs,
     package: job.package,
@@ -64,7 +62,7 @@ export function carry(job: JobState, humans: Escalations): CarriedJob {
     spent_usd: job.spentUsd,
     overspent_usd: job.overspentUsd,
     ...(job.receipt ? { receipt: job.receipt } : {}),
-    acks: job.acks.slice(dropped.length),
+    acks,
     earlier_acks: earlier,
     handovers: job.handovers.slice(-LIMITS.acks),
     snapshots: [...job.snapshots].map(([uri, content]) => ({ uri, content })),

@@ -2,6 +2,7 @@
 import { reservationUsd, type AckRecord } from '../../contracts/rail';
 import { runHop, type HopOutcome } from '../run-hop';
 import type { Reservation } from '../rail/budget';
+import { foldArtifacts, type FoldPoint } from '../rail/earlier-artifacts';
 import type { HopStep } from '../rail/routing';
 import type { JobState } from './state';
 
@@ -12,9 +13,17 @@ export async function hop(job: JobState, step: HopStep): Promise<HopOutcome> {
   job.publish();
   const outcome = await deliver(job, step);
   // The stage appended its own summary segment (activities/summary.ts); a refused hop adds none.
-  if (outcome.package) job.package = outcome.package;
+  if (outcome.package)
+    job.package = outcome.ok ? foldArtifacts(outcome.package, foldPoint(job, outcome)) : outcome.package;
   job.record(outcome);
   return outcome;
+}
+
+/** Where the hop's package may fold: after the stage that answered, behind the snapshot its
+ * worker stored (a snapshot the rail keeps itself is not in the store to point at). */
+function foldPoint(job: JobState, outcome: HopOutcome): FoldPoint {
+  const snapshot = outcome.unstoredSnapshot ? undefined : outcome.acks[0]?.snapshot;
+  return { card: job.pipeline.get(outcome.stage), storedSnapshot: snapshot };
 }
 
 /** Runs a hop under a reservation of its stage's worst case, made the moment the hop is

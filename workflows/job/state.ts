@@ -5,6 +5,7 @@
  */
 import { workflowInfo } from '@temporalio/workflow';
 import {
+  LIMITS,
   isTranscriptUri,
   type AckRecord,
   type CarriedJob,
@@ -153,13 +154,23 @@ export class JobState {
     };
   }
 
+  /** The newest `LIMITS.acks` acks, and every older one (earlier runs' included) counted by kind. */
+  keptAcks(): { acks: AckRecord[]; earlier: Record<string, number> } {
+    const dropped = this.acks.slice(0, Math.max(0, this.acks.length - LIMITS.acks));
+    const earlier = { ...this.earlierAcks };
+    for (const a of dropped) earlier[a.ack] = (earlier[a.ack] ?? 0) + 1;
+    return { acks: this.acks.slice(dropped.length), earlier };
+  }
+
   result(status: JobStatus, reason: string): JobResult {
+    const { acks, earlier } = this.keptAcks();
     return {
       job_id: this.jobId,
       status,
       reason,
       package: this.package,
-      acks: this.acks,
+      acks,
+      ...(Object.keys(earlier).length > 0 ? { earlier_acks: earlier } : {}),
       ...(this.receipt ? { receipt: this.receipt } : {}),
       spent_usd: this.spentUsd,
       ...(this.overspentUsd > 0 ? { overspent_usd: this.overspentUsd } : {}),

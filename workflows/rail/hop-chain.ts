@@ -8,7 +8,9 @@
  */
 import {
   HUMAN,
+  LIMITS,
   newestArtifact,
+  type EarlierChain,
   type HandoffReason,
   type HandoffV1,
   type Hop,
@@ -35,10 +37,39 @@ export function nextHop(
     to,
     reason,
     count: (current?.count ?? 0) + (transfer && by !== HUMAN && to !== HUMAN ? 1 : 0),
-    chain: [...(current?.chain ?? [ORIGIN]), to],
+    ...keptChain([...(current?.chain ?? [ORIGIN]), to], current?.earlier),
     ...(handoff ? { handoff_reason: handoff } : {}),
   };
 }
+
+/**
+ * A chain as a package carries it: its newest `LIMITS.chain` entries, and in `earlier` what the
+ * older ones held that cycle detection and revisit bounds read (the stages they name, how often
+ * each pair of stages followed one another, how many there were). Entries leave the chain only
+ * through here, so the whole chain's facts hold however long the job runs.
+ */
+export function keptChain(
+  chain: readonly string[],
+  earlier: EarlierChain | undefined,
+  keep: number = LIMITS.chain,
+): Pick<Hop, 'chain' | 'earlier'> {
+  if (chain.length <= keep) return { chain: [...chain], ...(earlier ? { earlier } : {}) };
+  const cut = chain.length - keep;
+  const stages = [...(earlier?.stages ?? [])];
+  const edges = (earlier?.edges ?? []).map((e) => ({ ...e }));
+  for (let i = 0; i < cut; i++) {
+    const [from, to] = [chain[i]!, chain[i + 1]!];
+    if (!stages.includes(from)) stages.push(from);
+    const edge = edges.find((e) => e.from === from && e.to === to);
+    if (edge) edge.times++;
+    else edges.push({ from, to, times: 1 });
+  }
+  return { chain: chain.slice(cut), earlier: { entries: (earlier?.entries ?? 0) + cut, stages, edges } };
+}
+
+/** Every delivery the chain records, the entries that left it included. */
+export const chainLength = (hop: Pick<Hop, 'chain' | 'earlier'>): number =>
+  (hop.earlier?.entries ?? 0) + hop.chain.length;
 
 /**
  * The stage whose edge a hop crosses (its handover options): the sender — or, when a human sent
@@ -62,16 +93,16 @@ export function edgeSender(pipeline: Pick<Pipeline, 'get'>, hop: Hop, pkg: Pick<
  * human is the loop's exit).
  */
 export function isCycle(hop: Hop, revisits: readonly Required<RevisitEdge>[]): boolean {
-  const before = hop.chain.slice(0, -1);
-  if (!before.includes(hop.to) || hop.from === HUMAN) return false;
+  const visited = hop.chain.slice(0, -1).includes(hop.to) || (hop.earlier?.stages.includes(hop.to) ?? false);
+  if (!visited || hop.from === HUMAN) return false;
   const edge = revisits.find((e) => e.from === hop.from && e.to === hop.to);
   if (!edge) return true;
-  return edge.bound !== 'revisions' && timesTaken(hop.chain, edge) > edge.bound.max;
+  return edge.bound !== 'revisions' && timesTaken(hop, edge) > edge.bound.max;
 }
 
-/** How often the chain goes straight from `edge.from` to `edge.to`. */
-function timesTaken(chain: readonly string[], edge: RevisitEdge): number {
-  let n = 0;
+/** How often the whole chain goes straight from `edge.from` to `edge.to`. */
+function timesTaken({ chain, earlier }: Pick<Hop, 'chain' | 'earlier'>, edge: RevisitEdge): number {
+  let n = earlier?.edges.find((e) => e.from === edge.from && e.to === edge.to)?.times ?? 0;
   for (let i = 1; i < chain.length; i++) if (chain[i - 1] === edge.from && chain[i] === edge.to) n++;
   return n;
 }
@@ -84,9 +115,9 @@ export function exceedsHopCap(hop: Hop, maxHops: number, countAtLastHumanDecisio
 
 /**
  * Key a stage records its result under: `job_id:stage:n`, n = deliveries the package has had
- * (its chain length; 0 before the first). The same package delivered twice to the same stage
- * gets the same key; a revision is a later delivery and gets a new one.
+ * (its whole chain's length, entries that left it included; 0 before the first). The same package
+ * delivered twice to the same stage gets the same key; a revision is a later delivery and gets a new one.
  */
 export function deliveryKey(pkg: Pick<HandoffV1, 'job_id' | 'hop'>, stage: string): string {
-  return `${pkg.job_id}:${stage}:${pkg.hop?.chain.length ?? 0}`;
+  return `${pkg.job_id}:${stage}:${pkg.hop ? chainLength(pkg.hop) : 0}`;
 }

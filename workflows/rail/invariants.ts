@@ -137,6 +137,12 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   const entryMoved = isStoredEntryOf(before.job_id, before.artifacts[0], kept[0]);
   if (!same(entryMoved ? kept.slice(1) : kept, entryMoved ? before.artifacts.slice(1) : before.artifacts))
     add('artifacts_append_only', 'earlier artifacts were removed or rewritten');
+  // Only the rail moves artifacts off a package (workflows/rail/earlier-artifacts.ts).
+  if (!same(after.earlier_artifacts, before.earlier_artifacts))
+    add(
+      'earlier_artifacts_kept',
+      'the reference to the artifacts the rail moved off the package was changed or dropped',
+    );
   if (!card.outputs.includes(o.artifact.type))
     add('output_declared', `"${card.name}" emitted ${o.artifact.type}; its card declares ${card.outputs.join(' | ')}`);
   if (added.length !== 1 || !same(added[0], o.artifact))

@@ -18,6 +18,7 @@ import {
   type Hop,
   type MergedBranches,
 } from '../../contracts/rail';
+import { chainLength, keptChain } from './hop-chain';
 import type { Branch } from './routing';
 
 /** The record key of a fan-out's merge: `job_id:merge:<artifact_type>` (one per job and type). */
@@ -53,14 +54,21 @@ export function mergeHop(
   current: Hop | undefined = hub,
 ): Hop {
   const chain = current?.chain ?? [];
-  const since = chain.slice(hub?.chain.length ?? 0);
+  const since = sinceHub(hub, current);
   return {
     from: hub?.to ?? MERGE_STAGE,
     to: MERGE_STAGE,
     reason: `merged ${rule.fanOut.join(', ')}: ${rule.reason}`.slice(0, LIMITS.shortText),
     count: (hub?.count ?? 0) + rule.fanOut.length,
-    chain: [...chain, ...rule.fanOut.filter((stage) => !since.includes(stage)), MERGE_STAGE].slice(-LIMITS.chain),
+    ...keptChain([...chain, ...rule.fanOut.filter((stage) => !since.includes(stage)), MERGE_STAGE], current?.earlier),
   };
+}
+
+/** The chain's entries since the hub's hop (however many older entries left the chain meanwhile). */
+function sinceHub(hub: Hop | undefined, current: Hop | undefined): string[] {
+  if (!current) return [];
+  const added = chainLength(current) - (hub ? chainLength(hub) : 0);
+  return added <= 0 ? [] : current.chain.slice(-added);
 }
 
 /** The hop a fan-out's refused branch leaves the job at, for the human it escalates to: after
@@ -71,13 +79,13 @@ export function branchesHop(
   answered: readonly string[],
 ): Hop | undefined {
   if (!hub || !current) return current;
-  const since = current.chain.slice(hub.chain.length);
+  const since = sinceHub(hub, current);
   const added = answered.filter((stage) => !since.includes(stage));
   return {
     ...current,
     ...(added.length > 0 ? { to: added[added.length - 1]! } : {}),
     count: hub.count + 1,
-    chain: [...current.chain, ...added].slice(-LIMITS.chain),
+    ...keptChain([...current.chain, ...added], current.earlier),
   };
 }
 

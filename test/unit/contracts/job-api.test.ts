@@ -192,7 +192,7 @@ describe('a stageHop envelope', () => {
     ['a stage name past 200 characters', { ...hop, stage: 's'.repeat(201) }, '/stage'],
     ['a delivery id with a lone surrogate', { ...hop, delivery_id: 'd\uD800' }, '/delivery_id'],
     ['max_hops 0', { ...hop, max_hops: 0 }, '/max_hops'],
-    ['max_hops past the chain cap', { ...hop, max_hops: LIMITS.chain + 1 }, '/max_hops'],
+    ['max_hops past the hop cap', { ...hop, max_hops: LIMITS.hops + 1 }, '/max_hops'],
     ['max_hops 1.5', { ...hop, max_hops: 1.5 }, '/max_hops'],
   ])('with %s is refused by both', (_name, value, path) => {
     expect(refusals(StageHopRequest, validators.stageHopRequest, value)).toEqual(both(path));

@@ -5,7 +5,7 @@
  * the module's decisions, not Temporal's.
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { LIMITS, type AckRecord } from '../../../contracts';
+import { LIMITS, validators, type AckRecord } from '../../../contracts';
 import { ticketTriage } from '../../../contracts/pipelines';
 import { acceptCarried, carry, continueDue } from '../../../workflows/job/continue-as-new';
 import { JobState } from '../../../workflows/job/state';
@@ -89,6 +89,26 @@ describe('carry and acceptCarried', () => {
       'rejected_budget',
       'accepted',
     ]);
+  });
+
+  it("a long job's result keeps the newest acks and counts the older ones, earlier runs' included, as the contract allows", () => {
+    const acks = Array.from({ length: 2 * LIMITS.acks }, (_, i) => ack(i % 2 ? 'accepted' : 'duplicate', i));
+    const state = new JobState(
+      settings,
+      ticketTriage,
+      new Map(),
+      { package: pkg(), stage: 'draft' },
+      {
+        ...carry(job([]), humans),
+        earlier_acks: { no_progress: 4 },
+      },
+    );
+    state.acks.push(...acks);
+    const result = state.result('completed', 'written back');
+    expect(result.acks).toEqual(acks.slice(-LIMITS.acks));
+    expect(result.earlier_acks).toEqual({ no_progress: 4, duplicate: LIMITS.acks / 2, accepted: LIMITS.acks / 2 });
+    expect(validators.jobResult(result)).toBe(true);
+    expect(job([ack('accepted', 0)]).result('completed', 'done')).not.toHaveProperty('earlier_acks');
   });
 
   it("refuses a state that is malformed or another job's, naming why", () => {

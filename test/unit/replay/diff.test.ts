@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Hop, StageResult } from '../../../contracts';
 import { ackDifference, arrivedHop, routeDifference, stageDifferences } from '../../../src/replay/diff';
+import { HUMAN, nextHop } from '../../../workflows/rail/hop-chain';
+import { relayHop } from '../rail/helpers';
 
 describe('replay --diff: the comparisons', () => {
   const result = (uri: string, cost: number, body: unknown): StageResult =>
@@ -67,6 +69,14 @@ describe('arrivedHop', () => {
     expect(arrivedHop(hop(['client', 'intake'], 'client', 0), undefined)).toBeUndefined();
     const previous = hop(['client', 'intake'], 'client', 0);
     expect(arrivedHop(hop(['client', 'intake', 'retrieve'], 'intake', 1), previous)).toBe(previous);
+  });
+
+  it('on a chain longer than a package keeps, the hop it follows, or the human hop between them', () => {
+    const path = Array.from({ length: 200 }, (_, i) => (i % 2 ? 'judge' : 'draft'));
+    const previous = relayHop(path)!;
+    expect(arrivedHop(nextHop(previous, 'draft', 'revise'), previous)).toBe(previous);
+    const human = nextHop(previous, HUMAN, 'escalated');
+    expect(arrivedHop(nextHop(human, 'draft', 'revise', HUMAN), previous)).toEqual({ ...human, reason: 'escalated' });
   });
 
   it("after a human's decision, the human's hop: same count, the chain up to the human", () => {
