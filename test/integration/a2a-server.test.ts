@@ -13,13 +13,15 @@ import { HANDRAIL_SKILLS_EXTENSION } from '../../src/servers/a2a/agent-card';
 import { buildA2aServer } from '../../src/servers/a2a/server';
 import { taskIdOf } from '../../src/servers/a2a/task-messages';
 import { EMPTY_WALLET } from '../helpers/handoffs-rail-api';
+import { userMessage } from '../helpers/a2a-messages';
 import { jobRequest, startRail, until, type Rail } from '../helpers/rail';
 
-const TOKENS = { ana: 'tok-ana-a2a-1', bob: 'tok-bob-a2a-2' } as const;
+const TOKENS = { ana: 'tok-ana-a2a-1', bob: 'tok-bob-a2a-2', ops: 'tok-ops-a2a-3' } as const;
 type Caller = keyof typeof TOKENS;
 const users = apiUsers({
   ana: { token_sha256: sha256Token(TOKENS.ana), role: 'user' },
   bob: { token_sha256: sha256Token(TOKENS.bob), role: 'user' },
+  ops: { token_sha256: sha256Token(TOKENS.ops), role: 'root' },
 });
 
 let rail: Rail;
@@ -64,20 +66,6 @@ const as = (caller: Caller) => clients.get(caller)!;
 function jobData(over: Record<string, unknown> = {}) {
   const { job_id: _id, ...request } = jobRequest();
   return { pipeline: 'ticket-triage', ...request, ...over };
-}
-
-function userMessage(data: unknown, over: Partial<Message> = {}): Message {
-  return {
-    messageId: crypto.randomUUID(),
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'data', value: data }, metadata: undefined, filename: '', mediaType: '' }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-    ...over,
-  };
 }
 
 const send = (caller: Caller, message: Message, returnImmediately = false) =>
@@ -222,6 +210,8 @@ describe('A2A server', () => {
     await expect(send('bob', userMessage(decision, { taskId: task.id }))).rejects.toThrow(/no task/);
     await expect(as('bob').cancelTask({ tenant: '', id: task.id, metadata: undefined })).rejects.toThrow(/no task/);
     await expect(collect(as('bob').resubscribeTask({ tenant: '', id: task.id }))).rejects.toThrow(/no task/);
+    // Root sees every task, as for handoff records.
+    expect((await getTask('ops', task.id)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     // An actor in the decision is refused: the actor is the caller.
     await expect(send('ana', userMessage({ ...decision, actor: 'bob' }, { taskId: task.id }))).rejects.toThrow(/actor/);
     expect((await getTask('ana', task.id)).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
@@ -281,7 +271,7 @@ describe('A2A server', () => {
         status: 200,
         body: { error: { code: -32700 } },
       });
-      expect((await rpc(JSON.stringify({ jsonrpc: '2.0', id: 2 }))).body.error?.code).toBeLessThan(-32000);
+      expect((await rpc(JSON.stringify({ jsonrpc: '2.0', id: 2 }))).body.error?.code).toBe(-32600);
       expect(await rpc(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'message/send', params: {} }))).toMatchObject({
         status: 200,
         body: { error: { code: -32601 } },
@@ -289,6 +279,24 @@ describe('A2A server', () => {
       expect(
         await rpc(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'GetTask', params: { id: 'a2a-nothing' } })),
       ).toMatchObject({ status: 200, body: { error: { code: -32001 } } });
+    });
+
+    it('a body that is not JSON is 415, one over the limit 413, both with a JSON-RPC error', async () => {
+      const post = (body: string, type: string) =>
+        fetch(`${base}/a2a`, {
+          method: 'POST',
+          headers: { 'content-type': type, authorization: `Bearer ${TOKENS.ana}` },
+          body,
+        });
+      const text = await post('GetTask', 'text/plain');
+      expect(text.status).toBe(415);
+      expect(((await text.json()) as { error: { code: number } }).error.code).toBe(-32600);
+      const huge = await post(
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', pad: 'x'.repeat(600_000) }),
+        'application/json',
+      );
+      expect(huge.status).toBe(413);
+      expect(((await huge.json()) as { error: { code: number } }).error.code).toBe(-32600);
     });
 
     it('no token is 401', async () => {

@@ -25,6 +25,7 @@ import {
   JobClosedError,
   JobEndedError,
   JobNotFoundError,
+  NoWorkerAnsweredError,
   cancelJob,
   decide,
   getJob,
@@ -34,7 +35,15 @@ import {
 } from '../../operator/client';
 import type { ApiUser } from '../api-users';
 import { dataOf, decisionOf, decisionUpdateId, jobRequestOf, mayAccess } from './task-messages';
-import { FINAL_STATES, artifactsOf, handrailMetadata, progressStatus, taskOf, taskStateOf } from './task-view';
+import {
+  FINAL_STATES,
+  artifactsOf,
+  handrailMetadata,
+  progressStatus,
+  submittedTask,
+  taskOf,
+  taskStateOf,
+} from './task-view';
 
 /** The authenticated caller, as the SDK carries it in the call context. */
 export class A2aCaller implements User {
@@ -84,18 +93,18 @@ export class HandrailA2aHandler implements A2ARequestHandler {
   }
 
   async sendMessage(params: Parameters<A2ARequestHandler['sendMessage']>[0], context: ServerCallContext) {
-    const view = await this.accept(params.message, context);
-    if (params.configuration?.returnImmediately) return taskOf(view);
-    return taskOf(await this.untilStopped(view));
+    const { taskId, view } = await this.accept(params.message, context);
+    const answer = params.configuration?.returnImmediately ? view : await this.untilStopped(taskId, view);
+    return answer ? taskOf(answer) : submittedTask(taskId);
   }
 
   async *sendMessageStream(
     params: Parameters<A2ARequestHandler['sendMessageStream']>[0],
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    const view = await this.accept(params.message, context);
-    yield { payload: { $case: 'task', value: taskOf(view) } };
-    yield* this.follow(view);
+    const { taskId, view } = await this.accept(params.message, context);
+    yield { payload: { $case: 'task', value: view ? taskOf(view) : submittedTask(taskId) } };
+    yield* this.follow(taskId, view);
   }
 
   async getTask(params: Parameters<A2ARequestHandler['getTask']>[0], context: ServerCallContext): Promise<Task> {
@@ -110,7 +119,7 @@ export class HandrailA2aHandler implements A2ARequestHandler {
       if (error instanceof JobClosedError) throw new TaskNotCancelableError(error.message);
       throw error;
     }
-    return taskOf(await this.untilStopped(view, true));
+    return taskOf((await this.untilStopped(params.id, view, true)) ?? view);
   }
 
   async *resubscribe(
@@ -122,7 +131,7 @@ export class HandrailA2aHandler implements A2ARequestHandler {
     if (FINAL_STATES.has(task.status!.state))
       throw new UnsupportedOperationError(`task ${params.id} has ended; get it instead`);
     yield { payload: { $case: 'task', value: task } };
-    yield* this.follow(view);
+    yield* this.follow(params.id, view);
   }
 
   async listTasks(): Promise<never> {
@@ -143,17 +152,31 @@ export class HandrailA2aHandler implements A2ARequestHandler {
   }
 
   /** A first message starts its job (or finds the one it started); a message naming a task
-   * decides its escalation. Either way, the job as it stands after. */
-  private async accept(input: Message | undefined, context: ServerCallContext): Promise<JobView> {
+   * decides its escalation. Either way, the job as it stands after: null while no worker has
+   * answered for it yet (a job just started waits for its first workflow task). */
+  private async accept(
+    input: Message | undefined,
+    context: ServerCallContext,
+  ): Promise<{ taskId: string; view: JobView | null }> {
     const user = callerOf(context);
     const { message, data } = dataOf(input);
-    if (message.taskId) return this.decideFor(user, message, data);
+    if (message.taskId) return { taskId: message.taskId, view: await this.decideFor(user, message, data) };
     const request = jobRequestOf(user, message, data, this.options.pipelines);
     await startJob(this.options.temporal, request, {
       pipelines: this.options.pipelines,
       ...(this.options.taskQueue ? { taskQueue: this.options.taskQueue } : {}),
     });
-    return getJob(this.options.temporal, request.job_id);
+    return { taskId: request.job_id, view: await this.read(request.job_id) };
+  }
+
+  /** The job, or null when no worker answered for it within the query deadline. */
+  private async read(taskId: string): Promise<JobView | null> {
+    try {
+      return await getJob(this.options.temporal, taskId);
+    } catch (error) {
+      if (error instanceof NoWorkerAnsweredError) return null;
+      throw error;
+    }
   }
 
   private async decideFor(user: ApiUser, message: Message, data: Record<string, unknown>): Promise<JobView> {
@@ -184,46 +207,46 @@ export class HandrailA2aHandler implements A2ARequestHandler {
 
   /** Polls the job until it ends or waits for input (with `toEnd`, until it ends), or the blocking
    * wait passes: the view then. */
-  private async untilStopped(view: JobView, toEnd = false): Promise<JobView> {
+  private async untilStopped(taskId: string, view: JobView | null, toEnd = false): Promise<JobView | null> {
     const deadline = Date.now() + (this.options.blockingWaitMs ?? DEFAULT_BLOCKING_WAIT_MS);
     let now = view;
     while (Date.now() < deadline) {
-      const state = taskStateOf(now.status.status, now.run_status);
-      if (toEnd ? FINAL_STATES.has(state) : !stillWorking(now)) return now;
+      if (now && (toEnd ? FINAL_STATES.has(taskStateOf(now.status.status, now.run_status)) : !stillWorking(now)))
+        return now;
       await new Promise((r) => setTimeout(r, this.options.pollMs ?? 250));
-      now = await getJob(this.options.temporal, view.status.job_id);
+      now = (await this.read(taskId)) ?? now;
     }
     return now;
   }
 
   /** The job's progress after `after` as status updates (each one news: the first status is the
    * one the caller got with the task), then its new artifacts, then how it ended or that it waits. */
-  private async *follow(after: JobView): AsyncGenerator<StreamResponse, void, undefined> {
-    const taskId = after.status.job_id;
+  private async *follow(taskId: string, after: JobView | null): AsyncGenerator<StreamResponse, void, undefined> {
+    const runStatus = after?.run_status ?? 'RUNNING';
     const update = (status: TaskStatus, view: Pick<JobView, 'status' | 'run_status'>): StreamResponse => ({
       payload: {
         $case: 'statusUpdate',
         value: { taskId, contextId: taskId, status, metadata: handrailMetadata(view) },
       },
     });
-    let told = taskOf(after).status?.message?.messageId;
+    let told = (after ? taskOf(after) : submittedTask(taskId)).status?.message?.messageId;
     const watch = watchJob(this.options.temporal, taskId, {
-      after,
+      ...(after ? { after } : {}),
       ...(this.options.pollMs ? { pollMs: this.options.pollMs } : {}),
     });
     let step = await watch.next();
     while (!step.done) {
-      const status = progressStatus(taskId, step.value, after.run_status);
+      const status = progressStatus(taskId, step.value, runStatus);
       // The ending is told last, after the artifacts it brought, as the job was read once it stopped.
       const ending = FINAL_STATES.has(status.state);
       if (!ending && (step.value.acks.length > 0 || status.message?.messageId !== told)) {
         told = status.message?.messageId;
-        yield update(status, { status: step.value.status, run_status: after.run_status });
+        yield update(status, { status: step.value.status, run_status: runStatus });
       }
       step = await watch.next();
     }
     const stopped = step.value;
-    const known = new Set(artifactsOf(after).map((a) => a.artifactId));
+    const known = new Set((after ? artifactsOf(after) : []).map((a) => a.artifactId));
     for (const artifact of artifactsOf(stopped)) {
       if (known.has(artifact.artifactId)) continue;
       yield {

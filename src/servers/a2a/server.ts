@@ -62,6 +62,17 @@ function idOf(body: unknown): RpcId {
   return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
 }
 
+/** What makes a body no JSON-RPC 2.0 request (JSON-RPC's -32600), or null. */
+function notARequest(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return 'a JSON-RPC request is one object (batches are not supported)';
+  const call = body as Record<string, unknown>;
+  if (call.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
+  if (typeof call.method !== 'string' || call.method === '') return 'method must be a non-empty string';
+  if ('id' in call && call.id !== null && idOf(call) === null) return 'id must be a string, an integer or null';
+  return null;
+}
+
 const isStream = (value: unknown): value is AsyncGenerator<RpcReply, void, undefined> =>
   typeof (value as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';
 
@@ -131,6 +142,8 @@ export function buildA2aServer(options: A2aServerOptions): FastifyInstance {
       return reply.send(rpcError(null, A2A_ERROR_CODE.PARSE_ERROR, `invalid JSON: ${(error as Error).message}`));
     }
     const id = idOf(body);
+    const problem = notARequest(body);
+    if (problem) return reply.send(rpcError(id, A2A_ERROR_CODE.INVALID_REQUEST, problem));
     const version = request.headers['a2a-version'];
     const context = new ServerCallContext({
       user: new A2aCaller(user),

@@ -103,7 +103,7 @@ export function artifactsOf(view: JobView): Artifact[] {
   const artifacts: Artifact[] = view.package.artifacts.map((a, i) => ({
     artifactId: `${a.type}-${a.hash ?? i}`,
     name: a.type,
-    description: a.schema ? `a ${a.schema}` : '',
+    description: a.schema ? `schema ${a.schema}` : '',
     parts: [part({ $case: 'url', value: a.uri })],
     metadata: { ...(a.hash ? { hash: a.hash } : {}), ...(a.schema ? { schema: a.schema } : {}) },
     extensions: [],
@@ -156,6 +156,24 @@ export function taskOf(view: JobView, historyLength?: number): Task {
       historyLength,
     ),
     metadata: handrailMetadata(view),
+  };
+}
+
+/** A job just started that no worker has answered for yet: accepted, not yet working. */
+export function submittedTask(taskId: string): Task {
+  return {
+    id: taskId,
+    contextId: taskId,
+    status: {
+      state: TaskState.TASK_STATE_SUBMITTED,
+      message: agentMessage(taskId, `status-${stableId(taskId, 'submitted')}`, [
+        textPart('submitted: waiting for a worker to take the job up'),
+      ]),
+      timestamp: undefined,
+    },
+    artifacts: [],
+    history: [],
+    metadata: undefined,
   };
 }
 
