@@ -220,10 +220,16 @@ describe('A2A server', () => {
     const waiting = await collect(as('ana').resubscribeTask({ tenant: '', id: task.id }));
     expect(waiting.map(stateOf)).toEqual([TaskState.TASK_STATE_INPUT_REQUIRED]);
 
-    const decided = asTask(await send('ana', userMessage(decision, { taskId: task.id })));
-    expect(decided.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    const acks = decided.history.map((m) => m.parts.find((p) => p.content?.$case === 'data')!.content!.value);
-    expect(acks.some((a: { actor?: string }) => a.actor === 'ana')).toBe(true);
+    // The same decision message twice at once (a retry racing the first): one decision.
+    const reply = userMessage(decision, { taskId: task.id });
+    const [decided, twice] = (await Promise.all([send('ana', reply), send('ana', reply)])).map(asTask);
+    expect(decided!.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(twice!.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const acks = decided!.history.map(
+      (m) => m.parts.find((p) => p.content?.$case === 'data')!.content!.value as { actor?: string; stage: string },
+    );
+    // One decision ack, by the caller (the stage after it carries the decider as actor too).
+    expect(acks.filter((a) => a.stage === 'human' && a.actor).map((a) => a.actor)).toEqual(['ana']);
     await expect(collect(as('ana').resubscribeTask({ tenant: '', id: task.id }))).rejects.toThrow(/ended/);
   });
 
