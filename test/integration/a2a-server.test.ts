@@ -2,7 +2,10 @@
  * handrail's A2A server over real HTTP, driven by the official SDK's client (and raw JSON-RPC for
  * what a client would never send), against a real worker on the suite's Temporal dev server.
  */
+import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +17,12 @@ import { buildA2aServer } from '../../src/servers/a2a/server';
 import { taskIdOf } from '../../src/servers/a2a/task-messages';
 import { EMPTY_WALLET } from '../helpers/handoffs-rail-api';
 import { userMessage } from '../helpers/a2a-messages';
+import { pipPackage } from '../helpers/python-temporalio';
 import { jobRequest, startRail, until, type Rail } from '../helpers/rail';
+
+/** The official Python SDK, whose client drives the server as a foreign caller. */
+const PY_A2A_SDK = pipPackage({ name: 'a2a-sdk', version: '1.3.0', imports: 'a2a.client', dir: 'py-a2a-sdk' });
+const PY_CLIENT = path.join(__dirname, 'fixtures', 'a2a_python_client.py');
 
 const TOKENS = { ana: 'tok-ana-a2a-1', bob: 'tok-bob-a2a-2', ops: 'tok-ops-a2a-3' } as const;
 type Caller = keyof typeof TOKENS;
@@ -196,6 +204,36 @@ describe('A2A server', () => {
     expect(events.some((e) => e.payload?.$case === 'artifactUpdate')).toBe(true);
   });
 
+  it('a caller that hangs up mid-stream: the job runs on, the server keeps answering', async () => {
+    const message = userMessage(jobData());
+    const hangUp = new AbortController();
+    const res = await fetch(`${base}/a2a`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'a2a-version': '1.0',
+        accept: 'text/event-stream',
+        authorization: `Bearer ${TOKENS.ana}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendStreamingMessage',
+        params: { message: { messageId: message.messageId, role: 'ROLE_USER', parts: [{ data: jobData() }] } },
+      }),
+      signal: hangUp.signal,
+    });
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const first = await res.body!.getReader().read();
+    expect(new TextDecoder().decode(first.value)).toMatch(/^data: .*"task"/);
+    hangUp.abort();
+    const id = taskIdOf({ name: 'ana', role: 'user' }, message.messageId);
+    await until(
+      'the job ends',
+      async () => (await getTask('ana', id)).status?.state === TaskState.TASK_STATE_COMPLETED,
+    );
+  });
+
   it('an escalation is input-required with its options; a decision message decides it as the caller', async () => {
     const task = asTask(await send('ana', userMessage(jobData({ budget: EMPTY_WALLET }))));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
@@ -312,3 +350,30 @@ describe('A2A server', () => {
     });
   });
 });
+
+describe.skipIf(typeof PY_A2A_SDK === 'string')(
+  `the Python a2a-sdk 1.3.0 client${typeof PY_A2A_SDK === 'string' ? ` (skipped: ${PY_A2A_SDK})` : ''}`,
+  () => {
+    it('sends, hears input-required, decides, gets, streams, subscribes and cancels; another caller finds nothing', async () => {
+      const { python, pythonPath } = PY_A2A_SDK as Exclude<typeof PY_A2A_SDK, string>;
+      const { stdout } = await promisify(execFile)(
+        python,
+        [PY_CLIENT, base, TOKENS.ana, JSON.stringify(jobData()), TOKENS.bob],
+        { env: { ...process.env, PYTHONPATH: pythonPath }, timeout: 120_000 },
+      );
+      const seen = JSON.parse(stdout) as Record<string, unknown>;
+      expect(seen).toMatchObject({
+        send: 'TASK_STATE_INPUT_REQUIRED',
+        other_get: 'TaskNotFoundError',
+        decide: 'TASK_STATE_COMPLETED',
+        get: 'TASK_STATE_COMPLETED',
+        subscribe: ['TASK_STATE_INPUT_REQUIRED'],
+        cancel: 'TASK_STATE_CANCELED',
+      });
+      expect(seen.options).toContain('top_up');
+      expect(seen.history).toBeGreaterThan(2);
+      expect(seen.artifacts).toBeGreaterThan(0);
+      expect((seen.stream as string[]).at(-1)).toBe('TASK_STATE_COMPLETED');
+    });
+  },
+);

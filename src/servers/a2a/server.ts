@@ -90,7 +90,9 @@ async function sendStream(request: FastifyRequest, reply: FastifyReply, id: RpcI
   const raw = reply.raw;
   raw.writeHead(200, SSE_HEADERS);
   let gone = false;
-  request.raw.on('close', () => {
+  // The response closes before it ended only when the caller hung up.
+  raw.on('close', () => {
+    if (raw.writableEnded) return;
     gone = true;
     void stream.return(undefined);
   });
