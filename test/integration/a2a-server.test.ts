@@ -343,6 +343,14 @@ describe('A2A server', () => {
       expect(((await huge.json()) as { error: { code: number } }).error.code).toBe(-32600);
     });
 
+    it('a task id no job can have, even from root, is an unknown task (never a 5xx)', async () => {
+      const reply = await rpc(
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x'.repeat(300) } }),
+        'ops',
+      );
+      expect(reply).toMatchObject({ status: 200, body: { error: { code: -32001 } } });
+    });
+
     it('no token is 401', async () => {
       const reply = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x' } }), null);
       expect(reply.status).toBe(401);

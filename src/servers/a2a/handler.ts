@@ -95,7 +95,7 @@ export class HandrailA2aHandler implements A2ARequestHandler {
   async sendMessage(params: Parameters<A2ARequestHandler['sendMessage']>[0], context: ServerCallContext) {
     const { taskId, view } = await this.accept(params.message, context);
     const answer = params.configuration?.returnImmediately ? view : await this.untilStopped(taskId, view);
-    return answer ? taskOf(answer) : submittedTask(taskId);
+    return answer ? taskOf(answer, params.configuration?.historyLength) : submittedTask(taskId);
   }
 
   async *sendMessageStream(

@@ -13,6 +13,7 @@ import type { Message, Part } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { z } from 'zod';
 import { LIMITS } from '../../../contracts/limits';
+import { isId } from '../../../contracts/names';
 import type { Pipeline } from '../../../contracts';
 import { InvalidJobRequestError, parseJobRequest } from '../../operator/client';
 import type { JobRequest } from '../../../contracts';
@@ -35,9 +36,10 @@ export const callerTaskPrefix = (user: ApiUser) => `a2a-${digest('caller', user.
 export const taskIdOf = (user: ApiUser, messageId: string) =>
   `${callerTaskPrefix(user)}${digest(user.name, messageId)}`;
 
-/** Root sees every job; anyone else the tasks their own messages started. */
+/** Root sees every job; anyone else the tasks their own messages started. An id no job can have
+ * is nobody's (it is never sent to Temporal). */
 export const mayAccess = (user: ApiUser, taskId: string) =>
-  user.role === 'root' || taskId.startsWith(callerTaskPrefix(user));
+  isId(taskId) && (user.role === 'root' || taskId.startsWith(callerTaskPrefix(user)));
 
 /** The Temporal update id of a caller's decision message: a retried message is the same update. */
 export const decisionUpdateId = (user: ApiUser, messageId: string) => `a2a/${user.name}/${digest(messageId)}`;

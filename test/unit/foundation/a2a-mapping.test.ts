@@ -42,6 +42,8 @@ describe('A2A task ids', () => {
     expect(mayAccess(bob, id)).toBe(false);
     expect(mayAccess(ops, id)).toBe(true);
     expect(mayAccess(ana, 'tkt_18422')).toBe(false);
+    expect(mayAccess(ops, 'x'.repeat(129))).toBe(false);
+    expect(mayAccess(ops, 'a b')).toBe(false);
   });
 });
 
