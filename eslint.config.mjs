@@ -135,6 +135,7 @@ export default tseslint.config(
       'src/devtools/**',
       'src/operator/cli/**',
       'src/servers/api-main.ts',
+      'src/servers/a2a-main.ts',
     ],
     rules: {
       'no-restricted-imports': [

@@ -15,12 +15,17 @@ import { runServerProcess } from './process';
 
 export const DEFAULT_API_PORT = 8787;
 
-/** HANDRAIL_API_PORT and HANDRAIL_API_HOST, checked. */
-export function apiListenOptions(env: NodeJS.ProcessEnv = process.env): { port: number; host: string } {
-  const port = Number(env.HANDRAIL_API_PORT || DEFAULT_API_PORT);
+/** HANDRAIL_API_PORT and HANDRAIL_API_HOST, checked (another server's, with its own `prefix`). */
+export function apiListenOptions(
+  env: NodeJS.ProcessEnv = process.env,
+  prefix = 'HANDRAIL_API',
+  defaultPort = DEFAULT_API_PORT,
+): { port: number; host: string } {
+  const given = env[`${prefix}_PORT`];
+  const port = Number(given || defaultPort);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`HANDRAIL_API_PORT must be a port number, not ${env.HANDRAIL_API_PORT}`);
-  return { port, host: env.HANDRAIL_API_HOST || '127.0.0.1' };
+    throw new Error(`${prefix}_PORT must be a port number, not ${given}`);
+  return { port, host: env[`${prefix}_HOST`] || '127.0.0.1' };
 }
 
 /** The API listening, with its store and Temporal client; `close` releases all three. */

@@ -320,7 +320,8 @@ function idempotencyKey(request: FastifyRequest): string {
   return parsed.data;
 }
 
-function bearer(request: FastifyRequest, users: ApiUsers): ApiUser {
+/** The API user a request's `Authorization: Bearer` token names; ApiError 401 otherwise. */
+export function bearer(request: FastifyRequest, users: ApiUsers): ApiUser {
   const header = request.headers.authorization;
   if (!header) throw new ApiError(401, 'unauthorized', 'missing Authorization: Bearer <token>');
   const match = /^Bearer +(\S+)$/i.exec(header);
