@@ -66,6 +66,9 @@ beforeEach(() => {
   seen.length = 0;
 });
 
+/** The AI SDK refuses an empty prompt before sending it, so every call here says something. */
+const HI = [{ role: 'user' as const, content: 'hi' }];
+
 describe('chat model adapter', () => {
   it('speaks chat completions and prices token usage', async () => {
     answer = () => reply('hello');
@@ -100,22 +103,22 @@ describe('chat model adapter', () => {
 
   it('refuses a reply without token usage (it could not be charged) or without content', async () => {
     answer = () => reply('free text', null);
-    await expect(createChatModel(config).complete([])).rejects.toMatchObject({
+    await expect(createChatModel(config).complete(HI)).rejects.toMatchObject({
       retryable: false,
       message: /no token usage/,
     });
     answer = () => ({ json: { choices: [] } });
-    await expect(createChatModel(config).complete([])).rejects.toMatchObject({
+    await expect(createChatModel(config).complete(HI)).rejects.toMatchObject({
       retryable: false,
       message: /no choices/,
     });
     answer = () => ({ raw: '<html>gateway</html>' });
-    await expect(createChatModel(config).complete([])).rejects.toMatchObject({ retryable: false, message: /not JSON/ });
+    await expect(createChatModel(config).complete(HI)).rejects.toMatchObject({ retryable: false, message: /not JSON/ });
   });
 
   it('treats an unreachable endpoint as retryable', async () => {
     const closed = createChatModel({ ...config, baseUrl: 'http://127.0.0.1:1/v1' });
-    await expect(closed.complete([])).rejects.toMatchObject({ name: 'ModelError', retryable: true });
+    await expect(closed.complete(HI)).rejects.toMatchObject({ name: 'ModelError', retryable: true });
   });
 
   it('an aborted request (the stage was cancelled) throws the abort reason, not a retryable ModelError', async () => {
@@ -123,7 +126,7 @@ describe('chat model adapter', () => {
     const cancelled = new Error('activity cancelled');
     const controller = new AbortController();
     controller.abort(cancelled);
-    await expect(createChatModel(config).complete([], { signal: controller.signal })).rejects.toBe(cancelled);
+    await expect(createChatModel(config).complete(HI, { signal: controller.signal })).rejects.toBe(cancelled);
     expect(seen).toHaveLength(0);
   });
 
