@@ -82,6 +82,9 @@ export const STAGE_FAILURE_TYPES = [
   'VerdictNotPassing',
   /** The model endpoint refused the request (bad key, bad model name, malformed reply). */
   'ModelRejected',
+  /** The model's answer fails the schema of the artifact the stage emits (or it gave none within
+   * its steps): asking the same model the same prompt again is not a repair. */
+  'ModelOutputInvalid',
   /** The edge's handover is over its token cap and may not fall back (the rail acks rejected_budget). */
   'ContextBudgetExceeded',
   /** The edge's handover could not be made: its callable is missing, its workspace or trace

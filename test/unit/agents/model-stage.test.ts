@@ -1,0 +1,188 @@
+/**
+ * Model stages on the AI SDK against a real local OpenAI-compatible server: structured output
+ * from the artifact's schema, a tool loop whose steps are recorded under the delivery key (a
+ * retried attempt replays them: no request, no tool run, no second charge), and a model answer
+ * that fails the schema as a typed, non-retryable stage failure.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { tool } from 'ai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { userMessage, type HandoffV1, type Message } from '../../../contracts';
+import { readArtifactBody } from '../../../activities/artifacts';
+import { runModelStage } from '../../../activities/model-stage';
+import type { StageTurn } from '../../../activities/turn';
+import { attemptSteps, runAgent, storedSteps } from '../../../src/agents';
+import { createChatModel, type ChatModel } from '../../../src/worker/model';
+import { openStore, type Store } from '../../../src/worker/store';
+import { startScriptedModel, toolResultsIn, type ScriptedModel } from '../../helpers/scripted-model';
+
+const Brief = z.object({ title: z.string(), facts: z.array(z.string()).min(1) });
+let server: ScriptedModel;
+let model: ChatModel;
+let store: Store;
+
+beforeAll(async () => {
+  server = await startScriptedModel(() => ({ text: '{}' }));
+  // 1,000 prompt tokens at $2/M + 100 completion tokens at $10/M: $0.003 a step.
+  model = createChatModel({
+    baseUrl: server.baseUrl,
+    model: 'scripted-1',
+    usdPerMTokIn: 2,
+    usdPerMTokOut: 10,
+    timeoutMs: 5_000,
+  });
+  store = await openStore({ sqlitePath: ':memory:' });
+});
+afterAll(async () => {
+  await server.close();
+  await store.close();
+});
+beforeEach(() => {
+  server.requests.length = 0;
+});
+
+/** Steps 1..lookups call `lookup` with n = the step; the next step answers the brief. */
+function loopOf(lookups: number) {
+  server.answer = (request) => {
+    const n = toolResultsIn(request) + 1;
+    return n <= lookups
+      ? { toolCalls: [{ id: `call_${n}`, name: 'lookup', input: { n } }] }
+      : { text: JSON.stringify({ title: 'Brief', facts: ['one', 'two'] }) };
+  };
+}
+
+/** `dies`: the attempt ends inside this lookup (its worker went away), as an abort would end it. */
+function lookupTool(runs: number[], dies?: { at: number; attempt: AbortController }) {
+  return tool({
+    description: 'Looks a fact up',
+    inputSchema: z.object({ n: z.number() }),
+    execute: async ({ n }) => {
+      runs.push(n);
+      if (n === dies?.at) {
+        dies.attempt.abort(new Error('worker gone'));
+        throw new Error(`lookup ${n} never returned`);
+      }
+      return { fact: `fact ${n}` };
+    },
+  });
+}
+
+describe('runAgent', () => {
+  it('one turn: the answer is an object of the artifact schema, priced from its usage', async () => {
+    loopOf(0);
+    const answer = await runAgent({
+      model,
+      messages: [{ role: 'user', content: 'brief me' }],
+      schema: Brief,
+      journal: attemptSteps(),
+    });
+    expect(answer.object).toEqual({ title: 'Brief', facts: ['one', 'two'] });
+    expect(answer.cost_usd).toBeCloseTo(0.003, 9);
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]?.response_format).toMatchObject({ type: 'json_schema' });
+  });
+
+  it('a tool loop resumes after its recorded steps: no step is asked, run or paid twice', async () => {
+    loopOf(4);
+    const key = 'job-1:research:1';
+    const runs: number[] = [];
+    const messages = [{ role: 'user' as const, content: 'research' }];
+    // The first attempt dies in step 3's tool: steps 1 and 2 (and step 3's reply) are recorded.
+    const attempt = new AbortController();
+    const crashed = await runAgent({
+      model,
+      messages,
+      schema: Brief,
+      tools: { lookup: lookupTool(runs, { at: 3, attempt }) },
+      maxSteps: 5,
+      journal: await storedSteps(store, key),
+      signal: attempt.signal,
+    }).catch((e: unknown) => e);
+    expect(crashed).toMatchObject({ message: 'worker gone' });
+    expect(server.requests.map(toolResultsIn)).toEqual([0, 1, 2]);
+
+    const retried = await runAgent({
+      model,
+      messages,
+      schema: Brief,
+      tools: { lookup: lookupTool(runs) },
+      maxSteps: 5,
+      journal: await storedSteps(store, key),
+    });
+    // Each step's request reached the endpoint once; each tool call ran once but the crashed one.
+    expect(server.requests.map(toolResultsIn)).toEqual([0, 1, 2, 3, 4]);
+    expect(runs).toEqual([1, 2, 3, 3, 4]);
+    expect(retried.steps).toHaveLength(5);
+    expect(retried.cost_usd).toBeCloseTo(5 * 0.003, 9);
+
+    // A third attempt (a completed loop retried) asks nothing and runs nothing.
+    const again = await runAgent({
+      model,
+      messages,
+      schema: Brief,
+      tools: { lookup: lookupTool(runs) },
+      maxSteps: 5,
+      journal: await storedSteps(store, key),
+    });
+    expect(server.requests).toHaveLength(5);
+    expect(runs).toHaveLength(5);
+    expect(again.object).toEqual(retried.object);
+    expect(again.cost_usd).toBe(retried.cost_usd);
+  });
+});
+
+describe('runModelStage', () => {
+  const pkg = { job_id: 'job-2', constraints: [] } as unknown as HandoffV1;
+  function fakeTurn(deliveryKey: string, replies: Message[]): StageTurn {
+    return {
+      agentId: 'scripted-1',
+      edge: undefined,
+      conversation: async () => [],
+      prompt: async ({ question }) => ({
+        messages: [{ role: 'user', content: question }],
+        questionText: question,
+        history: [userMessage(question)],
+        handover: undefined,
+      }),
+      reply: (...m) => replies.push(...m),
+      deliveryKey,
+    };
+  }
+
+  it('emits the artifact, and records the tool calls and results in the turn', async () => {
+    loopOf(2);
+    const replies: Message[] = [];
+    const runs: number[] = [];
+    const output = await runModelStage(store, model, pkg, fakeTurn('job-2:research:1', replies), {
+      question: 'research',
+      output: { type: 'brief.v1', schema: Brief },
+      tools: { lookup: lookupTool(runs) },
+      maxSteps: 3,
+    });
+    expect(output.artifact.type).toBe('brief.v1');
+    expect(await readArtifactBody(store, output.artifact, Brief)).toEqual({ title: 'Brief', facts: ['one', 'two'] });
+    expect(output.cost_usd).toBeCloseTo(3 * 0.003, 9);
+    expect(output.tools_tried).toEqual([
+      { name: 'lookup', ok: true },
+      { name: 'lookup', ok: true },
+    ]);
+    expect(replies.map((m) => m.content[0]?.type)).toEqual([
+      'tool_use',
+      'tool_result',
+      'tool_use',
+      'tool_result',
+      'text',
+    ]);
+  });
+
+  it('a model answer that fails the artifact schema is a typed, non-retryable failure', async () => {
+    server.answer = () => ({ text: JSON.stringify({ title: 'Brief', facts: [] }) });
+    const failure = await runModelStage(store, model, pkg, fakeTurn('job-2:research:2', []), {
+      question: 'research',
+      output: { type: 'brief.v1', schema: Brief },
+    }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'ModelOutputInvalid', nonRetryable: true });
+  });
+});
