@@ -34,7 +34,7 @@ export interface ChatReply {
 export interface ChatModel {
   readonly model: string;
   /** The AI SDK model behind `complete`, for tool loops and structured output (src/agents). */
-  readonly languageModel?: LanguageModel;
+  readonly languageModel?: Exclude<LanguageModel, string>;
   /** What `usage` costs at this model's price. */
   readonly price?: (usage: TokenUsage) => number;
   /** `signal` aborts the request (the stage was cancelled); the abort's reason is thrown as is. */
@@ -81,7 +81,9 @@ function price(env: NodeJS.ProcessEnv, name: string): number {
 }
 
 /** The AI SDK model for an OpenAI-compatible endpoint. */
-export function openAICompatibleModel(config: Pick<ModelConfig, 'baseUrl' | 'apiKey' | 'model'>): LanguageModel {
+export function openAICompatibleModel(
+  config: Pick<ModelConfig, 'baseUrl' | 'apiKey' | 'model'>,
+): Exclude<LanguageModel, string> {
   const provider = createOpenAICompatible({
     name: 'handrail',
     baseURL: config.baseUrl.replace(/\/+$/, ''),
