@@ -88,6 +88,7 @@ async function generate<S extends z.ZodType>(run: AgentRun<S>, languageModel: No
     output: Output.object({ schema: run.schema }),
     ...(run.tools ? { tools: checkpointedTools(run.tools, run.journal) } : {}),
     ...(run.maxOutputTokens ? { maxOutputTokens: run.maxOutputTokens } : {}),
+    ...(run.model.timeoutMs ? { timeout: { stepMs: run.model.timeoutMs } } : {}),
     ...(run.signal ? { abortSignal: run.signal } : {}),
   });
   // Reading `output` parses and validates the last step's answer (it throws when it fails).

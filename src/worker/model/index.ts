@@ -37,6 +37,8 @@ export interface ChatModel {
   readonly languageModel?: Exclude<LanguageModel, string>;
   /** What `usage` costs at this model's price. */
   readonly price?: (usage: TokenUsage) => number;
+  /** How long one call (one step of a tool loop) may take. */
+  readonly timeoutMs?: number;
   /** `signal` aborts the request (the stage was cancelled); the abort's reason is thrown as is. */
   complete(
     messages: readonly ChatMessage[],
@@ -101,6 +103,7 @@ export function createChatModel(config: ModelConfig): ChatModel {
     model: config.model,
     languageModel,
     price: priceOf,
+    timeoutMs: config.timeoutMs,
     async complete(messages, options = {}) {
       const signal = options.signal
         ? AbortSignal.any([AbortSignal.timeout(config.timeoutMs), options.signal])
