@@ -85,31 +85,24 @@ describe('runAgent', () => {
 
   it('a tool loop resumes after its recorded steps: no step is asked, run or paid twice', async () => {
     loopOf(4);
-    const key = 'job-1:research:1';
     const runs: number[] = [];
-    const messages = [{ role: 'user' as const, content: 'research' }];
+    /** One attempt of the loop under delivery key job-1:research:1. */
+    const attemptLoop = async (dies?: { at: number; attempt: AbortController }) =>
+      runAgent({
+        model,
+        messages: [{ role: 'user', content: 'research' }],
+        schema: Brief,
+        tools: { lookup: lookupTool(runs, dies) },
+        maxSteps: 5,
+        journal: await storedSteps(store, 'job-1:research:1'),
+        ...(dies ? { signal: dies.attempt.signal } : {}),
+      });
     // The first attempt dies in step 3's tool: steps 1 and 2 (and step 3's reply) are recorded.
-    const attempt = new AbortController();
-    const crashed = await runAgent({
-      model,
-      messages,
-      schema: Brief,
-      tools: { lookup: lookupTool(runs, { at: 3, attempt }) },
-      maxSteps: 5,
-      journal: await storedSteps(store, key),
-      signal: attempt.signal,
-    }).catch((e: unknown) => e);
+    const crashed = await attemptLoop({ at: 3, attempt: new AbortController() }).catch((e: unknown) => e);
     expect(crashed).toMatchObject({ message: 'worker gone' });
     expect(server.requests.map(toolResultsIn)).toEqual([0, 1, 2]);
 
-    const retried = await runAgent({
-      model,
-      messages,
-      schema: Brief,
-      tools: { lookup: lookupTool(runs) },
-      maxSteps: 5,
-      journal: await storedSteps(store, key),
-    });
+    const retried = await attemptLoop();
     // Each step's request reached the endpoint once; each tool call ran once but the crashed one.
     expect(server.requests.map(toolResultsIn)).toEqual([0, 1, 2, 3, 4]);
     expect(runs).toEqual([1, 2, 3, 3, 4]);
@@ -117,14 +110,7 @@ describe('runAgent', () => {
     expect(retried.cost_usd).toBeCloseTo(5 * 0.003, 9);
 
     // A third attempt (a completed loop retried) asks nothing and runs nothing.
-    const again = await runAgent({
-      model,
-      messages,
-      schema: Brief,
-      tools: { lookup: lookupTool(runs) },
-      maxSteps: 5,
-      journal: await storedSteps(store, key),
-    });
+    const again = await attemptLoop();
     expect(server.requests).toHaveLength(5);
     expect(runs).toHaveLength(5);
     expect(again.object).toEqual(retried.object);
