@@ -5,9 +5,18 @@
  * every step is checkpointed under the delivery key, so a retried attempt resumes after the last
  * completed step; every tool call and result is recorded in the stage's turn of the conversation.
  */
-import type { ToolSet } from 'ai';
+import type { Tool, ToolSet } from 'ai';
 import type { z } from 'zod';
-import { assistantMessage, canonicalJson, toolCall, toolResult, type HandoffV1, type Message } from '../contracts';
+import {
+  assistantMessage,
+  canonicalJson,
+  toolCall,
+  toolResult,
+  writeKey,
+  type HandoffV1,
+  type Message,
+  type StageCard,
+} from '../contracts';
 import { attemptSteps, ModelOutputError, runAgent, storedSteps, type AgentStep } from '../src/agents';
 import { ModelError, type ChatModel } from '../src/worker/model';
 import type { Store } from '../src/worker/store';
@@ -17,12 +26,25 @@ import { abandonedSignal } from './model-call';
 import type { StageOutput } from './stage';
 import type { StageTurn } from './turn';
 
+/** What a tool is made with: a write tool gets the stage's write-once key, to pass to the system
+ * it writes (an `Idempotency-Key`), so a retried call does not write twice. */
+export interface ToolContext {
+  jobId: string;
+  /** The writer's `job_id:stage:artifact_type` key for a write grant; null for a read grant. */
+  writeKey: string | null;
+}
+/** A tool as the AI SDK takes it, or made per delivery from its context. */
+export type StageTool = Tool | ((context: ToolContext) => Tool);
+
 export interface ModelStageSpec<S extends z.ZodType> {
+  /** The stage's card: the tools it grants (read or write, per-call price) and the system it writes. */
+  card: Pick<StageCard, 'name' | 'tools' | 'writes' | 'outputs'>;
   system?: string;
   question: string;
   /** The artifact the stage emits: its type and the schema of its body. */
   output: { type: string; schema: S };
-  tools?: ToolSet;
+  /** Each named as the card's grant it uses; a tool the card does not grant is refused. */
+  tools?: Record<string, StageTool>;
   /** 1 (the default): one model turn; more: a tool loop of at most this many steps. */
   maxSteps?: number;
   maxOutputTokens?: number;
@@ -37,6 +59,7 @@ export async function runModelStage<S extends z.ZodType>(
   turn: StageTurn,
   spec: ModelStageSpec<S>,
 ): Promise<StageOutput> {
+  const tools = spec.tools ? grantedTools(spec.card, pkg, spec.tools) : undefined;
   const { messages } = await turn.prompt({ ...(spec.system ? { system: spec.system } : {}), question: spec.question });
   const journal = turn.deliveryKey === undefined ? attemptSteps() : await storedSteps(store, turn.deliveryKey);
   const signal = abandonedSignal();
@@ -45,7 +68,7 @@ export async function runModelStage<S extends z.ZodType>(
     messages,
     schema: spec.output.schema,
     journal,
-    ...(spec.tools ? { tools: spec.tools } : {}),
+    ...(tools ? { tools } : {}),
     ...(spec.maxSteps ? { maxSteps: spec.maxSteps } : {}),
     ...(spec.maxOutputTokens ? { maxOutputTokens: spec.maxOutputTokens } : {}),
     ...(signal ? { signal } : {}),
@@ -61,16 +84,47 @@ export async function runModelStage<S extends z.ZodType>(
   });
   const body: unknown = answer.object;
   turn.reply(...stepMessages(answer.steps), assistantMessage(canonicalJson(body)));
-  const tools = answer.steps.flatMap((s) => s.toolCalls.map((c) => c.name));
+  const called = answer.steps.flatMap((s) => s.toolCalls.map((c) => c.name));
   return {
     artifact: await writeArtifact(store, spec.output.type, spec.output.schema, answer.object as z.input<S>),
     body,
-    cost_usd: answer.cost_usd,
-    ...(tools.length > 0 ? { tools_tried: tools.map((name) => ({ name, ok: true })) } : {}),
+    cost_usd: answer.cost_usd + toolsCost(spec.card, called),
+    ...(called.length > 0 ? { tools_tried: called.map((name) => ({ name, ok: true })) } : {}),
     summary:
       spec.summary?.(answer.object) ??
-      `${spec.output.type} from ${model.model} in ${answer.steps.length} step(s), ${tools.length} tool call(s)`,
+      `${spec.output.type} from ${model.model} in ${answer.steps.length} step(s), ${called.length} tool call(s)`,
   };
+}
+
+/**
+ * The tools as the card grants them: a tool with no grant is a stage offering the model what its
+ * card (and so the pipeline's checks: write tools for the writer only) never allowed, refused
+ * before anything runs. A write tool is made with the stage's write-once key.
+ */
+export function grantedTools(
+  card: ModelStageSpec<z.ZodType>['card'],
+  pkg: Pick<HandoffV1, 'job_id'>,
+  tools: Record<string, StageTool>,
+): ToolSet {
+  const granted: ToolSet = {};
+  for (const [name, made] of Object.entries(tools)) {
+    const grant = card.tools.find((t) => t.name === name);
+    if (!grant)
+      throw new Error(
+        `${card.name} offers its model tool "${name}", which its card does not grant (grants: ${card.tools.map((t) => t.name).join(', ') || 'none'})`,
+      );
+    const context: ToolContext = {
+      jobId: pkg.job_id,
+      writeKey: grant.access === 'write' ? writeKey(pkg.job_id, card) : null,
+    };
+    granted[name] = typeof made === 'function' ? made(context) : made;
+  }
+  return granted;
+}
+
+/** Each tool call at its grant's per-call price (a replayed call was paid when it ran: once). */
+function toolsCost(card: ModelStageSpec<z.ZodType>['card'], called: readonly string[]): number {
+  return called.reduce((sum, name) => sum + (card.tools.find((t) => t.name === name)?.usdPerCall ?? 0), 0);
 }
 
 /** A step's tool calls and results as the job's conversation records them (its text goes with the answer). */

@@ -99,6 +99,8 @@ export interface ToolGrant {
   access: 'read' | 'write';
   /** External system the tool touches, e.g. `ledger`. */
   system: string;
+  /** What one call costs (USD), charged to the job's wallet with the stage's model tokens. */
+  usdPerCall?: number;
 }
 
 /** Per-stage activity options, shaped so the rail can pass them to `proxyActivities` as is. */
@@ -244,6 +246,11 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
       problems.push(`${at} allows ${maxAttempts} attempts; use 1 for no retries (0 means unlimited in Temporal)`);
     }
 
+    for (const grant of card.tools) {
+      const price = grant.usdPerCall;
+      if (price !== undefined && !(Number.isFinite(price) && price >= 0))
+        problems.push(`${at} prices tool ${grant.name} at ${price} per call; a price is a finite amount, 0 or more`);
+    }
     const writeTools = card.tools.filter((t) => t.access === 'write');
     if (card.role === 'critic' && (writeTools.length > 0 || card.writes !== null)) {
       problems.push(`${at} is a critic and must hold no write tools (holds ${describeTools(writeTools, card.writes)})`);

@@ -8,9 +8,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { tool } from 'ai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { userMessage, type HandoffV1, type Message } from '../../../contracts';
+import { defineStage, userMessage, type HandoffV1, type Message } from '../../../contracts';
 import { readArtifactBody } from '../../../activities/artifacts';
-import { runModelStage } from '../../../activities/model-stage';
+import { grantedTools, runModelStage } from '../../../activities/model-stage';
 import type { StageTurn } from '../../../activities/turn';
 import { attemptSteps, runAgent, storedSteps } from '../../../src/agents';
 import { createChatModel, type ChatModel } from '../../../src/worker/model';
@@ -120,6 +120,14 @@ describe('runAgent', () => {
 
 describe('runModelStage', () => {
   const pkg = { job_id: 'job-2', constraints: [] } as unknown as HandoffV1;
+  const researcher = defineStage({
+    name: 'research',
+    accepts: ['question.v1'],
+    outputs: ['brief.v1'],
+    criteria: ['cites what it looked up'],
+    nominalCostUsd: 0.01,
+    tools: [{ name: 'lookup', access: 'read', system: 'wiki', usdPerCall: 0.001 }],
+  });
   function fakeTurn(deliveryKey: string, replies: Message[]): StageTurn {
     return {
       agentId: 'scripted-1',
@@ -141,6 +149,7 @@ describe('runModelStage', () => {
     const replies: Message[] = [];
     const runs: number[] = [];
     const output = await runModelStage(store, model, pkg, fakeTurn('job-2:research:1', replies), {
+      card: researcher,
       question: 'research',
       output: { type: 'brief.v1', schema: Brief },
       tools: { lookup: lookupTool(runs) },
@@ -148,7 +157,8 @@ describe('runModelStage', () => {
     });
     expect(output.artifact.type).toBe('brief.v1');
     expect(await readArtifactBody(store, output.artifact, Brief)).toEqual({ title: 'Brief', facts: ['one', 'two'] });
-    expect(output.cost_usd).toBeCloseTo(3 * 0.003, 9);
+    // Three model steps, and two lookups at the card's $0.001 a call.
+    expect(output.cost_usd).toBeCloseTo(3 * 0.003 + 2 * 0.001, 9);
     expect(output.tools_tried).toEqual([
       { name: 'lookup', ok: true },
       { name: 'lookup', ok: true },
@@ -165,10 +175,43 @@ describe('runModelStage', () => {
   it('a model answer that fails the artifact schema is a typed, non-retryable failure', async () => {
     server.answer = () => ({ text: JSON.stringify({ title: 'Brief', facts: [] }) });
     const failure = await runModelStage(store, model, pkg, fakeTurn('job-2:research:2', []), {
+      card: researcher,
       question: 'research',
       output: { type: 'brief.v1', schema: Brief },
     }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'ModelOutputInvalid', nonRetryable: true });
+  });
+
+  it('offers the model only the tools its card grants, and makes a write tool with the write-once key', async () => {
+    const refused = await runModelStage(store, model, pkg, fakeTurn('job-2:research:3', []), {
+      card: researcher,
+      question: 'research',
+      output: { type: 'brief.v1', schema: Brief },
+      tools: { lookup: lookupTool([]), post_note: lookupTool([]) },
+      maxSteps: 3,
+    }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ message: /offers its model tool "post_note", which its card does not grant/ });
+    expect(server.requests).toHaveLength(0);
+
+    const writer = defineStage({
+      name: 'publish',
+      role: 'writer',
+      accepts: ['brief.v1'],
+      outputs: ['receipt.v1'],
+      criteria: ['posts the brief once'],
+      nominalCostUsd: 0.01,
+      writes: 'wiki',
+      tools: [
+        { name: 'lookup', access: 'read', system: 'wiki' },
+        { name: 'post_note', access: 'write', system: 'wiki' },
+      ],
+    });
+    const keys: (string | null)[] = [];
+    grantedTools(writer, pkg, {
+      lookup: ({ writeKey }) => (keys.push(writeKey), lookupTool([])),
+      post_note: ({ writeKey }) => (keys.push(writeKey), lookupTool([])),
+    });
+    expect(keys).toEqual([null, 'job-2:publish:receipt.v1']);
   });
 });
