@@ -18,6 +18,7 @@ import {
   type StageCard,
 } from '../contracts';
 import { attemptSteps, ModelOutputError, runAgent, storedSteps, type AgentStep } from '../src/agents';
+import { connectMcp, type McpConnection, type McpServerSpec } from '../src/agents/mcp';
 import { ModelError, type ChatModel } from '../src/worker/model';
 import type { Store } from '../src/worker/store';
 import { writeArtifact } from './artifacts';
@@ -45,6 +46,8 @@ export interface ModelStageSpec<S extends z.ZodType> {
   output: { type: string; schema: S };
   /** Each named as the card's grant it uses; a tool the card does not grant is refused. */
   tools?: Record<string, StageTool>;
+  /** MCP servers whose tools the card grants (by tool name); the others are not offered. */
+  mcp?: readonly McpServerSpec[];
   /** 1 (the default): one model turn; more: a tool loop of at most this many steps. */
   maxSteps?: number;
   maxOutputTokens?: number;
@@ -59,8 +62,26 @@ export async function runModelStage<S extends z.ZodType>(
   turn: StageTurn,
   spec: ModelStageSpec<S>,
 ): Promise<StageOutput> {
-  const tools = spec.tools ? grantedTools(spec.card, pkg, spec.tools) : undefined;
+  const local = spec.tools ? grantedTools(spec.card, pkg, spec.tools) : {};
   const { messages } = await turn.prompt({ ...(spec.system ? { system: spec.system } : {}), question: spec.question });
+  const servers: McpConnection[] = [];
+  try {
+    const remote = await mcpTools(spec.card, pkg, spec.mcp ?? [], servers);
+    return await runLoop(store, model, turn, spec, messages, { ...remote, ...local });
+  } finally {
+    await Promise.allSettled(servers.map((s) => s.close()));
+  }
+}
+
+async function runLoop<S extends z.ZodType>(
+  store: Store,
+  model: ChatModel,
+  turn: StageTurn,
+  spec: ModelStageSpec<S>,
+  messages: Awaited<ReturnType<StageTurn['prompt']>>['messages'],
+  offered: ToolSet,
+): Promise<StageOutput> {
+  const tools = Object.keys(offered).length > 0 ? offered : undefined;
   const journal = turn.deliveryKey === undefined ? attemptSteps() : await storedSteps(store, turn.deliveryKey);
   const signal = abandonedSignal();
   const answer = await runAgent({
@@ -120,6 +141,25 @@ export function grantedTools(
     granted[name] = typeof made === 'function' ? made(context) : made;
   }
   return granted;
+}
+
+/** The granted tools of each MCP server (connected into `servers`, which the caller closes). */
+async function mcpTools(
+  card: ModelStageSpec<z.ZodType>['card'],
+  pkg: Pick<HandoffV1, 'job_id'>,
+  specs: readonly McpServerSpec[],
+  servers: McpConnection[],
+): Promise<ToolSet> {
+  const offered: ToolSet = {};
+  for (const spec of specs) {
+    const server = await connectMcp(spec);
+    servers.push(server);
+    const keyOf = (name: string) =>
+      card.tools.find((t) => t.name === name)?.access === 'write' ? writeKey(pkg.job_id, card) : null;
+    for (const [name, made] of Object.entries(await server.tools(keyOf)))
+      if (card.tools.some((t) => t.name === name)) offered[name] = made;
+  }
+  return offered;
 }
 
 /** Each tool call at its grant's per-call price (a replayed call was paid when it ran: once). */

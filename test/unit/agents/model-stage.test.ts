@@ -8,13 +8,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import { tool } from 'ai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineStage, userMessage, type HandoffV1, type Message } from '../../../contracts';
+import { defineStage, type HandoffV1, type Message } from '../../../contracts';
 import { readArtifactBody } from '../../../activities/artifacts';
 import { grantedTools, runModelStage } from '../../../activities/model-stage';
-import type { StageTurn } from '../../../activities/turn';
 import { attemptSteps, runAgent, storedSteps } from '../../../src/agents';
-import { createChatModel, type ChatModel } from '../../../src/worker/model';
+import type { ChatModel } from '../../../src/worker/model';
 import { openStore, type Store } from '../../../src/worker/store';
+import { scriptedChatModel, STEP_USD, turnFor, wikiWriter } from './helpers';
 import { startScriptedModel, toolResultsIn, type ScriptedModel } from '../../helpers/scripted-model';
 
 const Brief = z.object({ title: z.string(), facts: z.array(z.string()).min(1) });
@@ -24,14 +24,7 @@ let store: Store;
 
 beforeAll(async () => {
   server = await startScriptedModel(() => ({ text: '{}' }));
-  // 1,000 prompt tokens at $2/M + 100 completion tokens at $10/M: $0.003 a step.
-  model = createChatModel({
-    baseUrl: server.baseUrl,
-    model: 'scripted-1',
-    usdPerMTokIn: 2,
-    usdPerMTokOut: 10,
-    timeoutMs: 5_000,
-  });
+  model = scriptedChatModel(server);
   store = await openStore({ sqlitePath: ':memory:' });
 });
 afterAll(async () => {
@@ -78,7 +71,7 @@ describe('runAgent', () => {
       journal: attemptSteps(),
     });
     expect(answer.object).toEqual({ title: 'Brief', facts: ['one', 'two'] });
-    expect(answer.cost_usd).toBeCloseTo(0.003, 9);
+    expect(answer.cost_usd).toBeCloseTo(STEP_USD, 9);
     expect(server.requests).toHaveLength(1);
     expect(server.requests[0]?.response_format).toMatchObject({ type: 'json_schema' });
   });
@@ -107,7 +100,7 @@ describe('runAgent', () => {
     expect(server.requests.map(toolResultsIn)).toEqual([0, 1, 2, 3, 4]);
     expect(runs).toEqual([1, 2, 3, 3, 4]);
     expect(retried.steps).toHaveLength(5);
-    expect(retried.cost_usd).toBeCloseTo(5 * 0.003, 9);
+    expect(retried.cost_usd).toBeCloseTo(5 * STEP_USD, 9);
 
     // A third attempt (a completed loop retried) asks nothing and runs nothing.
     const again = await attemptLoop();
@@ -128,27 +121,11 @@ describe('runModelStage', () => {
     nominalCostUsd: 0.01,
     tools: [{ name: 'lookup', access: 'read', system: 'wiki', usdPerCall: 0.001 }],
   });
-  function fakeTurn(deliveryKey: string, replies: Message[]): StageTurn {
-    return {
-      agentId: 'scripted-1',
-      edge: undefined,
-      conversation: async () => [],
-      prompt: async ({ question }) => ({
-        messages: [{ role: 'user', content: question }],
-        questionText: question,
-        history: [userMessage(question)],
-        handover: undefined,
-      }),
-      reply: (...m) => replies.push(...m),
-      deliveryKey,
-    };
-  }
-
   it('emits the artifact, and records the tool calls and results in the turn', async () => {
     loopOf(2);
     const replies: Message[] = [];
     const runs: number[] = [];
-    const output = await runModelStage(store, model, pkg, fakeTurn('job-2:research:1', replies), {
+    const output = await runModelStage(store, model, pkg, turnFor('job-2:research:1', replies), {
       card: researcher,
       question: 'research',
       output: { type: 'brief.v1', schema: Brief },
@@ -158,7 +135,7 @@ describe('runModelStage', () => {
     expect(output.artifact.type).toBe('brief.v1');
     expect(await readArtifactBody(store, output.artifact, Brief)).toEqual({ title: 'Brief', facts: ['one', 'two'] });
     // Three model steps, and two lookups at the card's $0.001 a call.
-    expect(output.cost_usd).toBeCloseTo(3 * 0.003 + 2 * 0.001, 9);
+    expect(output.cost_usd).toBeCloseTo(3 * STEP_USD + 2 * 0.001, 9);
     expect(output.tools_tried).toEqual([
       { name: 'lookup', ok: true },
       { name: 'lookup', ok: true },
@@ -174,7 +151,7 @@ describe('runModelStage', () => {
 
   it('a model answer that fails the artifact schema is a typed, non-retryable failure', async () => {
     server.answer = () => ({ text: JSON.stringify({ title: 'Brief', facts: [] }) });
-    const failure = await runModelStage(store, model, pkg, fakeTurn('job-2:research:2', []), {
+    const failure = await runModelStage(store, model, pkg, turnFor('job-2:research:2', []), {
       card: researcher,
       question: 'research',
       output: { type: 'brief.v1', schema: Brief },
@@ -184,7 +161,7 @@ describe('runModelStage', () => {
   });
 
   it('offers the model only the tools its card grants, and makes a write tool with the write-once key', async () => {
-    const refused = await runModelStage(store, model, pkg, fakeTurn('job-2:research:3', []), {
+    const refused = await runModelStage(store, model, pkg, turnFor('job-2:research:3', []), {
       card: researcher,
       question: 'research',
       output: { type: 'brief.v1', schema: Brief },
@@ -194,19 +171,10 @@ describe('runModelStage', () => {
     expect(refused).toMatchObject({ message: /offers its model tool "post_note", which its card does not grant/ });
     expect(server.requests).toHaveLength(0);
 
-    const writer = defineStage({
-      name: 'publish',
-      role: 'writer',
-      accepts: ['brief.v1'],
-      outputs: ['receipt.v1'],
-      criteria: ['posts the brief once'],
-      nominalCostUsd: 0.01,
-      writes: 'wiki',
-      tools: [
-        { name: 'lookup', access: 'read', system: 'wiki' },
-        { name: 'post_note', access: 'write', system: 'wiki' },
-      ],
-    });
+    const writer = wikiWriter([
+      { name: 'lookup', access: 'read', system: 'wiki' },
+      { name: 'post_note', access: 'write', system: 'wiki' },
+    ]);
     const keys: (string | null)[] = [];
     grantedTools(writer, pkg, {
       lookup: ({ writeKey }) => (keys.push(writeKey), lookupTool([])),
