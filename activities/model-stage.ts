@@ -12,12 +12,20 @@ import {
   canonicalJson,
   toolCall,
   toolResult,
+  reservationUsd,
   writeKey,
   type HandoffV1,
   type Message,
   type StageCard,
 } from '../contracts';
-import { attemptSteps, ModelOutputError, runAgent, storedSteps, type AgentStep } from '../src/agents';
+import {
+  attemptSteps,
+  ModelOutputError,
+  ReservationExhausted,
+  runAgent,
+  storedSteps,
+  type AgentStep,
+} from '../src/agents';
 import { connectMcp, type McpConnection, type McpServerSpec } from '../src/agents/mcp';
 import { ModelError, type ChatModel } from '../src/worker/model';
 import type { Store } from '../src/worker/store';
@@ -39,7 +47,7 @@ export type StageTool = Tool | ((context: ToolContext) => Tool);
 
 export interface ModelStageSpec<S extends z.ZodType> {
   /** The stage's card: the tools it grants (read or write, per-call price) and the system it writes. */
-  card: Pick<StageCard, 'name' | 'tools' | 'writes' | 'outputs'>;
+  card: Pick<StageCard, 'name' | 'tools' | 'writes' | 'outputs' | 'nominalCostUsd' | 'maxCostUsd'>;
   system?: string;
   question: string;
   /** The artifact the stage emits: its type and the schema of its body. */
@@ -93,7 +101,14 @@ async function runLoop<S extends z.ZodType>(
     ...(spec.maxSteps ? { maxSteps: spec.maxSteps } : {}),
     ...(spec.maxOutputTokens ? { maxOutputTokens: spec.maxOutputTokens } : {}),
     ...(signal ? { signal } : {}),
+    toolUsd: (name) => spec.card.tools.find((t) => t.name === name)?.usdPerCall ?? 0,
+    reservationUsd: reservationUsd(spec.card),
   }).catch((error: unknown) => {
+    if (error instanceof ReservationExhausted)
+      throw stageFailure('ReservationExhausted', `${spec.card.name}: ${error.message}`, {
+        spent_usd: error.spentUsd,
+        next_step_usd: error.nextStepUsd,
+      });
     if (error instanceof ModelOutputError)
       throw stageFailure('ModelOutputInvalid', `${spec.output.type}: ${error.message}`.slice(0, 2_000), {
         text: error.text?.slice(0, 2_000),
@@ -109,7 +124,7 @@ async function runLoop<S extends z.ZodType>(
   return {
     artifact: await writeArtifact(store, spec.output.type, spec.output.schema, answer.object as z.input<S>),
     body,
-    cost_usd: answer.cost_usd + toolsCost(spec.card, called),
+    cost_usd: answer.cost_usd,
     ...(called.length > 0 ? { tools_tried: called.map((name) => ({ name, ok: true })) } : {}),
     summary:
       spec.summary?.(answer.object) ??
@@ -161,12 +176,6 @@ async function mcpTools(
   }
   return offered;
 }
-
-/** Each tool call at its grant's per-call price (a replayed call was paid when it ran: once). */
-function toolsCost(card: ModelStageSpec<z.ZodType>['card'], called: readonly string[]): number {
-  return called.reduce((sum, name) => sum + (card.tools.find((t) => t.name === name)?.usdPerCall ?? 0), 0);
-}
-
 /** A step's tool calls and results as the job's conversation records them (its text goes with the answer). */
 function stepMessages(steps: readonly AgentStep[]): Message[] {
   return steps.flatMap((step) => [

@@ -85,6 +85,9 @@ export const STAGE_FAILURE_TYPES = [
   /** The model's answer fails the schema of the artifact the stage emits (or it gave none within
    * its steps): asking the same model the same prompt again is not a repair. */
   'ModelOutputInvalid',
+  /** A model stage's next step could cost more than what is left of the hop's reservation (the
+   * card's maxCostUsd, else its nominal cost): the step was not taken. */
+  'ReservationExhausted',
   /** The edge's handover is over its token cap and may not fall back (the rail acks rejected_budget). */
   'ContextBudgetExceeded',
   /** The edge's handover could not be made: its callable is missing, its workspace or trace

@@ -23,6 +23,10 @@ export interface AgentRun<S extends z.ZodType> {
   maxOutputTokens?: number;
   journal: StepJournal;
   signal?: AbortSignal;
+  /** What one call of a tool costs (USD); unset, nothing. */
+  toolUsd?: (name: string) => number;
+  /** The hop's reservation (USD): the loop stops before a step whose worst case would break it. */
+  reservationUsd?: number;
 }
 
 /** What happened at one step, as the job's conversation records it. */
@@ -40,6 +44,18 @@ export interface AgentAnswer<T> {
   cost_usd: number;
 }
 
+/** The loop's next step could cost more than what is left of its reservation: it was not taken. */
+export class ReservationExhausted extends Error {
+  override readonly name = 'ReservationExhausted';
+  constructor(
+    message: string,
+    readonly spentUsd: number,
+    readonly nextStepUsd: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The model answered, but not with an object of the schema (or with none within its steps). */
 export class ModelOutputError extends Error {
   override readonly name = 'ModelOutputError';
@@ -55,27 +71,71 @@ export async function runAgent<S extends z.ZodType>(run: AgentRun<S>): Promise<A
   const { model } = run;
   if (!model.languageModel || !model.price)
     throw new Error(`model ${model.model} has no AI SDK model or price: a model stage needs both`);
-  const generated = await generate(run, model.languageModel).catch((error: unknown) => {
+  const price = model.price;
+  const costOf = (step: AgentStep) =>
+    price(step.usage) + step.toolCalls.reduce((sum, c) => sum + (run.toolUsd?.(c.name) ?? 0), 0);
+  const generated = await generate(run, model.languageModel, price, costOf).catch((error: unknown) => {
     if (run.signal?.aborted) throw run.signal.reason ?? error;
+    if (error instanceof ReservationExhausted) throw error;
     if (NoObjectGeneratedError.isInstance(error) || NoOutputGeneratedError.isInstance(error))
       throw new ModelOutputError(`the model's answer is not a valid artifact: ${error.message}`, textOf(error));
     throw asModelError(error);
   });
-  const steps = generated.steps.map((step): AgentStep => ({
-    text: step.text,
-    toolCalls: step.toolCalls.map((c) => ({ id: c.toolCallId, name: c.toolName, input: c.input })),
-    toolResults: step.toolResults.map((r) => ({ id: r.toolCallId, name: r.toolName, output: r.output })),
-    usage: tokenUsage(step.usage),
-  }));
+  const steps = generated.steps.map(agentStep);
   const usage = {
     prompt_tokens: sum(steps.map((s) => s.usage.prompt_tokens)),
     completion_tokens: sum(steps.map((s) => s.usage.completion_tokens)),
   };
-  const price = model.price;
-  return { object: generated.object, steps, usage, cost_usd: sum(steps.map((s) => price(s.usage))) };
+  return { object: generated.object, steps, usage, cost_usd: sum(steps.map(costOf)) };
 }
 
-async function generate<S extends z.ZodType>(run: AgentRun<S>, languageModel: NonNullable<ChatModel['languageModel']>) {
+type SdkStep = Awaited<ReturnType<typeof generateText>>['steps'][number];
+
+function agentStep(step: SdkStep): AgentStep {
+  return {
+    text: step.text,
+    toolCalls: step.toolCalls.map((c) => ({ id: c.toolCallId, name: c.toolName, input: c.input })),
+    toolResults: step.toolResults.map((r) => ({ id: r.toolCallId, name: r.toolName, output: r.output })),
+    usage: tokenUsage(step.usage),
+  };
+}
+
+/**
+ * Before each step: what the steps so far cost (model tokens and tool calls), and the next
+ * step's worst case: its prompt at one token per two characters, plus `maxOutputTokens`, at the
+ * model's price. A step that could break the reservation is not taken. Without
+ * `maxOutputTokens` a step's answer has no bound, and only its prompt is counted.
+ */
+function reservationGuard(
+  run: AgentRun<z.ZodType>,
+  price: (usage: TokenUsage) => number,
+  costOf: (step: AgentStep) => number,
+) {
+  const reservation = run.reservationUsd;
+  if (reservation === undefined) return undefined;
+  return ({ steps, messages }: { steps: SdkStep[]; messages: unknown[] }) => {
+    const spent = sum(steps.map((s) => costOf(agentStep(s))));
+    const next = price({
+      prompt_tokens: Math.ceil(JSON.stringify(messages).length / 2),
+      completion_tokens: run.maxOutputTokens ?? 0,
+    });
+    if (spent + next > reservation)
+      throw new ReservationExhausted(
+        `step ${steps.length + 1} could cost $${next.toFixed(6)} with $${spent.toFixed(6)} spent: over the hop's reservation of $${reservation.toFixed(6)}`,
+        spent,
+        next,
+      );
+    return undefined;
+  };
+}
+
+async function generate<S extends z.ZodType>(
+  run: AgentRun<S>,
+  languageModel: NonNullable<ChatModel['languageModel']>,
+  price: (usage: TokenUsage) => number,
+  costOf: (step: AgentStep) => number,
+) {
+  const guard = reservationGuard(run, price, costOf);
   const result = await generateText({
     model: checkpointedModel(languageModel, run.journal),
     messages: [...run.messages],
@@ -90,6 +150,7 @@ async function generate<S extends z.ZodType>(run: AgentRun<S>, languageModel: No
     ...(run.maxOutputTokens ? { maxOutputTokens: run.maxOutputTokens } : {}),
     ...(run.model.timeoutMs ? { timeout: { stepMs: run.model.timeoutMs } } : {}),
     ...(run.signal ? { abortSignal: run.signal } : {}),
+    ...(guard ? { prepareStep: guard } : {}),
   });
   // Reading `output` parses and validates the last step's answer (it throws when it fails).
   return { steps: result.steps, object: result.output as z.infer<S> };

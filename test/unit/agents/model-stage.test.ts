@@ -160,6 +160,24 @@ describe('runModelStage', () => {
     expect(failure).toMatchObject({ type: 'ModelOutputInvalid', nonRetryable: true });
   });
 
+  it("stops before a step that could break the hop's reservation, without asking the model", async () => {
+    loopOf(4);
+    // Each step costs $0.003 and each lookup $0.001; a step's worst case is its prompt plus 100
+    // output tokens ($0.001). After two steps $0.008 is spent: a third could pass $0.0085.
+    const capped = defineStage({ ...researcher, maxCostUsd: 0.0085 });
+    const failure = await runModelStage(store, model, pkg, turnFor('job-2:research:4'), {
+      card: capped,
+      question: 'research',
+      output: { type: 'brief.v1', schema: Brief },
+      tools: { lookup: lookupTool([]) },
+      maxSteps: 5,
+      maxOutputTokens: 100,
+    }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'ReservationExhausted', nonRetryable: true, message: /step 3 could cost/ });
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('offers the model only the tools its card grants, and makes a write tool with the write-once key', async () => {
     const refused = await runModelStage(store, model, pkg, turnFor('job-2:research:3', []), {
       card: researcher,
