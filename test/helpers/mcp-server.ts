@@ -20,29 +20,7 @@ export interface TestMcpServer {
 
 export async function startMcpServer(): Promise<TestMcpServer> {
   const state: Pick<TestMcpServer, 'calls' | 'notes'> = { calls: [], notes: new Map() };
-  const mcpServer = () => {
-    const server = new McpServer({ name: 'handrail-test-wiki', version: '1.0.0' });
-    server.registerTool(
-      'search',
-      { description: 'Finds one fact about a topic', inputSchema: { topic: z.string() } },
-      async ({ topic }, extra) => {
-        state.calls.push({ tool: 'search', key: extra._meta?.[MCP_IDEMPOTENCY_META] });
-        return { content: [{ type: 'text', text: `${topic}: refunds within 30 days` }] };
-      },
-    );
-    server.registerTool(
-      'post_note',
-      { description: 'Posts a note to the wiki', inputSchema: { text: z.string() } },
-      async ({ text }, extra) => {
-        const key = extra._meta?.[MCP_IDEMPOTENCY_META];
-        state.calls.push({ tool: 'post_note', key });
-        if (typeof key !== 'string') return { isError: true, content: [{ type: 'text', text: 'no idempotency key' }] };
-        if (!state.notes.has(key)) state.notes.set(key, text);
-        return { content: [{ type: 'text', text: `note ${key} posted` }] };
-      },
-    );
-    return server;
-  };
+  const mcpServer = () => wikiMcpServer((call) => state.calls.push(call), state.notes);
   const httpServer = http.createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
@@ -66,4 +44,32 @@ export async function startMcpServer(): Promise<TestMcpServer> {
       await new Promise((resolve) => httpServer.close(resolve));
     },
   };
+}
+
+/** The test wiki's MCP server: each call is told to `record`, each note written kept in `notes`. */
+export function wikiMcpServer(
+  record: (call: TestMcpServer['calls'][number]) => void,
+  notes: TestMcpServer['notes'],
+): McpServer {
+  const server = new McpServer({ name: 'handrail-test-wiki', version: '1.0.0' });
+  server.registerTool(
+    'search',
+    { description: 'Finds one fact about a topic', inputSchema: { topic: z.string() } },
+    async ({ topic }, extra) => {
+      record({ tool: 'search', key: extra._meta?.[MCP_IDEMPOTENCY_META] });
+      return { content: [{ type: 'text', text: `${topic}: refunds within 30 days` }] };
+    },
+  );
+  server.registerTool(
+    'post_note',
+    { description: 'Posts a note to the wiki', inputSchema: { text: z.string() } },
+    async ({ text }, extra) => {
+      const key = extra._meta?.[MCP_IDEMPOTENCY_META];
+      record({ tool: 'post_note', key });
+      if (typeof key !== 'string') return { isError: true, content: [{ type: 'text', text: 'no idempotency key' }] };
+      if (!notes.has(key)) notes.set(key, text);
+      return { content: [{ type: 'text', text: `note ${key} posted` }] };
+    },
+  );
+  return server;
 }

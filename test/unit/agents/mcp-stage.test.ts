@@ -4,6 +4,9 @@
  * call carries the writer's write-once key in `_meta`, so a stage delivered again (no step of
  * the first delivery to replay) calls the tool again and the server still writes once.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineStage, type HandoffV1 } from '../../../contracts';
@@ -43,12 +46,13 @@ afterAll(async () => {
   await store.close();
 });
 
-const publish = (card: Parameters<typeof runModelStage>[4]['card'], deliveryKey: string) =>
+type McpSpec = NonNullable<Parameters<typeof runModelStage>[4]['mcp']>[number];
+const publish = (card: Parameters<typeof runModelStage>[4]['card'], deliveryKey: string, server?: McpSpec) =>
   runModelStage(store, model, pkg, turnFor(deliveryKey), {
     card,
     question: 'Post the refund brief to the wiki',
     output: { type: 'receipt.v1', schema: Posted },
-    mcp: [{ name: 'wiki', url: mcp.url }],
+    mcp: [server ?? { name: 'wiki', url: mcp.url }],
     maxSteps: 3,
   });
 
@@ -84,4 +88,21 @@ it('does not offer an MCP tool the card does not grant', async () => {
   await publish(researcher, 'job-3:research:1').catch(() => undefined);
   expect(server.requests[0]?.tools?.map((t) => t.function.name)).toEqual(['search']);
   expect(mcp.calls.filter((c) => c.tool === 'post_note')).toHaveLength(2);
+});
+
+it('starts an MCP server over stdio and calls it the same way', async () => {
+  const callsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-mcp-')), 'calls.jsonl');
+  const output = await publish(publisher, 'job-3:publish:4', {
+    name: 'wiki',
+    command: process.execPath,
+    args: ['--import', 'tsx', path.join(__dirname, '..', '..', 'helpers', 'mcp-stdio-wiki.ts')],
+    env: { PATH: process.env.PATH ?? '', MCP_CALLS_FILE: callsFile },
+  });
+  expect(output.body).toEqual({ posted: true });
+  const calls = fs
+    .readFileSync(callsFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as unknown);
+  expect(calls).toEqual([{ tool: 'search' }, { tool: 'post_note', key: 'job-3:publish:receipt.v1' }]);
 });
