@@ -82,9 +82,11 @@ export async function runAgent<S extends z.ZodType>(run: AgentRun<S>): Promise<A
     throw asModelError(error);
   });
   const steps = generated.steps.map(agentStep);
+  const cached = sum(steps.map((s) => s.usage.cached_tokens ?? 0));
   const usage = {
     prompt_tokens: sum(steps.map((s) => s.usage.prompt_tokens)),
     completion_tokens: sum(steps.map((s) => s.usage.completion_tokens)),
+    ...(cached > 0 ? { cached_tokens: cached } : {}),
   };
   return { object: generated.object, steps, usage, cost_usd: sum(steps.map(costOf)) };
 }

@@ -21,8 +21,11 @@ export interface ChatMessage {
 }
 
 export interface TokenUsage {
+  /** Every prompt token, cached ones included. */
   prompt_tokens: number;
   completion_tokens: number;
+  /** Of the prompt tokens, those read from the provider's cache (priced apart); absent: none. */
+  cached_tokens?: number;
 }
 
 export interface ChatReply {
@@ -52,6 +55,8 @@ export interface ModelConfig {
   model: string;
   usdPerMTokIn: number;
   usdPerMTokOut: number;
+  /** Price of a cached prompt token (per million); unset: the prompt price. */
+  usdPerMTokCached?: number;
   timeoutMs: number;
 }
 
@@ -67,6 +72,9 @@ export function modelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ModelC
     model,
     usdPerMTokIn: price(env, 'HANDRAIL_MODEL_USD_PER_MTOK_IN'),
     usdPerMTokOut: price(env, 'HANDRAIL_MODEL_USD_PER_MTOK_OUT'),
+    ...(env.HANDRAIL_MODEL_USD_PER_MTOK_CACHED
+      ? { usdPerMTokCached: price(env, 'HANDRAIL_MODEL_USD_PER_MTOK_CACHED') }
+      : {}),
     timeoutMs: Number(env.HANDRAIL_MODEL_TIMEOUT_MS || 60_000),
   };
 }
@@ -97,8 +105,15 @@ export function openAICompatibleModel(
 
 export function createChatModel(config: ModelConfig): ChatModel {
   const languageModel = openAICompatibleModel(config);
-  const priceOf = (usage: TokenUsage) =>
-    (usage.prompt_tokens * config.usdPerMTokIn + usage.completion_tokens * config.usdPerMTokOut) / 1_000_000;
+  const priceOf = (usage: TokenUsage) => {
+    const cached = usage.cached_tokens ?? 0;
+    const uncached = usage.prompt_tokens - cached;
+    const cachedPrice = config.usdPerMTokCached ?? config.usdPerMTokIn;
+    return (
+      (uncached * config.usdPerMTokIn + cached * cachedPrice + usage.completion_tokens * config.usdPerMTokOut) /
+      1_000_000
+    );
+  };
   return {
     model: config.model,
     languageModel,
@@ -141,7 +156,12 @@ export function tokenUsage(usage: LanguageModelUsage): TokenUsage {
   const completion = usage.outputTokens;
   if (!isTokenCount(prompt) || !isTokenCount(completion))
     throw new ModelError('model reply reports no token usage', false);
-  return { prompt_tokens: prompt, completion_tokens: completion };
+  const cached = usage.inputTokenDetails?.cacheReadTokens;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    ...(isTokenCount(cached) && cached > 0 ? { cached_tokens: Math.min(cached, prompt) } : {}),
+  };
 }
 
 function isTokenCount(value: unknown): value is number {

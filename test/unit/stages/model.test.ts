@@ -87,6 +87,17 @@ describe('chat model adapter', () => {
     });
   });
 
+  it('prices cached prompt tokens at their own price when one is set', async () => {
+    answer = () =>
+      reply('hello', { prompt_tokens: 1_000, completion_tokens: 200, prompt_tokens_details: { cached_tokens: 600 } });
+    const result = await createChatModel({ ...config, usdPerMTokCached: 0.5 }).complete(HI);
+    // 400 uncached prompt tokens at $2/M, 600 cached at $0.5/M, 200 completion tokens at $10/M.
+    expect(result.usage).toEqual({ prompt_tokens: 1_000, completion_tokens: 200, cached_tokens: 600 });
+    expect(result.cost_usd).toBeCloseTo(0.0031, 12);
+    // Without a cached price, a cached token costs what any prompt token does.
+    expect((await createChatModel(config).complete(HI)).cost_usd).toBeCloseTo(0.004, 12);
+  });
+
   it.each([
     [401, false],
     [404, false],
@@ -152,6 +163,15 @@ describe('chat model adapter', () => {
       usdPerMTokOut: 1.5,
       timeoutMs: 60_000,
     });
+    expect(
+      modelConfigFromEnv({
+        HANDRAIL_MODEL: 'x',
+        HANDRAIL_MODEL_BASE_URL: 'http://h/v1',
+        HANDRAIL_MODEL_USD_PER_MTOK_IN: '2',
+        HANDRAIL_MODEL_USD_PER_MTOK_OUT: '8',
+        HANDRAIL_MODEL_USD_PER_MTOK_CACHED: '0.5',
+      }),
+    ).toMatchObject({ usdPerMTokIn: 2, usdPerMTokCached: 0.5 });
   });
 });
 
