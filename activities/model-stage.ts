@@ -27,6 +27,7 @@ import {
   type AgentStep,
 } from '../src/agents';
 import { connectMcp, type McpConnection, type McpServerSpec } from '../src/agents/mcp';
+import { inGenAiSpan } from '../src/agents/telemetry';
 import { ModelError, type ChatModel } from '../src/worker/model';
 import type { Store } from '../src/worker/store';
 import { writeArtifact } from './artifacts';
@@ -72,13 +73,29 @@ export async function runModelStage<S extends z.ZodType>(
 ): Promise<StageOutput> {
   const local = spec.tools ? grantedTools(spec.card, pkg, spec.tools) : {};
   const { messages } = await turn.prompt({ ...(spec.system ? { system: spec.system } : {}), question: spec.question });
-  const servers: McpConnection[] = [];
-  try {
-    const remote = await mcpTools(spec.card, pkg, spec.mcp ?? [], servers);
-    return await runLoop(store, model, turn, spec, messages, { ...remote, ...local });
-  } finally {
-    await Promise.allSettled(servers.map((s) => s.close()));
-  }
+  const attributes = {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.agent.name': spec.card.name,
+    'gen_ai.conversation.id': pkg.job_id,
+    'gen_ai.request.model': model.model,
+    'handrail.stage': spec.card.name,
+    'handrail.hop': pkg.hop?.count ?? 0,
+  };
+  return inGenAiSpan(`invoke_agent ${spec.card.name}`, attributes, async (span) => {
+    const servers: McpConnection[] = [];
+    try {
+      const remote = await mcpTools(spec.card, pkg, spec.mcp ?? [], servers);
+      const output = await runLoop(store, model, turn, spec, messages, { ...remote, ...local });
+      span.setAttributes({
+        'handrail.cost_usd': output.cost_usd,
+        'handrail.artifact_type': output.artifact.type,
+        'handrail.tool_calls': output.tools_tried?.length ?? 0,
+      });
+      return output;
+    } finally {
+      await Promise.allSettled(servers.map((s) => s.close()));
+    }
+  });
 }
 
 async function runLoop<S extends z.ZodType>(

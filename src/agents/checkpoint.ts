@@ -8,7 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import { wrapLanguageModel, type LanguageModel, type ToolSet } from 'ai';
+import { SpanKind } from '@opentelemetry/api';
 import type { StepJournal } from './step-journal';
+import { inGenAiSpan, usageAttributes } from './telemetry';
 
 /** A model object (not a gateway id string): what a stage's loop calls. */
 export type StageLanguageModel = Exclude<LanguageModel, string>;
@@ -37,13 +39,39 @@ export function checkpointedModel(model: StageLanguageModel, journal: StepJourna
     model,
     middleware: {
       specificationVersion: 'v4',
-      async wrapGenerate({ doGenerate, params }) {
+      async wrapGenerate({ doGenerate, params, model: called }) {
         position += 1;
         const step = `model:${position}:${promptHash(params)}`;
         const recorded = journal.find(step);
-        if (recorded !== undefined) return revive(JSON.parse(recorded) as RecordedReply);
-        const reply = await doGenerate();
-        return revive(JSON.parse(await journal.record(step, JSON.stringify(recordable(reply)))) as RecordedReply);
+        const attributes = {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': called.provider,
+          'gen_ai.request.model': called.modelId,
+          ...(params.maxOutputTokens === undefined ? {} : { 'gen_ai.request.max_tokens': params.maxOutputTokens }),
+          'handrail.step': position,
+          'handrail.step_replayed': recorded !== undefined,
+        };
+        return inGenAiSpan(
+          `chat ${called.modelId}`,
+          attributes,
+          async (span) => {
+            const reply =
+              recorded !== undefined
+                ? revive(JSON.parse(recorded) as RecordedReply)
+                : revive(
+                    JSON.parse(
+                      await journal.record(step, JSON.stringify(recordable(await doGenerate()))),
+                    ) as RecordedReply,
+                  );
+            span.setAttributes({
+              ...usageAttributes({ input: reply.usage.inputTokens.total, output: reply.usage.outputTokens.total }),
+              'gen_ai.response.finish_reasons': [reply.finishReason.unified],
+              ...(reply.response?.id ? { 'gen_ai.response.id': reply.response.id } : {}),
+            });
+            return reply;
+          },
+          SpanKind.CLIENT,
+        );
       },
     },
   });
@@ -63,9 +91,17 @@ export function checkpointedTools<T extends ToolSet>(tools: T, journal: StepJour
       execute: async (input: unknown, options: Parameters<typeof execute>[1]) => {
         const step = `tool:${name}:${options.toolCallId}`;
         const recorded = journal.find(step);
-        if (recorded !== undefined) return JSON.parse(recorded) as unknown;
-        const result: unknown = await (execute as (i: unknown, o: typeof options) => unknown)(input, options);
-        return JSON.parse(await journal.record(step, JSON.stringify(result ?? null))) as unknown;
+        const attributes = {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': name,
+          'gen_ai.tool.call.id': options.toolCallId,
+          'handrail.step_replayed': recorded !== undefined,
+        };
+        return inGenAiSpan(`execute_tool ${name}`, attributes, async () => {
+          if (recorded !== undefined) return JSON.parse(recorded) as unknown;
+          const result: unknown = await (execute as (i: unknown, o: typeof options) => unknown)(input, options);
+          return JSON.parse(await journal.record(step, JSON.stringify(result ?? null))) as unknown;
+        });
       },
     } as ToolSet[string];
   }
