@@ -24,7 +24,7 @@ export async function askModel(
 }
 
 /** Aborts when the activity is cancelled for any reason but the worker's own shutdown. */
-function abandonedSignal(): AbortSignal | undefined {
+export function abandonedSignal(): AbortSignal | undefined {
   const context = asyncLocalStorage.getStore();
   if (!context) return undefined;
   const abandoned = new AbortController();

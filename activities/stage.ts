@@ -101,7 +101,7 @@ export async function runStageOnce(
       store,
       pipeline,
       card,
-      { package: pkg, edge: delivery.edge, hooks: delivery.hook_results },
+      { package: pkg, edge: delivery.edge, hooks: delivery.hook_results, key },
       facts.job_id,
       options,
     );

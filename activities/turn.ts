@@ -67,6 +67,9 @@ export interface StageTurn {
   prompt(input: { system?: string; question: string }): Promise<TurnPrompt>;
   /** Adds the stage's answer (assistant text, tool calls, tool results) to this turn. */
   reply(...messages: Message[]): void;
+  /** The delivery this turn answers (as scoped by who delivers): the key under which a model
+   * stage records its completed steps, so a retried attempt resumes after them. */
+  readonly deliveryKey?: string;
 }
 
 /** Where a worker's stages keep handover traces, and which model they run. */
@@ -96,7 +99,12 @@ export async function openTurn(
   store: Store,
   pipeline: Pick<Pipeline, 'name' | 'handovers'>,
   card: StageCard,
-  delivery: { package: HandoffV1; edge?: EdgeOptions | undefined; hooks?: HookResult[] | undefined },
+  delivery: {
+    package: HandoffV1;
+    edge?: EdgeOptions | undefined;
+    hooks?: HookResult[] | undefined;
+    key?: string;
+  },
   scopedJobId: string,
   options: TurnOptions = {},
 ): Promise<OpenTurn> {
@@ -163,7 +171,14 @@ export async function openTurn(
   };
 
   return {
-    turn: { agentId, edge, conversation: () => log.messages(), prompt, reply: (...m) => replies.push(...m) },
+    turn: {
+      agentId,
+      edge,
+      conversation: () => log.messages(),
+      prompt,
+      reply: (...m) => replies.push(...m),
+      ...(delivery.key === undefined ? {} : { deliveryKey: delivery.key }),
+    },
     async close(output) {
       // A stage that never asked logs the rail's hop reason as its question, and took no handover.
       const question = asked?.question ?? pkg.hop?.reason ?? `deliver to ${card.name}`;

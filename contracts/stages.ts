@@ -82,6 +82,12 @@ export const STAGE_FAILURE_TYPES = [
   'VerdictNotPassing',
   /** The model endpoint refused the request (bad key, bad model name, malformed reply). */
   'ModelRejected',
+  /** The model's answer fails the schema of the artifact the stage emits (or it gave none within
+   * its steps): asking the same model the same prompt again is not a repair. */
+  'ModelOutputInvalid',
+  /** A model stage's next step could cost more than what is left of the hop's reservation (the
+   * card's worstCaseCostUsd, else its nominal cost): the step was not taken. */
+  'ReservationExhausted',
   /** The edge's handover is over its token cap and may not fall back (the rail acks rejected_budget). */
   'ContextBudgetExceeded',
   /** The edge's handover could not be made: its callable is missing, its workspace or trace
@@ -96,6 +102,8 @@ export interface ToolGrant {
   access: 'read' | 'write';
   /** External system the tool touches, e.g. `ledger`. */
   system: string;
+  /** What one call costs (USD), charged to the job's wallet with the stage's model tokens. */
+  usdPerCall?: number;
 }
 
 /** Per-stage activity options, shaped so the rail can pass them to `proxyActivities` as is. */
@@ -250,6 +258,11 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
       problems.push(`${at} allows ${maxAttempts} attempts; use 1 for no retries (0 means unlimited in Temporal)`);
     }
 
+    for (const grant of card.tools) {
+      const price = grant.usdPerCall;
+      if (price !== undefined && !(Number.isFinite(price) && price >= 0))
+        problems.push(`${at} prices tool ${grant.name} at ${price} per call; a price is a finite amount, 0 or more`);
+    }
     const writeTools = card.tools.filter((t) => t.access === 'write');
     if (card.role === 'critic' && (writeTools.length > 0 || card.writes !== null)) {
       problems.push(`${at} is a critic and must hold no write tools (holds ${describeTools(writeTools, card.writes)})`);

@@ -57,6 +57,10 @@ export { railActivities, type RailActivities } from '../activities';
 // Asking the worker's chat model from a stage.
 export { askModel } from '../activities/model-call';
 export type { ChatMessage, ChatModel, ChatReply } from './worker/model';
+// A model stage: one turn or a checkpointed tool loop on the AI SDK, its answer the emitted artifact.
+export { runModelStage, type ModelStageSpec } from '../activities/model-stage';
+export { runAgent, storedSteps, attemptSteps, ModelOutputError } from './agents';
+export type { AgentRun, AgentAnswer, AgentStep, StepJournal } from './agents';
 
 // A job's constraints as policies: the breaches a stage output shows, personal data redacted.
 export {

@@ -1,12 +1,19 @@
 /**
- * A chat model behind an OpenAI-compatible `POST <base>/chat/completions` endpoint (OpenAI,
- * vLLM, llama.cpp, Ollama's /v1, ...). Reports token usage × configured price as cost, so the
- * job's one wallet pays for model calls like everything else.
+ * The configured chat model, on the AI SDK (`ai` and `@ai-sdk/openai-compatible`): any server
+ * speaking OpenAI's chat completions (OpenAI, vLLM, llama.cpp, Ollama's /v1, ...). Reports token
+ * usage × configured price as cost, so the job's one wallet pays for model calls like everything
+ * else. `complete` is one plain turn; model stages with tools and structured output use the same
+ * `languageModel` through src/agents.
  *
  * Env: HANDRAIL_MODEL_BASE_URL (e.g. http://localhost:11434/v1), HANDRAIL_MODEL_API_KEY (optional
  * for local servers), HANDRAIL_MODEL, HANDRAIL_MODEL_USD_PER_MTOK_IN / _OUT (price per million
  * prompt / completion tokens), HANDRAIL_MODEL_TIMEOUT_MS.
  */
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateText, NoObjectGeneratedError, Output, type LanguageModel, type LanguageModelUsage } from 'ai';
+import { asModelError, ModelError } from './errors';
+
+export { ModelError } from './errors';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -14,8 +21,11 @@ export interface ChatMessage {
 }
 
 export interface TokenUsage {
+  /** Every prompt token, cached ones included. */
   prompt_tokens: number;
   completion_tokens: number;
+  /** Of the prompt tokens, those read from the provider's cache (priced apart); absent: none. */
+  cached_tokens?: number;
 }
 
 export interface ChatReply {
@@ -26,6 +36,12 @@ export interface ChatReply {
 
 export interface ChatModel {
   readonly model: string;
+  /** The AI SDK model behind `complete`, for tool loops and structured output (src/agents). */
+  readonly languageModel?: Exclude<LanguageModel, string>;
+  /** What `usage` costs at this model's price. */
+  readonly price?: (usage: TokenUsage) => number;
+  /** How long one call (one step of a tool loop) may take. */
+  readonly timeoutMs?: number;
   /** `signal` aborts the request (the stage was cancelled); the abort's reason is thrown as is. */
   complete(
     messages: readonly ChatMessage[],
@@ -39,22 +55,9 @@ export interface ModelConfig {
   model: string;
   usdPerMTokIn: number;
   usdPerMTokOut: number;
+  /** Price of a cached prompt token (per million); unset: the prompt price. */
+  usdPerMTokCached?: number;
   timeoutMs: number;
-}
-
-/**
- * `retryable` false: the request itself is wrong (auth, unknown model, bad reply shape) and
- * sending it again cannot help. true: overload, server error, timeout, network.
- */
-export class ModelError extends Error {
-  override readonly name = 'ModelError';
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-    readonly status?: number,
-  ) {
-    super(message);
-  }
 }
 
 /** The configured model, or undefined when HANDRAIL_MODEL_BASE_URL / HANDRAIL_MODEL are unset. */
@@ -69,6 +72,9 @@ export function modelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ModelC
     model,
     usdPerMTokIn: price(env, 'HANDRAIL_MODEL_USD_PER_MTOK_IN'),
     usdPerMTokOut: price(env, 'HANDRAIL_MODEL_USD_PER_MTOK_OUT'),
+    ...(env.HANDRAIL_MODEL_USD_PER_MTOK_CACHED
+      ? { usdPerMTokCached: price(env, 'HANDRAIL_MODEL_USD_PER_MTOK_CACHED') }
+      : {}),
     timeoutMs: Number(env.HANDRAIL_MODEL_TIMEOUT_MS || 60_000),
   };
 }
@@ -84,68 +90,78 @@ function price(env: NodeJS.ProcessEnv, name: string): number {
   return value;
 }
 
+/** The AI SDK model for an OpenAI-compatible endpoint. */
+export function openAICompatibleModel(
+  config: Pick<ModelConfig, 'baseUrl' | 'apiKey' | 'model'>,
+): Exclude<LanguageModel, string> {
+  const provider = createOpenAICompatible({
+    name: 'handrail',
+    baseURL: config.baseUrl.replace(/\/+$/, ''),
+    ...(config.apiKey ? { apiKey: config.apiKey } : {}),
+    supportsStructuredOutputs: true,
+  });
+  return provider.chatModel(config.model);
+}
+
 export function createChatModel(config: ModelConfig): ChatModel {
-  const url = `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const languageModel = openAICompatibleModel(config);
+  const priceOf = (usage: TokenUsage) => {
+    const cached = usage.cached_tokens ?? 0;
+    const uncached = usage.prompt_tokens - cached;
+    const cachedPrice = config.usdPerMTokCached ?? config.usdPerMTokIn;
+    return (
+      (uncached * config.usdPerMTokIn + cached * cachedPrice + usage.completion_tokens * config.usdPerMTokOut) /
+      1_000_000
+    );
+  };
   return {
     model: config.model,
+    languageModel,
+    price: priceOf,
+    timeoutMs: config.timeoutMs,
     async complete(messages, options = {}) {
-      let response: Response;
+      const signal = options.signal
+        ? AbortSignal.any([AbortSignal.timeout(config.timeoutMs), options.signal])
+        : AbortSignal.timeout(config.timeoutMs);
       try {
-        response = await fetch(url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}),
-          },
-          body: JSON.stringify({
-            model: config.model,
-            messages,
-            temperature: 0,
-            ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}),
-            ...(options.json ? { response_format: { type: 'json_object' } } : {}),
-          }),
-          signal: options.signal
-            ? AbortSignal.any([AbortSignal.timeout(config.timeoutMs), options.signal])
-            : AbortSignal.timeout(config.timeoutMs),
+        const result = await generateText({
+          model: languageModel,
+          messages: [...messages],
+          allowSystemInMessages: true,
+          temperature: 0,
+          // Temporal's retry policy retries the activity; the SDK's own retries would pay twice.
+          maxRetries: 0,
+          abortSignal: signal,
+          ...(options.maxTokens ? { maxOutputTokens: options.maxTokens } : {}),
+          ...(options.json ? { output: Output.json() } : {}),
         });
+        const usage = tokenUsage(result.usage);
+        return { text: result.text, usage, cost_usd: priceOf(usage) };
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason ?? error;
-        throw new ModelError(`model endpoint unreachable: ${(error as Error).message}`, true);
+        // `json` asks the server for JSON; the stage reads (and judges) the text itself.
+        if (NoObjectGeneratedError.isInstance(error) && error.text !== undefined && error.usage) {
+          const usage = tokenUsage(error.usage);
+          return { text: error.text, usage, cost_usd: priceOf(usage) };
+        }
+        throw asModelError(error);
       }
-      const raw = await response.text();
-      if (!response.ok) {
-        // 408/409/429 and 5xx are the server's weather; other 4xx are our request.
-        const retryable = response.status >= 500 || [408, 409, 429].includes(response.status);
-        throw new ModelError(
-          `model endpoint answered ${response.status}: ${raw.slice(0, 300)}`,
-          retryable,
-          response.status,
-        );
-      }
-      return parseReply(raw, config);
     },
   };
 }
 
-function parseReply(raw: string, config: ModelConfig): ChatReply {
-  let json: {
-    choices?: { message?: { content?: unknown } }[];
-    usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
-  };
-  try {
-    json = JSON.parse(raw) as typeof json;
-  } catch {
-    throw new ModelError('model reply is not JSON', false);
-  }
-  const text = json.choices?.[0]?.message?.content;
-  if (typeof text !== 'string') throw new ModelError('model reply has no choices[0].message.content', false);
-  const prompt = json.usage?.prompt_tokens;
-  const completion = json.usage?.completion_tokens;
-  // Without usage the call cannot be charged to the wallet: fail closed rather than spend free.
+/** Without usage the call cannot be charged to the wallet: fail closed rather than spend free. */
+export function tokenUsage(usage: LanguageModelUsage): TokenUsage {
+  const prompt = usage.inputTokens;
+  const completion = usage.outputTokens;
   if (!isTokenCount(prompt) || !isTokenCount(completion))
     throw new ModelError('model reply reports no token usage', false);
-  const cost = (prompt * config.usdPerMTokIn + completion * config.usdPerMTokOut) / 1_000_000;
-  return { text, usage: { prompt_tokens: prompt, completion_tokens: completion }, cost_usd: cost };
+  const cached = usage.inputTokenDetails?.cacheReadTokens;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    ...(isTokenCount(cached) && cached > 0 ? { cached_tokens: Math.min(cached, prompt) } : {}),
+  };
 }
 
 function isTokenCount(value: unknown): value is number {

@@ -251,6 +251,30 @@ export const MIGRATIONS: readonly Migration[] = [
         payload_sha256 = substring(receipt::json ->> 'note_hash' from 8);
     `,
   },
+  {
+    version: 7,
+    name: 'stage steps: what a model stage completed within one delivery (model replies, tool results)',
+    // A retried stage attempt reads its delivery's steps back and redoes none of them; a step is
+    // recorded once (first wins), like the stage's own completion.
+    sqlite: `
+      CREATE TABLE stage_steps (
+        delivery_key TEXT NOT NULL,
+        step         TEXT NOT NULL,
+        content      TEXT NOT NULL,
+        recorded_at  TEXT NOT NULL,
+        PRIMARY KEY (delivery_key, step)
+      );
+    `,
+    postgres: `
+      CREATE TABLE stage_steps (
+        delivery_key text NOT NULL,
+        step         text NOT NULL,
+        content      text NOT NULL,
+        recorded_at  timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (delivery_key, step)
+      );
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));

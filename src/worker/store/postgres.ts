@@ -152,6 +152,26 @@ class PostgresStore implements Store {
     return (await this.findStageRecord(deliveryKey))?.result ?? null;
   }
 
+  async recordStageStep(deliveryKey: string, step: string, content: string): Promise<string> {
+    await this.pool.query(
+      'INSERT INTO stage_steps (delivery_key, step, content) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+      [deliveryKey, step, content],
+    );
+    const { rows } = await this.pool.query<{ content: string }>(
+      'SELECT content FROM stage_steps WHERE delivery_key = $1 AND step = $2',
+      [deliveryKey, step],
+    );
+    return rows[0]!.content;
+  }
+
+  async findStageSteps(deliveryKey: string): Promise<Map<string, string>> {
+    const { rows } = await this.pool.query<{ step: string; content: string }>(
+      'SELECT step, content FROM stage_steps WHERE delivery_key = $1',
+      [deliveryKey],
+    );
+    return new Map(rows.map((row) => [row.step, row.content]));
+  }
+
   async findStageRecord(deliveryKey: string): Promise<StageRecord | null> {
     const { rows } = await this.pool.query<{ result: string; delivery_sha: string | null; package_sha: string | null }>(
       'SELECT result, delivery_sha, package_sha FROM stage_completions WHERE delivery_key = $1',

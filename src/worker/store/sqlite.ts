@@ -195,6 +195,23 @@ class SqliteStore implements Store {
     return rows.map((row) => ({ stage: row.stage, result: JSON.parse(row.result) as StageResult }));
   }
 
+  async recordStageStep(deliveryKey: string, step: string, content: string): Promise<string> {
+    this.sql(
+      'INSERT INTO stage_steps (delivery_key, step, content, recorded_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    ).run(deliveryKey, step, content, new Date().toISOString());
+    return this.sql('SELECT content FROM stage_steps WHERE delivery_key = ? AND step = ?')
+      .pluck()
+      .get(deliveryKey, step) as string;
+  }
+
+  async findStageSteps(deliveryKey: string): Promise<Map<string, string>> {
+    const rows = this.sql('SELECT step, content FROM stage_steps WHERE delivery_key = ?').all(deliveryKey) as {
+      step: string;
+      content: string;
+    }[];
+    return new Map(rows.map((row) => [row.step, row.content]));
+  }
+
   private record(deliveryKey: string): StageRecord | null {
     const row = this.sql('SELECT result, delivery_sha, package_sha FROM stage_completions WHERE delivery_key = ?').get(
       deliveryKey,

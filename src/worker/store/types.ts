@@ -102,6 +102,11 @@ export interface Store {
    * first: the job-scoped view of the content-addressed artifacts (the same bytes may belong to
    * many jobs, and one job may produce the same bytes twice). */
   findRecordedArtifacts(jobId: string, uri: string): Promise<{ stage: string; result: StageResult }[]>;
+  /** Records one completed step of a stage's work under its delivery key (`step` names it, e.g.
+   * `model:3`); the first record wins and its content is returned. */
+  recordStageStep(deliveryKey: string, step: string, content: string): Promise<string>;
+  /** Every step recorded under a delivery key, by name. */
+  findStageSteps(deliveryKey: string): Promise<Map<string, string>>;
 
   /**
    * Records a write to `write.system` at most once per key (`job_id:stage:artifact_type`): the

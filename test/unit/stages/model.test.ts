@@ -66,6 +66,9 @@ beforeEach(() => {
   seen.length = 0;
 });
 
+/** The AI SDK refuses an empty prompt before sending it, so every call here says something. */
+const HI = [{ role: 'user' as const, content: 'hi' }];
+
 describe('chat model adapter', () => {
   it('speaks chat completions and prices token usage', async () => {
     answer = () => reply('hello');
@@ -84,6 +87,17 @@ describe('chat model adapter', () => {
     });
   });
 
+  it('prices cached prompt tokens at their own price when one is set', async () => {
+    answer = () =>
+      reply('hello', { prompt_tokens: 1_000, completion_tokens: 200, prompt_tokens_details: { cached_tokens: 600 } });
+    const result = await createChatModel({ ...config, usdPerMTokCached: 0.5 }).complete(HI);
+    // 400 uncached prompt tokens at $2/M, 600 cached at $0.5/M, 200 completion tokens at $10/M.
+    expect(result.usage).toEqual({ prompt_tokens: 1_000, completion_tokens: 200, cached_tokens: 600 });
+    expect(result.cost_usd).toBeCloseTo(0.0031, 12);
+    // Without a cached price, a cached token costs what any prompt token does.
+    expect((await createChatModel(config).complete(HI)).cost_usd).toBeCloseTo(0.004, 12);
+  });
+
   it.each([
     [401, false],
     [404, false],
@@ -100,22 +114,22 @@ describe('chat model adapter', () => {
 
   it('refuses a reply without token usage (it could not be charged) or without content', async () => {
     answer = () => reply('free text', null);
-    await expect(createChatModel(config).complete([])).rejects.toMatchObject({
+    await expect(createChatModel(config).complete(HI)).rejects.toMatchObject({
       retryable: false,
       message: /no token usage/,
     });
     answer = () => ({ json: { choices: [] } });
-    await expect(createChatModel(config).complete([])).rejects.toMatchObject({
+    await expect(createChatModel(config).complete(HI)).rejects.toMatchObject({
       retryable: false,
       message: /no choices/,
     });
     answer = () => ({ raw: '<html>gateway</html>' });
-    await expect(createChatModel(config).complete([])).rejects.toMatchObject({ retryable: false, message: /not JSON/ });
+    await expect(createChatModel(config).complete(HI)).rejects.toMatchObject({ retryable: false, message: /not JSON/ });
   });
 
   it('treats an unreachable endpoint as retryable', async () => {
     const closed = createChatModel({ ...config, baseUrl: 'http://127.0.0.1:1/v1' });
-    await expect(closed.complete([])).rejects.toMatchObject({ name: 'ModelError', retryable: true });
+    await expect(closed.complete(HI)).rejects.toMatchObject({ name: 'ModelError', retryable: true });
   });
 
   it('an aborted request (the stage was cancelled) throws the abort reason, not a retryable ModelError', async () => {
@@ -123,7 +137,7 @@ describe('chat model adapter', () => {
     const cancelled = new Error('activity cancelled');
     const controller = new AbortController();
     controller.abort(cancelled);
-    await expect(createChatModel(config).complete([], { signal: controller.signal })).rejects.toBe(cancelled);
+    await expect(createChatModel(config).complete(HI, { signal: controller.signal })).rejects.toBe(cancelled);
     expect(seen).toHaveLength(0);
   });
 
@@ -149,6 +163,15 @@ describe('chat model adapter', () => {
       usdPerMTokOut: 1.5,
       timeoutMs: 60_000,
     });
+    expect(
+      modelConfigFromEnv({
+        HANDRAIL_MODEL: 'x',
+        HANDRAIL_MODEL_BASE_URL: 'http://h/v1',
+        HANDRAIL_MODEL_USD_PER_MTOK_IN: '2',
+        HANDRAIL_MODEL_USD_PER_MTOK_OUT: '8',
+        HANDRAIL_MODEL_USD_PER_MTOK_CACHED: '0.5',
+      }),
+    ).toMatchObject({ usdPerMTokIn: 2, usdPerMTokCached: 0.5 });
   });
 });
 

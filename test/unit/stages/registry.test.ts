@@ -139,6 +139,14 @@ describe('registry refusals', () => {
     expect(refusal(replace(writer))).toMatch(/stage "writeback" writes "crm" but holds no write tool for it/);
   });
 
+  it('refuses a tool priced below zero or at no finite amount per call', () => {
+    const draft = defineStage({
+      ...ticketTriage.cards[2]!,
+      tools: [{ name: 'wiki.search', access: 'read', system: 'wiki', usdPerCall: -0.01 }],
+    });
+    expect(refusal(replace(draft))).toMatch(/stage "draft" prices tool wiki\.search at -0\.01 per call/);
+  });
+
   it('refuses inputs nobody produces, duplicate names, bad fallbacks and nonsense costs — all at once', () => {
     const orphan = defineStage({
       name: 'orphan',

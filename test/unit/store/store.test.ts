@@ -64,6 +64,23 @@ for (const backend of storeBackends()) {
         expect(await store.findStageCompletion('job_1:draft:4')).toBeNull();
       });
 
+      it("keeps a delivery's steps, the first record of each winning, apart from other deliveries'", async () => {
+        const kept = await Promise.all([
+          store.recordStageStep('job_1:research:2', 'model:1:aa', 'first'),
+          store.recordStageStep('job_1:research:2', 'model:1:aa', 'second'),
+        ]);
+        expect(new Set(kept).size).toBe(1);
+        await store.recordStageStep('job_1:research:2', 'tool:lookup:call_1', '{"fact":1}');
+        await store.recordStageStep('job_2:research:2', 'model:1:aa', 'other job');
+        expect(await store.findStageSteps('job_1:research:2')).toEqual(
+          new Map([
+            ['model:1:aa', kept[0]],
+            ['tool:lookup:call_1', '{"fact":1}'],
+          ]),
+        );
+        expect(await store.findStageSteps('job_3:research:2')).toEqual(new Map());
+      });
+
       it('records which job and stage produced an artifact: the same bytes are evidence only for that job', async () => {
         const result = stageResult('first');
         await store.recordStageCompletion('job_1:draft:3', result, {

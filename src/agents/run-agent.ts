@@ -1,0 +1,162 @@
+/**
+ * One model stage's work on the AI SDK: a single turn, or a tool loop of at most `maxSteps`
+ * steps, whose final answer is an object of the emitted artifact's schema (`Output.object`).
+ * Every step is checkpointed under the stage's journal (src/agents/checkpoint.ts), so the cost
+ * is counted from the steps' recorded usage: a replayed step is paid once, when it ran.
+ */
+import { generateText, isStepCount, NoObjectGeneratedError, NoOutputGeneratedError, Output, type ToolSet } from 'ai';
+import type { z } from 'zod';
+import { type ChatMessage, type ChatModel, type TokenUsage, tokenUsage } from '../worker/model';
+import { asModelError } from '../worker/model/errors';
+import { checkpointedModel, checkpointedTools } from './checkpoint';
+import type { StepJournal } from './step-journal';
+
+export interface AgentRun<S extends z.ZodType> {
+  model: ChatModel;
+  /** Exactly what the edge's handover produced for this turn (`turn.prompt()`'s messages). */
+  messages: readonly ChatMessage[];
+  /** The schema of the artifact the stage emits: the loop's answer must parse as one. */
+  schema: S;
+  tools?: ToolSet;
+  /** 1: one model turn, no tool loop. */
+  maxSteps?: number;
+  maxOutputTokens?: number;
+  journal: StepJournal;
+  signal?: AbortSignal;
+  /** What one call of a tool costs (USD); unset, nothing. */
+  toolUsd?: (name: string) => number;
+  /** The hop's reservation (USD): the loop stops before a step whose worst case would break it. */
+  reservationUsd?: number;
+}
+
+/** What happened at one step, as the job's conversation records it. */
+export interface AgentStep {
+  text: string;
+  toolCalls: { id: string; name: string; input: unknown }[];
+  toolResults: { id: string; name: string; output: unknown }[];
+  usage: TokenUsage;
+}
+
+export interface AgentAnswer<T> {
+  object: T;
+  steps: AgentStep[];
+  usage: TokenUsage;
+  cost_usd: number;
+}
+
+/** The loop's next step could cost more than what is left of its reservation: it was not taken. */
+export class ReservationExhausted extends Error {
+  override readonly name = 'ReservationExhausted';
+  constructor(
+    message: string,
+    readonly spentUsd: number,
+    readonly nextStepUsd: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The model answered, but not with an object of the schema (or with none within its steps). */
+export class ModelOutputError extends Error {
+  override readonly name = 'ModelOutputError';
+  constructor(
+    message: string,
+    readonly text: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+export async function runAgent<S extends z.ZodType>(run: AgentRun<S>): Promise<AgentAnswer<z.infer<S>>> {
+  const { model } = run;
+  if (!model.languageModel || !model.price)
+    throw new Error(`model ${model.model} has no AI SDK model or price: a model stage needs both`);
+  const price = model.price;
+  const costOf = (step: AgentStep) =>
+    price(step.usage) + step.toolCalls.reduce((sum, c) => sum + (run.toolUsd?.(c.name) ?? 0), 0);
+  const generated = await generate(run, model.languageModel, price, costOf).catch((error: unknown) => {
+    if (run.signal?.aborted) throw run.signal.reason ?? error;
+    if (error instanceof ReservationExhausted) throw error;
+    if (NoObjectGeneratedError.isInstance(error) || NoOutputGeneratedError.isInstance(error))
+      throw new ModelOutputError(`the model's answer is not a valid artifact: ${error.message}`, textOf(error));
+    throw asModelError(error);
+  });
+  const steps = generated.steps.map(agentStep);
+  const cached = sum(steps.map((s) => s.usage.cached_tokens ?? 0));
+  const usage = {
+    prompt_tokens: sum(steps.map((s) => s.usage.prompt_tokens)),
+    completion_tokens: sum(steps.map((s) => s.usage.completion_tokens)),
+    ...(cached > 0 ? { cached_tokens: cached } : {}),
+  };
+  return { object: generated.object, steps, usage, cost_usd: sum(steps.map(costOf)) };
+}
+
+type SdkStep = Awaited<ReturnType<typeof generateText>>['steps'][number];
+
+function agentStep(step: SdkStep): AgentStep {
+  return {
+    text: step.text,
+    toolCalls: step.toolCalls.map((c) => ({ id: c.toolCallId, name: c.toolName, input: c.input })),
+    toolResults: step.toolResults.map((r) => ({ id: r.toolCallId, name: r.toolName, output: r.output })),
+    usage: tokenUsage(step.usage),
+  };
+}
+
+/**
+ * Before each step: what the steps so far cost (model tokens and tool calls), and the next
+ * step's worst case: its prompt at one token per two characters, plus `maxOutputTokens`, at the
+ * model's price. A step that could break the reservation is not taken. Without
+ * `maxOutputTokens` a step's answer has no bound, and only its prompt is counted.
+ */
+function reservationGuard(
+  run: AgentRun<z.ZodType>,
+  price: (usage: TokenUsage) => number,
+  costOf: (step: AgentStep) => number,
+) {
+  const reservation = run.reservationUsd;
+  if (reservation === undefined) return undefined;
+  return ({ steps, messages }: { steps: SdkStep[]; messages: unknown[] }) => {
+    const spent = sum(steps.map((s) => costOf(agentStep(s))));
+    const next = price({
+      prompt_tokens: Math.ceil(JSON.stringify(messages).length / 2),
+      completion_tokens: run.maxOutputTokens ?? 0,
+    });
+    if (spent + next > reservation)
+      throw new ReservationExhausted(
+        `step ${steps.length + 1} could cost $${next.toFixed(6)} with $${spent.toFixed(6)} spent: over the hop's reservation of $${reservation.toFixed(6)}`,
+        spent,
+        next,
+      );
+    return undefined;
+  };
+}
+
+async function generate<S extends z.ZodType>(
+  run: AgentRun<S>,
+  languageModel: NonNullable<ChatModel['languageModel']>,
+  price: (usage: TokenUsage) => number,
+  costOf: (step: AgentStep) => number,
+) {
+  const guard = reservationGuard(run, price, costOf);
+  const result = await generateText({
+    model: checkpointedModel(languageModel, run.journal),
+    messages: [...run.messages],
+    allowSystemInMessages: true,
+    temperature: 0,
+    // Temporal retries the activity, and the journal makes that retry cheap; the SDK's own
+    // retries would pay for a step twice.
+    maxRetries: 0,
+    stopWhen: isStepCount(run.maxSteps ?? 1),
+    output: Output.object({ schema: run.schema }),
+    ...(run.tools ? { tools: checkpointedTools(run.tools, run.journal) } : {}),
+    ...(run.maxOutputTokens ? { maxOutputTokens: run.maxOutputTokens } : {}),
+    ...(run.model.timeoutMs ? { timeout: { stepMs: run.model.timeoutMs } } : {}),
+    ...(run.signal ? { abortSignal: run.signal } : {}),
+    ...(guard ? { prepareStep: guard } : {}),
+  });
+  // Reading `output` parses and validates the last step's answer (it throws when it fails).
+  return { steps: result.steps, object: result.output as z.infer<S> };
+}
+
+const textOf = (error: unknown) => (NoObjectGeneratedError.isInstance(error) ? error.text : undefined);
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
