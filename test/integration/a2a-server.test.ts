@@ -198,8 +198,13 @@ describe('A2A server', () => {
       }),
     );
     expect(events[0]!.payload?.$case).toBe('task');
+    // How many hops a poll sees depends on the machine's speed; each update is news, never a repeat.
     const updates = events.filter((e) => e.payload?.$case === 'statusUpdate');
-    expect(updates.length).toBeGreaterThan(1);
+    expect(updates.length).toBeGreaterThanOrEqual(1);
+    const told = updates.map((e) =>
+      JSON.stringify(e.payload?.$case === 'statusUpdate' ? e.payload.value.status : null),
+    );
+    expect(new Set(told).size).toBe(told.length);
     expect(stateOf(events.at(-1)!)).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(events.some((e) => e.payload?.$case === 'artifactUpdate')).toBe(true);
   });
