@@ -60,7 +60,7 @@ export const toolResult = (content: string, toolUseId?: string): Message => ({
 });
 
 /** A block as a transcript line shows it (text, `name(arg=value)`, the tool's result); thinking has none. */
-const blockText = (b: ContentBlock): string | undefined =>
+export const blockText = (b: ContentBlock): string | undefined =>
   b.type === 'text'
     ? b.text
     : b.type === 'tool_use'
