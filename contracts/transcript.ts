@@ -100,22 +100,29 @@ export function renderToolCall(name: string, input: Record<string, unknown>): st
   return `${name}(${renderToolArgs(input)})`;
 }
 
-/** A tool call's `k=v, …` (what a trace file's `<tool_call>` holds): keys in the order the stored
- * log holds them (sorted, as canonical JSON writes them), whatever order the object has in memory. */
+/** A tool call's `k=v, …` (what a trace file's `<tool_call>` holds), in the stored log's order. */
 export function renderToolArgs(input: Record<string, unknown>): string {
   return storedEntries(input)
     .map(([k, v]) => `${k}=${pyRepr(v)}`)
     .join(', ');
 }
 
-/** An object's entries as the store keeps them: sorted keys, `undefined` values gone (JSON has none). */
+/**
+ * An object's entries in the order the stored log (canonical JSON) holds them, whatever order the
+ * object has in memory: keys sorted, then written by JSON.stringify, which puts integer-like keys
+ * first, ascending (`2`, `10`, `a`, `b`). `undefined` values are gone, as JSON has none.
+ */
 const storedEntries = (value: object): [string, unknown][] =>
-  Object.keys(value)
-    .sort()
-    .flatMap((k) => {
-      const v = (value as Record<string, unknown>)[k];
-      return v === undefined ? [] : [[k, v]];
-    });
+  Object.keys(
+    Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, true]),
+    ),
+  ).flatMap((k) => {
+    const v = (value as Record<string, unknown>)[k];
+    return v === undefined ? [] : [[k, v]];
+  });
 
 function pyRepr(value: unknown): string {
   if (typeof value === 'string') return pyString(value);

@@ -103,8 +103,8 @@ describe('formatTranscript: tool arguments as karenina shows the stored log', ()
     );
   });
 
-  it('orders keys as the stored log holds them, integer-like keys included, at every depth', () => {
+  it('orders keys as the stored log holds them (integer-like first, then sorted), at every depth', () => {
     const log = [tag('a', toolCall('t', { b: 1, 10: 'x', 2: 'y', a: { z: 1, 1: 2 }, gone: undefined }))];
-    expect(formatTranscript(log)).toBe("[a:assistant:tool_use] t(10='x', 2='y', a={'1': 2, 'z': 1}, b=1)");
+    expect(formatTranscript(log)).toBe("[a:assistant:tool_use] t(2='y', 10='x', a={'1': 2, 'z': 1}, b=1)");
   });
 });
