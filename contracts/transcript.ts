@@ -144,7 +144,8 @@ function pyRepr(value: unknown): string {
  */
 export function pyNumber(n: number): string {
   if (!Number.isFinite(n)) return Number.isNaN(n) ? 'nan' : n > 0 ? 'inf' : '-inf';
-  if (Number.isInteger(n) && Math.abs(n) < 1e21) return BigInt(n).toString();
+  // JSON's digits, not the exact binary value: 2^53 + 1 and beyond are stored as shortest digits.
+  if (Number.isInteger(n) && Math.abs(n) < 1e21) return String(n);
   const [mantissa = '', exponent = '0'] = Math.abs(n).toExponential().split('e');
   const digits = mantissa.replace('.', '');
   const e = Number(exponent);

@@ -103,6 +103,13 @@ describe('formatTranscript: tool arguments as karenina shows the stored log', ()
     );
   });
 
+  it('writes an integral number past 2^53 with the digits JSON stores, as Python reads them back', () => {
+    const log = [tag('a', toolCall('t', { big: 65813746764656771072, huge: 2 ** 70 }))];
+    expect(formatTranscript(log)).toBe(
+      '[a:assistant:tool_use] t(big=65813746764656770000, huge=1.1805916207174113e+21)',
+    );
+  });
+
   it('orders keys as the stored log holds them (integer-like first, then sorted), at every depth', () => {
     const log = [tag('a', toolCall('t', { b: 1, 10: 'x', 2: 'y', a: { z: 1, 1: 2 }, gone: undefined }))];
     expect(formatTranscript(log)).toBe("[a:assistant:tool_use] t(2='y', 10='x', a={'1': 2, 'z': 1}, b=1)");
