@@ -281,7 +281,7 @@ function groupTurns(log: readonly TaggedMessage[]): Turn[] {
 const PY_SPACE = /[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
 
 /** Python's str.strip(). */
-export function pyStrip(s: string): string {
+function pyStrip(s: string): string {
   let start = 0;
   let end = s.length;
   while (start < end && PY_SPACE.test(s[start]!)) start++;

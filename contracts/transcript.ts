@@ -142,7 +142,7 @@ function pyRepr(value: unknown): string {
  * and read back as an int (`3`); any other is a float, in repr's shortest digits, with an exponent
  * below 1e-4 or from 1e16 (`2.5e-05`, `0.0001`, `1e+21`).
  */
-export function pyNumber(n: number): string {
+function pyNumber(n: number): string {
   if (!Number.isFinite(n)) return Number.isNaN(n) ? 'nan' : n > 0 ? 'inf' : '-inf';
   // JSON's digits, not the exact binary value: 2^53 + 1 and beyond are stored as shortest digits.
   if (Number.isInteger(n) && Math.abs(n) < 1e21) return String(n);
