@@ -13,10 +13,11 @@ import { z } from 'zod';
 import { issueLines } from '../contracts/errors';
 import { HANDOVER_STRATEGIES, handoverName, isCallable, type Edge, type HandoverState } from '../contracts/pipeline';
 import {
+  blockText,
   formatTranscript,
   Message,
   messageText,
-  renderToolArgs,
+  renderToolCall,
   TRANSCRIPT_SEPARATOR,
   USER_AGENT_ID,
   type ContentBlock,
@@ -128,7 +129,7 @@ const DEFAULT_TRACE_OFFLOAD_THRESHOLD = 2000;
 
 const TRACE_HEADER =
   '# =============================================================\n' +
-  '# HANDRAIL CONVERSATION TRACE\n' +
+  '# KARENINA CONVERSATION TRACE\n' +
   '# -------------------------------------------------------------\n' +
   '# This file contains the prior conversation from a multi-turn\n' +
   '# scenario, structured for file-tool access. It may include\n' +
@@ -142,7 +143,8 @@ const TRACE_HEADER =
   '# files in the artifacts/ subdirectory.\n' +
   '# =============================================================\n\n';
 
-const safeName = (s: string) => s.replace(/[^a-zA-Z0-9_-]/g, '_');
+// Per code point, as Python's re does: an emoji is one `_`, not one per UTF-16 half.
+const safeName = (s: string) => s.replace(/[^a-zA-Z0-9_-]/gu, '_');
 
 function thresholdFromEnv(): number {
   const raw = process.env.HANDRAIL_TRACE_OFFLOAD_THRESHOLD?.trim();
@@ -161,7 +163,7 @@ export function materializeTrace(
   const fileName = `${safeName(options.questionId)}${options.turn === undefined ? '' : `_turn${options.turn}`}_trace.txt`;
   const tracesDir = options.traceDir === undefined ? undefined : path.resolve(options.traceDir, 'traces');
   const artifactsDir = tracesDir === undefined ? undefined : path.join(tracesDir, 'artifacts');
-  const { xml, artifacts } = turnsAsXml(groupTurns(log), artifactsDir, options.offloadThreshold ?? thresholdFromEnv());
+  const { context, artifacts } = questionContext(log, artifactsDir, options.offloadThreshold ?? thresholdFromEnv());
   let target = tracesDir ?? path.join(os.tmpdir(), 'handrail_traces_');
   try {
     let dir = target;
@@ -176,7 +178,7 @@ export function materializeTrace(
       fs.writeFileSync(artifact.path, artifact.content, 'utf8');
     }
     target = path.join(dir, fileName);
-    fs.writeFileSync(target, `${TRACE_HEADER}# QUESTION CONTEXT\n# =================\n${xml}\n\n`, 'utf8');
+    fs.writeFileSync(target, `${TRACE_HEADER}# QUESTION CONTEXT\n# =================\n${context}\n\n`, 'utf8');
     return target;
   } catch (err) {
     throw new HandoverError(
@@ -184,6 +186,22 @@ export function materializeTrace(
       `The handover trace could not be written at ${target}: ${osMessage(err)}.`,
     );
   }
+}
+
+/**
+ * What karenina writes under QUESTION CONTEXT for a transcript handed over with a closing
+ * separator: the XML turns and a blank line where the (empty) task would follow; a transcript
+ * without a `[__user__]` line (no prompt at all, or the empty log) as it is, separator included.
+ */
+function questionContext(
+  log: readonly TaggedMessage[],
+  artifactsDir: string | undefined,
+  threshold: number,
+): { context: string; artifacts: { path: string; content: string }[] } {
+  const transcript = formatTranscript(log);
+  if (!transcript.includes(`[${USER_AGENT_ID}]`)) return { context: transcript + TRANSCRIPT_SEPARATOR, artifacts: [] };
+  const { xml, artifacts } = turnsAsXml(groupTurns(log), artifactsDir, threshold);
+  return { context: `${xml}\n\n`, artifacts };
 }
 
 type AssistantBlock = { tag: 'text' | 'tool_result'; body: string } | { tag: 'tool_call'; name: string; body: string };
@@ -198,38 +216,52 @@ interface Turn {
   blocks: AssistantBlock[];
 }
 
-const assistantBlock = (b: Exclude<ContentBlock, { type: 'thinking' }>): AssistantBlock =>
+type ShownBlock = Exclude<ContentBlock, { type: 'thinking' }>;
+
+/** A tool call as karenina reads it back from its transcript line: the name up to the first `(`,
+ * the arguments between it and the closing `)` (stripped first, as that line is). */
+function toolCallBlock(name: string, input: Record<string, unknown>): AssistantBlock {
+  const raw = pyStrip(renderToolCall(name, input));
+  const paren = raw.indexOf('(');
+  return paren > 0 && raw.endsWith(')')
+    ? { tag: 'tool_call', name: raw.slice(0, paren), body: raw.slice(paren + 1, -1) }
+    : { tag: 'tool_call', name: 'unknown', body: raw };
+}
+
+const assistantBlock = (b: ShownBlock): AssistantBlock =>
   b.type === 'text'
     ? { tag: 'text', body: b.text }
     : b.type === 'tool_use'
-      ? { tag: 'tool_call', name: b.name, body: renderToolArgs(b.input) }
+      ? toolCallBlock(b.name, b.input)
       : { tag: 'tool_result', body: b.content };
 
 /**
  * karenina's group_entries_into_turns, over the structured log rather than re-parsed transcript
- * lines (a message that itself holds a transcript or the separator cannot split a turn). Two
- * deliberate differences: agent blocks before the first prompt open a turn of their own instead
- * of being dropped, and a hook result is a turn of its own (`<hook_result>`), so it is read
- * neither as the user's words nor as the previous agent's.
+ * lines (a message that itself holds a transcript or the separator cannot split a turn): every
+ * block of a prompt (`__user__`, whatever its role, or a user-role message) opens a turn; a system
+ * message's last block is the next turn's system prompt. Two deliberate differences: agent blocks
+ * before the first prompt open a turn of their own instead of being dropped, and a hook result
+ * is a turn of its own (`<hook_result>`), so it is read neither as the user's words nor as the
+ * previous agent's.
  */
 function groupTurns(log: readonly TaggedMessage[]): Turn[] {
   const turns: Turn[] = [];
   let pendingSystem: Turn['system'];
   let current: Turn | undefined;
   for (const { message, agent_id, origin } of log) {
-    const blocks = message.content.filter(
-      (b): b is Exclude<ContentBlock, { type: 'thinking' }> => b.type !== 'thinking',
-    );
+    const blocks = message.content.filter((b): b is ShownBlock => b.type !== 'thinking');
     if (blocks.length === 0) continue;
     if (origin?.kind === 'hook_result') {
       turns.push({ hook: { event: origin.event, text: messageText(message) }, blocks: [] });
       current = undefined;
-    } else if (message.role === 'system') {
-      pendingSystem = { agent: agent_id, text: messageText(message) };
     } else if (agent_id === USER_AGENT_ID || message.role === 'user') {
-      current = { system: pendingSystem, user: messageText(message), blocks: [] };
-      turns.push(current);
-      pendingSystem = undefined;
+      for (const block of blocks) {
+        current = { system: pendingSystem, user: blockText(block), blocks: [] };
+        turns.push(current);
+        pendingSystem = undefined;
+      }
+    } else if (message.role === 'system') {
+      pendingSystem = { agent: agent_id, text: blockText(blocks.at(-1)!)! };
     } else {
       if (current === undefined) {
         current = { system: pendingSystem, blocks: [] };
@@ -242,6 +274,19 @@ function groupTurns(log: readonly TaggedMessage[]): Turn[] {
   }
   if (pendingSystem !== undefined) turns.push({ system: pendingSystem, blocks: [] });
   return turns;
+}
+
+/** Python's str.isspace set, which str.strip removes (JavaScript's trim differs: it keeps
+ * U+001C–U+001F and U+0085 and removes U+FEFF). */
+const PY_SPACE = /[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
+
+/** Python's str.strip(). */
+function pyStrip(s: string): string {
+  let start = 0;
+  let end = s.length;
+  while (start < end && PY_SPACE.test(s[start]!)) start++;
+  while (end > start && PY_SPACE.test(s[end - 1]!)) end--;
+  return s.slice(start, end);
 }
 
 // Unlike karenina, bodies and attributes are escaped: an entry holding `</user>` cannot forge turns.
@@ -257,25 +302,24 @@ function turnsAsXml(
   threshold: number,
 ): { xml: string; artifacts: { path: string; content: string }[] } {
   const artifacts: { path: string; content: string }[] = [];
-  const counts = new Map<string, number>();
+  let offloaded = 0;
   const parts: string[] = [];
   const lines = (indent: string, text: string) => {
     for (const line of text.split('\n')) parts.push(`${indent}${escapeText(line)}`);
   };
   const emit = (tag: AssistantBlock['tag'], attrs: string, raw: string) => {
-    const content = raw.trim();
+    const content = pyStrip(raw);
     let body = content;
-    let offloaded = '';
+    let mark = '';
     if (artifactsDir !== undefined && charCount(content) > threshold) {
-      // One counter per kind (text_001.txt beside tool_call_001.txt).
-      const n = (counts.get(tag) ?? 0) + 1;
-      counts.set(tag, n);
-      const file = path.join(artifactsDir, `${tag}_${String(n).padStart(3, '0')}.txt`);
+      // One counter for the whole trace, whatever the kind (text_001.txt, then tool_call_002.txt).
+      offloaded++;
+      const file = path.join(artifactsDir, `${tag}_${String(offloaded).padStart(3, '0')}.txt`);
       artifacts.push({ path: file, content });
       body = `[Content offloaded: ${charCount(content).toLocaleString('en-US')} chars]\nFile: ${file}`;
-      offloaded = ' offloaded="true"';
+      mark = ' offloaded="true"';
     }
-    parts.push(`    <${tag}${attrs}${offloaded}>`);
+    parts.push(`    <${tag}${attrs}${mark}>`);
     lines('      ', body);
     parts.push(`    </${tag}>`);
   };
@@ -284,17 +328,17 @@ function turnsAsXml(
     parts.push(`<turn number="${i + 1}">`);
     if (turn.system !== undefined && turn.system.text !== '') {
       parts.push(`  <system_prompt agent="${escapeAttr(turn.system.agent)}">`);
-      lines('    ', turn.system.text.trim());
+      lines('    ', pyStrip(turn.system.text));
       parts.push('  </system_prompt>');
     }
     if (turn.hook !== undefined) {
       parts.push(`  <hook_result event="${escapeAttr(turn.hook.event)}">`);
-      lines('    ', turn.hook.text.trim());
+      lines('    ', pyStrip(turn.hook.text));
       parts.push('  </hook_result>');
     }
     if (turn.user !== undefined) {
       parts.push('  <user>');
-      lines('    ', turn.user.trim());
+      lines('    ', pyStrip(turn.user));
       parts.push('  </user>');
     }
     if (turn.blocks.length > 0) {

@@ -60,7 +60,7 @@ export const toolResult = (content: string, toolUseId?: string): Message => ({
 });
 
 /** A block as a transcript line shows it (text, `name(arg=value)`, the tool's result); thinking has none. */
-const blockText = (b: ContentBlock): string | undefined =>
+export const blockText = (b: ContentBlock): string | undefined =>
   b.type === 'text'
     ? b.text
     : b.type === 'tool_use'
@@ -100,32 +100,88 @@ export function renderToolCall(name: string, input: Record<string, unknown>): st
   return `${name}(${renderToolArgs(input)})`;
 }
 
-/** A tool call's `k=v, …` (what a trace file's `<tool_call>` holds). */
+/** A tool call's `k=v, …` (what a trace file's `<tool_call>` holds), in the stored log's order. */
 export function renderToolArgs(input: Record<string, unknown>): string {
-  return Object.entries(input)
+  return storedEntries(input)
     .map(([k, v]) => `${k}=${pyRepr(v)}`)
     .join(', ');
 }
+
+/**
+ * An object's entries in the order the stored log (canonical JSON) holds them, whatever order the
+ * object has in memory: keys sorted, then written by JSON.stringify, which puts integer-like keys
+ * first, ascending (`2`, `10`, `a`, `b`). `undefined` values are gone, as JSON has none.
+ */
+const storedEntries = (value: object): [string, unknown][] =>
+  Object.keys(
+    Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, true]),
+    ),
+  ).flatMap((k) => {
+    const v = (value as Record<string, unknown>)[k];
+    return v === undefined ? [] : [[k, v]];
+  });
 
 function pyRepr(value: unknown): string {
   if (typeof value === 'string') return pyString(value);
   if (value === null || value === undefined) return 'None';
   if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (typeof value === 'number')
-    return Number.isFinite(value) ? String(value) : value > 0 ? 'inf' : value < 0 ? '-inf' : 'nan';
+  if (typeof value === 'number') return pyNumber(value);
   if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
   if (typeof value === 'object')
-    return `{${Object.entries(value)
+    return `{${storedEntries(value)
       .map(([k, v]) => `${pyString(k)}: ${pyRepr(v)}`)
       .join(', ')}}`;
   return pyString(String(value));
 }
 
-/** Python's str repr: single quotes unless the text holds a single quote and no double one. */
+/**
+ * A number as Python shows what JSON makes of it: an integral value is written without a point
+ * and read back as an int (`3`); any other is a float, in repr's shortest digits, with an exponent
+ * below 1e-4 or from 1e16 (`2.5e-05`, `0.0001`, `1e+21`).
+ */
+function pyNumber(n: number): string {
+  if (!Number.isFinite(n)) return Number.isNaN(n) ? 'nan' : n > 0 ? 'inf' : '-inf';
+  // JSON's digits, not the exact binary value: 2^53 + 1 and beyond are stored as shortest digits.
+  if (Number.isInteger(n) && Math.abs(n) < 1e21) return String(n);
+  const [mantissa = '', exponent = '0'] = Math.abs(n).toExponential().split('e');
+  const digits = mantissa.replace('.', '');
+  const e = Number(exponent);
+  const sign = n < 0 ? '-' : '';
+  if (e < -4 || e >= 16) {
+    const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    return `${sign}${m}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+  }
+  if (e < 0) return `${sign}0.${'0'.repeat(-e - 1)}${digits}`;
+  return `${sign}${digits.slice(0, e + 1).padEnd(e + 1, '0')}.${digits.slice(e + 1) || '0'}`;
+}
+
+const PY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+/** What Python's str.isprintable refuses: other (control, format, surrogate, private, unassigned)
+ * and separator characters, the ASCII space excepted. */
+const NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+
+/** Python's str repr: single quotes unless the text holds a single quote and no double one;
+ * characters that are not printable as `\xNN`, `\uNNNN` or `\UNNNNNNNN`. */
 function pyString(s: string): string {
   const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  const escaped = s
-    .replace(/[\\\n\r\t]/g, (c) => ({ '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' })[c]!)
-    .replaceAll(quote, `\\${quote}`);
-  return `${quote}${escaped}${quote}`;
+  let out = quote;
+  for (const ch of s) {
+    if (ch === quote) out += `\\${quote}`;
+    else if (PY_ESCAPES[ch] !== undefined) out += PY_ESCAPES[ch];
+    else if (ch !== ' ' && NOT_PRINTABLE.test(ch)) out += pyEscape(ch.codePointAt(0)!);
+    else out += ch;
+  }
+  return out + quote;
 }
+
+const pyEscape = (cp: number): string => {
+  const hex = cp.toString(16);
+  return cp < 0x100
+    ? `\\x${hex.padStart(2, '0')}`
+    : cp < 0x10000
+      ? `\\u${hex.padStart(4, '0')}`
+      : `\\U${hex.padStart(8, '0')}`;
+};

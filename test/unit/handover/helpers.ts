@@ -54,7 +54,7 @@ export const workedExample: TaggedMessage[] = [
 /** The trace header, as the file must start. */
 export const TRACE_HEADER =
   '# =============================================================\n' +
-  '# HANDRAIL CONVERSATION TRACE\n' +
+  '# KARENINA CONVERSATION TRACE\n' +
   '# -------------------------------------------------------------\n' +
   '# This file contains the prior conversation from a multi-turn\n' +
   '# scenario, structured for file-tool access. It may include\n' +

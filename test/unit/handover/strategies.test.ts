@@ -11,8 +11,9 @@ import {
   toolResult,
   type HandoverCallable,
   type TaggedMessage,
+  USER_AGENT_ID,
 } from '../../../contracts';
-import { applyHandover, materializeTrace } from '../../../activities/handover';
+import { applyHandover, materializeTrace, turnDirFor } from '../../../activities/handover';
 import { TRACE_HEADER, edge, filesUnder, preamble, prompt, scratch, state, tag, workedExample } from './helpers';
 
 const QUESTION = 'Are you certain? My colleagues think it is a BCR-ABL inhibitor.';
@@ -71,8 +72,8 @@ const traceOf = (questionText: string) => {
 /** The XML part of a trace file. */
 const xmlOf = (content: string) => {
   expect(content.startsWith(TRACE_HEADER)).toBe(true);
-  expect(content.endsWith('\n\n')).toBe(true);
-  return content.slice(TRACE_HEADER.length, -2);
+  expect(content.endsWith('\n\n\n\n')).toBe(true);
+  return content.slice(TRACE_HEADER.length, -4);
 };
 
 afterEach(() => {
@@ -135,11 +136,11 @@ describe('applyHandover', () => {
     )!;
     const path = join(turnDir, 'traces', `draft_${sha10(smallTranscript)}_handover_turn2_trace.txt`);
     expect(result).toEqual({ questionText: preamble(path) + QUESTION, history: [] });
-    expect(readFileSync(path, 'utf8')).toBe(`${TRACE_HEADER}${smallXml}\n\n`);
+    expect(readFileSync(path, 'utf8')).toBe(`${TRACE_HEADER}${smallXml}\n\n\n\n`);
     expect(filesUnder(turnDir)).toEqual([join('traces', basename(path))]);
   });
 
-  it('transcript_materialize: offloads large blocks to traces/artifacts, one counter per kind (text_001.txt beside tool_call_001.txt)', () => {
+  it('transcript_materialize: offloads large blocks to traces/artifacts, numbered by one counter for the trace (text_001.txt, tool_call_002.txt)', () => {
     const turnDir = scratch();
     const [text, arg, output] = [`${'a'.repeat(2499)}\n${'z'.repeat(10)}`, 'b'.repeat(2100), 'c'.repeat(3000)];
     const log = [
@@ -154,10 +155,10 @@ describe('applyHandover', () => {
     );
     const artifacts = join(turnDir, 'traces', 'artifacts');
     expect(dirname(path)).toBe(join(turnDir, 'traces'));
-    expect(filesUnder(artifacts)).toEqual(['text_001.txt', 'tool_call_001.txt', 'tool_result_001.txt']);
+    expect(filesUnder(artifacts)).toEqual(['text_001.txt', 'tool_call_002.txt', 'tool_result_003.txt']);
     expect(readFileSync(join(artifacts, 'text_001.txt'), 'utf8')).toBe(text);
-    expect(readFileSync(join(artifacts, 'tool_call_001.txt'), 'utf8')).toBe(`blob='${arg}'`);
-    expect(readFileSync(join(artifacts, 'tool_result_001.txt'), 'utf8')).toBe(output);
+    expect(readFileSync(join(artifacts, 'tool_call_002.txt'), 'utf8')).toBe(`blob='${arg}'`);
+    expect(readFileSync(join(artifacts, 'tool_result_003.txt'), 'utf8')).toBe(output);
     expect(xmlOf(content)).toBe(`<turn number="1">
   <user>
     Summarise.
@@ -169,11 +170,11 @@ describe('applyHandover', () => {
     </text>
     <tool_call name="fetch" offloaded="true">
       [Content offloaded: 2,107 chars]
-      File: ${join(artifacts, 'tool_call_001.txt')}
+      File: ${join(artifacts, 'tool_call_002.txt')}
     </tool_call>
     <tool_result name="fetch" offloaded="true">
       [Content offloaded: 3,000 chars]
-      File: ${join(artifacts, 'tool_result_001.txt')}
+      File: ${join(artifacts, 'tool_result_003.txt')}
     </tool_result>
     <text>
       ok
@@ -181,6 +182,68 @@ describe('applyHandover', () => {
   </assistant>
 </turn>
 `);
+  });
+});
+
+describe('materializeTrace: the file karenina writes for the same log', () => {
+  const traceFile = (log: TaggedMessage[], questionId = 'q') =>
+    readFileSync(materializeTrace(log, { traceDir: scratch(), questionId }), 'utf8');
+  const userTurn = (n: number, text: string) => `<turn number="${n}">\n  <user>\n    ${text}\n  </user>\n</turn>\n`;
+
+  it('writes a log without a prompt as its plain transcript and the separator, not as turns', () => {
+    const log = [tag('a', systemMessage('sys')), tag('a', assistantMessage('unprompted'))];
+    expect(traceFile(log)).toBe(`${TRACE_HEADER}[a:system:text] sys\n[a:assistant:text] unprompted\n\n---\n\n\n\n`);
+  });
+
+  it('writes the empty log as the separator alone', () => {
+    expect(traceFile([])).toBe(`${TRACE_HEADER}\n\n---\n\n\n\n`);
+  });
+
+  it("strips text as Python's strip does (U+001F and U+0085 go, U+FEFF stays)", () => {
+    expect(traceFile([prompt('\u001f\u0085 q \ufeff')])).toBe(`${TRACE_HEADER}${userTurn(1, 'q \ufeff')}\n\n\n\n`);
+  });
+
+  it('opens a turn per block of a prompt and keeps the last block of a system message', () => {
+    const log = [
+      tag('a', {
+        role: 'system',
+        content: [
+          { type: 'text', text: 'old' },
+          { type: 'text', text: 'new' },
+        ],
+      }),
+      tag(USER_AGENT_ID, {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'one' },
+          { type: 'text', text: 'two' },
+        ],
+      }),
+    ];
+    expect(traceFile(log)).toBe(
+      `${TRACE_HEADER}<turn number="1">\n  <system_prompt agent="a">\n    new\n  </system_prompt>\n  <user>\n    one\n  </user>\n</turn>\n\n` +
+        `${userTurn(2, 'two')}\n\n\n\n`,
+    );
+  });
+
+  it('reads a system-role message tagged __user__ as a prompt', () => {
+    expect(traceFile([tag(USER_AGENT_ID, systemMessage('be brief'))])).toBe(
+      `${TRACE_HEADER}${userTurn(1, 'be brief')}\n\n\n\n`,
+    );
+  });
+
+  it('names a tool call as karenina reads it back from its line: up to the first parenthesis', () => {
+    const xml = xmlOf(traceFile([prompt('q'), tag('a', toolCall(' f(g', { x: 1 }))]));
+    expect(xml).toContain('    <tool_call name="f">\n      g(x=1\n    </tool_call>\n');
+  });
+
+  it('replaces an emoji in a file name by one underscore, as Python does per code point', () => {
+    const traceDir = scratch();
+    expect(materializeTrace([prompt('q')], { traceDir, questionId: 'draft😀', turn: 1 })).toBe(
+      join(traceDir, 'traces', 'draft__turn1_trace.txt'),
+    );
+    const root = scratch();
+    expect(turnDirFor({ root, job_id: 'job_1', model_id: 'm😀', turn: 1 })).toBe(join(root, 'job_1', 'm_', 'turn_1'));
   });
 });
 

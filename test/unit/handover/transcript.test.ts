@@ -61,7 +61,7 @@ describe('formatTranscript', () => {
       }),
     ];
     expect(formatTranscript(log)).toBe(
-      "[triage:assistant:text] Checking.\n[triage:assistant:tool_use] lookup(q='v', n=3)\n[triage:assistant:text] Done.",
+      "[triage:assistant:text] Checking.\n[triage:assistant:tool_use] lookup(n=3, q='v')\n[triage:assistant:text] Done.",
     );
   });
 
@@ -72,8 +72,8 @@ describe('formatTranscript', () => {
       tag('a', toolResult('3 hits')),
     ];
     expect(formatTranscript(log).split('\n')).toEqual([
-      "[a:assistant:tool_use] search(exact=True, fuzzy=False, limit=None, tags=['x', 2], opts={'k': 'v'})",
-      `[a:assistant:tool_use] say(s="it's", both='it\\'s "x"', dq='say "hi"', nl='a\\nb')`,
+      "[a:assistant:tool_use] search(exact=True, fuzzy=False, limit=None, opts={'k': 'v'}, tags=['x', 2])",
+      `[a:assistant:tool_use] say(both='it\\'s "x"', dq='say "hi"', nl='a\\nb', s="it's")`,
       '[a:tool:tool_result] 3 hits',
     ]);
   });
@@ -81,5 +81,37 @@ describe('formatTranscript', () => {
   it('labels every block of a prompt [__user__] and renders an empty log as the empty string', () => {
     expect(formatTranscript([prompt('hi')])).toBe('[__user__] hi');
     expect(formatTranscript([])).toBe('');
+  });
+});
+
+describe('formatTranscript: tool arguments as karenina shows the stored log', () => {
+  it('escapes characters Python does not print, as its repr does', () => {
+    const log = [
+      tag('a', toolCall('t', { s: 'nul\u0000 del\u007f nbsp\u00a0 zwsp\u200b ls\u2028 pua\ue000 emoji😀 \u0378' })),
+    ];
+    expect(formatTranscript(log)).toBe(
+      "[a:assistant:tool_use] t(s='nul\\x00 del\\x7f nbsp\\xa0 zwsp\\u200b ls\\u2028 pua\\ue000 emoji😀 \\u0378')",
+    );
+  });
+
+  it('writes floats as Python does and integral values as ints', () => {
+    const log = [
+      tag('a', toolCall('t', { a: 2.5e-5, b: 0.0001, c: 1e21, d: -1.5e-7, e: 3, f: 0.1, g: 1e20, h: 123.456 })),
+    ];
+    expect(formatTranscript(log)).toBe(
+      '[a:assistant:tool_use] t(a=2.5e-05, b=0.0001, c=1e+21, d=-1.5e-07, e=3, f=0.1, g=100000000000000000000, h=123.456)',
+    );
+  });
+
+  it('writes an integral number past 2^53 with the digits JSON stores, as Python reads them back', () => {
+    const log = [tag('a', toolCall('t', { big: 65813746764656771072, huge: 2 ** 70 }))];
+    expect(formatTranscript(log)).toBe(
+      '[a:assistant:tool_use] t(big=65813746764656770000, huge=1.1805916207174113e+21)',
+    );
+  });
+
+  it('orders keys as the stored log holds them (integer-like first, then sorted), at every depth', () => {
+    const log = [tag('a', toolCall('t', { b: 1, 10: 'x', 2: 'y', a: { z: 1, 1: 2 }, gone: undefined }))];
+    expect(formatTranscript(log)).toBe("[a:assistant:tool_use] t(2='y', 10='x', a={'1': 2, 'z': 1}, b=1)");
   });
 });
