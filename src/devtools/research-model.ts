@@ -11,13 +11,23 @@ type Message = ChatRequestBody['messages'][number];
 const tokens = (text: string) => Math.ceil(text.length / 4);
 const textOf = (m: Message) => m.content ?? JSON.stringify(m.tool_calls ?? []);
 
-export function startResearchModel(): Promise<ScriptedModel> {
-  return startScriptedModel((request) => {
+/** The offline model, with the tokens it has billed so far. */
+export interface ResearchModel extends ScriptedModel {
+  billed: { prompt_tokens: number; completion_tokens: number };
+}
+
+export async function startResearchModel(): Promise<ResearchModel> {
+  const billed = { prompt_tokens: 0, completion_tokens: 0 };
+  const server = await startScriptedModel((request) => {
     const reply = answer(request.messages);
     const sent = request.messages.map(textOf).join('\n') + JSON.stringify(request.tools ?? []);
     const answered = 'text' in reply ? reply.text : JSON.stringify(reply.toolCalls);
-    return { ...reply, usage: { prompt_tokens: tokens(sent), completion_tokens: tokens(answered) } };
+    const usage = { prompt_tokens: tokens(sent), completion_tokens: tokens(answered) };
+    billed.prompt_tokens += usage.prompt_tokens;
+    billed.completion_tokens += usage.completion_tokens;
+    return { ...reply, usage };
   });
+  return Object.assign(server, { billed });
 }
 
 function answer(messages: Message[]): ScriptedReply {
