@@ -3,6 +3,8 @@
  * the job's conversation), the model tokens it was billed and what it cost. Offline, the model
  * is research-brief's scripted server, started here when no `HANDRAIL_MODEL_BASE_URL` is set.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import type { HandoffV1 } from '../../contracts';
 import { readLog } from '../../activities/transcript-log';
 import type { Store } from '../worker/store';
@@ -39,5 +41,28 @@ export async function agentNote(
   const tokens = model
     ? `${model.billed.prompt_tokens + model.billed.completion_tokens} model tokens (${model.billed.prompt_tokens} in, ${model.billed.completion_tokens} out, ${model.requests.length} model calls)`
     : 'model tokens: on the chat spans (gen_ai.usage.*) with a real provider';
-  return `agent run: ${result.hops} hops · ${await toolCallsOf(store, result.package)} tool calls · ${tokens} · cost $${result.spent_usd}`;
+  return `agent run: ${result.hops} hops · ${await toolCallsOf(store, result.package)} tool calls · ${tokens} · cost $${result.spent_usd}\n${tokensRatioNote()}`;
+}
+
+/** The tokens ratio of the last `npm run bench:tokens` (or `npm run bench`) run, if there was one. */
+export function tokensRatioNote(resultsDir = path.join(process.cwd(), 'results')): string {
+  const runs = fs.existsSync(resultsDir)
+    ? fs.readdirSync(resultsDir).filter((f) => /^bench(-tokens)?-.*\.json$/.test(f))
+    : [];
+  const ratios = runs
+    .map(
+      (f) =>
+        JSON.parse(fs.readFileSync(path.join(resultsDir, f), 'utf8')) as {
+          taken_at?: string;
+          tokens?: { ratio?: number };
+          tokens_per_job?: { ratio?: number };
+        },
+    )
+    .map((r) => ({ at: r.taken_at ?? '', ratio: r.tokens?.ratio ?? r.tokens_per_job?.ratio }))
+    .filter((r) => r.ratio !== undefined)
+    .sort((a, b) => a.at.localeCompare(b.at));
+  const last = ratios.at(-1);
+  return last
+    ? `tokens per job, whole conversation at every hop / per-edge handover: ${last.ratio!.toFixed(2)}× (npm run bench:tokens, ${last.at})`
+    : 'tokens per job, whole conversation / per-edge handover: run `npm run bench:tokens` to measure the ratio';
 }
