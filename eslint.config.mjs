@@ -12,6 +12,8 @@ const NO_BUILT_INS = {
     '**/activities/ticket-*',
     '**/activities/support-routing',
     '**/activities/support-routing/*',
+    '**/activities/research-brief',
+    '**/activities/research-brief/*',
     '**/pipelines',
   ],
   allowTypeImports: true,
@@ -37,6 +39,7 @@ const BUILT_IN_DIRS = [
   'activities/ticket-triage',
   'activities/support-routing',
   'activities/ticket-hub',
+  'activities/research-brief',
   'activities/built-in',
 ];
 const BUILT_IN_FILES = ['src/pipelines'];

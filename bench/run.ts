@@ -12,7 +12,8 @@
  * 19's targets, met or not (bench/targets.ts). Also: a rejected hop's cost, replay speed,
  * validations per second (bench/contracts.ts), history bytes per job with a 10 KB and a 1 MB
  * conversation (bench/conversation/), a hub job's latency against the serial relay of the
- * same stages (bench/hub/), and the records API's list route against a bare Fastify
+ * same stages (bench/hub/), model tokens per research-brief job with per-edge handover against
+ * the whole conversation at every hop (bench/tokens/), and the records API's list route against a bare Fastify
  * route (bench/api/). Markdown on stdout (with --json, the JSON report), JSON under results/.
  */
 import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
@@ -36,6 +37,7 @@ import { firstPackage } from '../workflows/rail/first-package';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
 import type { BaselineResult, HistoryShape } from './baseline/workflow';
 import { conversationMarkdown, conversationVsHistory } from './conversation/measure';
+import { tokensMarkdown, tokensPerJob } from './tokens/measure';
 import { hubMarkdown, hubVsRelay } from './hub/measure';
 import { apiListMarkdown, apiListVsBareRoute } from './api/measure';
 import {
@@ -374,6 +376,7 @@ async function main(): Promise<void> {
     const hops = await hopCosts(handrail.client, handrail.taskQueue, Number(args['rejected-hops']));
     const validations = await validationsPerSecond(Number(args['validation-ms']));
     const conversation = await conversationVsHistory(lab);
+    const tokens = await tokensPerJob(lab);
     const hub = await hubVsRelay(lab, Number(args['hub-jobs']));
     const api = await apiListVsBareRoute(lab.tmp, lab.client, {
       seconds: Number(args['api-seconds']),
@@ -449,6 +452,7 @@ async function main(): Promise<void> {
       hop_cost: hops,
       validations,
       conversation_vs_history: conversation,
+      tokens_per_job: tokens,
       hub_vs_relay: hub,
       api_list_vs_bare_route: api,
     };
@@ -539,6 +543,7 @@ async function main(): Promise<void> {
           ]),
         ),
         `\n${conversationMarkdown(conversation)}`,
+        `\n${tokensMarkdown(tokens)}`,
         `\n${hubMarkdown(hub)}`,
         `\n${apiListMarkdown(api)}`,
       ].join('\n'),

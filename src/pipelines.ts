@@ -16,6 +16,7 @@ export { builtInActivities };
 export { ticketTriageActivities } from '../activities/ticket-triage';
 export { supportRoutingActivities } from '../activities/support-routing';
 export { ticketHubActivities } from '../activities/ticket-hub';
+export { researchBriefActivities } from '../activities/research-brief';
 // The built-in pipelines' artifact schemas (zod: worker side, never in the workflow bundle).
 export * from '../contracts/pipelines/ticket-artifacts';
 

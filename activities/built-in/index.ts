@@ -4,6 +4,7 @@
  */
 import { ticketHub } from '../../contracts/pipelines/ticket-hub';
 import { type ActivityDeps, railActivities } from '../../src';
+import { researchBriefActivities } from '../research-brief';
 import { supportRoutingActivities } from '../support-routing';
 import { ticketHubActivities } from '../ticket-hub';
 import { ticketTriageActivities } from '../ticket-triage';
@@ -15,6 +16,7 @@ export function builtInActivities(deps: ActivityDeps) {
     ...ticketTriageActivities(deps, [ticketHub]),
     ...supportRoutingActivities(deps),
     ...ticketHubActivities(deps),
+    ...researchBriefActivities(deps),
   };
 }
 

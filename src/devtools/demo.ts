@@ -15,6 +15,7 @@ import { connectHandrail, startJob } from '../operator/client';
 import { connectWorker } from '../connect';
 import { acksTable } from '../operator/cli/format';
 import { paintFor } from '../operator/cli/terminal';
+import { agentNote, offlineModelFor } from './agent-note';
 import { ensureApiServer } from './api-server';
 import { ensureCodecServer } from './codec-server';
 import { devServerSettings } from './devserver/settings';
@@ -57,6 +58,10 @@ async function main(): Promise<void> {
     return undefined;
   });
 
+  // An agent pipeline without a real provider runs on its offline model.
+  const offlineModel = await offlineModelFor(pipeline);
+  if (offlineModel)
+    console.log(`No HANDRAIL_MODEL_BASE_URL: ${pipeline} runs on its offline model at ${offlineModel.baseUrl}.`);
   const connection = await connectWorker(config);
   const store = await openStore(config);
   const plugin = builtInPlugin();
@@ -93,6 +98,7 @@ async function main(): Promise<void> {
         paintFor(process.stdout, process.env),
       )}`,
     );
+    if (pipeline === 'research-brief') console.log(await agentNote(store, result, offlineModel));
     if (result.receipt)
       console.log(
         `receipt: ${result.receipt.write_key} → ${result.receipt.system} ${result.receipt.reference} (${result.receipt.status})`,
@@ -115,6 +121,7 @@ async function main(): Promise<void> {
     await client.connection.close();
     await connection.close();
     await store.close();
+    await offlineModel?.close();
   }
 }
 

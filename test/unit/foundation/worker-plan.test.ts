@@ -13,8 +13,8 @@ const { cards } = stageCards(BUILT_IN_PIPELINES);
 const writers = cards.filter((c) => c.writes !== null).map((c) => c.name);
 
 describe('per-stage workers', () => {
-  it('the built-in writers are ticket-triage writeback and support-routing crm-note, on <queue>-writer', () => {
-    expect(writers.sort()).toEqual(['crm-note', 'writeback']);
+  it('the built-in writers are ticket-triage writeback, support-routing crm-note and research-brief writer, on <queue>-writer', () => {
+    expect(writers.sort()).toEqual(['crm-note', 'writeback', 'writer']);
     expect(writerTaskQueue('handrail')).toBe('handrail-writer');
     for (const card of cards)
       expect(stageTaskQueue(card, 'handrail')).toBe(card.writes !== null ? 'handrail-writer' : 'handrail');

@@ -75,7 +75,12 @@ describe('ticket-hub: the definition', () => {
     for (const card of [intakeStage, judgeStage, writebackStage]) expect(ticketHub.get(card.name)).toBe(card);
     expect(ticketHub.cards.filter((c) => c.writes !== null).map((c) => c.name)).toEqual(['writeback']);
     expect([policyStage, accountStage, briefStage].map(reservationUsd)).toEqual([0.004, 0.002, 0.02]);
-    expect(BUILT_IN_PIPELINES.map((p) => p.name)).toEqual(['ticket-triage', 'support-routing', 'ticket-hub']);
+    expect(BUILT_IN_PIPELINES.map((p) => p.name)).toEqual([
+      'ticket-triage',
+      'support-routing',
+      'ticket-hub',
+      'research-brief',
+    ]);
   });
 
   it('refuses specialists whose partitions overlap (account also emitting chunks.v1), naming both', () => {

@@ -1,0 +1,78 @@
+/**
+ * A real HTTP server speaking OpenAI's chat completions, scripted by the test: each request is
+ * recorded and answered by `answer` (text, or tool calls), with token usage so the wallet can
+ * pay. Tests and the offline demo (research-model) run on it. What a local OpenAI-compatible server (vLLM, llama.cpp, Ollama) looks like to the AI SDK.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ChatRequestBody {
+  model: string;
+  messages: { role: string; content: string | null; tool_calls?: unknown[]; tool_call_id?: string }[];
+  tools?: { function: { name: string } }[];
+  response_format?: unknown;
+}
+
+export type ScriptedReply =
+  { text: string; usage?: Usage } | { toolCalls: { id: string; name: string; input: unknown }[]; usage?: Usage };
+
+interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+export interface ScriptedModel {
+  baseUrl: string;
+  /** Every request's body, in arrival order. */
+  requests: ChatRequestBody[];
+  answer: (request: ChatRequestBody) => ScriptedReply;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_USAGE: Usage = { prompt_tokens: 1_000, completion_tokens: 100 };
+
+export async function startScriptedModel(answer: ScriptedModel['answer']): Promise<ScriptedModel> {
+  const model: ScriptedModel = { baseUrl: '', requests: [], answer, close: async () => undefined };
+  const server = http.createServer((req, res) => {
+    let data = '';
+    req.on('data', (chunk: Buffer) => (data += chunk.toString('utf8')));
+    req.on('end', () => {
+      const body = JSON.parse(data) as ChatRequestBody;
+      model.requests.push(body);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion(model.answer(body))));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  model.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  model.close = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
+  return model;
+}
+
+function completion(reply: ScriptedReply) {
+  const message =
+    'text' in reply
+      ? { role: 'assistant', content: reply.text }
+      : {
+          role: 'assistant',
+          content: null,
+          tool_calls: reply.toolCalls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: JSON.stringify(c.input) },
+          })),
+        };
+  return {
+    id: 'chatcmpl-scripted',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: 'scripted',
+    choices: [{ index: 0, message, finish_reason: 'text' in reply ? 'stop' : 'tool_calls' }],
+    usage: reply.usage ?? DEFAULT_USAGE,
+  };
+}
+
+/** How many tool results the request carries: the loop's step number, less one. */
+export const toolResultsIn = (request: ChatRequestBody) => request.messages.filter((m) => m.role === 'tool').length;
