@@ -106,20 +106,7 @@ async function merge(job: JobState, step: FanOutStep, branches: readonly Branch[
   job.stage = MERGE_STAGE;
   job.publish();
   const hop = mergeHop(step.hub ?? job.package.hop, step.rule, job.package.hop);
-  // The merge is a step of the job's trace like a hop: a span from the branches' join to its record.
-  const traceMerge = (acks: AckRecord[], failure?: string) =>
-    traceHop({
-      job_id: job.jobId,
-      stage: MERGE_STAGE,
-      from: hop.from,
-      reason: step.rule.reason,
-      traceparent: job.settings.traceparent,
-      started_at: startedAt,
-      ended_at: Date.now(),
-      acks,
-      cost_usd: 0,
-      ...(failure ? { failure } : {}),
-    });
+  const traceMerge = (acks: AckRecord[], failure?: string) => traceMergeStep(job, step, hop, startedAt, acks, failure);
   const key = mergeKey(job.jobId, step.rule);
   const acked = (ack: AckRecord['ack'], reason: string) =>
     ackRecord(
@@ -176,4 +163,27 @@ async function merge(job: JobState, step: FanOutStep, branches: readonly Branch[
   job.acks.push(final);
   traceMerge([final]);
   return undefined;
+}
+
+/** The merge is a step of the job's trace like a hop: a span from the branches' join to its record. */
+function traceMergeStep(
+  job: JobState,
+  step: FanOutStep,
+  hop: ReturnType<typeof mergeHop>,
+  startedAt: number,
+  acks: AckRecord[],
+  failure?: string,
+): void {
+  traceHop({
+    job_id: job.jobId,
+    stage: MERGE_STAGE,
+    from: hop.from,
+    reason: step.rule.reason,
+    traceparent: job.settings.traceparent,
+    started_at: startedAt,
+    ended_at: Date.now(),
+    acks,
+    cost_usd: 0,
+    ...(failure ? { failure } : {}),
+  });
 }

@@ -92,12 +92,25 @@ export function outputText(body: unknown): string {
   return '';
 }
 
+/** Records one broken invariant with its reason. */
+type Report = (invariant: string, reason: string) => void;
+
 /** Every invariant the emitted package breaks, in a fixed order; empty means the hop stands. */
 export function checkEmitted(o: EmittedOutput): Violation[] {
-  const { delivered: before, emitted: after, card } = o;
   const v: Violation[] = [];
-  const add = (invariant: string, reason: string) => v.push({ invariant, reason });
+  const add: Report = (invariant, reason) => v.push({ invariant, reason });
+  checkRailOwned(o, add);
+  checkEvaluator(o, add);
+  const earlier = checkAppendOnly(o, add);
+  checkOutput(o, earlier, add);
+  checkPolicies(o, add);
+  return v;
+}
 
+/** What the job request and the rail set, which no stage may change: ids, goal, trace,
+ * constraints, a wallet that only shrinks, a reported cost, the hop block and the ack. */
+function checkRailOwned(o: EmittedOutput, add: Report): void {
+  const { delivered: before, emitted: after, card } = o;
   if (after.job_id !== before.job_id)
     add('job_id_unchanged', `job_id changed from ${before.job_id} to ${after.job_id}`);
   if (after.goal !== before.goal) add('goal_unchanged', "the goal is the job request's; the stage rewrote it");
@@ -115,7 +128,11 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   }
   if (!sameHop(after.hop, before.hop) || !same(after.ack, before.ack))
     add('hop_owned_by_rail', 'the stage changed the hop block or the ack');
+}
 
+/** Only a critic moves the evaluator, and a critic always leaves a verdict. */
+function checkEvaluator(o: EmittedOutput, add: Report): void {
+  const { delivered: before, emitted: after, card } = o;
   const evaluatorChanged = !same(after.evaluator, before.evaluator);
   if (card.role !== 'critic' && evaluatorChanged) {
     add(
@@ -125,14 +142,18 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   } else if (card.role === 'critic' && after.evaluator.last_verdict === 'none') {
     add('evaluator_not_reset', `the critic "${card.name}" left no verdict`);
   }
+}
 
+/** Tools tried, the summary and the artifacts only grow; returns the artifacts that were on the
+ * package before this hop (the inline entry as the stage moved it to the store, if it did). */
+function checkAppendOnly(o: EmittedOutput, add: Report): HandoffV1['artifacts'] {
+  const { delivered: before, emitted: after } = o;
   if (!same(after.tools_tried.slice(0, before.tools_tried.length), before.tools_tried)) {
     add('tools_tried_append_only', 'burned tool calls were removed from tools_tried');
   }
   const summary = summaryNotAppended(before.summary, after.summary);
   if (summary) add('summary_append_only', summary);
   const kept = after.artifacts.slice(0, before.artifacts.length);
-  const added = after.artifacts.slice(before.artifacts.length);
   // The one rewrite allowed: the inline entry moved to the store, under this job, hash for hash.
   const entryMoved = isStoredEntryOf(before.job_id, before.artifacts[0], kept[0]);
   if (!same(entryMoved ? kept.slice(1) : kept, entryMoved ? before.artifacts.slice(1) : before.artifacts))
@@ -143,19 +164,29 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
       'earlier_artifacts_kept',
       'the reference to the artifacts the rail moved off the package was changed or dropped',
     );
+  return entryMoved ? [kept[0]!, ...before.artifacts.slice(1)] : before.artifacts;
+}
+
+/** The stage appended exactly its reported output, of a type its card declares, and new. */
+function checkOutput(o: EmittedOutput, earlier: HandoffV1['artifacts'], add: Report): void {
+  const { delivered: before, emitted: after, card } = o;
+  const added = after.artifacts.slice(before.artifacts.length);
   if (!card.outputs.includes(o.artifact.type))
     add('output_declared', `"${card.name}" emitted ${o.artifact.type}; its card declares ${card.outputs.join(' | ')}`);
   if (added.length !== 1 || !same(added[0], o.artifact))
     add('output_declared', 'the emitted package must append exactly the reported output artifact');
-  const earlier = entryMoved ? [kept[0]!, ...before.artifacts.slice(1)] : before.artifacts;
   const reused = earlier.find((a) => a.uri === o.artifact.uri || (a.hash !== undefined && a.hash === o.artifact.hash));
   if (reused)
     add(
       'no_artifact_reuse',
       `the output repeats an earlier ${reused.type} (${reused.uri}); a revision must differ from every rejected output`,
     );
+}
 
-  // The critic quotes what it judges, so only producers' text is held to content policies.
+/** The job's constraints as content policies, on the prose and tool calls this stage added. The
+ * critic quotes what it judges, so only producers' text is held to them. */
+function checkPolicies(o: EmittedOutput, add: Report): void {
+  const { delivered: before, emitted: after, card } = o;
   const toolsUsed = after.tools_tried.slice(before.tools_tried.length).map((t) => t.name);
   const text = card.role === 'critic' ? '' : outputText(o.body);
   if (card.role !== 'critic' && o.body === undefined && policiesFor(before.constraints).length > 0) {
@@ -163,5 +194,4 @@ export function checkEmitted(o: EmittedOutput): Violation[] {
   }
   for (const b of constraintBreaches(before.constraints, { text, toolsUsed }))
     add('constraints_enforced', `${b.policy}: ${b.breach}`);
-  return v;
 }
