@@ -88,6 +88,9 @@ export const STAGE_FAILURE_TYPES = [
   /** A model stage's next step could cost more than what is left of the hop's reservation (the
    * card's worstCaseCostUsd, else its nominal cost): the step was not taken. */
   'ReservationExhausted',
+  /** A writer's earlier request may have reached its system (sent, no answer noted), and the
+   * card's reconcile mode is `none`: only a human can say whether it happened (details: the evidence). */
+  'WriteInDoubt',
   /** The edge's handover is over its token cap and may not fall back (the rail acks rejected_budget). */
   'ContextBudgetExceeded',
   /** The edge's handover could not be made: its callable is missing, its workspace or trace

@@ -4,26 +4,10 @@
  * and after (the outcome: the system's reference, or its refusal). An intent with no outcome is a
  * write in doubt: it may have happened. Both backends keep the same rows.
  */
-/** How a write in doubt was settled. */
-export type InDoubtResolution =
-  /** The system dedupes by the write key: the request went out again with it. */
-  | 'resent'
-  /** A read by the key found the write: its reference was adopted, nothing sent. */
-  | 'found_by_lookup'
-  /** A read by the key found no write: the request was sent. */
-  | 'sent_after_lookup'
-  /** A human said it happened, with its reference: nothing sent. */
-  | 'human_happened'
-  /** A human said to send it: the request was sent. */
-  | 'human_send';
+import type { WriteReceipt } from '../../../contracts';
 
-export const IN_DOUBT_RESOLUTIONS: readonly InDoubtResolution[] = [
-  'resent',
-  'found_by_lookup',
-  'sent_after_lookup',
-  'human_happened',
-  'human_send',
-];
+/** How a write in doubt was settled (the receipt's `in_doubt.resolution`). */
+export type InDoubtResolution = NonNullable<WriteReceipt['in_doubt']>['resolution'];
 
 export interface EffectEntry {
   /** `job_id:stage:artifact_type`, the writer's write key. */
