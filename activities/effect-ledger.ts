@@ -4,7 +4,14 @@
  * the write key, so a retried writer that finds an intent with no outcome knows the write is in
  * doubt and settles it the way its card says (`reconcile`) instead of sending it blindly again.
  */
-import { writeKey, type HandoffV1, type StageCard, type WriteReceipt } from '../contracts';
+import {
+  IN_DOUBT_DECIDED,
+  writeKey,
+  type HandoffV1,
+  type HookResult,
+  type StageCard,
+  type WriteReceipt,
+} from '../contracts';
 import type { EffectEntry, EffectLedger, InDoubtResolution } from '../src/worker/store';
 import { isInDoubt } from '../src/worker/store/effects';
 import { sha256Hex } from '../src/worker/store/content';
@@ -88,6 +95,31 @@ async function settleInDoubt(
       if (entry.send_allowed_by !== null) return send('human_send');
       throw stageFailure('WriteInDoubt', inDoubtMessage(card.name, entry), { in_doubt: inDoubtEvidence(entry) });
   }
+}
+
+/**
+ * A human's word on the writer's write in doubt, handed over with the hop the decision retried:
+ * noted on the ledger under the hop's delivery key, so a retried attempt of the same hop takes it
+ * once (one "send it" allows one send). A word on a write no longer in doubt changes nothing.
+ */
+export async function takeInDoubtDecision(
+  ledger: Pick<EffectLedger, 'decideInDoubt' | 'findEffect'>,
+  card: Pick<StageCard, 'name' | 'outputs' | 'writes'>,
+  pkg: Pick<HandoffV1, 'job_id'>,
+  hooks: readonly HookResult[] | undefined,
+  deliveryKey: string,
+): Promise<void> {
+  const said = hooks?.find((h) => h.event === IN_DOUBT_DECIDED);
+  if (!said || card.writes === null) return;
+  const word = JSON.parse(said.text) as { happened?: string; send?: true; actor: string };
+  const key = writeKey(pkg.job_id, card);
+  const entry = await ledger.findEffect(key);
+  if (!entry || !isInDoubt(entry)) return;
+  const decision = { actor: word.actor, id: deliveryKey };
+  await ledger.decideInDoubt(
+    key,
+    word.happened !== undefined ? { ...decision, happened: word.happened } : { ...decision, send: true },
+  );
 }
 
 /** The send itself, its outcome noted: a reference, or the system's refusal (rethrown). */

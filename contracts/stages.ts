@@ -35,6 +35,10 @@ export interface StageWork {
   store_entry?: true;
 }
 
+/** The hook result that carries a human's word on a write in doubt to the writer's retried hop:
+ * its text is the decision's `in_doubt` and actor, as JSON. */
+export const IN_DOUBT_DECIDED = 'write.in_doubt.decided';
+
 export interface HookResult {
   /** What produced it, e.g. `handoff.decided`. */
   event: string;

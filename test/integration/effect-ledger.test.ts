@@ -108,8 +108,13 @@ describe('writes in doubt, settled by the writer card’s reconcile mode', () =>
     const waiting = await waitForStatus(handle, 'escalated', 60_000);
     expect(waiting.escalation?.reasons.join(' ')).toContain(`write ${key} to crm is in doubt`);
     expect(server.payments).toHaveLength(1);
-    await store.decideInDoubt(key, { happened: server.payments[0]!.id, actor: 'ops.lead' });
-    await handle.executeUpdate(decideUpdate, { args: [{ action: 'approve', actor: 'ops.lead' }] });
+    // A word on a write in doubt goes with an approve only.
+    await expect(
+      handle.executeUpdate(decideUpdate, { args: [{ action: 'reject', actor: 'ops.lead', in_doubt: { send: true } }] }),
+    ).rejects.toMatchObject({ cause: { message: expect.stringMatching(/^in_doubt is a word on a write in doubt/) } });
+    await handle.executeUpdate(decideUpdate, {
+      args: [{ action: 'approve', actor: 'ops.lead', in_doubt: { happened: server.payments[0]!.id } }],
+    });
     const result = await handle.result();
     expect(result.status).toBe('completed');
     expect(server.payments).toHaveLength(1);
@@ -120,11 +125,13 @@ describe('writes in doubt, settled by the writer card’s reconcile mode', () =>
     const { handle, server, key } = await payingJob('none', 'drop_before_commit');
     await waitForStatus(handle, 'escalated', 60_000);
     expect(server.payments).toHaveLength(0);
-    await store.decideInDoubt(key, { send: true, actor: 'ops.lead' });
-    await handle.executeUpdate(decideUpdate, { args: [{ action: 'approve', actor: 'ops.lead' }] });
+    await handle.executeUpdate(decideUpdate, {
+      args: [{ action: 'approve', actor: 'ops.lead', in_doubt: { send: true } }],
+    });
     const result = await handle.result();
     expect(result.status).toBe('completed');
     expect(server.payments).toHaveLength(1);
     expect(result.receipt).toMatchObject({ in_doubt: { resolution: 'human_send', sends: 2 } });
+    expect(await store.findEffect(key)).toMatchObject({ reference: 'pay_1', send_allowed_by: null });
   });
 });

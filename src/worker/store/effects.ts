@@ -31,6 +31,8 @@ export interface EffectEntry {
   resolution: InDoubtResolution | null;
   /** Who allowed one more send of a write in doubt (a human's "send it"), until it is sent. */
   send_allowed_by: string | null;
+  /** The human decision last taken on this write (its id): the same decision again changes nothing. */
+  decision_id: string | null;
 }
 
 /** What a writer notes before it sends. */
@@ -43,8 +45,10 @@ export interface EffectIntent {
 /** What a system answered: its reference, or its refusal. `resolution` when the write had been in doubt. */
 export type EffectOutcome = ({ reference: string } | { error: string }) & { resolution?: InDoubtResolution };
 
-/** A human's decision on a write in doubt: it happened (with the system's reference), or send it. */
-export type InDoubtDecision = { happened: string; actor: string } | { send: true; actor: string };
+/** A human's decision on a write in doubt: it happened (with the system's reference), or send it.
+ * `id` names the decision: taken again (a retried attempt), it changes nothing, so one "send it"
+ * allows one send. */
+export type InDoubtDecision = ({ happened: string } | { send: true }) & { actor: string; id: string };
 
 /** A write whose intent is recorded and whose outcome is not: it may have happened. */
 export const isInDoubt = (entry: Pick<EffectEntry, 'reference' | 'error'>): boolean =>
@@ -79,10 +83,11 @@ export interface EffectRow {
   outcome_at: string | Date | null;
   resolution: string | null;
   send_allowed_by: string | null;
+  decision_id: string | null;
 }
 
 export const EFFECT_COLUMNS =
-  'write_key, job_id, system, request_sha256, request, sends, sent_at, reference, error, outcome_at, resolution, send_allowed_by';
+  'write_key, job_id, system, request_sha256, request, sends, sent_at, reference, error, outcome_at, resolution, send_allowed_by, decision_id';
 
 const iso = (at: string | Date): string => (typeof at === 'string' ? at : at.toISOString());
 
@@ -100,6 +105,7 @@ export function effectOf(row: EffectRow): EffectEntry {
     outcome_at: row.outcome_at === null ? null : iso(row.outcome_at),
     resolution: row.resolution as InDoubtResolution | null,
     send_allowed_by: row.send_allowed_by,
+    decision_id: row.decision_id,
   };
 }
 

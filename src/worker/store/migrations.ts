@@ -293,7 +293,8 @@ export const MIGRATIONS: readonly Migration[] = [
         error           TEXT,
         outcome_at      TEXT,
         resolution      TEXT,
-        send_allowed_by TEXT
+        send_allowed_by TEXT,
+        decision_id     TEXT
       );
       CREATE INDEX effects_by_job ON effects (job_id, sent_at);
     `,
@@ -310,7 +311,8 @@ export const MIGRATIONS: readonly Migration[] = [
         error           text,
         outcome_at      timestamptz,
         resolution      text,
-        send_allowed_by text
+        send_allowed_by text,
+        decision_id     text
       );
       CREATE INDEX effects_by_job ON effects (job_id, sent_at);
     `,

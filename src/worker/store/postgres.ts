@@ -340,15 +340,17 @@ class PostgresStore implements Store {
         [key],
       );
       if (!rows[0]) throw effectNotFound(key);
-      refuseSettled(effectOf(rows[0]));
+      const entry = effectOf(rows[0]);
+      if (entry.decision_id === decision.id) return entry;
+      refuseSettled(entry);
       const { rows: decided } = await ('happened' in decision
         ? client.query<EffectRow>(
-            `UPDATE effects SET reference = $1, outcome_at = now(), resolution = 'human_happened' WHERE write_key = $2 RETURNING ${EFFECT_COLUMNS}`,
-            [decision.happened, key],
+            `UPDATE effects SET reference = $1, outcome_at = now(), resolution = 'human_happened', decision_id = $3 WHERE write_key = $2 RETURNING ${EFFECT_COLUMNS}`,
+            [decision.happened, key, decision.id],
           )
         : client.query<EffectRow>(
-            `UPDATE effects SET send_allowed_by = $1 WHERE write_key = $2 RETURNING ${EFFECT_COLUMNS}`,
-            [decision.actor, key],
+            `UPDATE effects SET send_allowed_by = $1, decision_id = $3 WHERE write_key = $2 RETURNING ${EFFECT_COLUMNS}`,
+            [decision.actor, key, decision.id],
           ));
       return effectOf(decided[0]!);
     });

@@ -331,12 +331,18 @@ class SqliteStore implements Store {
     return this.db
       .transaction((): EffectEntry => {
         const entry = this.effect(key);
+        if (entry.decision_id === decision.id) return entry;
         refuseSettled(entry);
         if ('happened' in decision)
           this.sql(
-            `UPDATE effects SET reference = ?, outcome_at = ?, resolution = 'human_happened' WHERE write_key = ?`,
-          ).run(decision.happened, new Date().toISOString(), key);
-        else this.sql('UPDATE effects SET send_allowed_by = ? WHERE write_key = ?').run(decision.actor, key);
+            `UPDATE effects SET reference = ?, outcome_at = ?, resolution = 'human_happened', decision_id = ? WHERE write_key = ?`,
+          ).run(decision.happened, new Date().toISOString(), decision.id, key);
+        else
+          this.sql('UPDATE effects SET send_allowed_by = ?, decision_id = ? WHERE write_key = ?').run(
+            decision.actor,
+            decision.id,
+            key,
+          );
         return this.effect(key);
       })
       .immediate();

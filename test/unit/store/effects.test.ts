@@ -52,15 +52,18 @@ for (const backend of storeBackends()) {
 
     it('a human decides a write in doubt: it happened (with its reference), or send it; a settled one is refused', async () => {
       await store.recordIntent(intent);
-      const allowed = await store.decideInDoubt(intent.key, { send: true, actor: 'ops' });
-      expect(allowed).toMatchObject({ send_allowed_by: 'ops', reference: null });
+      const send = { send: true as const, actor: 'ops', id: 'job-1:payout:5' };
+      const allowed = await store.decideInDoubt(intent.key, send);
+      expect(allowed).toMatchObject({ send_allowed_by: 'ops', reference: null, decision_id: 'job-1:payout:5' });
       expect(await store.recordResend(intent.key)).toMatchObject({ sends: 2, send_allowed_by: null });
-      const happened = await store.decideInDoubt(intent.key, { happened: 'pay_7', actor: 'ops' });
+      // The same decision again (a retried attempt of its hop) allows no second send.
+      expect(await store.decideInDoubt(intent.key, send)).toMatchObject({ sends: 2, send_allowed_by: null });
+      const happened = await store.decideInDoubt(intent.key, { happened: 'pay_7', actor: 'ops', id: 'job-1:payout:7' });
       expect(happened).toMatchObject({ reference: 'pay_7', resolution: 'human_happened' });
-      await expect(store.decideInDoubt(intent.key, { send: true, actor: 'ops' })).rejects.toThrow(
+      await expect(store.decideInDoubt(intent.key, { ...send, id: 'job-1:payout:9' })).rejects.toThrow(
         'write job-1:payout:payout.v1 is not in doubt: payments named it pay_7',
       );
-      await expect(store.decideInDoubt('job-1:other:x.v1', { send: true, actor: 'ops' })).rejects.toThrow(TypeError);
+      await expect(store.decideInDoubt('job-1:other:x.v1', send)).rejects.toThrow(TypeError);
       expect(await store.findEffect('job-2:payout:payout.v1')).toBeNull();
     });
   });
