@@ -30,6 +30,7 @@ import { sha256Hex } from '../src/worker/store/content';
 import type { DeliveryFacts, StageRecord, Store, WritesStore } from '../src/worker/store';
 import { asyncLocalStorage, log } from '@temporalio/activity';
 import type { ApplicationFailure } from '@temporalio/common';
+import { takeInDoubtDecision } from './effect-ledger';
 import { stageFailure } from './failures';
 import { whileHeartbeating } from './heartbeat';
 import { appendSegments } from './summary';
@@ -105,6 +106,7 @@ export async function runStageOnce(
       facts.job_id,
       options,
     );
+    if (card.writes !== null) await takeInDoubtDecision(store, card, pkg, delivery.hook_results, key);
     const output = await work(pkg, turn);
     checkReceipt(card, output);
     const { transcript, handover } = await close(output);

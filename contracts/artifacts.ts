@@ -45,6 +45,15 @@ export const WriteReceipt = z.looseObject({
   payload_hash: sha256.optional(),
   status: z.enum(['created', 'existing']),
   written_at: isoTime,
+  /** Set when the write was found in doubt (its request sent, no answer noted) and settled: how
+   * (resent with its key, found or not found by a lookup, or a human's "it happened" / "send it"),
+   * and how many times the request went out in all. */
+  in_doubt: z
+    .looseObject({
+      resolution: z.enum(['resent', 'found_by_lookup', 'sent_after_lookup', 'human_happened', 'human_send']),
+      sends: z.int().min(1),
+    })
+    .optional(),
 });
 export type WriteReceipt = z.infer<typeof WriteReceipt>;
 

@@ -148,5 +148,10 @@ export const HumanDecision = z.looseObject({
   /** The escalation record the decision was taken through (the HTTP API sets it): the job refuses
    * it unless that is the record of the escalation it waits on. */
   handoff_record: escalationRecordId.optional(),
+  /** On an approve of an escalated writer whose write is in doubt: the human's word on it. It
+   * happened (the system's reference for it, adopted and nothing sent), or send it (once). */
+  in_doubt: z
+    .union([z.strictObject({ happened: readableText(LIMITS.shortText) }), z.strictObject({ send: z.literal(true) })])
+    .optional(),
 });
 export type HumanDecision = z.infer<typeof HumanDecision>;

@@ -35,6 +35,10 @@ export interface StageWork {
   store_entry?: true;
 }
 
+/** The hook result that carries a human's word on a write in doubt to the writer's retried hop:
+ * its text is the decision's `in_doubt` and actor, as JSON. */
+export const IN_DOUBT_DECIDED = 'write.in_doubt.decided';
+
 export interface HookResult {
   /** What produced it, e.g. `handoff.decided`. */
   event: string;
@@ -88,6 +92,9 @@ export const STAGE_FAILURE_TYPES = [
   /** A model stage's next step could cost more than what is left of the hop's reservation (the
    * card's worstCaseCostUsd, else its nominal cost): the step was not taken. */
   'ReservationExhausted',
+  /** A writer's earlier request may have reached its system (sent, no answer noted), and the
+   * card's reconcile mode is `none`: only a human can say whether it happened (details: the evidence). */
+  'WriteInDoubt',
   /** The edge's handover is over its token cap and may not fall back (the rail acks rejected_budget). */
   'ContextBudgetExceeded',
   /** The edge's handover could not be made: its callable is missing, its workspace or trace
@@ -95,6 +102,17 @@ export const STAGE_FAILURE_TYPES = [
   'HandoverFailed',
 ] as const;
 export type StageFailureType = (typeof STAGE_FAILURE_TYPES)[number];
+
+/**
+ * How a writer's system is reconciled when a write is in doubt (its request went out, and no
+ * answer was noted: the worker died, the connection dropped after the system committed).
+ */
+export const RECONCILE_MODES = {
+  idempotent: 'the system dedupes by the write key it is sent: resend',
+  lookup: 'a read by the write key (or client reference) says whether it happened: adopt its reference, or send',
+  none: 'it cannot be known: the job escalates to a human with the evidence, who says it happened or to send it',
+} as const;
+export type ReconcileMode = keyof typeof RECONCILE_MODES;
 
 export interface ToolGrant {
   /** Tool name as it appears in `tools_tried`, e.g. `ledger.post`. */
@@ -141,6 +159,9 @@ export interface StageCard {
   tools: readonly ToolGrant[];
   /** The external system this stage writes, or null. */
   writes: string | null;
+  /** How a write to that system is settled when it is in doubt (sent, no outcome noted): a
+   * writer must declare it (RECONCILE_MODES), a stage that writes nothing must not. */
+  reconcile?: ReconcileMode;
   /** What the evaluator checks on this stage's output, in words an operator reads. */
   criteria: readonly string[];
   /** Cost reported when the stage runs offline (no model behind it). */
@@ -280,9 +301,13 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
       }
       if (writeTools.length === 0) problems.push(`${at} writes "${card.writes}" but holds no write tool for it`);
       writersBySystem.set(card.writes, [...(writersBySystem.get(card.writes) ?? []), card.name]);
+      if (card.reconcile === undefined || !Object.hasOwn(RECONCILE_MODES, card.reconcile))
+        problems.push(`${at} writes "${card.writes}" but ${reconcileChoices(card.reconcile)}`);
     } else if (card.role === 'writer') {
       problems.push(`${at} has role "writer" but names no system it writes`);
     }
+    if (card.writes === null && card.reconcile !== undefined)
+      problems.push(`${at} declares reconcile "${card.reconcile}" but writes no system`);
 
     const back = card.onTargetUnavailable;
     if (back !== undefined && back !== 'escalate') {
@@ -371,6 +396,15 @@ export function writeKey(jobId: string, card: Pick<StageCard, 'name' | 'outputs'
   const [output] = card.outputs;
   if (output === undefined) throw new Error(`stage "${card.name}" names no output type`);
   return `${jobId}:${card.name}:${output}`;
+}
+
+/** The refusal of a writer card without a (known) reconcile mode: the three choices, each said. */
+function reconcileChoices(given: string | undefined): string {
+  const choices = Object.entries(RECONCILE_MODES)
+    .map(([mode, meaning]) => `'${mode}' (${meaning})`)
+    .join(', ');
+  const what = given === undefined ? 'declares no reconcile mode' : `declares reconcile ${JSON.stringify(given)}`;
+  return `${what} for a write in doubt; choose reconcile: ${choices}`;
 }
 
 function describeTools(tools: readonly ToolGrant[], writes: string | null): string {

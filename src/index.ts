@@ -48,6 +48,15 @@ export {
 } from '../activities/handover';
 export type { StageTurn, TurnPrompt } from '../activities/turn';
 export { entryFieldsMissing, refuseBreaches, refuseForeignWrite } from '../activities/stage';
+// Writes to systems handrail does not own, through the effect ledger (and the reference HTTP writer).
+export {
+  sendOnce,
+  inDoubtEvidence,
+  EffectRefused,
+  type EffectRequest,
+  type RemoteSystem,
+} from '../activities/effect-ledger';
+export { httpPayments } from '../activities/payments-http';
 export { passedSummary } from '../activities/verdict';
 export type { ActivityDeps } from '../activities/deps';
 export { writesOf, turnOptions } from '../activities/deps';

@@ -66,6 +66,7 @@ export const crmNoteStage = defineStage({
   outputs: ['receipt.v1'],
   tools: [{ name: 'crm.patch', access: 'write', system: 'crm' }],
   writes: 'crm',
+  reconcile: 'idempotent',
   criteria: [
     'idempotent upsert keyed job_id:stage:artifact_type',
     'runs only behind a passing verdict on the latest note',

@@ -59,6 +59,7 @@ export const writebackStage = defineStage({
   outputs: ['receipt.v1'],
   tools: [{ name: 'crm.patch', access: 'write', system: 'crm' }],
   writes: 'crm',
+  reconcile: 'idempotent',
   criteria: ['idempotent upsert keyed job_id:stage:artifact_type', 'runs only behind a passing verdict'],
   nominalCostUsd: 0.001,
   // The write is keyed, so retrying is safe; give a flaky CRM more chances than the others.

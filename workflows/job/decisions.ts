@@ -33,6 +33,7 @@ export class Decisions {
           this.job.escalation,
           this.pending !== undefined || this.claiming,
           this.records.openId,
+          this.blockedWrites(),
         ),
     });
   }
@@ -47,6 +48,12 @@ export class Decisions {
     const decision = this.pending!;
     this.pending = undefined;
     return decision;
+  }
+
+  /** Whether the escalation blocks a writer's hop (a word on its write in doubt is taken then only). */
+  private blockedWrites(): boolean {
+    const blocked = this.job.escalation?.blocked;
+    return blocked !== undefined && (this.job.pipeline.get(blocked)?.writes ?? null) !== null;
   }
 
   /** What the record of a decision taken through it handed on, once (the next hop gets it). */

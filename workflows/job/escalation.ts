@@ -5,6 +5,7 @@
  */
 import {
   HUMAN_NOTE_PREFIX,
+  IN_DOUBT_DECIDED,
   LIMITS,
   snapshotOf,
   type AckRecord,
@@ -113,7 +114,9 @@ function humanAck(job: JobState, hop: Hop, reason: string, actor?: string): AckR
 /** Turns a human decision into the next step. The human's hop carries the actor on its ack. */
 function apply(job: JobState, decision: HumanDecision, step: EscalateStep, hooks?: HookResult[]): Route | 'rejected' {
   job.countAtLastHumanDecision = job.package.hop?.count ?? 0;
-  const human = { from: HUMAN, actor: decision.actor, ...(hooks ? { hooks } : {}) };
+  const said = inDoubtHook(decision);
+  const handed = said ? [...(hooks ?? []), said] : hooks;
+  const human = { from: HUMAN, actor: decision.actor, ...(handed ? { hooks: handed } : {}) };
   switch (decision.action) {
     case 'reject':
       return 'rejected';
@@ -142,6 +145,13 @@ function apply(job: JobState, decision: HumanDecision, step: EscalateStep, hooks
       };
     }
   }
+}
+
+/** A human's word on a write in doubt, for the writer's retried hop (the validator allows it only
+ * on an approve of an escalated writer). */
+function inDoubtHook(decision: HumanDecision): HookResult | undefined {
+  if (decision.in_doubt === undefined) return undefined;
+  return { event: IN_DOUBT_DECIDED, text: JSON.stringify({ ...decision.in_doubt, actor: decision.actor }) };
 }
 
 /** Retry what was blocked: the refused hop, or the routing decision with the new wallet. */

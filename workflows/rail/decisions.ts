@@ -42,12 +42,15 @@ export function decisionOptions(
   return options;
 }
 
-/** `openRecord`: the id of the escalation record of the escalation the job waits on, if it has one. */
+/** `openRecord`: the id of the escalation record of the escalation the job waits on, if it has one;
+ * `blockedWrites`: whether the step the escalation blocked is a writer's (a word on a write in doubt
+ * is taken for a writer only). */
 export function validateDecision(
   decision: unknown,
   escalation: Escalation | undefined,
   alreadyDecided: boolean,
   openRecord?: string,
+  blockedWrites = false,
 ): void {
   if (!escalation) throw new Error('the job is not waiting for a human decision');
   if (alreadyDecided) throw new Error('a decision for this escalation is already being applied');
@@ -64,6 +67,9 @@ export function validateDecision(
     throw new Error(
       `"${d.action}" is not possible for this escalation; choose one of: ${escalation.options.join(', ')}`,
     );
+  }
+  if (d.in_doubt !== undefined && (d.action !== 'approve' || !blockedWrites)) {
+    throw new Error('in_doubt is a word on a write in doubt: give it with approve, on an escalated writer');
   }
   if (d.action === 'top_up' && !((d.usd ?? 0) > 0 || (d.revisions ?? 0) > 0)) {
     throw new Error('top_up needs usd > 0 or revisions > 0');

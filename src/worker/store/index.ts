@@ -8,6 +8,7 @@ import { loadConfig } from '../../config';
 import type { Store } from './types';
 
 export * from './types';
+export * from './effects';
 
 export interface StoreConfig {
   /** PostgreSQL connection URL; unset means embedded SQLite. */

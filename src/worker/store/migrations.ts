@@ -275,6 +275,48 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: 'effect ledger: each outbound write noted before it is sent (intent) and after (outcome)',
+    // One row per write key. An intent with neither reference nor error is a write in doubt: the
+    // writer may have died after the system committed and before the outcome was noted.
+    sqlite: `
+      CREATE TABLE effects (
+        write_key       TEXT PRIMARY KEY,
+        job_id          TEXT NOT NULL,
+        system          TEXT NOT NULL,
+        request_sha256  TEXT NOT NULL,
+        request         TEXT NOT NULL,
+        sends           INTEGER NOT NULL,
+        sent_at         TEXT NOT NULL,
+        reference       TEXT,
+        error           TEXT,
+        outcome_at      TEXT,
+        resolution      TEXT,
+        send_allowed_by TEXT,
+        decision_id     TEXT
+      );
+      CREATE INDEX effects_by_job ON effects (job_id, sent_at);
+    `,
+    postgres: `
+      CREATE TABLE effects (
+        write_key       text PRIMARY KEY,
+        job_id          text NOT NULL,
+        system          text NOT NULL,
+        request_sha256  text NOT NULL,
+        request         text NOT NULL,
+        sends           integer NOT NULL,
+        sent_at         timestamptz NOT NULL,
+        reference       text,
+        error           text,
+        outcome_at      timestamptz,
+        resolution      text,
+        send_allowed_by text,
+        decision_id     text
+      );
+      CREATE INDEX effects_by_job ON effects (job_id, sent_at);
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));

@@ -42,6 +42,17 @@ import {
   writeReceiptOf,
 } from './types';
 import { MIGRATIONS } from './migrations';
+import {
+  EFFECT_COLUMNS,
+  effectNotFound,
+  effectOf,
+  refuseSettled,
+  type EffectEntry,
+  type EffectIntent,
+  type EffectOutcome,
+  type EffectRow,
+  type InDoubtDecision,
+} from './effects';
 
 const WRITE_COLUMNS = 'idempotency_key, system, reference, payload_sha256, written_at';
 const WRITE_INSERT =
@@ -287,6 +298,83 @@ class PostgresStore implements Store {
     const prior = await this.writeRow(write.key);
     if (!prior) throw new Error(`write ${write.key} was neither inserted nor found`);
     return writeReceiptOf(prior, 'existing');
+  }
+
+  async recordIntent(intent: EffectIntent): Promise<{ entry: EffectEntry; fresh: boolean }> {
+    // A concurrent intent under the same key waits on the primary key, then does nothing.
+    const inserted = await this.pool.query(
+      `INSERT INTO effects (write_key, job_id, system, request_sha256, request, sends, sent_at)
+       VALUES ($1, $2, $3, $4, $5, 1, now()) ON CONFLICT (write_key) DO NOTHING`,
+      [intent.key, jobIdOfKey(intent.key), intent.system, sha256Hex(intent.request), intent.request],
+    );
+    return { entry: await this.effect(intent.key), fresh: inserted.rowCount === 1 };
+  }
+
+  async recordResend(key: string): Promise<EffectEntry> {
+    await this.pool.query(
+      `UPDATE effects SET sends = sends + 1, sent_at = now(), error = NULL, outcome_at = NULL, send_allowed_by = NULL
+       WHERE write_key = $1 AND reference IS NULL`,
+      [key],
+    );
+    return this.effect(key);
+  }
+
+  async recordOutcome(key: string, outcome: EffectOutcome): Promise<EffectEntry> {
+    await this.pool.query(
+      `UPDATE effects SET reference = $1, error = $2, outcome_at = now(), resolution = coalesce($3, resolution)
+       WHERE write_key = $4 AND reference IS NULL`,
+      [
+        'reference' in outcome ? outcome.reference : null,
+        'error' in outcome ? outcome.error : null,
+        outcome.resolution ?? null,
+        key,
+      ],
+    );
+    return this.effect(key);
+  }
+
+  async decideInDoubt(key: string, decision: InDoubtDecision): Promise<EffectEntry> {
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<EffectRow>(
+        `SELECT ${EFFECT_COLUMNS} FROM effects WHERE write_key = $1 FOR UPDATE`,
+        [key],
+      );
+      if (!rows[0]) throw effectNotFound(key);
+      const entry = effectOf(rows[0]);
+      if (entry.decision_id === decision.id) return entry;
+      refuseSettled(entry);
+      const { rows: decided } = await ('happened' in decision
+        ? client.query<EffectRow>(
+            `UPDATE effects SET reference = $1, outcome_at = now(), resolution = 'human_happened', decision_id = $3 WHERE write_key = $2 RETURNING ${EFFECT_COLUMNS}`,
+            [decision.happened, key, decision.id],
+          )
+        : client.query<EffectRow>(
+            `UPDATE effects SET send_allowed_by = $1, decision_id = $3 WHERE write_key = $2 RETURNING ${EFFECT_COLUMNS}`,
+            [decision.actor, key, decision.id],
+          ));
+      return effectOf(decided[0]!);
+    });
+  }
+
+  async findEffect(key: string): Promise<EffectEntry | null> {
+    const { rows } = await this.pool.query<EffectRow>(`SELECT ${EFFECT_COLUMNS} FROM effects WHERE write_key = $1`, [
+      key,
+    ]);
+    return rows[0] ? effectOf(rows[0]) : null;
+  }
+
+  async listEffects(jobId: string): Promise<EffectEntry[]> {
+    const { rows } = await this.pool.query<EffectRow>(
+      `SELECT ${EFFECT_COLUMNS} FROM effects WHERE job_id = $1 ORDER BY sent_at, write_key`,
+      [jobId],
+    );
+    return rows.map(effectOf);
+  }
+
+  private async effect(key: string): Promise<EffectEntry> {
+    const entry = await this.findEffect(key);
+    if (!entry) throw effectNotFound(key);
+    return entry;
   }
 
   async findWrite(key: string): Promise<WriteReceipt | null> {

@@ -43,6 +43,17 @@ import {
   writeReceiptOf,
 } from './types';
 import { MIGRATIONS } from './migrations';
+import {
+  EFFECT_COLUMNS,
+  effectNotFound,
+  effectOf,
+  refuseSettled,
+  type EffectEntry,
+  type EffectIntent,
+  type EffectOutcome,
+  type EffectRow,
+  type InDoubtDecision,
+} from './effects';
 
 const WRITE_COLUMNS = 'idempotency_key, system, reference, payload_sha256, written_at';
 const WRITE_INSERT =
@@ -283,6 +294,81 @@ class SqliteStore implements Store {
         return receipt;
       })
       .immediate();
+  }
+
+  async recordIntent(intent: EffectIntent): Promise<{ entry: EffectEntry; fresh: boolean }> {
+    const jobId = jobIdOfKey(intent.key);
+    const inserted = this.sql(
+      `INSERT INTO effects (write_key, job_id, system, request_sha256, request, sends, sent_at)
+       VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT (write_key) DO NOTHING`,
+    ).run(intent.key, jobId, intent.system, sha256Hex(intent.request), intent.request, new Date().toISOString());
+    return { entry: this.effect(intent.key), fresh: inserted.changes === 1 };
+  }
+
+  async recordResend(key: string): Promise<EffectEntry> {
+    this.sql(
+      `UPDATE effects SET sends = sends + 1, sent_at = ?, error = NULL, outcome_at = NULL, send_allowed_by = NULL
+       WHERE write_key = ? AND reference IS NULL`,
+    ).run(new Date().toISOString(), key);
+    return this.effect(key);
+  }
+
+  async recordOutcome(key: string, outcome: EffectOutcome): Promise<EffectEntry> {
+    this.sql(
+      `UPDATE effects SET reference = ?, error = ?, outcome_at = ?, resolution = coalesce(?, resolution)
+       WHERE write_key = ? AND reference IS NULL`,
+    ).run(
+      'reference' in outcome ? outcome.reference : null,
+      'error' in outcome ? outcome.error : null,
+      new Date().toISOString(),
+      outcome.resolution ?? null,
+      key,
+    );
+    return this.effect(key);
+  }
+
+  async decideInDoubt(key: string, decision: InDoubtDecision): Promise<EffectEntry> {
+    return this.db
+      .transaction((): EffectEntry => {
+        const entry = this.effect(key);
+        if (entry.decision_id === decision.id) return entry;
+        refuseSettled(entry);
+        if ('happened' in decision)
+          this.sql(
+            `UPDATE effects SET reference = ?, outcome_at = ?, resolution = 'human_happened', decision_id = ? WHERE write_key = ?`,
+          ).run(decision.happened, new Date().toISOString(), decision.id, key);
+        else
+          this.sql('UPDATE effects SET send_allowed_by = ?, decision_id = ? WHERE write_key = ?').run(
+            decision.actor,
+            decision.id,
+            key,
+          );
+        return this.effect(key);
+      })
+      .immediate();
+  }
+
+  async findEffect(key: string): Promise<EffectEntry | null> {
+    const row = this.effectRow(key);
+    return row ? effectOf(row) : null;
+  }
+
+  async listEffects(jobId: string): Promise<EffectEntry[]> {
+    const rows = this.sql(`SELECT ${EFFECT_COLUMNS} FROM effects WHERE job_id = ? ORDER BY sent_at, write_key`).all(
+      jobId,
+    ) as EffectRow[];
+    return rows.map(effectOf);
+  }
+
+  /** The entry under a key (synchronous, so it reads inside a transaction); throws when absent. */
+  private effect(key: string): EffectEntry {
+    const row = this.effectRow(key);
+    if (!row) throw effectNotFound(key);
+    return effectOf(row);
+  }
+
+  private effectRow(key: string): EffectRow | undefined {
+    return this.sql(`SELECT ${EFFECT_COLUMNS} FROM effects WHERE write_key = ?`).get(key) as EffectRow | undefined;
   }
 
   async findWrite(key: string): Promise<WriteReceipt | null> {

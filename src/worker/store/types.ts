@@ -17,6 +17,7 @@ import {
 } from '../../../contracts/escalation-record';
 import type { StageResult } from '../../../contracts/stages';
 import { sha256Hex } from './content';
+import type { EffectLedger } from './effects';
 
 export type StoreBackend = 'sqlite' | 'postgres';
 
@@ -86,7 +87,7 @@ export interface WriteRequest {
   payload: string;
 }
 
-export interface Store {
+export interface Store extends EffectLedger {
   readonly backend: StoreBackend;
 
   /** Stores a JSON body under its sha256 (same content, same address) and returns the hex. */

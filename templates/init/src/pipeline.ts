@@ -57,6 +57,7 @@ export const payout = defineStage({
   name: 'payout',
   role: 'writer',
   writes: 'payments',
+  reconcile: 'idempotent',
   tools: [{ name: 'payments.pay', access: 'write', system: 'payments' }],
   accepts: ['approval.v1'],
   outputs: ['payout.v1'],

@@ -43,5 +43,6 @@ export const wikiWriter = (tools: ToolGrant[]) =>
     criteria: ['posts the brief once'],
     nominalCostUsd: 0.01,
     writes: 'wiki',
+    reconcile: 'idempotent',
     tools,
   });

@@ -117,6 +117,23 @@ describe('validateDecision', () => {
     expect(() => validateDecision({ action: 'top_up', actor: 'ops', revisions: 1 }, ok, false)).not.toThrow();
   });
 
+  it('takes a word on a write in doubt only with approve, and only when the escalation blocks a writer', () => {
+    const happened = { action: 'approve', actor: 'ops', in_doubt: { happened: 'pay_1' } };
+    expect(() => validateDecision(happened, ok, false, undefined, true)).not.toThrow();
+    expect(() =>
+      validateDecision({ action: 'approve', actor: 'ops', in_doubt: { send: true } }, ok, false, undefined, true),
+    ).not.toThrow();
+    expect(() => validateDecision(happened, ok, false, undefined, false)).toThrow(
+      'in_doubt is a word on a write in doubt: give it with approve, on an escalated writer',
+    );
+    expect(() =>
+      validateDecision({ action: 'reject', actor: 'ops', in_doubt: { send: true } }, ok, false, undefined, true),
+    ).toThrow(/^in_doubt is a word/);
+    expect(() =>
+      validateDecision({ action: 'approve', actor: 'ops', in_doubt: { send: false } }, ok, false, undefined, true),
+    ).toThrow(/^invalid decision: /);
+  });
+
   it('refuses when the job is not waiting for a decision', () => {
     expect(() => validateDecision({ action: 'approve', actor: 'ops' }, undefined, false)).toThrow(/not waiting/);
   });

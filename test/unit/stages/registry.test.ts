@@ -7,6 +7,7 @@ import {
   writeKey,
   type StageCard,
 } from '../../../contracts/stages';
+import { definePipeline } from '../../../contracts/pipeline';
 
 const ENTRY = [ticketTriage.entry];
 const replace = (card: StageCard) => ticketTriage.cards.map((c) => (c.name === card.name ? card : c));
@@ -137,6 +138,30 @@ describe('registry refusals', () => {
       /stage "draft" holds write tools \(email\.send on email\) but declares no system it writes/,
     );
     expect(refusal(replace(writer))).toMatch(/stage "writeback" writes "crm" but holds no write tool for it/);
+  });
+
+  it('definePipeline refuses a writer without a reconcile mode for the system it writes, naming the three choices', () => {
+    const { reconcile: _mode, ...unreconciled } = writebackStage;
+    const define = (writer: StageCard) =>
+      definePipeline({
+        name: 'ticket-triage',
+        entry: ticketTriage.entrySpec,
+        stages: replace(writer),
+        routes: ticketTriage.routes,
+        revisits: ticketTriage.revisits,
+        reviser: 'draft',
+      });
+    expect(() => define(unreconciled)).toThrow(
+      `stage "writeback" writes "crm" but declares no reconcile mode for a write in doubt; choose reconcile: 'idempotent' (the system dedupes by the write key it is sent: resend), 'lookup' (a read by the write key (or client reference) says whether it happened: adopt its reference, or send), 'none' (it cannot be known: the job escalates to a human with the evidence, who says it happened or to send it)`,
+    );
+    expect(refusal(replace({ ...writebackStage, reconcile: 'maybe' as 'none' }))).toMatch(
+      /stage "writeback" writes "crm" but declares reconcile "maybe" for a write in doubt; choose reconcile: 'idempotent'/,
+    );
+    expect(refusal(replace({ ...judgeStage, reconcile: 'lookup' }))).toBe(
+      'stage "judge" declares reconcile "lookup" but writes no system',
+    );
+    for (const reconcile of ['idempotent', 'lookup', 'none'] as const)
+      expect(checkStageRegistry(replace({ ...writebackStage, reconcile }), ENTRY)).toEqual([]);
   });
 
   it('refuses a tool priced below zero or at no finite amount per call', () => {

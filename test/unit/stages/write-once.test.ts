@@ -13,6 +13,7 @@ const payout = defineStage({
   outputs: ['payout.v1'],
   tools: [{ name: 'payments.pay', access: 'write', system: 'payments' }],
   writes: 'payments',
+  reconcile: 'idempotent',
   criteria: ['pays once'],
   nominalCostUsd: 0,
 });

@@ -1,0 +1,137 @@
+/**
+ * Writes to a system without idempotency support, through the effect ledger: the ticket pipeline's
+ * writer pays over HTTP (the reference writer against a local payments API that counts its real
+ * payments), and the first attempt's connection drops after (or before) the payment commits, as a
+ * worker dying between send and record would leave it. Temporal retries the writer; each reconcile
+ * mode must settle the write in doubt without a second payment, and the job's receipt says how.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ticketTriage, writebackStage } from '../../contracts/pipelines/ticket-triage';
+import { ReceiptV1 } from '../../contracts/pipelines/ticket-artifacts';
+import type { ReconcileMode } from '../../contracts/stages';
+import { sendOnce } from '../../activities/effect-ledger';
+import { httpPayments } from '../../activities/payments-http';
+import { stageActivities } from '../../activities/stage';
+import { writeArtifact } from '../../activities/artifacts';
+import { openStore, type Store } from '../../src/worker/store';
+import { startJob } from '../../src/operator/client';
+import { decideUpdate } from '../../workflows/definitions';
+import { startPaymentsServer, type PaymentFault, type PaymentsServer } from '../helpers/payments-server';
+import { jobRequest, startRail, waitForStatus, type Rail } from '../helpers/rail';
+
+/** Each job's system: how its writer reconciles, and the payments API it pays through. */
+const systems = new Map<string, { reconcile: ReconcileMode; server: PaymentsServer }>();
+
+let rail: Rail;
+let store: Store;
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-ledger-'));
+  store = await openStore({ sqlitePath: path.join(dataDir, 'store.sqlite') });
+  const paying = stageActivities(ticketTriage, store, {
+    writeback: async (pkg) => {
+      const system = systems.get(pkg.job_id)!;
+      const write = await sendOnce(
+        store,
+        { ...writebackStage, reconcile: system.reconcile },
+        pkg,
+        { body: JSON.stringify({ usd: 5, memo: `goodwill credit for ${pkg.job_id}` }) },
+        httpPayments(system.server.url, 2_000),
+      );
+      const receipt = {
+        idempotency_key: write.write_key,
+        system: write.system,
+        record_id: write.reference,
+        ticket_id: `tkt_${pkg.job_id}`,
+        status: 'created' as const,
+        written_at: write.written_at,
+      };
+      return {
+        artifact: await writeArtifact(store, 'receipt.v1', ReceiptV1, receipt),
+        body: receipt,
+        receipt: write,
+        cost_usd: writebackStage.nominalCostUsd,
+      };
+    },
+  });
+  rail = await startRail({ store, activities: () => paying });
+});
+
+afterAll(async () => {
+  await rail?.stop();
+  await store?.close();
+  for (const { server } of systems.values()) await server.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** A job whose writer pays through a fresh payments API that fails its first request with `fault`. */
+async function payingJob(reconcile: ReconcileMode, fault: PaymentFault, honoursIdempotencyKey = false) {
+  const request = jobRequest();
+  const server = await startPaymentsServer({ honoursIdempotencyKey });
+  server.faults = [fault];
+  systems.set(request.job_id, { reconcile, server });
+  const { handle } = await startJob(rail.client, request, rail);
+  return { handle, server, key: `${request.job_id}:writeback:receipt.v1` };
+}
+
+describe('writes in doubt, settled by the writer card’s reconcile mode', () => {
+  it('idempotent: the payment committed and the answer was lost; the retry resends with the key and the system keeps one payment', async () => {
+    const { handle, server, key } = await payingJob('idempotent', 'commit_then_drop', true);
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(server.payments.map((p) => p.client_reference)).toEqual([key]);
+    expect(result.receipt).toMatchObject({ reference: 'pay_1', in_doubt: { resolution: 'resent', sends: 2 } });
+  });
+
+  it('lookup: the payment committed and the answer was lost; the retry finds it by its client reference and pays nothing more', async () => {
+    const { handle, server } = await payingJob('lookup', 'commit_then_drop');
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(server.payments).toHaveLength(1);
+    expect(result.receipt).toMatchObject({ reference: 'pay_1', in_doubt: { resolution: 'found_by_lookup', sends: 1 } });
+  });
+
+  it('lookup: the request was lost before it committed; the retry finds no payment and pays once', async () => {
+    const { handle, server } = await payingJob('lookup', 'drop_before_commit');
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(server.payments).toHaveLength(1);
+    expect(result.receipt).toMatchObject({ in_doubt: { resolution: 'sent_after_lookup', sends: 2 } });
+  });
+
+  it('none: the retry sends nothing and escalates with the evidence; a human says it happened, and the job completes on that reference', async () => {
+    const { handle, server, key } = await payingJob('none', 'commit_then_drop');
+    const waiting = await waitForStatus(handle, 'escalated', 60_000);
+    expect(waiting.escalation?.reasons.join(' ')).toContain(`write ${key} to crm is in doubt`);
+    expect(server.payments).toHaveLength(1);
+    // A word on a write in doubt goes with an approve only.
+    await expect(
+      handle.executeUpdate(decideUpdate, { args: [{ action: 'reject', actor: 'ops.lead', in_doubt: { send: true } }] }),
+    ).rejects.toMatchObject({ cause: { message: expect.stringMatching(/^in_doubt is a word on a write in doubt/) } });
+    await handle.executeUpdate(decideUpdate, {
+      args: [{ action: 'approve', actor: 'ops.lead', in_doubt: { happened: server.payments[0]!.id } }],
+    });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(server.payments).toHaveLength(1);
+    expect(result.receipt).toMatchObject({ reference: 'pay_1', in_doubt: { resolution: 'human_happened', sends: 1 } });
+  });
+
+  it('none: the request never committed; a human says send it, and it is paid once', async () => {
+    const { handle, server, key } = await payingJob('none', 'drop_before_commit');
+    await waitForStatus(handle, 'escalated', 60_000);
+    expect(server.payments).toHaveLength(0);
+    await handle.executeUpdate(decideUpdate, {
+      args: [{ action: 'approve', actor: 'ops.lead', in_doubt: { send: true } }],
+    });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(server.payments).toHaveLength(1);
+    expect(result.receipt).toMatchObject({ in_doubt: { resolution: 'human_send', sends: 2 } });
+    expect(await store.findEffect(key)).toMatchObject({ reference: 'pay_1', send_allowed_by: null });
+  });
+});
