@@ -49,6 +49,8 @@ export const writerStage = defineStage({
   accepts: ['verdict.v1'],
   outputs: [BRIEF],
   writes: 'briefs',
+  // The brief and its write key commit together in the store (writeOnce): a resend is answered with the first.
+  reconcile: 'idempotent',
   tools: [{ name: 'briefs.write', access: 'write', system: 'briefs' }],
   criteria: ['writes the brief once, keyed job_id:writer:brief.v1', 'only behind a passing verdict'],
   nominalCostUsd: 0.002,
