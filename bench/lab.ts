@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { handrailDataConverter } from '../src/codec';
-import { PROJECT_ROOT } from '../src/config';
+import { codeRoot } from '../src/config';
 import { ensureDevServer, freePort, type DevServer } from '../src/devtools/devserver/server';
 import { bundleRail } from '../src/worker/bundle';
 import { BUILT_IN_WORKFLOWS } from '../src/pipelines';
@@ -18,9 +18,9 @@ import { BUILT_IN_WORKFLOWS } from '../src/pipelines';
 export const NAMESPACE = 'default';
 
 /** The product's workflow bundle (handoffJob, stageHop). */
-export const HANDRAIL_WORKFLOWS = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
+export const HANDRAIL_WORKFLOWS = path.join(codeRoot, 'workflows', 'index.ts');
 /** The bare chain, bundled on its own so it never ships with the product's workflows. */
-export const BASELINE_WORKFLOWS = path.join(PROJECT_ROOT, 'bench', 'baseline', 'workflow.ts');
+export const BASELINE_WORKFLOWS = path.join(codeRoot, 'bench', 'baseline', 'workflow.ts');
 
 export interface Lab {
   address: string;

@@ -5,10 +5,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../src/config';
+import { codeRoot } from '../src/config';
 import type { PropertyCheck } from './load-shape';
 
-export const RESULTS_DIR = path.join(PROJECT_ROOT, 'results');
+export const RESULTS_DIR = path.join(codeRoot, 'results');
 
 export function markdownTable(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
   const line = (cells: readonly (string | number)[]) => `| ${cells.join(' | ')} |`;

@@ -27,7 +27,7 @@ import type { JobRequest, JobResult, Pipeline } from '../contracts';
 import type { ActivityDeps } from '../activities/deps';
 import type { StageActivity } from '../activities/stage';
 import { handrailDataConverter } from '../src/codec';
-import { PROJECT_ROOT } from '../src/config';
+import { codeRoot } from '../src/config';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
 import { decide, startJob } from '../src/operator/client';
 import { HandrailPlugin } from '../src/plugin';
@@ -82,7 +82,7 @@ export interface RouteOutcome {
   v1StopMs: number;
 }
 
-const FIXTURES = path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'rollout');
+const FIXTURES = path.join(codeRoot, 'test', 'integration', 'fixtures', 'rollout');
 
 interface Build {
   id: 'v1' | 'v2';

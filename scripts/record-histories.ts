@@ -14,7 +14,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { PROJECT_ROOT } from '../src/config';
+import { codeRoot } from '../src/config';
 import { ensureDevServer, freePort } from '../src/devtools/devserver/server';
 import { SCENARIOS, normalizeResult, type Scenario } from '../test/scenarios';
 import { openStore } from '../src/worker/store';
@@ -106,9 +106,7 @@ async function main(): Promise<void> {
     } finally {
       await stopWorkers(production);
     }
-    console.log(
-      `wrote ${scenarios.length} histories to ${path.relative(PROJECT_ROOT, path.dirname(historyFile('x')))}/`,
-    );
+    console.log(`wrote ${scenarios.length} histories to ${path.relative(codeRoot, path.dirname(historyFile('x')))}/`);
   } finally {
     await connection.close();
     await nativeConnection.close();

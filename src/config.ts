@@ -3,9 +3,9 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/client';
 import { codeRoot } from './package-paths';
 
-/** Where handrail's own code lives (its sources, or `dist/` of an installed package), so nothing
- * is ever written under it: the tree `codeRoot` names. */
-export const PROJECT_ROOT = codeRoot;
+/** Where handrail's own code lives (its sources, or `dist/` of an installed package); nothing is
+ * ever written under it. Re-exported for the devtools, tests and benches that read settings here. */
+export { codeRoot };
 
 export interface HandrailConfig {
   /** gRPC address of the Temporal frontend, `host:port`. */

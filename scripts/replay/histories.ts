@@ -4,9 +4,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../src/config';
+import { codeRoot } from '../../src/config';
 
-export const HISTORIES_DIR = path.join(PROJECT_ROOT, 'test', 'histories');
+export const HISTORIES_DIR = path.join(codeRoot, 'test', 'histories');
 /** Normalized expected results, one per scenario: replay compares commands, never results. */
 export const RESULTS_DIR = path.join(HISTORIES_DIR, 'results');
 

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../config';
+import { codeRoot } from '../config';
 
 export interface DetachedServer {
   /** What to call it in an error, e.g. "the codec server". */
@@ -28,7 +28,7 @@ export async function startDetached(server: DetachedServer): Promise<void> {
   const args = server.script.endsWith('.ts') ? ['--import', 'tsx', server.script] : [server.script];
   const child = spawn(process.execPath, args, {
     detached: true,
-    cwd: server.script.endsWith('.ts') ? PROJECT_ROOT : process.cwd(),
+    cwd: server.script.endsWith('.ts') ? codeRoot : process.cwd(),
     stdio: ['ignore', log, log],
     env: server.env,
   });

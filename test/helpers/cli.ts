@@ -2,7 +2,7 @@
  * the consumer test's, test/integration/consumer.test.ts). */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../src/config';
+import { codeRoot } from '../../src/config';
 
 export interface CliRun {
   code: number;
@@ -17,8 +17,8 @@ export function runHandrail(args: string[], env: NodeJS.ProcessEnv): Promise<Cli
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'operator', 'cli.ts'), ...args],
-      { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, timeout: 90_000 },
+      ['--import', 'tsx', path.join(codeRoot, 'src', 'operator', 'cli.ts'), ...args],
+      { cwd: codeRoot, env: { ...process.env, ...env }, timeout: 90_000 },
       (err, stdout, stderr) =>
         resolve({
           code: err ? (typeof err.code === 'number' ? err.code : 1) : 0,

@@ -10,7 +10,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../../activities/built-in';
 import type { StageWork } from '../../contracts';
-import { PROJECT_ROOT } from '../../src/config';
+import { codeRoot } from '../../src/config';
 import { decide, startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, stageActivities, startRail, waitForStatus, type Rail } from '../helpers/rail';
 import { BACKUP_QUEUE } from './fixtures/unreachable-retrieve';
@@ -21,7 +21,7 @@ let connection: NativeConnection;
 
 beforeAll(async () => {
   const bundle = await bundleRail(
-    path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'unreachable-retrieve-workflows.ts'),
+    path.join(codeRoot, 'test', 'integration', 'fixtures', 'unreachable-retrieve-workflows.ts'),
   );
   // The worker holds the reference stages on the main queue only: nobody serves `retrieve`'s
   // queue, and `retrieve-backup` is served (or not) by startBackupWorker.

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../src/config';
+import { codeRoot } from '../../src/config';
 import { startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, startRail, type Rail } from '../helpers/rail';
 import { notifyActivities } from './fixtures/authoring/notify-activities';
@@ -15,7 +15,7 @@ let rail: Rail;
 
 beforeAll(async () => {
   const bundle = await bundleRail(
-    path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'authoring', 'notify-workflows.ts'),
+    path.join(codeRoot, 'test', 'integration', 'fixtures', 'authoring', 'notify-workflows.ts'),
   );
   rail = await startRail({ workflowBundle: bundle, pipelines: [triageWithNotify], stageActivities: notifyActivities });
 });

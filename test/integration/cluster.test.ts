@@ -15,7 +15,7 @@ import type { History } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writerTaskQueue, type JobRequest } from '../../contracts';
-import { loadConfig, PROJECT_ROOT } from '../../src/config';
+import { loadConfig, codeRoot } from '../../src/config';
 import { ensureClusterBinaries, type ClusterBinaries } from '../../src/devtools/cluster/binaries';
 import { clusterDown, clusterUp, takenPort } from '../../src/devtools/cluster/lifecycle';
 import { stopDaemon } from '../../src/devtools/cluster/processes';
@@ -163,7 +163,7 @@ describe('rolling out a workflow change with patched(): two builds on one task q
   it('jobs started on build v1 finish on v2 down the old path; new jobs take the new one; a new-path task on v1 fails and waits for v2', async (ctx) => {
     if (skip) ctx.skip(skip);
     const started = Date.now();
-    const fixtures = path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'rollout');
+    const fixtures = path.join(codeRoot, 'test', 'integration', 'fixtures', 'rollout');
     const [bundleV1, bundleV2] = await Promise.all([
       bundleWorkflows(path.join(fixtures, 'build-v1.ts')),
       bundleWorkflows(path.join(fixtures, 'build-v2.ts')),

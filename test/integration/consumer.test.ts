@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../src/config';
+import { codeRoot } from '../../src/config';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-consumer-'));
 const installer = path.join(tmp, 'installer');
@@ -53,7 +53,7 @@ let tarball = '';
 beforeAll(async () => {
   fs.mkdirSync(installer);
   // `npm pack` runs `prepack`, which builds dist/.
-  const packed = await run(PROJECT_ROOT, 'npm', ['pack', '--silent', '--pack-destination', tmp]);
+  const packed = await run(codeRoot, 'npm', ['pack', '--silent', '--pack-destination', tmp]);
   expect(packed.code, packed.out).toBe(0);
   tarball = path.join(tmp, packed.out.trim().split('\n').pop()!.trim());
   expect(fs.existsSync(tarball), packed.out).toBe(true);

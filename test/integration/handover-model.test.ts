@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { formatTranscript, TRANSCRIPT_SEPARATOR, USER_AGENT_ID } from '../../contracts';
 import { readLog, type TurnRecord } from '../../activities/transcript-log';
 import type { ChatMessage } from '../../src/worker/model';
-import { PROJECT_ROOT } from '../../src/config';
+import { codeRoot } from '../../src/config';
 import { packageQuery, statusQuery } from '../../workflows/definitions';
 import { cancelJob, startJob } from '../../src/operator/client';
 import { jobRequest, startRail, type Rail } from '../helpers/rail';
@@ -59,9 +59,7 @@ beforeAll(async () => {
     HANDRAIL_MODEL_USD_PER_MTOK_IN: '1',
     HANDRAIL_MODEL_USD_PER_MTOK_OUT: '1',
   });
-  const bundle = await bundleRail(
-    path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'handover', 'workflows.ts'),
-  );
+  const bundle = await bundleRail(path.join(codeRoot, 'test', 'integration', 'fixtures', 'handover', 'workflows.ts'));
   rail = await startRail({
     workflowBundle: bundle,
     pipelines: HANDOVER_PIPELINES,

@@ -20,7 +20,7 @@ import {
 } from '../../contracts';
 import { readLog, type TurnRecord } from '../../activities/transcript-log';
 import { encodedHistory } from '../../bench/history';
-import { PROJECT_ROOT } from '../../src/config';
+import { codeRoot } from '../../src/config';
 import { cancelJob, startJob } from '../../src/operator/client';
 import { decideUpdate } from '../../workflows/definitions';
 import { jobRequest, startRail, stageActivities as scheduledStages, waitForStatus, type Rail } from '../helpers/rail';
@@ -32,9 +32,7 @@ let rail: Rail;
 const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-workspace-'));
 
 beforeAll(async () => {
-  const bundle = await bundleRail(
-    path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'handover', 'workflows.ts'),
-  );
+  const bundle = await bundleRail(path.join(codeRoot, 'test', 'integration', 'fixtures', 'handover', 'workflows.ts'));
   rail = await startRail({
     workflowBundle: bundle,
     pipelines: HANDOVER_PIPELINES,

@@ -12,7 +12,7 @@ import { ticketTriageActivities } from '../../activities/ticket-triage';
 import { relentingJudge } from '../../bench/long-jobs/activities';
 import { runChain, sendOnByHuman } from '../../bench/long-jobs/jobs';
 import { LONG_JOB_PIPELINES, longCritique } from '../../bench/long-jobs/pipeline';
-import { PROJECT_ROOT } from '../../src/config';
+import { codeRoot } from '../../src/config';
 import { startJob } from '../../src/operator/client';
 import { bundleRail } from '../../src/worker/bundle';
 import { chainLength } from '../../workflows/rail/hop-chain';
@@ -22,7 +22,7 @@ let rail: Rail;
 const failuresLeft = new Map<string, number>();
 
 beforeAll(async () => {
-  const bundle = await bundleRail(path.join(PROJECT_ROOT, 'bench', 'long-jobs', 'workflows.ts'));
+  const bundle = await bundleRail(path.join(codeRoot, 'bench', 'long-jobs', 'workflows.ts'));
   rail = await startRail({
     workflowBundle: bundle,
     pipelines: LONG_JOB_PIPELINES,

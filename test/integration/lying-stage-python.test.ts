@@ -13,7 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { reservationUsd } from '../../contracts/rail';
 import { AesGcmCodec } from '../../src/codec';
-import { PROJECT_ROOT } from '../../src/config';
+import { codeRoot } from '../../src/config';
 import { bundleRail } from '../../src/worker/bundle';
 import {
   afterIntake,
@@ -27,7 +27,7 @@ import { startRail, type Rail } from '../helpers/rail';
 import { pythonTemporalio, type PythonSdk } from '../helpers/python-temporalio';
 import { PYTHON_RETRIEVE_QUEUE, pythonRetrieve, pythonRetrievePipeline } from './fixtures/lying-stage/pipeline';
 
-const FIXTURE = path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'lying-stage');
+const FIXTURE = path.join(codeRoot, 'test', 'integration', 'fixtures', 'lying-stage');
 const sdk = pythonTemporalio();
 const skip = typeof sdk === 'string' ? sdk : null;
 const RESERVATION = reservationUsd(pythonRetrieve);

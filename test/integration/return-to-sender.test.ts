@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { StageWork } from '../../contracts';
-import { PROJECT_ROOT } from '../../src/config';
+import { codeRoot } from '../../src/config';
 import { startJob } from '../../src/operator/client';
 import { jobRequest, scheduledActivities, startRail, type Rail } from '../helpers/rail';
 import { bundleRail } from '../../src/worker/bundle';
@@ -15,7 +15,7 @@ let rail: Rail;
 
 beforeAll(async () => {
   const bundle = await bundleRail(
-    path.join(PROJECT_ROOT, 'test', 'integration', 'fixtures', 'return-to-sender-workflows.ts'),
+    path.join(codeRoot, 'test', 'integration', 'fixtures', 'return-to-sender-workflows.ts'),
   );
   // The worker holds the reference stages on the main queue (nobody serves retrieve's queue),
   // plus retrieve-lite: the reference retrieval under another name.

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { PROJECT_ROOT } from '../../src/config';
+import { codeRoot } from '../../src/config';
 import { SCENARIOS } from '../scenarios';
 import { HISTORIES_DIR, historyFile, listHistoryFiles, resultFile } from '../../scripts/replay/histories';
 import {
@@ -34,7 +34,7 @@ describe('recorded histories replay against the current workflows', () => {
     const missing = SCENARIOS.flatMap((s) => [historyFile(s.name), resultFile(s.name)]).filter(
       (f) => !fs.existsSync(f),
     );
-    expect(missing.map((f) => path.relative(PROJECT_ROOT, f))).toEqual([]);
+    expect(missing.map((f) => path.relative(codeRoot, f))).toEqual([]);
   });
 
   it.each(files.map((f) => [path.basename(f), f]))('%s replays without a determinism error', (_name, file) => {

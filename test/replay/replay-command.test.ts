@@ -10,7 +10,7 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { PROJECT_ROOT } from '../../src/config';
+import { codeRoot } from '../../src/config';
 import { runHandrail } from '../helpers/cli';
 import { historyFile, listHistoryFiles } from '../../scripts/replay/histories';
 import { runCli } from '../../src/operator/cli/run';
@@ -146,7 +146,7 @@ describe('handrail replay on a terminal', () => {
 
 describe('handrail replay <files> as a process', () => {
   it('exits 0 when every history passes; --json is a report', async () => {
-    const run = await handrail(['replay', path.relative(PROJECT_ROOT, job), forms.webUi, '--json']);
+    const run = await handrail(['replay', path.relative(codeRoot, job), forms.webUi, '--json']);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({

@@ -5,13 +5,7 @@
  */
 import path from 'node:path';
 import { writerTaskQueue } from '../../../contracts';
-import {
-  CRM_DATABASE_URL_ENV,
-  PROJECT_ROOT,
-  WORKER_ROLE_ENV,
-  type HandrailConfig,
-  type WorkerRole,
-} from '../../config';
+import { CRM_DATABASE_URL_ENV, codeRoot, WORKER_ROLE_ENV, type HandrailConfig, type WorkerRole } from '../../config';
 
 export const CLUSTER_HOST = '127.0.0.1';
 export interface ClusterPorts {
@@ -143,4 +137,4 @@ export function clusterEnv(s: ClusterSettings): Record<string, string> {
 }
 
 /** A worker entry point as an absolute path (processes start with the project root as cwd). */
-export const workerScript = (spec: WorkerSpec): string => path.join(PROJECT_ROOT, spec.script);
+export const workerScript = (spec: WorkerSpec): string => path.join(codeRoot, spec.script);

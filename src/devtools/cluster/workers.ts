@@ -1,7 +1,7 @@
 /** The cluster's handrail worker processes (settings.workers), each `node --import tsx <script>`. */
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { CRM_DATABASE_URL_ENV, PROJECT_ROOT } from '../../config';
+import { CRM_DATABASE_URL_ENV, codeRoot } from '../../config';
 import { runningPid, startDaemon, waitFor } from './processes';
 import { workerScript, type ClusterSettings } from './settings';
 
@@ -29,7 +29,7 @@ export async function startWorker(worker: Worker, env: NodeJS.ProcessEnv): Promi
     // One node process (no tsx CLI wrapper in between), so the recorded pid is the worker itself.
     exe: process.execPath,
     args: ['--import', pathToFileURL(require.resolve('tsx')).href, workerScript(worker)],
-    cwd: PROJECT_ROOT,
+    cwd: codeRoot,
     env,
   });
   const ready = async () => {

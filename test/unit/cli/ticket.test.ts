@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../../src/config';
+import { codeRoot } from '../../../src/config';
 import { DEFAULT_JOB, InvalidTicketFileError, jobRequestFromFile } from '../../../src/operator/cli/ticket';
 
-const sample = (name: string) => fs.readFileSync(path.join(PROJECT_ROOT, 'src', 'devtools', 'samples', name), 'utf8');
+const sample = (name: string) => fs.readFileSync(path.join(codeRoot, 'src', 'devtools', 'samples', name), 'utf8');
 
 describe('ticket files for handrail start', () => {
   it('a bare ticket becomes the reference job, keyed by the ticket id', () => {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { writerTaskQueue } from '../../../contracts';
-import { CRM_DATABASE_URL_ENV, PROJECT_ROOT, WORKER_ROLE_ENV, loadConfig } from '../../../src/config';
+import { CRM_DATABASE_URL_ENV, codeRoot, WORKER_ROLE_ENV, loadConfig } from '../../../src/config';
 import { TEMPORAL_SERVER_VERSION, UI_SERVER_VERSION } from '../../../src/devtools/cluster/binaries';
 import { clusterEnv, clusterSettings } from '../../../src/devtools/cluster/settings';
 
@@ -20,7 +20,7 @@ interface Service {
 }
 
 // `merge`: the writer's environment extends the general worker's (`<<: *worker-env`).
-const compose = parse(fs.readFileSync(path.join(PROJECT_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+const compose = parse(fs.readFileSync(path.join(codeRoot, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
   services: Record<string, Service>;
 };
 const services = Object.entries(compose.services);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as validators from '../../../contracts/generated/validators';
-import { PROJECT_ROOT } from '../../../src/config';
+import { codeRoot } from '../../../src/config';
 import { SHARED_WORKFLOW_MODULES } from '../../../src/worker/bundle';
 
 /** The modules a file pulls in at run time (type-only imports are erased; the generated
@@ -51,7 +51,7 @@ function sharedClosure(): string[] {
 const SHARED_PACKAGES = [/^@noble\/hashes\//, /^ajv\/dist\/runtime\/ucs2length$/];
 describe('modules the workflow bundle shares across runs', () => {
   const closure = sharedClosure();
-  const relative = (file: string) => path.relative(PROJECT_ROOT, file);
+  const relative = (file: string) => path.relative(codeRoot, file);
 
   it('shares the contracts the rail runs on every hop, and no pipeline (a plugin preloads its own)', () => {
     expect(closure.map(relative)).toEqual(

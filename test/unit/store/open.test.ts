@@ -8,14 +8,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../../src/config';
+import { codeRoot } from '../../../src/config';
 import { openStore } from '../../../src/worker/store';
 
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
 const setpriv = isRoot && spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
 
-const OPEN = `require(${JSON.stringify(path.join(PROJECT_ROOT, 'src', 'worker', 'store'))}).openStore().then(
+const OPEN = `require(${JSON.stringify(path.join(codeRoot, 'src', 'worker', 'store'))}).openStore().then(
   (store) => store.close().then(() => console.log('opened')),
   (err) => { console.log(err.message); process.exitCode = 3; },
 );`;
@@ -30,7 +30,7 @@ function openInChild(dataDir: string): { code: number | null; out: string; ms: n
   const started = Date.now();
   // SIGKILL: a child stuck in a synchronous loop never runs a signal handler.
   const run = spawnSync(command!, args, {
-    cwd: PROJECT_ROOT,
+    cwd: codeRoot,
     env: { ...env, HANDRAIL_DATA_DIR: dataDir },
     encoding: 'utf8',
     timeout: 20_000,

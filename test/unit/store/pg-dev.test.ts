@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../../src/config';
+import { codeRoot } from '../../../src/config';
 import { postgresUnavailable } from '../../helpers/store-backends';
 
 const skip = postgresUnavailable();
@@ -14,8 +14,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(skip !== null)(`npm run pg:dev${skip ? ` (skipped: ${skip})` : ''}`, () => {
   it('keeps the cluster running until SIGTERM, then stops and removes it', async () => {
-    const child = spawn(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ['src/devtools/pg-dev.ts'], {
-      cwd: PROJECT_ROOT,
+    const child = spawn(path.join(codeRoot, 'node_modules', '.bin', 'tsx'), ['src/devtools/pg-dev.ts'], {
+      cwd: codeRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
