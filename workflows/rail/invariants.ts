@@ -12,7 +12,7 @@ import {
   type Hop,
   type StageCard,
 } from '../../contracts/rail';
-import { canonicalJson } from '../../contracts/canonical-json';
+import { sameJson } from '../../contracts/canonical-json';
 import { constraintBreaches, policiesFor } from '../../contracts/constraints';
 
 export interface Violation {
@@ -35,7 +35,7 @@ export interface EmittedOutput {
 }
 
 /** Key-order-independent equality: a stage in another language may re-serialise objects. */
-const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+const same = sameJson;
 
 /**
  * The stage echoed the hop block it was delivered. A missing `handoff_reason` counts as an echo:
