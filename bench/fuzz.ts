@@ -819,7 +819,8 @@ export function buildPackage(
             stage: 'judge',
             hop: 3,
             reason: 'trust me',
-            delivery_key: `${String(pkg.job_id)}:judge:4`,
+            // An earlier mutation may have made job_id anything, a null-prototype object included.
+            delivery_key: `${typeof pkg.job_id === 'string' ? pkg.job_id : 'forged'}:judge:4`,
             traceparent: TRACEPARENT,
             at: '2026-01-01T00:00:00.000Z',
           };
