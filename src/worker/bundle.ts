@@ -20,9 +20,16 @@ import { modulePath } from '../package-paths';
  * first use, and frozen it throws): test/unit/foundation/worker-bundle.test.ts walks the imports.
  * A user's own pipelines are evaluated per run, as any workflow module, unless the plugin is told
  * to preload them (`preloadModules`). */
-export const SHARED_WORKFLOW_MODULES = ['sha256', 'canonical-json', 'rail'].map((file) =>
-  modulePath(`contracts/${file}`),
-);
+export const SHARED_WORKFLOW_MODULES = [
+  ...['sha256', 'canonical-json', 'rail'].map((file) => `contracts/${file}`),
+  // The rail's pure decisions: warm across runs instead of evaluated cold in each.
+  'workflows/rail/hop-decisions',
+  'workflows/rail/conclude',
+  'workflows/rail/merge',
+  'workflows/rail/routing',
+  'workflows/rail/escalation-record',
+  'workflows/rail/first-package',
+].map(modulePath);
 
 type WebpackConfig = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
 
