@@ -78,7 +78,7 @@ describe('fork from a hop', () => {
     // Linked to its parent where the Web UI shows it.
     const described = await handle.describe();
     expect(described.typedSearchAttributes.get(HandrailForkOf)).toBe(parent.job_id);
-    expect(await described.memo).toMatchObject({ handrail_fork: { of: parent.job_id, hop: 2, edited: true } });
+    expect(described.memo).toMatchObject({ handrail_fork: { of: parent.job_id, hop: 2, edited: true } });
   });
 
   it("a fork whose edit keeps the parent's pass on a changed draft is refused rejected_invariant, and nothing is written", async () => {
