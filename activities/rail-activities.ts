@@ -1,9 +1,11 @@
-/** The rail's own activities: its record of deliveries, a fan-out's merge, an escalation's record. */
+/** The rail's own activities: its record of deliveries, a fan-out's merge, an escalation's record,
+ * a fork's evidence. */
 import type { HandoffV1 } from '../contracts';
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/worker/store';
 import { earlierRunActivities } from './earlier-run';
 import { escalationRecordActivities } from './escalation-records';
+import { forkActivities } from './fork';
 import { mergeActivities } from './merge';
 import { asAnswered, deliveryFacts, deliveryScope, packageSha, scopedJob, scopedKey } from './stage';
 
@@ -48,5 +50,6 @@ export function railActivities(store: Store) {
     ...mergeActivities(store),
     ...escalationRecordActivities(store),
     ...earlierRunActivities(),
+    ...forkActivities(store),
   };
 }

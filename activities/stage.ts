@@ -5,6 +5,7 @@
  */
 import {
   canonicalJson,
+  FORK_EDIT_STAGE,
   hopSegment,
   inlineText,
   parseEntryUri,
@@ -221,7 +222,7 @@ type Recorded = { stage: string; result: StageResult };
  * Provenance: a writer acts only on evidence recorded for this job, in this scope. Every artifact
  * but the job's entry must have been recorded by a stage of this pipeline for this job id (the
  * same bytes recorded for another job, or by direct deliveries for a rail job, do not count), or
- * by the rail's merge of one of its fan-outs, and the newest — what the writer takes — by a
+ * by the rail's merge of one of its fan-outs, or as a fork's edit, and the newest — what the writer takes — by a
  * critic whose recorded verdict is `pass` over exactly this package (its artifacts, constraints,
  * goal: everything but what the rail changes after). Given several pipelines (a writer they
  * share), the evidence must hold under one of them; refused, the reason is the one under the
@@ -272,12 +273,16 @@ function provenanceRefusal(
       ),
     };
   }
-  // The rail records a fan-out's merge itself, under its merge step's name.
+  // The rail records a fan-out's merge itself, under its merge step's name, and a fork's edit
+  // under its own (evidence of the fork's, never a verdict: only a critic's record passes).
   const merges = new Set(pipeline.routes.filter(isFanOutRule).map((r) => r.merge));
   let newest: readonly Recorded[] = [];
   for (const [i, artifact] of evidence.entries()) {
     newest = (records[i] ?? []).filter(
-      (r) => pipeline.get(r.stage) !== undefined || (r.stage === MERGE_STAGE && merges.has(artifact.type)),
+      (r) =>
+        pipeline.get(r.stage) !== undefined ||
+        r.stage === FORK_EDIT_STAGE ||
+        (r.stage === MERGE_STAGE && merges.has(artifact.type)),
     );
     if (newest.length === 0) {
       return {

@@ -50,6 +50,22 @@ export const JobRequest = z.looseObject({
    * 1,000 decisions, below Temporal's 10,240-event warning and 2,000 updates per run; tests set
    * them low to see a job continue. */
   continue_after: z.strictObject({ events: z.int().min(1).optional(), updates: z.int().min(1).optional() }).optional(),
+  /** Set when the job is a fork of another (`forkJob`): it starts from the package the parent's
+   * rail recorded at one of its hops, or an edit of it, instead of from `entry` alone. */
+  fork: z
+    .strictObject({
+      /** The parent job. */
+      of: id,
+      /** The parent's hop the fork starts from. */
+      hop: count,
+      /** That hop's snapshot address, `handrail://snapshots/<of>/<sha256>`. */
+      snapshot: text(LIMITS.uri),
+      /** The snapshot's package, which the rail checks against the address. */
+      parent: z.record(z.string(), z.unknown()),
+      /** An edited package to start from instead; validated and acked like any delivery. */
+      package: z.record(z.string(), z.unknown()).optional(),
+    })
+    .optional(),
 });
 export type JobRequest = z.infer<typeof JobRequest>;
 

@@ -15,6 +15,7 @@ export * from './pipeline';
 export * from './pipeline-entry';
 export { canonicalJson } from './canonical-json';
 export * from './snapshot';
+export * from './fork';
 export * from './entry';
 export * from './summary';
 export * from './escalation-record-delta';

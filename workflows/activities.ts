@@ -38,3 +38,10 @@ export const { earlierJobResult } = proxyActivities<Pick<RailActivities, 'earlie
   retry: { maximumAttempts: 4, maximumInterval: '10s' },
   summary: 'earlier run',
 });
+
+// A fork's evidence, recorded under the fork once before its first hop: keyed inserts.
+export const { recordForkEvidence } = proxyActivities<Pick<RailActivities, 'recordForkEvidence'>>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 6, maximumInterval: '10s' },
+  summary: 'fork evidence',
+});

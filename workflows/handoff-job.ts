@@ -7,13 +7,14 @@
  * The job reads as its process: take the request, then step until the route says the job is
  * complete — a hop to a stage, a fan-out and its merge, or an escalation to a human — and finish.
  */
-import { CancellationScope, allHandlersFinished, condition, isCancellation } from '@temporalio/workflow';
+import { CancellationScope, allHandlersFinished, condition, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { CarriedJob, JobRequest, JobResult, JobStatus } from '../contracts/rail';
 import { returnToSender, type Route } from './rail/routing';
 import { jobStart } from './rail/first-package';
 import { acceptCarried, continueDue, continueJob } from './job/continue-as-new';
 import { Escalations } from './job/escalation';
 import { fanOut } from './job/fan-out';
+import { acceptFork, beginFork, type ForkStart } from './job/fork';
 import { hop } from './job/reserved-hop';
 import { answerQueries } from './job/queries';
 import { answerAsEarlier, earlierResult } from './job/started-again';
@@ -29,22 +30,25 @@ export function createHandoffJob(
     const { request, pipeline } = acceptRequest(rail, input);
     const carried = acceptCarried(carriedInput, request);
     const settings = jobSettings(request, carried?.traceparent);
+    // A run continued as new carries its job on: a fork begins once, in its first run.
+    const fork = carried ? undefined : acceptFork(request, pipeline, workflowInfo().workflowId, settings.traceparent);
     const job = new JobState(
       settings,
       pipeline,
       rail.stages.get(pipeline.name)!,
-      jobStart(request, pipeline, settings.traceparent),
+      fork ? { package: fork.parent, stage: fork.parent.hop!.to } : jobStart(request, pipeline, settings.traceparent),
       carried,
     );
     answerQueries(job);
-    return await runJob(request, job, new Escalations(job, carried?.escalations));
+    return await runJob(request, job, new Escalations(job, carried?.escalations), fork);
   };
 }
 
-async function runJob(request: JobRequest, job: JobState, humans: Escalations): Promise<JobResult> {
+async function runJob(request: JobRequest, job: JobState, humans: Escalations, fork?: ForkStart): Promise<JobResult> {
   const finish = (status: JobStatus, reason: string) => finishJob(job, humans, status, reason);
   try {
-    let step: Route = job.route();
+    let step: Route | { kind: 'refused'; reason: string } = fork ? await beginFork(job, fork) : job.route();
+    if (step.kind === 'refused') return await finish('rejected', step.reason);
     for (;;) {
       switch (step.kind) {
         case 'complete':

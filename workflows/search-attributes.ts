@@ -13,6 +13,9 @@ export const HandrailUsdRemaining = defineSearchAttributeKey('HandrailUsdRemaini
 export const HandrailAcks = defineSearchAttributeKey('HandrailAcks', SearchAttributeType.KEYWORD_LIST);
 /** The pipeline a job runs (contracts/pipeline.ts). */
 export const HandrailPipeline = defineSearchAttributeKey('HandrailPipeline', SearchAttributeType.KEYWORD);
+/** The job a fork was started from (`forkJob`); absent on every other job. Set at the start,
+ * never upserted: `HandrailForkOf = "job-1"` lists job-1's forks. */
+export const HandrailForkOf = defineSearchAttributeKey('HandrailForkOf', SearchAttributeType.KEYWORD);
 
 /** Name → type as the dev server's `--search-attribute` flag and the operator API spell it. */
 export const SEARCH_ATTRIBUTES = {
@@ -24,6 +27,7 @@ export const SEARCH_ATTRIBUTES = {
   HandrailUsdRemaining: 'Double',
   HandrailPipeline: 'Keyword',
   HandrailAcks: 'KeywordList',
+  HandrailForkOf: 'Keyword',
 } as const;
 
 /** What a job shows in visibility, one field per attribute above. */

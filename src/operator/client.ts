@@ -48,6 +48,7 @@ import {
 import {
   HandrailAck,
   HandrailAcks,
+  HandrailForkOf,
   HandrailHops,
   HandrailPipeline,
   HandrailStage,
@@ -145,7 +146,7 @@ export async function startJob(
       taskQueue: options.taskQueue ?? jobTaskQueue(),
       workflowId: request.job_id,
       args: [request],
-      ...(pipeline ? { typedSearchAttributes: startSearchAttributes(request, pipeline) } : {}),
+      ...startLinks(request, pipeline),
       // One job per business key, ever: a closed job is not re-run under the same id.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
@@ -157,6 +158,9 @@ export async function startJob(
             ? [
                 `**Entry** (${pipeline.entry}): ${JSON.stringify(requestEntry(request, pipeline.entrySpec)).slice(0, 300)}`,
               ]
+            : []),
+          ...(request.fork
+            ? [`**Fork** of ${request.fork.of} from hop ${request.fork.hop}${request.fork.package ? ', edited' : ''}`]
             : []),
           `**Constraints**: ${request.constraints.join('; ') || 'none'}`,
           `**Budget**: $${request.budget.usd}, ${request.budget.revisions} revisions, max ${request.max_hops ?? DEFAULT_MAX_HOPS} hops`,
@@ -170,6 +174,27 @@ export async function startJob(
     }
     throw err;
   }
+}
+
+/** What a job starts with in visibility: its first search attributes, and for a fork the link to
+ * its parent (`HandrailForkOf`, and the memo the Web UI shows). A fork's first hop is not its
+ * pipeline's first route: it shows `running` and its pipeline until the rail publishes the rest. */
+function startLinks(
+  request: JobRequest,
+  pipeline: Pipeline | undefined,
+): { typedSearchAttributes?: SearchAttributePair[]; memo?: Record<string, unknown> } {
+  const fork = request.fork;
+  if (!fork) return pipeline ? { typedSearchAttributes: startSearchAttributes(request, pipeline) } : {};
+  return {
+    typedSearchAttributes: [
+      { key: HandrailStatus, value: 'running' },
+      { key: HandrailForkOf, value: fork.of },
+      ...(pipeline ? [{ key: HandrailPipeline, value: pipeline.name }] : []),
+    ],
+    memo: {
+      handrail_fork: { of: fork.of, hop: fork.hop, snapshot: fork.snapshot, edited: fork.package !== undefined },
+    },
+  };
 }
 
 /** The job's first attributes as the rail would publish them, for a start request; an empty list

@@ -43,6 +43,16 @@ export type Command =
   | { name: 'status'; jobId: string; json: boolean }
   | { name: 'list'; filter: Omit<JobFilter, 'taskQueue'>; json: boolean }
   | { name: 'show'; jobId: string; hop?: number; json: boolean }
+  | {
+      name: 'fork';
+      jobId: string;
+      fromHop: number;
+      packageFile?: string;
+      pipeline?: string;
+      forkId?: string;
+      follow: boolean;
+      json: boolean;
+    }
   | { name: 'decide'; jobId: string; decision: Record<string, unknown>; follow: boolean; json: boolean }
   | { name: 'cancel'; jobId: string; json: boolean }
   | { name: 'history'; jobId: string; out?: string; json: boolean }
@@ -66,6 +76,7 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   status: 'handrail status <job> [--json]',
   list: 'handrail list [--status running|escalated|completed|rejected|cancelled] [--pipeline NAME] [--stage STAGE] [--ack ACK] [--verdict pass|fail|none] [--limit N] [--json]',
   show: 'handrail show <job> [--hop N] [--json]',
+  fork: 'handrail fork <job> --from-hop N [--package edited.json] [--pipeline NAME] [--job-id ID] [--follow] [--json]',
   decide:
     'handrail decide <job> approve|reject|revise|top-up --actor NAME [--note TEXT] [--usd N] [--revisions N] [--follow] [--json]',
   cancel: 'handrail cancel <job> [--json]',
@@ -270,6 +281,37 @@ export function parseCommand(argv: string[]): Command {
         name: 'start',
         ticket: p.args[0]!,
         flags,
+        follow: Boolean(p.values.follow),
+        json: Boolean(p.values.json),
+      };
+    }
+    case 'fork': {
+      const p = parse(
+        name,
+        rest,
+        {
+          ...json,
+          ...follow,
+          'from-hop': { type: 'string' },
+          package: { type: 'string' },
+          pipeline: { type: 'string' },
+          'job-id': { type: 'string' },
+        },
+        ['job'],
+      );
+      if (p.help) return { name: 'help', topic: name };
+      const fromHop = numberFlag('from-hop', p.values['from-hop']);
+      if (fromHop === undefined || !Number.isInteger(fromHop) || fromHop < 0)
+        throw new UsageError(`--from-hop N is required: the hop to fork from, 0 or more\nusage: ${USAGE.fork}`);
+      return {
+        name: 'fork',
+        jobId: p.args[0]!,
+        fromHop,
+        ...defined({
+          packageFile: text(p.values.package),
+          pipeline: slugFlag('--pipeline', p.values.pipeline as string | undefined),
+          forkId: text(p.values['job-id']),
+        }),
         follow: Boolean(p.values.follow),
         json: Boolean(p.values.json),
       };

@@ -41,6 +41,7 @@ import {
   type ReplaySource,
 } from '../../replay';
 import { HopNotFoundError, hopSnapshots, snapshotText, type HopSnapshot } from '../snapshot';
+import { ForkRefusedError, forkJob, type StartedFork } from '../fork';
 import { jobSummary } from '../summary';
 import {
   StageNotInTranscriptError,
@@ -227,6 +228,40 @@ async function execute(
         );
       return command.follow ? follow(client, request.job_id, io, command.json) : EXIT.ok;
     }
+    case 'fork': {
+      const edited = command.packageFile === undefined ? undefined : readPackageFile(command.packageFile);
+      const store = await openStore(config);
+      let started: StartedFork;
+      try {
+        started = await forkJob(client, store, command.jobId, command.fromHop, {
+          ...config,
+          ...(command.forkId ? { jobId: command.forkId } : {}),
+          ...(command.pipeline ? { pipeline: command.pipeline } : {}),
+          ...(edited === undefined ? {} : { package: edited }),
+        });
+      } finally {
+        await store.close();
+      }
+      const jobId = started.request.job_id;
+      const url = jobUrl(config, jobId);
+      if (command.json)
+        line(
+          io.stdout,
+          JSON.stringify({
+            job_id: jobId,
+            fork_of: command.jobId,
+            hop: command.fromHop,
+            created: started.created,
+            url,
+          }),
+        );
+      else
+        line(
+          io.stdout,
+          `${started.created ? 'Started' : 'Attached to existing'} fork ${jobId} of ${command.jobId} from hop ${command.fromHop}${edited === undefined ? '' : ' (edited)'} (wallet ${usd(started.request.budget.usd)}, revisions ${started.request.budget.revisions})\nWeb UI: ${url}`,
+        );
+      return command.follow ? follow(client, jobId, io, command.json) : EXIT.ok;
+    }
     case 'status': {
       const view = await getJob(client, command.jobId);
       if (command.json) printJson(io, view.status);
@@ -409,6 +444,20 @@ async function diffPipelines(modulePath: string) {
   return loadDiffPipelines(modulePath);
 }
 
+/** `--package FILE` is not a JSON file. */
+class PackageFileError extends Error {
+  override readonly name = 'PackageFileError';
+}
+
+/** The edited package a fork starts from; the rail validates it (and acks it) like any delivery. */
+function readPackageFile(file: string): unknown {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
+  } catch (err) {
+    throw new PackageFileError(`--package ${file}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
 /** Errors an operator can act on get their message and a distinct code; anything else is a bug report. */
 function exitCodeFor(err: unknown): number {
   if (err instanceof InitError) return EXIT.usage;
@@ -419,7 +468,9 @@ function exitCodeFor(err: unknown): number {
     err instanceof InvalidTicketFileError ||
     err instanceof InvalidJobRequestError ||
     err instanceof StageNotInTranscriptError ||
-    err instanceof HopNotFoundError
+    err instanceof HopNotFoundError ||
+    err instanceof ForkRefusedError ||
+    err instanceof PackageFileError
   )
     return EXIT.usage;
   // A wrong TEMPORAL_NAMESPACE or codec key is a setting to fix, not a server to start: not exit 4.

@@ -83,6 +83,26 @@ describe('handrail command lines', () => {
     expect(() => parseCommand(['list', '--ack', 'nope'])).toThrow(UsageError);
   });
 
+  it('fork: the job, the hop to fork from (required, 0 or more), an edited package, a pipeline, a job id', () => {
+    expect(parseCommand(['fork', 'job-1', '--from-hop', '2', '--package', 'edited.json', '--pipeline', 'p'])).toEqual({
+      name: 'fork',
+      jobId: 'job-1',
+      fromHop: 2,
+      packageFile: 'edited.json',
+      pipeline: 'p',
+      follow: false,
+      json: false,
+    });
+    expect(parseCommand(['fork', 'job-1', '--from-hop', '0', '--job-id', 'f', '--follow'])).toMatchObject({
+      fromHop: 0,
+      forkId: 'f',
+      follow: true,
+    });
+    expect(() => parseCommand(['fork', 'job-1'])).toThrow(/--from-hop N is required/);
+    expect(() => parseCommand(['fork', 'job-1', '--from-hop', '1.5'])).toThrow(/--from-hop N is required/);
+    expect(() => parseCommand(['fork', '--from-hop', '1'])).toThrow(/missing <job>/);
+  });
+
   it('usage errors name what is wrong: missing job, extra argument, unknown flag, bad number, unknown command', () => {
     expect(() => parseCommand(['status'])).toThrow(/missing <job>/);
     expect(() => parseCommand(['status', 'a', 'b'])).toThrow(/unexpected argument "b"/);
