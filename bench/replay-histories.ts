@@ -26,6 +26,8 @@ const { values: args } = parseArgs({
 });
 
 async function main(): Promise<boolean> {
+  // As `handrail replay` runs on plain Node: without the source maps tsx turns on.
+  process.setSourceMapsEnabled(false);
   quietReplayRuntime();
   const workflowBundle: WorkflowBundle = args.bundle
     ? { code: fs.readFileSync(args.bundle, 'utf8') }

@@ -200,6 +200,8 @@ async function replayPerSecond(
   histories: { workflowId: string; history: History }[],
   repeat = 3,
 ): Promise<number> {
+  // As `handrail replay` runs on plain Node: without the source maps tsx turned on in this process.
+  process.setSourceMapsEnabled(false);
   const replay = async (batch: typeof histories) => {
     // handrail replays with the converter and interceptors its worker runs with.
     const runtime = side.kind === 'handrail' ? workflowRuntime(side.dataConverter) : {};

@@ -35,12 +35,19 @@ const READY_TIMEOUT_MS = 60_000;
 
 export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<WorkerProcess> {
   // `--import tsx` runs TypeScript in this very process (the tsx CLI would add a wrapper process
-  // that a SIGKILL leaves orphaned).
+  // that a SIGKILL leaves orphaned); source-maps-off.mjs then undoes what tsx does to stack
+  // traces, so the worker runs as the shipped one does on plain Node.
   // HANDRAIL_BENCH_CPU_PROF=<dir>: each worker process writes V8 CPU profiles there (one per
   // thread, the workflow thread included) when it exits; docs/benchmarks.md "Profile".
   const profileDir = process.env.HANDRAIL_BENCH_CPU_PROF;
   const child = fork(path.join(__dirname, 'worker-process.ts'), [], {
-    execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+    execArgv: [
+      '--import',
+      'tsx',
+      '--import',
+      path.join(__dirname, 'source-maps-off.mjs'),
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ],
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: opts.address,
