@@ -35,20 +35,27 @@ export interface EvalOptions {
   scorers: readonly Scorer[];
   /** Walk each recorded job through the current code too (`replay --diff`). */
   replay?: boolean;
+  /** How many fresh jobs run at once (default DEFAULT_CONCURRENCY). */
+  concurrency?: number;
   /** The Temporal server fresh jobs run on; a dev server is started for the run when absent. */
   server?: { address: string; namespace: string };
   /** What the dataset came from, as the results record it. */
   sources: string[];
   log?: (line: string) => void;
-  /** Runs before the workers are made, with the pipelines the fresh jobs name (an offline model
-   * the stages read from the environment, say); what it returns runs after the jobs. */
-  beforeWorkers?: (pipelines: readonly string[]) => Promise<() => Promise<void>>;
+  /**
+   * Runs after the fresh jobs' workers are made, with the pipelines the jobs name: an offline model
+   * the stages of some of them read from the environment, say. The pipelines it names in `own` get
+   * workers of their own, made after it ran (and so seeing what it set); `close` runs after the jobs.
+   */
+  prepare?: (pipelines: readonly string[]) => Promise<{ own: readonly string[]; close(): Promise<void> }>;
 }
 
 export class EvalSetupError extends Error {
   override readonly name = 'EvalSetupError';
 }
 
+/** How many fresh jobs run at once unless told otherwise. */
+export const DEFAULT_CONCURRENCY = 16;
 /** How many histories are fetched at once after the fresh jobs end. */
 const FETCH_CONCURRENCY = 8;
 
@@ -110,10 +117,6 @@ async function freshJobs(opts: EvalOptions): Promise<EvalJob[]> {
       server = { address: dev.address, namespace: 'default' };
       opts.log?.(`started a dev server for the run at ${dev.address}`);
     }
-    if (opts.beforeWorkers) {
-      const named = opts.fresh.map((c) => String(c.request.pipeline ?? build.pipelines[0]!.name));
-      cleanups.unshift(await opts.beforeWorkers([...new Set(named)]));
-    }
     const store = await openStore({ dataDir: tmp });
     cleanups.unshift(() => store.close());
     const native = await NativeConnection.connect({ address: server.address });
@@ -127,32 +130,40 @@ async function freshJobs(opts: EvalOptions): Promise<EvalJob[]> {
       preloadModules: build.preloadModules ?? [],
     });
     const prefix = runPrefix();
-    const taskQueue = prefix;
     const workflowBundle = await bundleRail(build.workflowsPath, undefined, build.preloadModules ?? []);
-    const workers = await createHandrailWorkers({
-      connection: native,
-      plugin,
-      config: { namespace: server.namespace, taskQueue },
-      store,
-      workflowBundle,
-    });
-    const running = runWorkers(workers);
-    cleanups.unshift(async () => {
-      for (const w of workers) w.shutdown();
-      await running;
-    });
+    const startWorkers = async (taskQueue: string) => {
+      const workers = await createHandrailWorkers({
+        connection: native,
+        plugin,
+        config: { namespace: server.namespace, taskQueue },
+        store,
+        workflowBundle,
+      });
+      const running = runWorkers(workers);
+      cleanups.unshift(async () => {
+        for (const w of workers) w.shutdown();
+        await running;
+      });
+    };
+    await startWorkers(prefix);
+    const named = [...new Set(opts.fresh.map((c) => String(c.request.pipeline ?? build.pipelines[0]!.name)))];
+    const prepared = await opts.prepare?.(named);
+    if (prepared) cleanups.unshift(() => prepared.close());
+    const own = new Set(prepared?.own ?? []);
+    if (own.size > 0) await startWorkers(`${prefix}-own`);
     const client = new Client({ connection, namespace: server.namespace, plugins: [plugin] });
-    opts.log?.(`starting ${opts.fresh.length} fresh jobs on ${server.address} (task queue ${taskQueue})`);
-    const started = await Promise.all(
-      opts.fresh.map(async (c) => {
-        const jobId = `${prefix}-${c.case}`;
-        const { handle } = await startJob(client, { ...c.request, job_id: jobId }, { taskQueue });
-        return { c, jobId, handle };
-      }),
-    );
-    // A job that fails outside the rail still has a history to score (its status reads `running`).
-    await Promise.all(started.map(({ handle }) => handle.result().catch(() => undefined)));
-    return await mapLimited(started, FETCH_CONCURRENCY, async ({ c, jobId }) => {
+    opts.log?.(`starting ${opts.fresh.length} fresh jobs on ${server.address} (task queue ${prefix})`);
+    // A bounded number in flight: a job's latency is its own, and no stage times out because
+    // hundreds of others share two cores with it.
+    const ended = await mapLimited(opts.fresh, opts.concurrency ?? DEFAULT_CONCURRENCY, async (c) => {
+      const jobId = `${prefix}-${c.case}`;
+      const taskQueue = own.has(String(c.request.pipeline ?? build.pipelines[0]!.name)) ? `${prefix}-own` : prefix;
+      const { handle } = await startJob(client, { ...c.request, job_id: jobId }, { taskQueue });
+      // A job that fails outside the rail still has a history to score (its status reads `running`).
+      await handle.result().catch(() => undefined);
+      return { c, jobId };
+    });
+    return await mapLimited(ended, FETCH_CONCURRENCY, async ({ c, jobId }) => {
       const history: History = await fetchJobHistory(client, jobId);
       const job = evalJobFromHistory(jobId, history, build.pipelines, {
         case: c.case,
@@ -174,6 +185,7 @@ async function scored(job: EvalJob, scorers: readonly Scorer[]): Promise<ScoredJ
     source: job.source,
     pipeline: job.pipeline,
     status: job.status,
+    ...(job.result?.reason ? { reason: job.result.reason } : {}),
     path: job.path,
     scores: await scoreJob(job, scorers),
     ...(job.replay ? { replay: job.replay } : {}),

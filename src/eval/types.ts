@@ -92,6 +92,8 @@ export interface ScoredJob {
   source: EvalJob['source'];
   pipeline: string;
   status: EvalJob['status'];
+  /** Why the job ended (the rail's reason), when it says. */
+  reason?: string;
   path: string[];
   scores: Record<string, number>;
   replay?: EvalJob['replay'];

@@ -73,6 +73,7 @@ export type EvalCommand =
       scorers: string[];
       replay: boolean;
       address?: string;
+      concurrency?: number;
       out?: string;
       json: boolean;
     }
@@ -94,7 +95,7 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
     'handrail handoffs list [--project PIPELINE] [--state open|accepted|cancelled|closed] [--limit N] [--json] | show|accept|cancel <record> [--json] | decide <record> approve|reject|revise|top-up [--note TEXT] [--usd N] [--revisions N] [--json]',
   replay:
     "handrail replay [history.json]... [--job ID]... [--query 'VISIBILITY QUERY'] [--workflows PATH | --diff [--pipelines PATH]] [--json]",
-  eval: "handrail eval [history.json]... [--query 'VISIBILITY QUERY'] [--jobs dataset.jsonl]... [--pipelines PATH] [--scorers PATH]... [--replay] [--address HOST:PORT] [--out results.json] [--json] | handrail eval compare <a.json> <b.json> [--gate 'METRIC[.STAT] OP BOUND']... [--html report.html] [--json]",
+  eval: "handrail eval [history.json]... [--query 'VISIBILITY QUERY'] [--jobs dataset.jsonl]... [--pipelines PATH] [--scorers PATH]... [--replay] [--address HOST:PORT] [--concurrency N] [--out results.json] [--json] | handrail eval compare <a.json> <b.json> [--gate 'METRIC[.STAT] OP BOUND']... [--html report.html] [--json]",
 };
 
 const HANDOFF_ACTIONS = ['list', 'show', 'accept', 'cancel', 'decide'] as const;
@@ -473,6 +474,7 @@ function parseEval(argv: string[]): Command {
       scorers: { type: 'string', multiple: true },
       replay: { type: 'boolean' },
       address: { type: 'string' },
+      concurrency: { type: 'string' },
       out: { type: 'string', short: 'o' },
     },
     [],
@@ -494,6 +496,7 @@ function parseEval(argv: string[]): Command {
       query,
       pipelines: text(p.values.pipelines),
       address: text(p.values.address),
+      concurrency: positiveIntFlag('concurrency', p.values.concurrency),
       out: text(p.values.out),
     }),
     replay: Boolean(p.values.replay),

@@ -25,10 +25,13 @@ import type { EvalRun } from '../../eval/types';
 /** The eval's default build: the built-in pipelines, their stages and workflow module. */
 export const BUILT_IN_BUILD: EvalBuild = { ...BUILT_IN_DIFF, ...BUILT_IN_WORKFLOWS };
 
-/** A research pipeline without a real provider runs on its offline model, as the demo does. */
-async function offlineModels(pipelines: readonly string[]): Promise<() => Promise<void>> {
+/**
+ * A research pipeline without a real provider runs on its offline model, as the demo does: on
+ * workers of its own, since every stage that can call a model would call it (the ticket judges).
+ */
+async function offlineModels(pipelines: readonly string[]) {
   const model = pipelines.includes('research-brief') ? await offlineModelFor('research-brief') : undefined;
-  return async () => model?.close();
+  return { own: model ? ['research-brief'] : [], close: async () => model?.close() };
 }
 
 interface EvalIo {
@@ -88,7 +91,8 @@ async function evalRun(
     scorers: [...BUILT_IN_SCORERS, ...user],
     replay: command.replay,
     ...(command.address ? { server: { address: command.address, namespace: config.namespace } } : {}),
-    beforeWorkers: offlineModels,
+    ...(command.concurrency ? { concurrency: command.concurrency } : {}),
+    prepare: offlineModels,
     sources: [...command.files, ...(query ? [`query: ${query}`] : []), ...command.datasets],
     log: command.json ? undefined : (m) => line(io.stderr, m),
   });
