@@ -3,6 +3,7 @@
  * case (a dataset entry and its repeat, or a recorded job's id); a matched job whose stages or
  * ending differ between the two builds has moved.
  */
+import { scoreStats } from './stats';
 import type { EvalRun, ScoreStats, ScoredJob, Scorer } from './types';
 
 export interface JobChange {
@@ -18,7 +19,7 @@ export interface ScorerComparison {
   unit: Scorer['unit'];
   a?: ScoreStats;
   b?: ScoreStats;
-  /** B's mean minus A's. */
+  /** B's mean minus A's, over the matched jobs. */
   delta?: number;
   /** The change relative to A's mean, in percent (undefined when A's mean is 0). */
   delta_pct?: number;
@@ -52,14 +53,10 @@ export const CHANGED_SHOWN = 5;
 const byCase = (run: EvalRun) => new Map(run.jobs.map((j) => [j.case, j]));
 const samePath = (a: ScoredJob, b: ScoredJob) => a.status === b.status && a.path.join('>') === b.path.join('>');
 
-function compareScorer(
-  name: string,
-  unit: Scorer['unit'],
-  a: EvalRun,
-  b: EvalRun,
-  pairs: Comparison['pairs'],
-): ScorerComparison {
-  const [sa, sb] = [a.summary[name], b.summary[name]];
+function compareScorer(name: string, unit: Scorer['unit'], pairs: Comparison['pairs']): ScorerComparison {
+  // Over the matched jobs only: a job one run has and the other lacks would move the means alone.
+  const values = (side: 'a' | 'b') => pairs.flatMap((p) => (name in p[side].scores ? [p[side].scores[name]!] : []));
+  const [sa, sb] = [scoreStats(values('a')), scoreStats(values('b'))];
   const delta = sa && sb ? Number((sb.mean - sa.mean).toPrecision(9)) : undefined;
   const changed = pairs
     .flatMap(({ case: c, pipeline, a: ja, b: jb }) => {
@@ -94,7 +91,7 @@ export function compareRuns(a: EvalRun, b: EvalRun): Comparison {
     matched: pairs.length,
     only_a: [...ja.keys()].filter((c) => !jb.has(c)),
     only_b: [...jb.keys()].filter((c) => !ja.has(c)),
-    scorers: [...units].map(([name, unit]) => compareScorer(name, unit, a, b, pairs)),
+    scorers: [...units].map(([name, unit]) => compareScorer(name, unit, pairs)),
     moved: pairs
       .filter((p) => !samePath(p.a, p.b))
       .map((p) => ({

@@ -122,3 +122,10 @@ describe('htmlReport', () => {
 function check(c: ReturnType<typeof compareRuns>, g: string) {
   return checkGate(parseGate(g), c);
 }
+
+describe('compareRuns over matched jobs', () => {
+  it("a job only one run has does not move the scorer's means", () => {
+    const c = compareRuns(run([...A.jobs, job('extra', 0, 1)], 'aaa'), A);
+    expect(c.scorers.find((s) => s.name === 'pass_rate')).toMatchObject({ delta: 0, changed: [] });
+  });
+});
