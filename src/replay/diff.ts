@@ -135,13 +135,19 @@ export function recordedJob(workflowId: string, history: History): RecordedJob |
       });
     }
   }
-  const completed = decode<JobResult>(events.at(-1)?.workflowExecutionCompletedEventAttributes?.result);
+  const completed = recordedResult(history);
   return {
     workflowId,
     request,
     steps,
     ...(completed ? { result: { status: completed.status, acks: completed.acks } } : {}),
   };
+}
+
+/** The job's result as its history's completion recorded it: undefined while it runs, or when it
+ * failed or was terminated (no result), or for another workflow. */
+export function recordedResult(history: History): JobResult | undefined {
+  return decode<JobResult>(history.events?.at(-1)?.workflowExecutionCompletedEventAttributes?.result);
 }
 
 /** A route as the report names it: the stage, the fan-out's stages, `complete` or `escalate`. */

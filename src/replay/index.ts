@@ -25,6 +25,7 @@ export {
   describeRoute,
   diffRecordedJob,
   recordedJob,
+  recordedResult,
   routeDifference,
   stageDifferences,
   type Difference,

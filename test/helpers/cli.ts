@@ -12,13 +12,13 @@ export interface CliRun {
 }
 
 /** Runs the CLI with `env` over this process's; async so a worker in this process keeps serving jobs. */
-export function runHandrail(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
+export function runHandrail(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 90_000): Promise<CliRun> {
   const started = Date.now();
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', path.join(codeRoot, 'src', 'operator', 'cli.ts'), ...args],
-      { cwd: codeRoot, env: { ...process.env, ...env }, timeout: 90_000 },
+      { cwd: codeRoot, env: { ...process.env, ...env }, timeout: timeoutMs },
       (err, stdout, stderr) =>
         resolve({
           code: err ? (typeof err.code === 'number' ? err.code : 1) : 0,

@@ -5,12 +5,12 @@
  * walk-through screenshots in docs/operate.md. A second case runs a job with payload encryption
  * on a dev server started with --ui-codec-endpoint and reads it decoded (docs/codec.md).
  */
-import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { CHROMIUM, ensureChromium } from '../helpers/chromium';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { handrailDataConverter, parseCodecKeys } from '../../src/codec';
 import { ensureDevServer, freePort, type DevServer } from '../../src/devtools/devserver/server';
@@ -18,25 +18,7 @@ import { getJob, jobsQuery, jobResult, startJob } from '../../src/operator/clien
 import { buildCodecServer, codecOrigins } from '../../src/servers/codec-server';
 import { jobRequest, startRail, type Rail } from '../helpers/rail';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT_DIR = process.env.HANDRAIL_SCREENSHOT_DIR;
-
-/** Installs Debian's chromium when missing (CI runs as root on a fresh machine); the reason when it cannot. */
-function ensureChromium(): string | undefined {
-  if (fs.existsSync(CHROMIUM)) return undefined;
-  if (process.getuid?.() !== 0)
-    return `${CHROMIUM} is missing and installing it needs root (apt-get install -y chromium)`;
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [
-    ['update', '-qq'],
-    ['install', '-y', '-qq', 'chromium'],
-  ]) {
-    const run = spawnSync('apt-get', args, { env, encoding: 'utf8', timeout: 15 * 60_000 });
-    if (run.status !== 0)
-      return `apt-get ${args.join(' ')} failed: ${(run.stderr || run.error?.message || '').trim().split('\n').pop()}`;
-  }
-  return fs.existsSync(CHROMIUM) ? undefined : `apt-get installed chromium but ${CHROMIUM} is still missing`;
-}
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

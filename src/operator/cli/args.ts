@@ -13,6 +13,7 @@ import {
 } from '../../../contracts';
 import type { JobFilter } from '../client';
 import type { TranscriptFormat } from '../transcript';
+import { GateSyntaxError, parseGate, type Gate } from '../../eval/gate';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -67,7 +68,26 @@ export type Command =
       diff: boolean;
       pipelines?: string;
       json: boolean;
-    };
+    }
+  | EvalCommand;
+
+/** `handrail eval …`: score a dataset on the current build, or compare two builds' results. */
+export type EvalCommand =
+  | {
+      name: 'eval';
+      action: 'run';
+      files: string[];
+      query?: string;
+      datasets: string[];
+      pipelines?: string;
+      scorers: string[];
+      replay: boolean;
+      address?: string;
+      concurrency?: number;
+      out?: string;
+      json: boolean;
+    }
+  | { name: 'eval'; action: 'compare'; a: string; b: string; gates: Gate[]; html?: string; json: boolean };
 
 export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   init: 'handrail init <dir> [--handrail SPEC]',
@@ -86,6 +106,7 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
     'handrail handoffs list [--project PIPELINE] [--state open|accepted|cancelled|closed] [--limit N] [--json] | show|accept|cancel <record> [--json] | decide <record> approve|reject|revise|top-up [--note TEXT] [--usd N] [--revisions N] [--json]',
   replay:
     "handrail replay [history.json]... [--job ID]... [--query 'VISIBILITY QUERY'] [--workflows PATH | --diff [--pipelines PATH]] [--json]",
+  eval: "handrail eval [history.json]... [--query 'VISIBILITY QUERY'] [--jobs dataset.jsonl]... [--pipelines PATH] [--scorers PATH]... [--replay] [--address HOST:PORT] [--concurrency N] [--out results.json] [--json] | handrail eval compare <a.json> <b.json> [--gate 'METRIC[.STAT] OP BOUND']... [--html report.html] [--json]",
 };
 
 const HANDOFF_ACTIONS = ['list', 'show', 'accept', 'cancel', 'decide'] as const;
@@ -450,7 +471,77 @@ export function parseCommand(argv: string[]): Command {
         json: Boolean(p.values.json),
       };
     }
+    case 'eval':
+      return parseEval(rest);
     default:
       throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(USAGE).join(', ')} (handrail --help)`);
   }
+}
+
+function parseEval(argv: string[]): Command {
+  if (argv[0] === 'compare') {
+    const p = parse(
+      'eval',
+      argv.slice(1),
+      { ...json, gate: { type: 'string', multiple: true }, html: { type: 'string' } },
+      ['a.json', 'b.json'],
+    );
+    if (p.help) return { name: 'help', topic: 'eval' };
+    const gates = ((p.values.gate as string[] | undefined) ?? []).map((g) => {
+      try {
+        return parseGate(g);
+      } catch (err) {
+        if (err instanceof GateSyntaxError) throw new UsageError(`--gate: ${err.message}`);
+        throw err;
+      }
+    });
+    return {
+      name: 'eval',
+      action: 'compare',
+      a: p.args[0]!,
+      b: p.args[1]!,
+      gates,
+      ...defined({ html: text(p.values.html) }),
+      json: Boolean(p.values.json),
+    };
+  }
+  const p = parse(
+    'eval',
+    argv,
+    {
+      ...json,
+      query: { type: 'string' },
+      jobs: { type: 'string', multiple: true },
+      pipelines: { type: 'string' },
+      scorers: { type: 'string', multiple: true },
+      replay: { type: 'boolean' },
+      address: { type: 'string' },
+      concurrency: { type: 'string' },
+      out: { type: 'string', short: 'o' },
+    },
+    [],
+    true,
+  );
+  if (p.help) return { name: 'help', topic: 'eval' };
+  const query = text(p.values.query);
+  const datasets = (p.values.jobs as string[] | undefined) ?? [];
+  if (p.args.length === 0 && datasets.length === 0 && !query)
+    throw new UsageError(`eval needs history files, --query or --jobs\nusage: ${USAGE.eval}`);
+  if (query !== undefined && !query.trim()) throw new UsageError(`--query must not be empty\nusage: ${USAGE.eval}`);
+  return {
+    name: 'eval',
+    action: 'run',
+    files: p.args,
+    datasets,
+    scorers: (p.values.scorers as string[] | undefined) ?? [],
+    ...defined({
+      query,
+      pipelines: text(p.values.pipelines),
+      address: text(p.values.address),
+      concurrency: positiveIntFlag('concurrency', p.values.concurrency),
+      out: text(p.values.out),
+    }),
+    replay: Boolean(p.values.replay),
+    json: Boolean(p.values.json),
+  };
 }

@@ -72,6 +72,9 @@ import {
   usd,
 } from './format';
 import { isTty, liveLine, paintFor } from './terminal';
+import { evalCommand } from './eval';
+import { DatasetError } from '../../eval/dataset';
+import { EvalModuleError } from '../../eval/build';
 import { InvalidTicketFileError, jobRequestFromFile } from './ticket';
 
 /** Exit codes scripts can branch on (documented in docs/operate.md and `--help`). */
@@ -119,7 +122,14 @@ HANDRAIL_TASK_QUEUE). It bundles --workflows (default: handrail's workflows) onc
 replay --diff runs each job's recorded packages through the current pipelines instead (--pipelines:
 a module exporting pipelines and activities) and names the first hop whose ack, route, artifact or cost differs.
 
-Exit codes: 0 ok · 1 failed, a transcript that fails verification, a history that fails replay, or a job --diff finds different · 2 usage, invalid ticket, unknown namespace or codec keys ·
+eval scores jobs (docs/eval.md): recorded histories as recorded (--replay: walked through the current
+pipelines too) and fresh jobs from a JSONL dataset (--jobs), started through the current pipelines
+(--pipelines: a module that also exports workflowsPath) on a dev server started for the run, or on
+--address. --out writes the results with the build (git commit, pipeline digests). eval compare
+prints a table per scorer and the moved jobs, --html writes an offline report, and it exits 1
+when a --gate fails: 'pass_rate>=-2pt', 'cost_per_job<=+10%', 'completed>=0.95', 'moved_jobs<=0'.
+
+Exit codes: 0 ok · 1 failed, a transcript that fails verification, a history that fails replay, a job --diff finds different, or an eval gate that fails · 2 usage, invalid ticket, unknown namespace or codec keys ·
 3 unknown job or record · 4 Temporal (or the API) unreachable · 5 refused (decision refused, job already ended,
 record taken or final) · 6 no worker answered ·
 10 --follow: waiting for a human · 11 --follow: ended other than completed`;
@@ -207,7 +217,7 @@ async function handoffs(command: HandoffsCommand, config: HandrailConfig, io: Cl
 }
 
 async function execute(
-  command: Exclude<Command, { name: 'help' | 'init' | 'handoffs' | 'replay' }>,
+  command: Exclude<Command, { name: 'help' | 'init' | 'handoffs' | 'replay' | 'eval' }>,
   client: Client,
   config: HandrailConfig,
   io: CliIo,
@@ -465,6 +475,8 @@ function exitCodeFor(err: unknown): number {
     err instanceof UsageError ||
     err instanceof HistoryFileError ||
     err instanceof DiffModuleError ||
+    err instanceof DatasetError ||
+    err instanceof EvalModuleError ||
     err instanceof InvalidTicketFileError ||
     err instanceof InvalidJobRequestError ||
     err instanceof StageNotInTranscriptError ||
@@ -525,6 +537,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     // Only what needs the server connects: replaying files works offline.
     const connect = async () => (client ??= await connectHandrail(config));
     if (command.name === 'replay') return await replay(command, connect, config, io);
+    if (command.name === 'eval') return await evalCommand(command, connect, config, io);
     return await execute(command, await connect(), config, io);
   } catch (err) {
     const code = exitCodeFor(err);
