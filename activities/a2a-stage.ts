@@ -16,6 +16,7 @@ import { attemptSteps, storedSteps, type StepJournal } from '../src/agents';
 import type { Store } from '../src/worker/store';
 import { readArtifactText, writeArtifact } from './artifacts';
 import { stageFailure } from './failures';
+import { noteAnswered, noteWaiting, waitingTaskToAnswer } from './a2a-waiting';
 import { abandonedSignal } from './model-call';
 import type { StageOutput } from './stage';
 import type { StageTurn } from './turn';
@@ -55,6 +56,9 @@ interface RemoteTask {
   answer?: Task;
 }
 
+/** States in which the remote task waits for what only a human can give. */
+const ASKING = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
+
 /** States in which the remote task will not change without someone acting. */
 const STOPPED = new Set([
   TaskState.TASK_STATE_COMPLETED,
@@ -83,11 +87,18 @@ export async function runA2aStage<S extends z.ZodType>(
   const signal = abandonedSignal();
   const remote =
     recordedTask(journal) ??
+    (await answerWaiting(store, client, journal, turn)) ??
     (await startRemoteTask(client, journal, spec.agent.url, messageId, {
       question: prompt.questionText,
       data: { handoff: pkg, input: await inputOf(store, pkg) },
     }));
   const task = await untilStopped(client, remote, spec.pollMs ?? 1_000, signal);
+  if (
+    ASKING.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED) &&
+    turn.deliveryKey !== undefined &&
+    remote.task_id
+  )
+    await noteWaiting(store, turn.deliveryKey, remote);
   const body = answerOf(spec, task);
   turn.reply(assistantMessage(canonicalJson(body)));
   const reported = reportedCostUsd(task);
@@ -156,6 +167,33 @@ async function startRemoteTask(
   return record(journal, { agent, task_id: answer.id, context_id: answer.contextId });
 }
 
+/**
+ * A delivery that brings a human's decision after the remote task asked for input: the decision
+ * (the decided record's text) goes to that task as its next message, and this delivery follows it.
+ */
+async function answerWaiting(
+  store: Store,
+  client: Client,
+  journal: StepJournal,
+  turn: StageTurn,
+): Promise<RemoteTask | undefined> {
+  if (turn.deliveryKey === undefined) return undefined;
+  const found = await waitingTaskToAnswer(store, turn.deliveryKey, turn.hooks ?? []);
+  if (!found) return undefined;
+  const { task, answer } = found;
+  const message = { ...requestMessage(turn.deliveryKey, task.context_id, { question: answer }), taskId: task.task_id };
+  await refusedAsFailure(task.agent, () =>
+    client.sendMessage({
+      tenant: '',
+      message,
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+      metadata: undefined,
+    }),
+  );
+  await noteAnswered(store, turn.deliveryKey, task.task_id);
+  return record(journal, { agent: task.agent, task_id: task.task_id, context_id: task.context_id });
+}
+
 async function record(journal: StepJournal, task: RemoteTask): Promise<RemoteTask> {
   return JSON.parse(await journal.record(REMOTE_TASK_STEP, JSON.stringify(task))) as RemoteTask;
 }
@@ -193,14 +231,17 @@ async function taskInContext(client: Client, contextId: string): Promise<Task | 
   }
 }
 
-function requestMessage(messageId: string, contextId: string, content: { question: string; data: unknown }): Message {
+function requestMessage(messageId: string, contextId: string, content: { question: string; data?: unknown }): Message {
   const part = (value: Part['content']): Part => ({ content: value, metadata: undefined, filename: '', mediaType: '' });
   return {
     messageId,
     contextId,
     taskId: '',
     role: Role.ROLE_USER,
-    parts: [part({ $case: 'text', value: content.question }), part({ $case: 'data', value: content.data })],
+    parts: [
+      part({ $case: 'text', value: content.question }),
+      ...(content.data === undefined ? [] : [part({ $case: 'data', value: content.data })]),
+    ],
     metadata: undefined,
     extensions: [],
     referenceTaskIds: [],

@@ -26,6 +26,8 @@ export interface CountingAgent {
   url: string;
   /** Each task the agent received (its id, and the message that started it), in order. */
   received: { taskId: string; messageId: string }[];
+  /** Each message that continued a task (its id, and its text): an answer to input-required. */
+  followUps: { taskId: string; text: string }[];
   /** How many times each task was read (GetTask). */
   reads: Map<string, number>;
   /** Every JSON-RPC call's method, in order. */
@@ -61,16 +63,23 @@ function agentMessage(task: Pick<Task, 'id' | 'contextId'>, text: string): Messa
   };
 }
 
+const textOf = (message: Message) =>
+  message.parts.flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : [])).join('\n');
+
 /** The message's data part (what a delegating stage sends: its package and input). */
 export function dataOf(message: Message): Record<string, unknown> {
   const part = message.parts.find((p) => p.content?.$case === 'data');
   return (part?.content?.value ?? {}) as Record<string, unknown>;
 }
 
-function executor(plan: (message: Message) => AgentPlan, received: CountingAgent['received']): AgentExecutor {
+function executor(
+  plan: (message: Message) => AgentPlan,
+  { received, followUps }: Pick<CountingAgent, 'received' | 'followUps'>,
+): AgentExecutor {
   return {
     async execute(context, bus) {
       if (!context.task) received.push({ taskId: context.taskId, messageId: context.userMessage.messageId });
+      else followUps.push({ taskId: context.taskId, text: textOf(context.userMessage) });
       const task: Task = {
         id: context.taskId,
         contextId: context.contextId,
@@ -126,6 +135,7 @@ function executor(plan: (message: Message) => AgentPlan, received: CountingAgent
 
 export async function startCountingAgent(plan: (message: Message) => AgentPlan): Promise<CountingAgent> {
   const received: CountingAgent['received'] = [];
+  const followUps: CountingAgent['followUps'] = [];
   const reads = new Map<string, number>();
   const methods: string[] = [];
   let base = '';
@@ -156,7 +166,7 @@ export async function startCountingAgent(plan: (message: Message) => AgentPlan):
     ],
     signatures: [],
   });
-  const handler = new DefaultRequestHandler(card(), new InMemoryTaskStore(), executor(plan, received));
+  const handler = new DefaultRequestHandler(card(), new InMemoryTaskStore(), executor(plan, { received, followUps }));
   const transport = new JsonRpcTransportHandler(handler);
   const server = http.createServer((req, res) => {
     const reply = (status: number, body: unknown) => {
@@ -179,6 +189,7 @@ export async function startCountingAgent(plan: (message: Message) => AgentPlan):
   return {
     url: base,
     received,
+    followUps,
     reads,
     methods,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

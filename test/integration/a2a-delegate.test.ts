@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Message } from '@a2a-js/sdk';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { codeRoot } from '../../src/config';
-import { startJob } from '../../src/operator/client';
+import { decide, startJob } from '../../src/operator/client';
 import { bundleRail } from '../../src/worker/bundle';
 import { dataOf, startCountingAgent, type AgentPlan, type CountingAgent } from '../helpers/a2a-agent';
 import { jobRequest, startRail, uniqueId, until, waitForStatus, type Rail } from '../helpers/rail';
@@ -107,7 +107,7 @@ describe('a stage delegating to an A2A agent built with the official SDK', () =>
     await handle.cancel();
   });
 
-  it("the agent's input-required is this job's escalation, with what the agent asks", async () => {
+  it("the agent's input-required is this job's escalation; the human's answer goes to that task, which completes", async () => {
     const job = request('ask me something');
     const { handle } = await startJob(rail.client, job, rail);
     const view = await waitForStatus(handle, 'escalated');
@@ -115,8 +115,22 @@ describe('a stage delegating to an A2A agent built with the official SDK', () =>
       /delegate failed: RemoteInputRequired: .*asks for input: Which invoice do you mean\?/,
     );
     expect(view.escalation?.options).toContain('approve');
-    expect(tasksOf(job.job_id)).toHaveLength(1);
-    await handle.cancel();
+    const [asking] = tasksOf(job.job_id);
+
+    await decide(rail.client, job.job_id, {
+      action: 'approve',
+      actor: 'ana',
+      note: 'Invoice INV-7, the second charge',
+    });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    // The answer continued the task that asked: no second remote task, the note in its message.
+    expect(tasksOf(job.job_id)).toEqual([asking]);
+    const followUps = agent.followUps.filter((f) => f.taskId === asking!.taskId);
+    expect(followUps).toHaveLength(1);
+    expect(followUps[0]!.text).toMatch(/decided approve by ana\.\nDecision note: Invoice INV-7, the second charge/);
+    expect(result.spent_usd).toBeCloseTo(TASK_PRICE_USD, 9);
+    expect(result.acks.filter((a) => a.stage === 'delegate').map((a) => a.ack)).toEqual(['accepted', 'accepted']);
   });
 });
 
