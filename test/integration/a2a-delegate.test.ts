@@ -5,16 +5,17 @@
  * an artifact that fails the stage's output schema is refused, and an agent asking for input
  * becomes the job's escalation.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Message } from '@a2a-js/sdk';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeRoot } from '../../src/config';
 import { decide, startJob } from '../../src/operator/client';
 import { bundleRail } from '../../src/worker/bundle';
 import { dataOf, startCountingAgent, type AgentPlan, type CountingAgent } from '../helpers/a2a-agent';
+import { forkWorker, sigkill } from '../helpers/worker-process';
 import { jobRequest, startRail, uniqueId, until, waitForStatus, type Rail } from '../helpers/rail';
 import { delegateActivities } from './fixtures/a2a-delegate/activities';
 import {
@@ -136,34 +137,16 @@ describe('a stage delegating to an A2A agent built with the official SDK', () =>
 
 /** A rail worker in its own process on `taskQueue`; resolves once it polls. */
 async function startWorker(taskQueue: string): Promise<ChildProcess> {
-  const child = fork(path.join(FIXTURE, 'worker.ts'), [], {
-    execArgv: ['--import', 'tsx'],
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_NAMESPACE: inject('namespace'),
-      DELEGATE_TASK_QUEUE: taskQueue,
-      DELEGATE_BUNDLE: bundlePath,
-      DELEGATE_DATA_DIR: dataDir,
-      DELEGATE_AGENT_URL: agent.url,
-      DATABASE_URL: '',
-    },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const env = {
+    DELEGATE_TASK_QUEUE: taskQueue,
+    DELEGATE_BUNDLE: bundlePath,
+    DELEGATE_DATA_DIR: dataDir,
+    DELEGATE_AGENT_URL: agent.url,
+  };
+  const child = await forkWorker(path.join(FIXTURE, 'worker.ts'), env, 'delegate worker');
   workers.push(child);
-  const ready = new Promise<void>((resolve) => child.on('message', (m) => m === 'ready' && resolve()));
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code, signal) => reject(new Error(`delegate worker exited (${signal ?? code})`))),
-  );
-  await Promise.race([ready, exited]);
   return child;
 }
-
-const sigkill = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
 
 it(
   'a worker SIGKILLed while the remote task runs: the retry resumes that task — one remote task, one charge',
