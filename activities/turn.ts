@@ -70,6 +70,9 @@ export interface StageTurn {
   /** The delivery this turn answers (as scoped by who delivers): the key under which a model
    * stage records its completed steps, so a retried attempt resumes after them. */
   readonly deliveryKey?: string;
+  /** The hook results this delivery brought beside the package (a human's decided escalation
+   * record, say), as the turn logs them. */
+  readonly hooks?: readonly HookResult[];
 }
 
 /** Where a worker's stages keep handover traces, and which model they run. */
@@ -178,6 +181,7 @@ export async function openTurn(
       prompt,
       reply: (...m) => replies.push(...m),
       ...(delivery.key === undefined ? {} : { deliveryKey: delivery.key }),
+      hooks: delivery.hooks ?? [],
     },
     async close(output) {
       // A stage that never asked logs the rail's hop reason as its question, and took no handover.

@@ -100,6 +100,14 @@ export const STAGE_FAILURE_TYPES = [
   /** The edge's handover could not be made: its callable is missing, its workspace or trace
    * file cannot be written. Nothing was sent to a model. */
   'HandoverFailed',
+  /** The remote A2A agent a stage delegated to ended its task failed, rejected or cancelled, or
+   * refused the message: sending the same message again gets the same answer. */
+  'RemoteTaskFailed',
+  /** The remote agent's answer is not a valid artifact of the type the stage emits. */
+  'RemoteOutputInvalid',
+  /** The remote agent asks for input (or auth) the stage cannot give: a human answers, so the
+   * rail escalates (details: the agent, its task and what it asks). */
+  'RemoteInputRequired',
 ] as const;
 export type StageFailureType = (typeof STAGE_FAILURE_TYPES)[number];
 

@@ -68,6 +68,8 @@ export { askModel } from '../activities/model-call';
 export type { ChatMessage, ChatModel, ChatReply } from './worker/model';
 // A model stage: one turn or a checkpointed tool loop on the AI SDK, its answer the emitted artifact.
 export { runModelStage, type ModelStageSpec } from '../activities/model-stage';
+// A delegating stage: the package sent to a remote A2A agent, its task waited for durably.
+export { runA2aStage, type A2aStageSpec, type A2aAgent } from '../activities/a2a-stage';
 export { runAgent, storedSteps, attemptSteps, ModelOutputError } from './agents';
 export type { AgentRun, AgentAnswer, AgentStep, StepJournal } from './agents';
 

@@ -207,6 +207,24 @@ describe('A2A server', () => {
     expect(new Set(told).size).toBe(told.length);
     expect(stateOf(events.at(-1)!)).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(events.some((e) => e.payload?.$case === 'artifactUpdate')).toBe(true);
+    // One status update per ack, in the order the rail recorded them: every ack after the first
+    // task event, none twice, none batched with another.
+    const acksIn = (e: StreamResponse) =>
+      (e.payload?.$case === 'statusUpdate' ? (e.payload.value.status?.message?.parts ?? []) : [])
+        .map((p) => (p.content?.$case === 'data' ? (p.content.value as { ack?: string; delivery_key?: string }) : {}))
+        .filter((d) => d.ack !== undefined);
+    expect(updates.every((e) => acksIn(e).length <= 1)).toBe(true);
+    const first = events[0]!.payload?.$case === 'task' ? events[0]!.payload.value : undefined;
+    const job = await getTask('ana', first!.id);
+    const streamed = updates.flatMap(acksIn).map((a) => `${a.delivery_key}:${a.ack}`);
+    const recorded = job.history
+      .slice(first!.history.length)
+      .map(
+        (m) =>
+          m.parts.find((p) => p.content?.$case === 'data')!.content!.value as { ack: string; delivery_key: string },
+      )
+      .map((a) => `${a.delivery_key}:${a.ack}`);
+    expect(streamed).toEqual(recorded);
   });
 
   it('a caller that hangs up mid-stream: the job runs on, the server keeps answering', async () => {

@@ -5,7 +5,7 @@
  * once, each tool call runs once, and the wallet pays each step once — what the endpoint billed.
  * LOOP_CHECKPOINTS=off runs the same test with steps kept per attempt only: it fails.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { uniqueId } from '../helpers/rail';
+import { forkWorker, said, sigkill } from '../helpers/worker-process';
 import { startScriptedModel, toolResultsIn, DEFAULT_USAGE, type ScriptedModel } from '../helpers/scripted-model';
 import type { LoopOutcome } from './fixtures/agent-loop/activities';
 
@@ -53,12 +54,9 @@ afterAll(async () => {
 
 /** A loop worker in its own process; resolves once it polls. */
 async function startLoopWorker(taskQueue: string): Promise<{ child: ChildProcess; parked: Promise<void> }> {
-  const child = fork(path.join(FIXTURE, 'worker.ts'), [], {
-    execArgv: ['--import', 'tsx'],
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_NAMESPACE: inject('namespace'),
+  const child = await forkWorker(
+    path.join(FIXTURE, 'worker.ts'),
+    {
       LOOP_TASK_QUEUE: taskQueue,
       LOOP_BUNDLE: bundlePath,
       LOOP_DATA_DIR: dataDir,
@@ -66,25 +64,12 @@ async function startLoopWorker(taskQueue: string): Promise<{ child: ChildProcess
       HANDRAIL_MODEL: 'scripted-1',
       HANDRAIL_MODEL_USD_PER_MTOK_IN: '1',
       HANDRAIL_MODEL_USD_PER_MTOK_OUT: '10',
-      DATABASE_URL: '',
     },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  workers.push(child);
-  const said = (what: string) => new Promise<void>((resolve) => child.on('message', (m) => m === what && resolve()));
-  const ready = said('ready');
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code, signal) => reject(new Error(`loop worker exited (${signal ?? code})`))),
+    'loop worker',
   );
-  await Promise.race([ready, exited]);
-  return { child, parked: said('parked') };
+  workers.push(child);
+  return { child, parked: said(child, 'parked') };
 }
-
-const sigkill = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
 
 const countsBy = (values: readonly number[]) =>
   values.reduce<Record<number, number>>((c, v) => ({ ...c, [v]: (c[v] ?? 0) + 1 }), {});

@@ -39,10 +39,11 @@ import {
   FINAL_STATES,
   artifactsOf,
   handrailMetadata,
-  progressStatus,
+  ackStatus,
   submittedTask,
   taskOf,
   taskStateOf,
+  taskStatusOf,
 } from './task-view';
 
 /** The authenticated caller, as the SDK carries it in the call context. */
@@ -219,8 +220,9 @@ export class HandrailA2aHandler implements A2ARequestHandler {
     return now;
   }
 
-  /** The job's progress after `after` as status updates (each one news: the first status is the
-   * one the caller got with the task), then its new artifacts, then how it ended or that it waits. */
+  /** The job's progress after `after` as status updates: one per ack the rail records, in order
+   * (the ack its message), and one for a status that is news without an ack of its own (waiting
+   * for input); then its new artifacts, then how it ended or that it waits. */
   private async *follow(taskId: string, after: JobView | null): AsyncGenerator<StreamResponse, void, undefined> {
     const runStatus = after?.run_status ?? 'RUNNING';
     const update = (status: TaskStatus, view: Pick<JobView, 'status' | 'run_status'>): StreamResponse => ({
@@ -236,13 +238,14 @@ export class HandrailA2aHandler implements A2ARequestHandler {
     });
     let step = await watch.next();
     while (!step.done) {
-      const status = progressStatus(taskId, step.value, runStatus);
-      // The ending is told last, after the artifacts it brought, as the job was read once it stopped.
-      const ending = FINAL_STATES.has(status.state);
-      if (!ending && (step.value.acks.length > 0 || status.message?.messageId !== told)) {
-        told = status.message?.messageId;
-        yield update(status, { status: step.value.status, run_status: runStatus });
-      }
+      const view = { status: step.value.status, run_status: runStatus };
+      for (const ack of step.value.acks) yield update(ackStatus(taskId, ack), view);
+      const status = taskStatusOf(taskId, step.value.status, runStatus);
+      // The ending is told last, after the artifacts it brought, as the job was read once it stopped;
+      // a working job's acks told where it is.
+      const working = status.state === TaskState.TASK_STATE_WORKING && step.value.acks.length > 0;
+      if (!FINAL_STATES.has(status.state) && !working && status.message?.messageId !== told) yield update(status, view);
+      told = status.message?.messageId;
       step = await watch.next();
     }
     const stopped = step.value;

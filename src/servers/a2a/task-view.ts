@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import { Role, TaskState, type Artifact, type Message, type Part, type Task, type TaskStatus } from '@a2a-js/sdk';
 import type { AckRecord } from '../../../contracts';
-import type { JobProgress, JobStatusShown, JobView } from '../../operator/client';
+import type { JobStatusShown, JobView } from '../../operator/client';
 
 const part = (content: Part['content']): Part => ({ content, metadata: undefined, filename: '', mediaType: '' });
 export const textPart = (value: string): Part => part({ $case: 'text', value });
@@ -177,11 +177,7 @@ export function submittedTask(taskId: string): Task {
   };
 }
 
-/** One step of a followed job as a status update: its new acks ride in the status message. */
-export function progressStatus(taskId: string, progress: JobProgress, runStatus: string): TaskStatus {
-  const status = taskStatusOf(taskId, progress.status, runStatus);
-  const acks = progress.acks.map((a) => dataPart(a));
-  return status.message
-    ? { ...status, message: { ...status.message, parts: [...status.message.parts, ...acks] } }
-    : status;
+/** One ack as a status update's status: the job working, the ack its message. */
+export function ackStatus(taskId: string, ack: AckRecord): TaskStatus {
+  return { state: TaskState.TASK_STATE_WORKING, message: ackMessage(taskId, ack), timestamp: ack.at };
 }
