@@ -60,6 +60,10 @@ export interface ModelStageSpec<S extends z.ZodType> {
   /** 1 (the default): one model turn; more: a tool loop of at most this many steps. */
   maxSteps?: number;
   maxOutputTokens?: number;
+  /** The most one step may send (a longer prompt is not sent: ReservationExhausted). With
+   * `maxSteps` and `maxOutputTokens` it bounds the loop's worst case, `loopWorstCaseUsd`, which is
+   * what the card should reserve (`worstCaseCostUsd`) unless it caps the stage lower. */
+  maxPromptTokens?: number;
   /** The stage's summary segment, from what the model answered. */
   summary?: (body: z.infer<S>) => string;
 }
@@ -117,6 +121,7 @@ async function runLoop<S extends z.ZodType>(
     ...(tools ? { tools } : {}),
     ...(spec.maxSteps ? { maxSteps: spec.maxSteps } : {}),
     ...(spec.maxOutputTokens ? { maxOutputTokens: spec.maxOutputTokens } : {}),
+    ...(spec.maxPromptTokens ? { maxPromptTokens: spec.maxPromptTokens } : {}),
     ...(signal ? { signal } : {}),
     toolUsd: (name) => spec.card.tools.find((t) => t.name === name)?.usdPerCall ?? 0,
     reservationUsd: reservationUsd(spec.card),

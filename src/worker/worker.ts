@@ -15,7 +15,7 @@ import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { handrailDataConverter } from '../codec';
 import type { HandrailPlugin } from '../plugin';
 import { loadConfig, type HandrailConfig, type WorkerRole } from '../config';
-import { createChatModel, modelConfigFromEnv } from './model';
+import { createChatModel, modelConfigFromEnv, withPrices, type PriceTable } from './model';
 import type { Store } from './store';
 import { railSinks } from './tracing';
 
@@ -54,6 +54,9 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   /** The Worker Deployment Version every worker of this process polls as (docs/cluster.md, "Rolling
    * out workflow changes"); unset, the workers are unversioned and a rollout replaces them. */
   deployment?: WorkerDeploymentOptions;
+  /** Prices of the models the worker's model replies may name, by model id (docs/reference.md,
+   * "Model prices"); added to HANDRAIL_MODEL_PRICES, an entry here winning. */
+  modelPrices?: PriceTable;
   /** Swap some activities (tests of a misbehaving stage). */
   // A method, so a test may type `real` as the activities it knows the worker has.
   overrideActivities?(real: RailActivities & Readonly<Record<string, unknown>>): Record<string, unknown>;
@@ -142,7 +145,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(
   // The namespace the configuration (environment or Temporal profile) names, as the connection's.
   const config = opts.config ?? loadConfig();
   const role = opts.role ?? 'all';
-  const modelConfig = modelConfigFromEnv();
+  const modelConfig = withPrices(modelConfigFromEnv(), opts.modelPrices);
   const workspace = opts.workspace === undefined ? undefined : workspaceProblem(opts.workspace);
   if (workspace !== undefined)
     throw new WorkerSetupError([
