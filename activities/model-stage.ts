@@ -84,6 +84,10 @@ export async function runModelStage<S extends z.ZodType>(
     'gen_ai.request.model': model.model,
     'handrail.stage': spec.card.name,
     'handrail.hop': pkg.hop?.count ?? 0,
+    // The hop as the rail acked and paid it: its ack, the wallet left and what the hop reserved.
+    ...(pkg.ack ? { 'handrail.ack': pkg.ack.ack, 'handrail.delivery_key': pkg.ack.delivery_key } : {}),
+    ...(pkg.budget ? { 'handrail.wallet.usd_remaining': pkg.budget.usd_remaining } : {}),
+    'handrail.wallet.reserved_usd': pkg.ack?.reserved_usd ?? reservationUsd(spec.card),
   };
   return inGenAiSpan(`invoke_agent ${spec.card.name}`, attributes, async (span) => {
     const servers: McpConnection[] = [];

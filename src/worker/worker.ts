@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
 import type { DataConverter } from '@temporalio/common';
-import type { NativeConnection, WorkerDeploymentOptions, WorkerOptions } from '@temporalio/worker';
+import type { NativeConnection, WorkerDeploymentOptions, WorkerOptions, WorkerPlugin } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import { railActivities, type ActivityDeps, type RailActivities } from '../../activities';
 import { workspaceProblem } from '../../activities/handover';
@@ -57,6 +57,10 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   /** Prices of the models the worker's model replies may name, by model id (docs/reference.md,
    * "Model prices"); added to HANDRAIL_MODEL_PRICES, an entry here winning. */
   modelPrices?: PriceTable;
+  /** Temporal worker plugins for every worker of the process, e.g. Temporal's OpenTelemetry plugin
+   * from `temporalTelemetry` (src/worker/otel.ts), under whose activity spans a model stage's
+   * GenAI spans then nest. */
+  temporalPlugins?: WorkerPlugin[];
   /** Swap some activities (tests of a misbehaving stage). */
   // A method, so a test may type `real` as the activities it knows the worker has.
   overrideActivities?(real: RailActivities & Readonly<Record<string, unknown>>): Record<string, unknown>;
@@ -184,6 +188,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(
         namespace: config.namespace,
         taskQueue,
         dataConverter: plugin.dataConverter,
+        ...(opts.temporalPlugins ? { plugins: opts.temporalPlugins } : {}),
         activities: pick(names),
         ...versioned,
       }),
@@ -199,7 +204,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     // The plugin brings the data converter and the rail's bundler options.
-    plugins: [plugin],
+    plugins: [plugin, ...(opts.temporalPlugins ?? [])],
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: plugin.workflowsPath! }),
     sinks: railSinks(opts.tracer),
     ...versioned,
