@@ -57,6 +57,10 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   /** Prices of the models the worker's model replies may name, by model id (docs/reference.md,
    * "Model prices"); added to HANDRAIL_MODEL_PRICES, an entry here winning. */
   modelPrices?: PriceTable;
+  /** How long the steps of a model stage's delivery that never completed are kept (default 7
+   * days): past it a retry of that delivery redoes them (and a write tool's key still writes
+   * once). Pruned when the workers are created; a completed delivery's steps go at completion. */
+  stageStepsRetentionMs?: number;
   /** Temporal worker plugins for every worker of the process, e.g. Temporal's OpenTelemetry plugin
    * from `temporalTelemetry` (src/worker/otel.ts), under whose activity spans a model stage's
    * GenAI spans then nest. */
@@ -65,6 +69,9 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   // A method, so a test may type `real` as the activities it knows the worker has.
   overrideActivities?(real: RailActivities & Readonly<Record<string, unknown>>): Record<string, unknown>;
 }
+
+/** A week: longer than a stage activity is retried, so only deliveries given up on lose their steps. */
+const STAGE_STEPS_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 export class WorkerSetupError extends Error {
   override readonly name = 'WorkerSetupError';
@@ -171,6 +178,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(
   if (role !== 'writer' && !opts.workflowBundle && !plugin.workflowsPath)
     problems.push("the plugin has no `workflowsPath` (the module exporting createRail(pipelines)'s workflows)");
   if (problems.length > 0) throw new WorkerSetupError(problems);
+  await opts.store.pruneStageSteps(new Date(Date.now() - (opts.stageStepsRetentionMs ?? STAGE_STEPS_RETENTION_MS)));
   // Only workflow code upserts search attributes; the writer side runs none.
   const unregistered = role === 'writer' ? [] : await missingSearchAttributes(opts.connection, config.namespace);
   if (unregistered.length > 0)
