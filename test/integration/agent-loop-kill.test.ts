@@ -15,11 +15,12 @@ import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { startMcpServer, type TestMcpServer } from '../helpers/mcp-server';
 import { uniqueId } from '../helpers/rail';
+import { wikiWriterScript, wikiWriterStep } from '../unit/agents/helpers';
 import { startScriptedModel, toolResultsIn, DEFAULT_USAGE, type ScriptedModel } from '../helpers/scripted-model';
 import type { LoopOutcome, PublishResult } from './fixtures/agent-loop/activities';
 
@@ -97,6 +98,12 @@ const sigkill = (child: ChildProcess) =>
     child.kill('SIGKILL');
   });
 
+/** The attempt of each activity start in the job's history (a retried activity's last start only). */
+const startedAttempts = async (handle: WorkflowHandle) =>
+  ((await handle.fetchHistory()).events ?? []).flatMap((e) =>
+    e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : [],
+  );
+
 const countsBy = (values: readonly number[]) =>
   values.reduce<Record<number, number>>((c, v) => ({ ...c, [v]: (c[v] ?? 0) + 1 }), {});
 
@@ -133,19 +140,9 @@ it(
     expect(outcome.wallet.spent_usd).toBeCloseTo(billedUsd, 9);
 
     // The retry was Temporal's: the first attempt timed out on its heartbeat, the second completed.
-    const started = ((await handle.fetchHistory()).events ?? []).flatMap((e) =>
-      e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : [],
-    );
-    expect(started).toEqual([2]);
+    expect(await startedAttempts(handle)).toEqual([2]);
   },
 );
-
-/** The wiki's writer: step 1 searches, step 2 posts the note, step 3 answers. */
-function publishStep(step: number): ReturnType<ScriptedModel['answer']> {
-  if (step === 1) return { toolCalls: [{ id: 'call_1', name: 'search', input: { topic: 'refunds' } }] };
-  if (step === 2) return { toolCalls: [{ id: 'call_2', name: 'post_note', input: { text: 'Refunds: 30 days' } }] };
-  return { text: JSON.stringify({ posted: true }) };
-}
 
 /** What the wiki's MCP server saw of one job's writer: its write calls, and the notes written. */
 function wikiWrites(jobId: string, notesBefore: number) {
@@ -171,7 +168,7 @@ it(
     model.answer = (request) => {
       const step = toolResultsIn(request) + 1;
       if (step === 3 && !failed) return ((failed = true), { failure: 503 });
-      return publishStep(step);
+      return wikiWriterStep(step);
     };
     const jobId = uniqueId('wiki-job');
     const handle = await client.workflow.start('wikiPublish', { taskQueue, workflowId: jobId, args: [jobId] });
@@ -184,10 +181,7 @@ it(
     expect(seen.note).toBe('Refunds: 30 days');
     // Steps 1 and 2 asked once, step 3 twice (the 503, then its answer on the retried attempt).
     expect(countsBy(model.requests.map((r) => toolResultsIn(r) + 1))).toEqual({ 1: 1, 2: 1, 3: 2 });
-    const started = ((await handle.fetchHistory()).events ?? []).flatMap((e) =>
-      e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : [],
-    );
-    expect(started).toEqual([2]);
+    expect(await startedAttempts(handle)).toEqual([2]);
     await sigkill(worker.child);
   },
 );
@@ -199,7 +193,7 @@ it(
     const taskQueue = uniqueId('wiki-writer');
     const first = await startLoopWorker(taskQueue);
     model.requests.length = 0;
-    model.answer = (request) => publishStep(toolResultsIn(request) + 1);
+    model.answer = wikiWriterScript;
     const notesBefore = mcp.notes.size;
     const jobId = uniqueId('wiki-job');
     // The server writes the note, then holds its answer: the worker dies before it hears back.

@@ -16,7 +16,8 @@ import { temporalTelemetry, type TemporalTelemetry } from '../../src/worker/otel
 import { openStore, type Store } from '../../src/worker/store';
 import { startMcpServer, type TestMcpServer } from '../helpers/mcp-server';
 import { uniqueId } from '../helpers/rail';
-import { startScriptedModel, toolResultsIn, type ScriptedModel } from '../helpers/scripted-model';
+import { startScriptedModel, type ScriptedModel } from '../helpers/scripted-model';
+import { wikiWriterScript } from '../unit/agents/helpers';
 import { publishActivities } from './fixtures/agent-loop/activities';
 
 let model: ScriptedModel;
@@ -28,12 +29,7 @@ let telemetry: TemporalTelemetry | undefined;
 
 beforeAll(async () => {
   mcp = await startMcpServer();
-  model = await startScriptedModel((request) => {
-    const step = toolResultsIn(request) + 1;
-    if (step === 1) return { toolCalls: [{ id: 'call_1', name: 'search', input: { topic: 'refunds' } }] };
-    if (step === 2) return { toolCalls: [{ id: 'call_2', name: 'post_note', input: { text: 'Refunds: 30 days' } }] };
-    return { text: JSON.stringify({ posted: true }) };
-  });
+  model = await startScriptedModel(wikiWriterScript);
   store = await openStore({ sqlitePath: ':memory:' });
   connection = await Connection.connect({ address: inject('temporalAddress') });
   workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
