@@ -60,6 +60,10 @@ export interface ModelStageSpec<S extends z.ZodType> {
   /** 1 (the default): one model turn; more: a tool loop of at most this many steps. */
   maxSteps?: number;
   maxOutputTokens?: number;
+  /** The most one step may send (a longer prompt is not sent: ReservationExhausted). With
+   * `maxSteps` and `maxOutputTokens` it bounds the loop's worst case, `loopWorstCaseUsd`, which is
+   * what the card should reserve (`worstCaseCostUsd`) unless it caps the stage lower. */
+  maxPromptTokens?: number;
   /** The stage's summary segment, from what the model answered. */
   summary?: (body: z.infer<S>) => string;
 }
@@ -80,6 +84,10 @@ export async function runModelStage<S extends z.ZodType>(
     'gen_ai.request.model': model.model,
     'handrail.stage': spec.card.name,
     'handrail.hop': pkg.hop?.count ?? 0,
+    // The hop as the rail acked and paid it: its ack, the wallet left and what the hop reserved.
+    ...(pkg.ack ? { 'handrail.ack': pkg.ack.ack, 'handrail.delivery_key': pkg.ack.delivery_key } : {}),
+    ...(pkg.budget ? { 'handrail.wallet.usd_remaining': pkg.budget.usd_remaining } : {}),
+    'handrail.wallet.reserved_usd': pkg.ack?.reserved_usd ?? reservationUsd(spec.card),
   };
   return inGenAiSpan(`invoke_agent ${spec.card.name}`, attributes, async (span) => {
     const servers: McpConnection[] = [];
@@ -117,6 +125,7 @@ async function runLoop<S extends z.ZodType>(
     ...(tools ? { tools } : {}),
     ...(spec.maxSteps ? { maxSteps: spec.maxSteps } : {}),
     ...(spec.maxOutputTokens ? { maxOutputTokens: spec.maxOutputTokens } : {}),
+    ...(spec.maxPromptTokens ? { maxPromptTokens: spec.maxPromptTokens } : {}),
     ...(signal ? { signal } : {}),
     toolUsd: (name) => spec.card.tools.find((t) => t.name === name)?.usdPerCall ?? 0,
     reservationUsd: reservationUsd(spec.card),

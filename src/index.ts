@@ -66,6 +66,8 @@ export { railActivities, type RailActivities } from '../activities';
 // Asking the worker's chat model from a stage.
 export { askModel } from '../activities/model-call';
 export type { ChatMessage, ChatModel, ChatReply } from './worker/model';
+// What model tokens cost: the price table by model id, a call's cost, a tool loop's worst case.
+export { loopWorstCaseUsd, priceFor, usageUsd, type ModelPrice, type PriceTable } from './worker/model/pricing';
 // A model stage: one turn or a checkpointed tool loop on the AI SDK, its answer the emitted artifact.
 export { runModelStage, type ModelStageSpec } from '../activities/model-stage';
 // A delegating stage: the package sent to a remote A2A agent, its task waited for durably.

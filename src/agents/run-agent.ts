@@ -27,6 +27,9 @@ export interface AgentRun<S extends z.ZodType> {
   toolUsd?: (name: string) => number;
   /** The hop's reservation (USD): the loop stops before a step whose worst case would break it. */
   reservationUsd?: number;
+  /** The most one step may send: with `maxSteps` and `maxOutputTokens`, what bounds the loop's
+   * worst case (loopWorstCaseUsd); a step whose prompt could be longer is not taken. */
+  maxPromptTokens?: number;
 }
 
 /** What happened at one step, as the job's conversation records it. */
@@ -35,6 +38,8 @@ export interface AgentStep {
   toolCalls: { id: string; name: string; input: unknown }[];
   toolResults: { id: string; name: string; output: unknown }[];
   usage: TokenUsage;
+  /** The model id the reply named (a router's pick, a dated snapshot): what its tokens are priced as. */
+  modelId?: string;
 }
 
 export interface AgentAnswer<T> {
@@ -73,7 +78,7 @@ export async function runAgent<S extends z.ZodType>(run: AgentRun<S>): Promise<A
     throw new Error(`model ${model.model} has no AI SDK model or price: a model stage needs both`);
   const price = model.price;
   const costOf = (step: AgentStep) =>
-    price(step.usage) + step.toolCalls.reduce((sum, c) => sum + (run.toolUsd?.(c.name) ?? 0), 0);
+    price(step.usage, step.modelId) + step.toolCalls.reduce((sum, c) => sum + (run.toolUsd?.(c.name) ?? 0), 0);
   const generated = await generate(run, model.languageModel, price, costOf).catch((error: unknown) => {
     if (run.signal?.aborted) throw run.signal.reason ?? error;
     if (error instanceof ReservationExhausted) throw error;
@@ -99,29 +104,35 @@ function agentStep(step: SdkStep): AgentStep {
     toolCalls: step.toolCalls.map((c) => ({ id: c.toolCallId, name: c.toolName, input: c.input })),
     toolResults: step.toolResults.map((r) => ({ id: r.toolCallId, name: r.toolName, output: r.output })),
     usage: tokenUsage(step.usage),
+    ...(step.response.modelId ? { modelId: step.response.modelId } : {}),
   };
 }
 
 /**
  * Before each step: what the steps so far cost (model tokens and tool calls), and the next
  * step's worst case: its prompt at one token per two characters, plus `maxOutputTokens`, at the
- * model's price. A step that could break the reservation is not taken. Without
+ * model's price. A step that could break the reservation is not taken, nor one whose prompt
+ * could pass `maxPromptTokens` (the bound the stage's worst case was computed with). Without
  * `maxOutputTokens` a step's answer has no bound, and only its prompt is counted.
  */
 function reservationGuard(
   run: AgentRun<z.ZodType>,
-  price: (usage: TokenUsage) => number,
+  price: (usage: TokenUsage, answeredBy?: string) => number,
   costOf: (step: AgentStep) => number,
 ) {
   const reservation = run.reservationUsd;
-  if (reservation === undefined) return undefined;
+  if (reservation === undefined && run.maxPromptTokens === undefined) return undefined;
   return ({ steps, messages }: { steps: SdkStep[]; messages: unknown[] }) => {
     const spent = sum(steps.map((s) => costOf(agentStep(s))));
-    const next = price({
-      prompt_tokens: Math.ceil(JSON.stringify(messages).length / 2),
-      completion_tokens: run.maxOutputTokens ?? 0,
-    });
-    if (spent + next > reservation)
+    const prompt = Math.ceil(JSON.stringify(messages).length / 2);
+    const next = price({ prompt_tokens: prompt, completion_tokens: run.maxOutputTokens ?? 0 });
+    if (run.maxPromptTokens !== undefined && prompt > run.maxPromptTokens)
+      throw new ReservationExhausted(
+        `step ${steps.length + 1}'s prompt could be ${prompt} tokens: over the stage's maxPromptTokens of ${run.maxPromptTokens}, which its worst case assumes`,
+        spent,
+        next,
+      );
+    if (reservation !== undefined && spent + next > reservation)
       throw new ReservationExhausted(
         `step ${steps.length + 1} could cost $${next.toFixed(6)} with $${spent.toFixed(6)} spent: over the hop's reservation of $${reservation.toFixed(6)}`,
         spent,
@@ -134,7 +145,7 @@ function reservationGuard(
 async function generate<S extends z.ZodType>(
   run: AgentRun<S>,
   languageModel: NonNullable<ChatModel['languageModel']>,
-  price: (usage: TokenUsage) => number,
+  price: (usage: TokenUsage, answeredBy?: string) => number,
   costOf: (step: AgentStep) => number,
 ) {
   const guard = reservationGuard(run, price, costOf);

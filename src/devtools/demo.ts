@@ -73,6 +73,7 @@ async function main(): Promise<void> {
     config,
     store,
     tracer: tracing.tracer,
+    temporalPlugins: tracing.temporalPlugins,
     workspace: handoverWorkspace(config),
   });
   const running = runWorkers(workers);

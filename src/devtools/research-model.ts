@@ -5,7 +5,7 @@
  * so a longer handover costs more tokens, as on a real provider.
  */
 import { SYSTEM } from '../../activities/research-brief/stages';
-import { startScriptedModel, type ChatRequestBody, type ScriptedModel, type ScriptedReply } from './scripted-model';
+import { startScriptedModel, type ChatRequestBody, type ScriptedModel, type ScriptedAnswer } from './scripted-model';
 
 type Message = ChatRequestBody['messages'][number];
 const tokens = (text: string) => Math.ceil(text.length / 4);
@@ -30,7 +30,7 @@ export async function startResearchModel(): Promise<ResearchModel> {
   return Object.assign(server, { billed });
 }
 
-function answer(messages: Message[]): ScriptedReply {
+function answer(messages: Message[]): ScriptedAnswer {
   const system = messages.find((m) => m.role === 'system')?.content ?? '';
   const question = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
   if (system === SYSTEM.planner) return { text: JSON.stringify(plan(question)) };
@@ -55,7 +55,7 @@ function plan(question: string) {
 }
 
 /** Step 1 searches every planned query; step 2 reports what the searches found. */
-function research(messages: Message[], question: string): ScriptedReply {
+function research(messages: Message[], question: string): ScriptedAnswer {
   const results = messages.filter((m) => m.role === 'tool');
   if (results.length === 0) {
     const queries = [...question.matchAll(/^- (.+)$/gm)].map((m) => m[1]!);

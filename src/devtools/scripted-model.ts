@@ -13,8 +13,10 @@ export interface ChatRequestBody {
   response_format?: unknown;
 }
 
-export type ScriptedReply =
+export type ScriptedAnswer =
   { text: string; usage?: Usage } | { toolCalls: { id: string; name: string; input: unknown }[]; usage?: Usage };
+/** An answer, or `{ failure: status }`: the endpoint failing the request (a 503: try again later). */
+export type ScriptedReply = ScriptedAnswer | { failure: number };
 
 interface Usage {
   prompt_tokens: number;
@@ -39,7 +41,13 @@ export async function startScriptedModel(answer: ScriptedModel['answer']): Promi
     req.on('end', () => {
       const body = JSON.parse(data) as ChatRequestBody;
       model.requests.push(body);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion(model.answer(body))));
+      const reply = model.answer(body);
+      if ('failure' in reply) {
+        res.writeHead(reply.failure, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'scripted failure', type: 'server_error' } }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion(reply)));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -51,7 +59,7 @@ export async function startScriptedModel(answer: ScriptedModel['answer']): Promi
   return model;
 }
 
-function completion(reply: ScriptedReply) {
+function completion(reply: ScriptedAnswer) {
   const message =
     'text' in reply
       ? { role: 'assistant', content: reply.text }

@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
-import { DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type WorkerPlugin, type WorkflowBundle } from '@temporalio/worker';
 import { fetchJobHistory } from '../operator/client';
 import { workflowRuntime } from '../worker/worker';
 import { explainReplayError, type ReplayFailure } from './explain';
@@ -164,6 +164,9 @@ export interface ReplayOptions {
   /** The workers' plugin: its workflow module, preloaded modules and data converter, unless
    * given above. */
   plugin?: HandrailPlugin;
+  /** Temporal plugins the workers run with (the OpenTelemetry one: its sinks); their workflow
+   * interceptors must be in `workflowBundle`. */
+  temporalPlugins?: WorkerPlugin[];
 }
 
 /** The workflow code bundled once, for every history of a run, as the worker bundles it. */
@@ -206,6 +209,7 @@ export async function* replayHistories(
     {
       ...workflowRuntime(opts.dataConverter ?? opts.plugin?.dataConverter),
       workflowBundle,
+      ...(opts.temporalPlugins ? { plugins: opts.temporalPlugins } : {}),
       replayName: 'handrail-replay',
     },
     tracked(),

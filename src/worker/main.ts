@@ -31,6 +31,7 @@ async function main(): Promise<void> {
       role,
       ...(crm ? { writes: crm } : {}),
       tracer: tracing.tracer,
+      temporalPlugins: tracing.temporalPlugins,
       workspace: handoverWorkspace(config),
     });
     const queues = workers.map((w) => `"${w.options.taskQueue}"`).join(', ');

@@ -4,8 +4,10 @@
  * child span per ack. A refused hop is a span with an error status and no stage work under it.
  *
  * Where spans go: with OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set,
- * to that OTLP/HTTP collector (Jaeger, Tempo, Honeycomb, ...); otherwise to whatever tracer
- * provider the process registered globally, which is none (spans dropped) unless you set one up.
+ * to that OTLP/HTTP collector (Jaeger, Tempo, Honeycomb, ...), with Temporal's activity spans and
+ * the model stages' GenAI spans under them (src/worker/otel.ts; HANDRAIL_TRACE_WORKFLOWS=1 adds
+ * the workflow spans, see there first); otherwise to whatever tracer provider the process
+ * registered globally, which is none (spans dropped) unless you set one up.
  */
 import {
   ROOT_CONTEXT,
@@ -16,7 +18,7 @@ import {
   type Attributes,
   type Tracer,
 } from '@opentelemetry/api';
-import type { InjectedSinks } from '@temporalio/worker';
+import type { InjectedSinks, WorkerPlugin } from '@temporalio/worker';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import { parseTraceparent } from '../../contracts';
 import type { HopTrace, RailSinks } from '../../workflows/tracing';
@@ -28,6 +30,9 @@ const PROCEEDS = new Set(['accepted', 'duplicate']);
 
 export interface Tracing {
   tracer: Tracer;
+  /** For every worker of the process (`createHandrailWorkers({ temporalPlugins })`): Temporal's
+   * OpenTelemetry interceptors when exporting, none otherwise. */
+  temporalPlugins: WorkerPlugin[];
   /** Flushes spans still buffered; call once the workers stopped. */
   shutdown(): Promise<void>;
 }
@@ -37,19 +42,20 @@ export async function tracingFromEnv(env: NodeJS.ProcessEnv = process.env): Prom
   const url =
     env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
     (env.OTEL_EXPORTER_OTLP_ENDPOINT && `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
-  if (!url) return { tracer: trace.getTracer(TRACER_NAME), shutdown: async () => undefined };
-  // Loaded only when exporting: the SDK and exporter add about 10 MiB to a worker.
-  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor }] =
-    await Promise.all([
-      import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/resources'),
-      import('@opentelemetry/sdk-trace-base'),
-    ]);
-  const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'handrail-worker' }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
+  if (!url) return { tracer: trace.getTracer(TRACER_NAME), temporalPlugins: [], shutdown: async () => undefined };
+  // Loaded only when exporting: the SDK, the exporter and the interceptors add about 10 MiB to a worker.
+  const [{ OTLPTraceExporter }, { BatchSpanProcessor }, { temporalTelemetry }] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('./otel'),
+  ]);
+  const telemetry = temporalTelemetry({
+    spanProcessor: new BatchSpanProcessor(new OTLPTraceExporter({ url })),
+    serviceName: env.OTEL_SERVICE_NAME || 'handrail-worker',
+    workflowSpans: env.HANDRAIL_TRACE_WORKFLOWS === '1',
   });
-  return { tracer: provider.getTracer(TRACER_NAME), shutdown: () => provider.shutdown() };
+  // temporalTelemetry registered its provider globally: the hop spans share it with the rest.
+  return { tracer: trace.getTracer(TRACER_NAME), temporalPlugins: [telemetry.plugin], shutdown: telemetry.shutdown };
 }
 
 /** The sinks the rail's workflows call; registered on every worker that runs them. */

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
 import type { DataConverter } from '@temporalio/common';
-import type { NativeConnection, WorkerDeploymentOptions, WorkerOptions } from '@temporalio/worker';
+import type { NativeConnection, WorkerDeploymentOptions, WorkerOptions, WorkerPlugin } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import { railActivities, type ActivityDeps, type RailActivities } from '../../activities';
 import { workspaceProblem } from '../../activities/handover';
@@ -15,7 +15,7 @@ import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { handrailDataConverter } from '../codec';
 import type { HandrailPlugin } from '../plugin';
 import { loadConfig, type HandrailConfig, type WorkerRole } from '../config';
-import { createChatModel, modelConfigFromEnv } from './model';
+import { createChatModel, modelConfigFromEnv, withPrices, type PriceTable } from './model';
 import type { Store } from './store';
 import { railSinks } from './tracing';
 
@@ -54,10 +54,24 @@ export interface HandrailWorkerOptions<P extends readonly Pipeline[] = readonly 
   /** The Worker Deployment Version every worker of this process polls as (docs/cluster.md, "Rolling
    * out workflow changes"); unset, the workers are unversioned and a rollout replaces them. */
   deployment?: WorkerDeploymentOptions;
+  /** Prices of the models the worker's model replies may name, by model id (docs/reference.md,
+   * "Model prices"); added to HANDRAIL_MODEL_PRICES, an entry here winning. */
+  modelPrices?: PriceTable;
+  /** How long the steps of a model stage's delivery that never completed are kept (default 7
+   * days): past it a retry of that delivery redoes them (and a write tool's key still writes
+   * once). Pruned when the workers are created; a completed delivery's steps go at completion. */
+  stageStepsRetentionMs?: number;
+  /** Temporal worker plugins for every worker of the process, e.g. Temporal's OpenTelemetry plugin
+   * from `temporalTelemetry` (src/worker/otel.ts), under whose activity spans a model stage's
+   * GenAI spans then nest. */
+  temporalPlugins?: WorkerPlugin[];
   /** Swap some activities (tests of a misbehaving stage). */
   // A method, so a test may type `real` as the activities it knows the worker has.
   overrideActivities?(real: RailActivities & Readonly<Record<string, unknown>>): Record<string, unknown>;
 }
+
+/** A week: longer than a stage activity is retried, so only deliveries given up on lose their steps. */
+const STAGE_STEPS_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 export class WorkerSetupError extends Error {
   override readonly name = 'WorkerSetupError';
@@ -142,7 +156,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(
   // The namespace the configuration (environment or Temporal profile) names, as the connection's.
   const config = opts.config ?? loadConfig();
   const role = opts.role ?? 'all';
-  const modelConfig = modelConfigFromEnv();
+  const modelConfig = withPrices(modelConfigFromEnv(), opts.modelPrices);
   const workspace = opts.workspace === undefined ? undefined : workspaceProblem(opts.workspace);
   if (workspace !== undefined)
     throw new WorkerSetupError([
@@ -164,6 +178,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(
   if (role !== 'writer' && !opts.workflowBundle && !plugin.workflowsPath)
     problems.push("the plugin has no `workflowsPath` (the module exporting createRail(pipelines)'s workflows)");
   if (problems.length > 0) throw new WorkerSetupError(problems);
+  await opts.store.pruneStageSteps(new Date(Date.now() - (opts.stageStepsRetentionMs ?? STAGE_STEPS_RETENTION_MS)));
   // Only workflow code upserts search attributes; the writer side runs none.
   const unregistered = role === 'writer' ? [] : await missingSearchAttributes(opts.connection, config.namespace);
   if (unregistered.length > 0)
@@ -181,6 +196,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(
         namespace: config.namespace,
         taskQueue,
         dataConverter: plugin.dataConverter,
+        ...(opts.temporalPlugins ? { plugins: opts.temporalPlugins } : {}),
         activities: pick(names),
         ...versioned,
       }),
@@ -196,7 +212,7 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     // The plugin brings the data converter and the rail's bundler options.
-    plugins: [plugin],
+    plugins: [plugin, ...(opts.temporalPlugins ?? [])],
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: plugin.workflowsPath! }),
     sinks: railSinks(opts.tracer),
     ...versioned,

@@ -1,7 +1,8 @@
 /**
  * A real MCP server over streamable HTTP (the official SDK's server, stateless), started by a
  * test: `search` reads, `post_note` writes a note once per idempotency key (`_meta`), as a
- * system that honours the key would; it counts every call and every note actually written.
+ * system that honours the key would (a call without a key writes a note each time, as such a
+ * system does with an unkeyed request); it counts every call and every note actually written.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,12 +16,20 @@ export interface TestMcpServer {
   calls: { tool: string; key: unknown }[];
   /** Notes written, by idempotency key. */
   notes: Map<string, string>;
+  /** Set by a test: awaited after a write is done and before its answer goes back (a response
+   * held there is a write that reached the system while its caller waits). */
+  afterWrite?: (key: string) => Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startMcpServer(): Promise<TestMcpServer> {
-  const state: Pick<TestMcpServer, 'calls' | 'notes'> = { calls: [], notes: new Map() };
-  const mcpServer = () => wikiMcpServer((call) => state.calls.push(call), state.notes);
+  const handle: TestMcpServer = { url: '', calls: [], notes: new Map(), close: async () => undefined };
+  const mcpServer = () =>
+    wikiMcpServer(
+      (call) => handle.calls.push(call),
+      handle.notes,
+      (key) => handle.afterWrite?.(key),
+    );
   const httpServer = http.createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
@@ -36,20 +45,20 @@ export async function startMcpServer(): Promise<TestMcpServer> {
     });
   });
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
-  return {
-    ...state,
-    url: `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/mcp`,
-    close: async () => {
-      httpServer.closeAllConnections();
-      await new Promise((resolve) => httpServer.close(resolve));
-    },
+  handle.url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/mcp`;
+  handle.close = async () => {
+    httpServer.closeAllConnections();
+    await new Promise((resolve) => httpServer.close(resolve));
   };
+  return handle;
 }
 
-/** The test wiki's MCP server: each call is told to `record`, each note written kept in `notes`. */
+/** The test wiki's MCP server: each call is told to `record`, each note written kept in `notes`
+ * (then `afterWrite` awaited before the answer). */
 export function wikiMcpServer(
   record: (call: TestMcpServer['calls'][number]) => void,
   notes: TestMcpServer['notes'],
+  afterWrite?: (key: string) => Promise<void> | undefined,
 ): McpServer {
   const server = new McpServer({ name: 'handrail-test-wiki', version: '1.0.0' });
   server.registerTool(
@@ -66,9 +75,12 @@ export function wikiMcpServer(
     async ({ text }, extra) => {
       const key = extra._meta?.[MCP_IDEMPOTENCY_META];
       record({ tool: 'post_note', key });
-      if (typeof key !== 'string') return { isError: true, content: [{ type: 'text', text: 'no idempotency key' }] };
-      if (!notes.has(key)) notes.set(key, text);
-      return { content: [{ type: 'text', text: `note ${key} posted` }] };
+      const written = typeof key === 'string' ? key : `unkeyed-${notes.size + 1}`;
+      if (!notes.has(written)) {
+        notes.set(written, text);
+        await afterWrite?.(written);
+      }
+      return { content: [{ type: 'text', text: `note ${written} posted` }] };
     },
   );
   return server;

@@ -6,26 +6,29 @@
  * `languageModel` through src/agents.
  *
  * Env: HANDRAIL_MODEL_BASE_URL (e.g. http://localhost:11434/v1), HANDRAIL_MODEL_API_KEY (optional
- * for local servers), HANDRAIL_MODEL, HANDRAIL_MODEL_USD_PER_MTOK_IN / _OUT (price per million
- * prompt / completion tokens), HANDRAIL_MODEL_TIMEOUT_MS.
+ * for local servers), HANDRAIL_MODEL, HANDRAIL_MODEL_USD_PER_MTOK_IN / _OUT / _CACHED (price per
+ * million prompt / completion / cached prompt tokens), HANDRAIL_MODEL_PRICES (a JSON price table
+ * by model id, for the models a reply may name), HANDRAIL_MODEL_TIMEOUT_MS.
  */
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, NoObjectGeneratedError, Output, type LanguageModel, type LanguageModelUsage } from 'ai';
 import { asModelError, ModelError } from './errors';
+import {
+  parsePriceTable,
+  priceFor,
+  priceTableProblems,
+  usageUsd,
+  type ModelPrice,
+  type PriceTable,
+  type TokenUsage,
+} from './pricing';
 
 export { ModelError } from './errors';
+export * from './pricing';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
-}
-
-export interface TokenUsage {
-  /** Every prompt token, cached ones included. */
-  prompt_tokens: number;
-  completion_tokens: number;
-  /** Of the prompt tokens, those read from the provider's cache (priced apart); absent: none. */
-  cached_tokens?: number;
 }
 
 export interface ChatReply {
@@ -38,8 +41,11 @@ export interface ChatModel {
   readonly model: string;
   /** The AI SDK model behind `complete`, for tool loops and structured output (src/agents). */
   readonly languageModel?: Exclude<LanguageModel, string>;
-  /** What `usage` costs at this model's price. */
-  readonly price?: (usage: TokenUsage) => number;
+  /** What `usage` costs: at the price of `answeredBy` (the model id a reply names) when the
+   * table has it, else at this model's own price. */
+  readonly price?: (usage: TokenUsage, answeredBy?: string) => number;
+  /** The prices this model's replies are charged at, by model id (this model's among them). */
+  readonly prices?: PriceTable;
   /** How long one call (one step of a tool loop) may take. */
   readonly timeoutMs?: number;
   /** `signal` aborts the request (the stage was cancelled); the abort's reason is thrown as is. */
@@ -49,34 +55,56 @@ export interface ChatModel {
   ): Promise<ChatReply>;
 }
 
-export interface ModelConfig {
+export interface ModelConfig extends ModelPrice {
   baseUrl: string;
   apiKey?: string;
   model: string;
-  usdPerMTokIn: number;
-  usdPerMTokOut: number;
-  /** Price of a cached prompt token (per million); unset: the prompt price. */
-  usdPerMTokCached?: number;
+  /** Prices of other model ids a reply may name (a router's pick, a dated snapshot); `model`'s own
+   * price is the fields above. */
+  prices?: PriceTable;
   timeoutMs: number;
 }
 
-/** The configured model, or undefined when HANDRAIL_MODEL_BASE_URL / HANDRAIL_MODEL are unset. */
+/** The configured model, or undefined when HANDRAIL_MODEL_BASE_URL / HANDRAIL_MODEL are unset.
+ * Its own price is HANDRAIL_MODEL_USD_PER_MTOK_*, or its entry in HANDRAIL_MODEL_PRICES when
+ * those are unset. */
 export function modelConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ModelConfig | undefined {
   const baseUrl = env.HANDRAIL_MODEL_BASE_URL?.trim();
   const model = env.HANDRAIL_MODEL?.trim();
   if (!baseUrl && !model) return undefined;
   if (!baseUrl || !model) throw new Error('set both HANDRAIL_MODEL_BASE_URL and HANDRAIL_MODEL, or neither');
+  const prices = env.HANDRAIL_MODEL_PRICES?.trim()
+    ? parsePriceTable(env.HANDRAIL_MODEL_PRICES, 'HANDRAIL_MODEL_PRICES')
+    : undefined;
+  const listed = prices && priceFor(prices, model);
+  const own: ModelPrice =
+    listed && env.HANDRAIL_MODEL_USD_PER_MTOK_IN === undefined && env.HANDRAIL_MODEL_USD_PER_MTOK_OUT === undefined
+      ? listed
+      : {
+          usdPerMTokIn: price(env, 'HANDRAIL_MODEL_USD_PER_MTOK_IN'),
+          usdPerMTokOut: price(env, 'HANDRAIL_MODEL_USD_PER_MTOK_OUT'),
+          ...(env.HANDRAIL_MODEL_USD_PER_MTOK_CACHED
+            ? { usdPerMTokCached: price(env, 'HANDRAIL_MODEL_USD_PER_MTOK_CACHED') }
+            : {}),
+        };
   return {
     baseUrl,
     apiKey: env.HANDRAIL_MODEL_API_KEY || undefined,
     model,
-    usdPerMTokIn: price(env, 'HANDRAIL_MODEL_USD_PER_MTOK_IN'),
-    usdPerMTokOut: price(env, 'HANDRAIL_MODEL_USD_PER_MTOK_OUT'),
-    ...(env.HANDRAIL_MODEL_USD_PER_MTOK_CACHED
-      ? { usdPerMTokCached: price(env, 'HANDRAIL_MODEL_USD_PER_MTOK_CACHED') }
-      : {}),
+    ...own,
+    ...(prices ? { prices } : {}),
     timeoutMs: Number(env.HANDRAIL_MODEL_TIMEOUT_MS || 60_000),
   };
+}
+
+/** `config` with `prices` added to its table (an entry of `prices` wins); refuses a bad table. */
+export function withPrices(config: ModelConfig | undefined, prices: PriceTable | undefined): ModelConfig | undefined {
+  if (!config || !prices) return config;
+  const problems = priceTableProblems(prices, "the worker's modelPrices");
+  if (problems.length > 0) throw new Error(problems.join('; '));
+  const own = Object.hasOwn(prices, config.model) ? prices[config.model] : undefined;
+  const { usdPerMTokCached: _replaced, ...rest } = config;
+  return { ...(own ? { ...rest, ...own } : config), prices: { ...config.prices, ...prices } };
 }
 
 /** A price must be stated: a model that costs nothing would let a job spend without limit. */
@@ -84,7 +112,7 @@ function price(env: NodeJS.ProcessEnv, name: string): number {
   const value = Number(env[name]);
   if (env[name] === undefined || env[name] === '' || !Number.isFinite(value) || value < 0) {
     throw new Error(
-      `${name} must be set to the model's USD price per million tokens (0 or more) when a model is configured`,
+      `${name} must be set to the model's USD price per million tokens (0 or more) when a model is configured (or price HANDRAIL_MODEL in HANDRAIL_MODEL_PRICES)`,
     );
   }
   return value;
@@ -105,19 +133,20 @@ export function openAICompatibleModel(
 
 export function createChatModel(config: ModelConfig): ChatModel {
   const languageModel = openAICompatibleModel(config);
-  const priceOf = (usage: TokenUsage) => {
-    const cached = usage.cached_tokens ?? 0;
-    const uncached = usage.prompt_tokens - cached;
-    const cachedPrice = config.usdPerMTokCached ?? config.usdPerMTokIn;
-    return (
-      (uncached * config.usdPerMTokIn + cached * cachedPrice + usage.completion_tokens * config.usdPerMTokOut) /
-      1_000_000
-    );
+  const own: ModelPrice = {
+    usdPerMTokIn: config.usdPerMTokIn,
+    usdPerMTokOut: config.usdPerMTokOut,
+    ...(config.usdPerMTokCached === undefined ? {} : { usdPerMTokCached: config.usdPerMTokCached }),
   };
+  const prices: PriceTable = { ...config.prices, [config.model]: own };
+  // A reply naming a model the table does not price is charged at the configured model's price.
+  const priceOf = (usage: TokenUsage, answeredBy?: string) =>
+    usageUsd((answeredBy === undefined ? undefined : priceFor(prices, answeredBy)) ?? own, usage);
   return {
     model: config.model,
     languageModel,
     price: priceOf,
+    prices,
     timeoutMs: config.timeoutMs,
     async complete(messages, options = {}) {
       const signal = options.signal
@@ -136,13 +165,13 @@ export function createChatModel(config: ModelConfig): ChatModel {
           ...(options.json ? { output: Output.json() } : {}),
         });
         const usage = tokenUsage(result.usage);
-        return { text: result.text, usage, cost_usd: priceOf(usage) };
+        return { text: result.text, usage, cost_usd: priceOf(usage, result.response.modelId) };
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason ?? error;
         // `json` asks the server for JSON; the stage reads (and judges) the text itself.
         if (NoObjectGeneratedError.isInstance(error) && error.text !== undefined && error.usage) {
           const usage = tokenUsage(error.usage);
-          return { text: error.text, usage, cost_usd: priceOf(usage) };
+          return { text: error.text, usage, cost_usd: priceOf(usage, error.response?.modelId) };
         }
         throw asModelError(error);
       }

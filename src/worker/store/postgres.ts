@@ -156,6 +156,9 @@ class PostgresStore implements Store {
         delivery?.package_sha ?? null,
       ],
     );
+    // The completion answers every later attempt: the steps that led to it are done with (a
+    // failed delete leaves them for pruneStageSteps).
+    await this.pool.query('DELETE FROM stage_steps WHERE delivery_key = $1', [deliveryKey]);
     return (await this.findStageRecord(deliveryKey))!;
   }
 
@@ -173,6 +176,11 @@ class PostgresStore implements Store {
       [deliveryKey, step],
     );
     return rows[0]!.content;
+  }
+
+  async pruneStageSteps(recordedBefore: Date): Promise<number> {
+    const { rowCount } = await this.pool.query('DELETE FROM stage_steps WHERE recorded_at < $1', [recordedBefore]);
+    return rowCount ?? 0;
   }
 
   async findStageSteps(deliveryKey: string): Promise<Map<string, string>> {

@@ -183,6 +183,8 @@ class SqliteStore implements Store {
           delivery?.delivery_sha ?? null,
           delivery?.package_sha ?? null,
         );
+        // The completion answers every later attempt: the steps that led to it are done with.
+        this.sql('DELETE FROM stage_steps WHERE delivery_key = ?').run(deliveryKey);
         return this.record(deliveryKey)!;
       })
       .immediate();
@@ -221,6 +223,10 @@ class SqliteStore implements Store {
       content: string;
     }[];
     return new Map(rows.map((row) => [row.step, row.content]));
+  }
+
+  async pruneStageSteps(recordedBefore: Date): Promise<number> {
+    return this.sql('DELETE FROM stage_steps WHERE recorded_at < ?').run(recordedBefore.toISOString()).changes;
   }
 
   private record(deliveryKey: string): StageRecord | null {

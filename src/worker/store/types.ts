@@ -106,8 +106,12 @@ export interface Store extends EffectLedger {
   /** Records one completed step of a stage's work under its delivery key (`step` names it, e.g.
    * `model:3`); the first record wins and its content is returned. */
   recordStageStep(deliveryKey: string, step: string, content: string): Promise<string>;
-  /** Every step recorded under a delivery key, by name. */
+  /** Every step recorded under a delivery key, by name. A delivery's steps are removed when its
+   * completion is recorded (a retry is answered from the completion, never from its steps). */
   findStageSteps(deliveryKey: string): Promise<Map<string, string>>;
+  /** Removes the steps recorded before `recordedBefore` of deliveries that never completed (a
+   * stage that failed for good, a job cancelled mid-loop); answers how many rows went. */
+  pruneStageSteps(recordedBefore: Date): Promise<number>;
 
   /**
    * Records a write to `write.system` at most once per key (`job_id:stage:artifact_type`): the

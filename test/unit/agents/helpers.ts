@@ -3,7 +3,7 @@
 import { defineStage, userMessage, type Message, type ToolGrant } from '../../../contracts';
 import type { StageTurn } from '../../../activities/turn';
 import { createChatModel, type ChatModel } from '../../../src/worker/model';
-import type { ScriptedModel } from '../../helpers/scripted-model';
+import { toolResultsIn, type ScriptedModel, type ScriptedReply } from '../../helpers/scripted-model';
 
 /** 1,000 prompt tokens at $2/M + 100 completion tokens at $10/M: $0.003 a step. */
 export const STEP_USD = 0.003;
@@ -46,3 +46,11 @@ export const wikiWriter = (tools: ToolGrant[]) =>
     reconcile: 'idempotent',
     tools,
   });
+
+/** The wiki writer's model, step by step: step 1 searches, step 2 posts the note, step 3 answers. */
+export function wikiWriterStep(step: number): ScriptedReply {
+  if (step === 1) return { toolCalls: [{ id: 'call_1', name: 'search', input: { topic: 'refunds' } }] };
+  if (step === 2) return { toolCalls: [{ id: 'call_2', name: 'post_note', input: { text: 'Refunds: 30 days' } }] };
+  return { text: JSON.stringify({ posted: true }) };
+}
+export const wikiWriterScript: ScriptedModel['answer'] = (request) => wikiWriterStep(toolResultsIn(request) + 1);

@@ -14,8 +14,8 @@ import { runModelStage } from '../../../activities/model-stage';
 import type { ChatModel } from '../../../src/worker/model';
 import { openStore, type Store } from '../../../src/worker/store';
 import { startMcpServer, type TestMcpServer } from '../../helpers/mcp-server';
-import { scriptedChatModel, STEP_USD, turnFor, wikiWriter } from './helpers';
-import { startScriptedModel, toolResultsIn, type ScriptedModel } from '../../helpers/scripted-model';
+import { scriptedChatModel, STEP_USD, turnFor, wikiWriter, wikiWriterScript } from './helpers';
+import { startScriptedModel, type ScriptedModel } from '../../helpers/scripted-model';
 
 const Posted = z.object({ posted: z.boolean() });
 const pkg = { job_id: 'job-3', constraints: [] } as unknown as HandoffV1;
@@ -31,12 +31,7 @@ let store: Store;
 beforeAll(async () => {
   mcp = await startMcpServer();
   // Step 1 searches, step 2 posts, step 3 answers.
-  server = await startScriptedModel((request) => {
-    const step = toolResultsIn(request) + 1;
-    if (step === 1) return { toolCalls: [{ id: 'call_1', name: 'search', input: { topic: 'refunds' } }] };
-    if (step === 2) return { toolCalls: [{ id: 'call_2', name: 'post_note', input: { text: 'Refunds: 30 days' } }] };
-    return { text: JSON.stringify({ posted: true }) };
-  });
+  server = await startScriptedModel(wikiWriterScript);
   model = scriptedChatModel(server);
   store = await openStore({ sqlitePath: ':memory:' });
 });

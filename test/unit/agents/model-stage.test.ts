@@ -174,8 +174,28 @@ describe('runModelStage', () => {
       maxOutputTokens: 100,
     }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ApplicationFailure);
-    expect(failure).toMatchObject({ type: 'ReservationExhausted', nonRetryable: true, message: /step 3 could cost/ });
+    expect(failure).toMatchObject({ type: 'ReservationExhausted', nonRetryable: true });
+    // (toMatchObject does not compare an Error's message: it is asserted on its own.)
+    expect((failure as Error).message).toMatch(/step 3 could cost/);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it("stops before a step whose prompt could pass the stage's maxPromptTokens (the bound its worst case assumes)", async () => {
+    loopOf(4);
+    const failure = await runModelStage(store, model, pkg, turnFor('job-2:research:5'), {
+      card: researcher,
+      question: 'research',
+      output: { type: 'brief.v1', schema: Brief },
+      tools: { lookup: lookupTool([]) },
+      maxSteps: 5,
+      // The question alone is well under 100 tokens; with a tool call and its result it is not.
+      maxPromptTokens: 100,
+    }).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ type: 'ReservationExhausted', nonRetryable: true });
+    expect((failure as Error).message).toMatch(
+      /step 2's prompt could be \d+ tokens: over the stage's maxPromptTokens of 100/,
+    );
+    expect(server.requests).toHaveLength(1);
   });
 
   it('offers the model only the tools its card grants, and makes a write tool with the write-once key', async () => {
@@ -186,7 +206,7 @@ describe('runModelStage', () => {
       tools: { lookup: lookupTool([]), post_note: lookupTool([]) },
       maxSteps: 3,
     }).catch((e: unknown) => e);
-    expect(refused).toMatchObject({ message: /offers its model tool "post_note", which its card does not grant/ });
+    expect((refused as Error).message).toMatch(/offers its model tool "post_note", which its card does not grant/);
     expect(server.requests).toHaveLength(0);
 
     const writer = wikiWriter([

@@ -3,8 +3,8 @@
  * `chat` per model call and an `execute_tool` per tool call under it, with `gen_ai.*` names
  * (checked by an in-memory exporter) and handrail's stage, cost and replay flags beside them.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { context, ROOT_CONTEXT, trace, type Context, type ContextManager } from '@opentelemetry/api';
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -16,30 +16,14 @@ import { openStore, type Store } from '../../../src/worker/store';
 import { startScriptedModel, toolResultsIn, type ScriptedModel } from '../../helpers/scripted-model';
 import { scriptedChatModel, STEP_USD, turnFor } from './helpers';
 
-/** What a Node process's OpenTelemetry SDK installs: the active span follows async calls. */
-class AsyncContextManager implements ContextManager {
-  private readonly storage = new AsyncLocalStorage<Context>();
-  active = () => this.storage.getStore() ?? ROOT_CONTEXT;
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    ctx: Context,
-    fn: F,
-    thisArg?: ThisParameterType<F>,
-    ...args: A
-  ): ReturnType<F> {
-    return this.storage.run(ctx, () => fn.call(thisArg, ...args));
-  }
-  bind = <T>(_ctx: Context, target: T): T => target;
-  enable = () => this;
-  disable = () => this;
-}
-
 const exporter = new InMemorySpanExporter();
 let server: ScriptedModel;
 let model: ChatModel;
 let store: Store;
 
 beforeAll(async () => {
-  context.setGlobalContextManager(new AsyncContextManager());
+  // What a Node process's OpenTelemetry setup installs: the active span follows async calls.
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
   server = await startScriptedModel((request) =>
     toolResultsIn(request) === 0

@@ -1,9 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SpanStatusCode } from '@opentelemetry/api';
+import { context, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { AckRecord } from '../../../contracts';
+import { inPackageTrace } from '../../../src/worker/otel';
 import { recordHop, tracingFromEnv } from '../../../src/worker/tracing';
 import type { HopTrace } from '../../../workflows/tracing';
 
@@ -110,5 +112,24 @@ describe('export', () => {
     } finally {
       collector.close();
     }
+  });
+});
+
+describe('stage activities in the package trace', () => {
+  it('runs a stage activity in the trace its package carries, and any other activity in the context it has', async () => {
+    const traceparent = `00-${TRACE_ID}-${SENDER}-01`;
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    onTestFinished(() => context.disable());
+    const seen = (args: unknown[]) =>
+      inPackageTrace({ args, headers: {} } as unknown as Parameters<typeof inPackageTrace>[0], async () =>
+        trace.getSpanContext(context.active()),
+      );
+    expect(await seen([{ stage: 'draft', package: { trace: { traceparent } } }])).toMatchObject({
+      traceId: TRACE_ID,
+      spanId: SENDER,
+      isRemote: true,
+    });
+    expect(await seen(['job-1'])).toBeUndefined();
+    expect(await seen([{ package: { trace: { traceparent: 'not-a-traceparent' } } }])).toBeUndefined();
   });
 });

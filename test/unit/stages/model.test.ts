@@ -4,7 +4,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SummaryMd, VerdictV1 } from '../../../contracts';
 import { createActivities } from '../../../activities/built-in';
-import { ModelError, createChatModel, modelConfigFromEnv, type ModelConfig } from '../../../src/worker/model';
+import {
+  ModelError,
+  createChatModel,
+  modelConfigFromEnv,
+  withPrices,
+  type ModelConfig,
+} from '../../../src/worker/model';
 import type { Store } from '../../../src/worker/store';
 import { Relay, corpusStore, firstPackage, refundTicket, ticketRef } from './helpers';
 
@@ -98,6 +104,21 @@ describe('chat model adapter', () => {
     expect((await createChatModel(config).complete(HI)).cost_usd).toBeCloseTo(0.004, 12);
   });
 
+  it('prices a reply at the price of the model it names, when the table prices it, else at its own', async () => {
+    const named = (model: string) => ({ json: { ...reply('hello').json, model } });
+    const priced = createChatModel({ ...config, prices: { 'big-2': { usdPerMTokIn: 20, usdPerMTokOut: 100 } } });
+    // A router answered with big-2's dated snapshot: 1,000 × $20/M + 200 × $100/M.
+    answer = () => named('big-2-2025-01-01');
+    expect((await priced.complete(HI)).cost_usd).toBeCloseTo(0.04, 12);
+    // A reply naming a model the table does not price is charged at the configured model's price.
+    answer = () => named('tiny-1-latest-build');
+    expect((await priced.complete(HI)).cost_usd).toBeCloseTo(0.004, 12);
+    expect(priced.prices).toEqual({
+      'big-2': { usdPerMTokIn: 20, usdPerMTokOut: 100 },
+      'tiny-1': { usdPerMTokIn: 2, usdPerMTokOut: 10 },
+    });
+  });
+
   it.each([
     [401, false],
     [404, false],
@@ -113,18 +134,18 @@ describe('chat model adapter', () => {
   });
 
   it('refuses a reply without token usage (it could not be charged) or without content', async () => {
+    // toMatchObject does not compare an Error's message, so the message is matched by toThrow.
+    const refusal = async (pattern: RegExp) => {
+      const error = createChatModel(config).complete(HI);
+      await expect(error).rejects.toMatchObject({ retryable: false });
+      await expect(error).rejects.toThrow(pattern);
+    };
     answer = () => reply('free text', null);
-    await expect(createChatModel(config).complete(HI)).rejects.toMatchObject({
-      retryable: false,
-      message: /no token usage/,
-    });
+    await refusal(/no token usage/);
     answer = () => ({ json: { choices: [] } });
-    await expect(createChatModel(config).complete(HI)).rejects.toMatchObject({
-      retryable: false,
-      message: /no choices/,
-    });
+    await refusal(/model reply unreadable: .*any choices/);
     answer = () => ({ raw: '<html>gateway</html>' });
-    await expect(createChatModel(config).complete(HI)).rejects.toMatchObject({ retryable: false, message: /not JSON/ });
+    await refusal(/model endpoint answered 200: <html>gateway/);
   });
 
   it('treats an unreachable endpoint as retryable', async () => {
@@ -172,6 +193,30 @@ describe('chat model adapter', () => {
         HANDRAIL_MODEL_USD_PER_MTOK_CACHED: '0.5',
       }),
     ).toMatchObject({ usdPerMTokIn: 2, usdPerMTokCached: 0.5 });
+  });
+
+  it('takes a price table from HANDRAIL_MODEL_PRICES (pricing the configured model too) and the worker option', () => {
+    const base = { HANDRAIL_MODEL: 'x-1', HANDRAIL_MODEL_BASE_URL: 'http://h/v1' };
+    const prices = { 'x-1': { usdPerMTokIn: 1, usdPerMTokOut: 4 }, y: { usdPerMTokIn: 3, usdPerMTokOut: 9 } };
+    const fromTable = modelConfigFromEnv({ ...base, HANDRAIL_MODEL_PRICES: JSON.stringify(prices) });
+    expect(fromTable).toMatchObject({ usdPerMTokIn: 1, usdPerMTokOut: 4, prices });
+    // The configured model's own settings win over its entry; a bad table is refused, named.
+    expect(
+      modelConfigFromEnv({
+        ...base,
+        HANDRAIL_MODEL_PRICES: JSON.stringify(prices),
+        HANDRAIL_MODEL_USD_PER_MTOK_IN: '2',
+        HANDRAIL_MODEL_USD_PER_MTOK_OUT: '5',
+      }),
+    ).toMatchObject({ usdPerMTokIn: 2, usdPerMTokOut: 5 });
+    expect(() => modelConfigFromEnv({ ...base, HANDRAIL_MODEL_PRICES: '{"x-1":{"usdPerMTokIn":1}}' })).toThrow(
+      /HANDRAIL_MODEL_PRICES: "x-1".usdPerMTokOut/,
+    );
+    // The worker's modelPrices add to the table; an entry for the configured model is its price.
+    const option = withPrices(fromTable, { 'x-1': { usdPerMTokIn: 0.5, usdPerMTokOut: 2, usdPerMTokCached: 0.1 } });
+    expect(option).toMatchObject({ usdPerMTokIn: 0.5, usdPerMTokOut: 2, usdPerMTokCached: 0.1 });
+    expect(option?.prices?.y).toEqual(prices.y);
+    expect(() => withPrices(fromTable, { z: { usdPerMTokIn: -1, usdPerMTokOut: 1 } })).toThrow(/modelPrices: "z"/);
   });
 });
 

@@ -81,6 +81,21 @@ for (const backend of storeBackends()) {
         expect(await store.findStageSteps('job_3:research:2')).toEqual(new Map());
       });
 
+      it("removes a delivery's steps when its completion is recorded, and ages out those of deliveries that never completed", async () => {
+        await store.recordStageStep('job_4:research:2', 'model:1:aa', 'done');
+        await store.recordStageStep('job_4:research:3', 'model:1:aa', 'never completed');
+        await store.recordStageCompletion('job_4:research:2', stageResult('brief'));
+        expect(await store.findStageSteps('job_4:research:2')).toEqual(new Map());
+        // The completion still answers a retried attempt; the other delivery keeps its steps.
+        expect(await store.findStageCompletion('job_4:research:2')).toEqual(stageResult('brief'));
+        expect(await store.findStageSteps('job_4:research:3')).toEqual(new Map([['model:1:aa', 'never completed']]));
+
+        expect(await store.pruneStageSteps(new Date(Date.now() - 60_000))).toBe(0);
+        expect(await store.findStageSteps('job_4:research:3')).toHaveProperty('size', 1);
+        expect(await store.pruneStageSteps(new Date(Date.now() + 60_000))).toBeGreaterThanOrEqual(1);
+        expect(await store.findStageSteps('job_4:research:3')).toEqual(new Map());
+      });
+
       it('records which job and stage produced an artifact: the same bytes are evidence only for that job', async () => {
         const result = stageResult('first');
         await store.recordStageCompletion('job_1:draft:3', result, {
