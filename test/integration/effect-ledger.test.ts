@@ -9,17 +9,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ticketTriage, writebackStage } from '../../contracts/pipelines/ticket-triage';
-import { ReceiptV1 } from '../../contracts/pipelines/ticket-artifacts';
+import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
 import type { ReconcileMode } from '../../contracts/stages';
-import { sendOnce } from '../../activities/effect-ledger';
-import { httpPayments } from '../../activities/payments-http';
 import { stageActivities } from '../../activities/stage';
-import { writeArtifact } from '../../activities/artifacts';
 import { openStore, type Store } from '../../src/worker/store';
 import { startJob } from '../../src/operator/client';
 import { decideUpdate } from '../../workflows/definitions';
-import { startPaymentsServer, type PaymentFault, type PaymentsServer } from '../helpers/payments-server';
+import { payingWriteback } from '../../src/devtools/payments-writer';
+import { startPaymentsServer, type PaymentFault, type PaymentsServer } from '../../src/devtools/payments-server';
 import { jobRequest, startRail, waitForStatus, type Rail } from '../helpers/rail';
 
 /** Each job's system: how its writer reconciles, and the payments API it pays through. */
@@ -33,30 +30,10 @@ beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-ledger-'));
   store = await openStore({ sqlitePath: path.join(dataDir, 'store.sqlite') });
   const paying = stageActivities(ticketTriage, store, {
-    writeback: async (pkg) => {
-      const system = systems.get(pkg.job_id)!;
-      const write = await sendOnce(
-        store,
-        { ...writebackStage, reconcile: system.reconcile },
-        pkg,
-        { body: JSON.stringify({ usd: 5, memo: `goodwill credit for ${pkg.job_id}` }) },
-        httpPayments(system.server.url, 2_000),
-      );
-      const receipt = {
-        idempotency_key: write.write_key,
-        system: write.system,
-        record_id: write.reference,
-        ticket_id: `tkt_${pkg.job_id}`,
-        status: 'created' as const,
-        written_at: write.written_at,
-      };
-      return {
-        artifact: await writeArtifact(store, 'receipt.v1', ReceiptV1, receipt),
-        body: receipt,
-        receipt: write,
-        cost_usd: writebackStage.nominalCostUsd,
-      };
-    },
+    writeback: payingWriteback(store, (jobId) => {
+      const { reconcile, server } = systems.get(jobId)!;
+      return { reconcile, url: server.url };
+    }),
   });
   rail = await startRail({ store, activities: () => paying });
 });

@@ -6,7 +6,7 @@ import { defineStage } from '../../../contracts';
 import { EffectRefused, sendOnce } from '../../../activities/effect-ledger';
 import { httpPayments } from '../../../activities/payments-http';
 import { openStore, type Store } from '../../../src/worker/store';
-import { startPaymentsServer, type PaymentsServer } from '../../helpers/payments-server';
+import { startPaymentsServer, type PaymentsServer } from '../../../src/devtools/payments-server';
 
 const payout = defineStage({
   name: 'payout',
