@@ -15,9 +15,9 @@ import type { JobRequest, JobResult } from '../contracts';
 import type { ReconcileMode } from '../contracts/stages';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
 import {
-  PAYMENT_FAULTS,
+  NETWORK_FAULTS,
   startPaymentsServer,
-  type PaymentFault,
+  type NetworkFault,
   type PaymentsServer,
 } from '../src/devtools/payments-server';
 import { isInDoubt, type EffectLedger } from '../src/worker/store/effects';
@@ -62,7 +62,7 @@ export interface WriteModeRow {
    * before the answer (the API saw its connection close). */
   kills: number;
   kills_between_send_and_record: number;
-  faults: Record<PaymentFault, number>;
+  faults: Record<NetworkFault, number>;
 }
 
 export interface WriteChaosReport {
@@ -104,11 +104,11 @@ export async function startWriteChaos(opts: WriteChaosOptions, random: () => num
   const killChance = Math.min(0.9, (1.25 * opts.kills) / opts.jobs);
   const faulted = new Set<string>();
   let faults = 0;
-  const chooseFault = (key: string | null): PaymentFault | undefined => {
+  const chooseFault = (key: string | null): NetworkFault | undefined => {
     if (key === null || faulted.has(key) || faults >= opts.faults || random() >= faultChance) return undefined;
     faulted.add(key);
     faults++;
-    return PAYMENT_FAULTS[Math.floor(random() * PAYMENT_FAULTS.length)];
+    return NETWORK_FAULTS[Math.floor(random() * NETWORK_FAULTS.length)];
   };
   const tally = new Map(
     MODES.map((m) => [m, { kills: 0, escalated: 0, happened: 0, send: 0, sendsAllowed: new Map() } as ModeTally]),
@@ -274,8 +274,8 @@ async function writeReport(
         (r) => r.ending === 'client_gone' && r.fault !== 'timeout_after_commit',
       ).length,
       faults: Object.fromEntries(
-        PAYMENT_FAULTS.map((f) => [f, server.requests.filter((r) => r.fault === f).length]),
-      ) as Record<PaymentFault, number>,
+        NETWORK_FAULTS.map((f) => [f, server.requests.filter((r) => r.fault === f).length]),
+      ) as Record<NetworkFault, number>,
     });
   }
   const check = (name: string, found: string[]): PropertyCheck => ({

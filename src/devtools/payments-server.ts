@@ -2,19 +2,21 @@
  * A small payments API on a local port, standing in for a SaaS without idempotency support: every
  * POST that reaches it makes a payment (unless `honoursIdempotencyKey`), and it can fail requests
  * the ways a network does — commit the payment and then drop the connection, commit it and never
- * answer (the client times out), or drop it before committing. `payments` counts the real remote
+ * answer (the client times out), or drop it before committing; or refuse it for good. `payments` counts the real remote
  * writes; `requests` is its log of every POST and how it ended. The effect ledger's tests and the
  * write chaos (`npm run chaos -- --writes`) run against it.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type PaymentFault = 'commit_then_drop' | 'timeout_after_commit' | 'drop_before_commit';
-export const PAYMENT_FAULTS: readonly PaymentFault[] = [
+export type NetworkFault = 'commit_then_drop' | 'timeout_after_commit' | 'drop_before_commit';
+export const NETWORK_FAULTS: readonly NetworkFault[] = [
   'commit_then_drop',
   'timeout_after_commit',
   'drop_before_commit',
 ];
+/** A network fault, or `refuse`: the API answers a final 422 and pays nothing. */
+export type PaymentFault = NetworkFault | 'refuse';
 
 export interface Payment {
   id: string;
@@ -41,7 +43,7 @@ export interface PaymentsServerOptions {
   /** How long `timeout_after_commit` keeps the connection open, silent, before dropping it. */
   silentMs?: number;
   /** A fault for a request the `faults` queue has none for (the chaos draws them from its seed). */
-  chooseFault?: (clientReference: string | null) => PaymentFault | undefined;
+  chooseFault?: (clientReference: string | null) => NetworkFault | undefined;
   /** Told of each payment as it commits, before its answer is held. */
   onCommit?: (payment: Payment) => void;
 }
@@ -74,10 +76,16 @@ export async function startPaymentsServer(opts: PaymentsServerOptions = {}): Pro
       req.socket.destroy();
     };
     if (fault === 'drop_before_commit') return drop();
-    if (typeof body.usd !== 'number' || body.usd <= 0) {
+    const refusal =
+      fault === 'refuse'
+        ? 'payment refused: the account is closed'
+        : typeof body.usd !== 'number' || body.usd <= 0
+          ? 'usd must be a positive amount'
+          : undefined;
+    if (refusal) {
       logged.ending = 'refused';
       res.statusCode = 422;
-      res.end(JSON.stringify({ error: 'usd must be a positive amount' }));
+      res.end(JSON.stringify({ error: refusal }));
       return;
     }
     const payment = commit(req.headers['idempotency-key'], body);

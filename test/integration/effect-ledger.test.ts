@@ -111,4 +111,26 @@ describe('writes in doubt, settled by the writer card’s reconcile mode', () =>
     expect(result.receipt).toMatchObject({ in_doubt: { resolution: 'human_send', sends: 2 } });
     expect(await store.findEffect(key)).toMatchObject({ reference: 'pay_1', send_allowed_by: null });
   });
+
+  it('a final refusal (HTTP 422): the writer fails WriteRefused at its first attempt and the job escalates; one request, nothing paid, the refusal on the ledger', async () => {
+    const { handle, server, key } = await payingJob('lookup', 'refuse');
+    const waiting = await waitForStatus(handle, 'escalated', 60_000);
+    expect(waiting.escalation?.reasons.join(' ')).toContain('payment refused: the account is closed');
+    expect(server.requests).toEqual([expect.objectContaining({ client_reference: key, ending: 'refused' })]);
+    expect(server.payments).toHaveLength(0);
+    expect(await store.findEffect(key)).toMatchObject({
+      sends: 1,
+      reference: null,
+      error: expect.stringMatching(/^HTTP 422/),
+    });
+    // One attempt of the writer: the refusal is not retried.
+    const { events } = await handle.fetchHistory();
+    const writer = events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'writeback');
+    const attempts = events!
+      .map((e) => e.activityTaskStartedEventAttributes)
+      .filter((a) => Number(a?.scheduledEventId) === Number(writer?.eventId))
+      .map((a) => a!.attempt);
+    expect(attempts).toEqual([1]);
+    await handle.terminate('test over');
+  });
 });
