@@ -263,7 +263,7 @@ async function chaosIn(world: ChaosWorld, opts: ChaosOptions, run: ChaosRun): Pr
       Array.from({ length: opts.jobs }, (_, i) => chaosRequest(`${taskQueue}-job${i}`, i));
     // With writes, the kills land at payments' commits (armed here); the schedule keeps the server restart.
     writes?.armKills(() => killAndRestart(world, random, note, 'while a payment it sent was held'));
-    human = writes?.decide(client, requests, note);
+    human = writes?.decide(client, taskQueue, world.ledger, note);
     const events = chaosSchedule(writes ? { ...opts, kills: 0 } : opts, random, world.restartDatabase !== undefined);
     // The window opens once the worker polls: setup time is not chaos time.
     const windowOpened = Date.now();
@@ -413,7 +413,8 @@ async function waitForEnd(
       ),
     );
     open = open.filter((_, i) => running[i]);
-    if (open.length > 0) await sleep(500);
+    // One describe per open job a round: many open jobs, fewer rounds.
+    if (open.length > 0) await sleep(Math.min(5_000, 500 + 20 * open.length));
   }
   return open;
 }

@@ -79,8 +79,13 @@ export interface WriteChaos {
   requests(prefix: string): JobRequest[];
   /** Kills the worker (and restarts it) when a payment commits, as the seed says, until the kills are spent. */
   armKills(kill: (() => Promise<void>) | undefined): void;
-  /** Decides the escalations of `requests` until `stop`. */
-  decide(client: Client, requests: JobRequest[], note: (msg: string) => void): { stop(): Promise<void> };
+  /** Decides the escalations of the jobs on `taskQueue` until `stop`. */
+  decide(
+    client: Client,
+    taskQueue: string,
+    ledger: EffectLedger,
+    note: (msg: string) => void,
+  ): { stop(): Promise<void> };
   /** The table, and the write properties checked. */
   report(
     results: ReadonlyMap<string, JobResult>,
@@ -139,7 +144,8 @@ export async function startWriteChaos(opts: WriteChaosOptions, random: () => num
     workerEnv: { [PAYMENTS_ENV]: JSON.stringify(urls) },
     requests: (prefix) => Array.from({ length: opts.jobs }, (_, i) => payingRequest(prefix, i)),
     armKills: (arm) => (kill.arm = arm),
-    decide: (client, requests, note) => scriptedHuman(client, requests, { servers, tally, others, note }),
+    decide: (client, taskQueue, ledger, note) =>
+      scriptedHuman(client, taskQueue, { servers, tally, others, ledger, note }),
     report: async (results, requests, ledger) => ({
       ...(await writeReport(results, requests, ledger, servers, tally)),
       other_escalations: others,
@@ -163,23 +169,28 @@ interface Human {
   servers: ReadonlyMap<ReconcileMode, PaymentsServer>;
   tally: ReadonlyMap<ReconcileMode, ModeTally>;
   others: string[];
+  /** The worker's effect ledger: whether a write is in doubt. */
+  ledger: EffectLedger;
   note: (msg: string) => void;
 }
 
 /** Polls the open jobs' status; decides each escalation: a write in doubt from the API's log, anything else approved. */
-function scriptedHuman(client: Client, requests: JobRequest[], human: Human): { stop(): Promise<void> } {
+function scriptedHuman(client: Client, taskQueue: string, human: Human): { stop(): Promise<void> } {
   let running = true;
-  const open = new Set(requests.map((r) => r.job_id));
+  // Visibility lists the waiting jobs in one call: no per-job describe or query, which would load
+  // a dev server already restarted and killed around, and a query waits for a live worker.
+  const query = `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running' AND HandrailStatus = 'escalated'`;
   const loop = (async () => {
     while (running) {
-      for (const jobId of [...open]) {
-        if (!running) break;
-        await decideOne(client, jobId, human).then(
-          (closed) => closed && open.delete(jobId),
-          () => undefined, // the server restarting, a job not started yet: asked again next round
-        );
+      try {
+        for await (const w of client.workflow.list({ query })) {
+          if (!running) break;
+          await decideOne(client, w.workflowId, human).catch(() => undefined); // decided already, or the server restarting
+        }
+      } catch {
+        // The server restarting: listed again next round.
       }
-      await sleep(1_000);
+      await sleep(2_000);
     }
   })();
   return {
@@ -190,34 +201,33 @@ function scriptedHuman(client: Client, requests: JobRequest[], human: Human): { 
   };
 }
 
-/** Decides `jobId`'s escalation if it waits on one; true once the job is closed. */
-async function decideOne(client: Client, jobId: string, human: Human): Promise<boolean> {
-  const { servers, tally } = human;
+/** Decides `jobId`'s escalation: a `none` write in doubt (the ledger holds its intent and no
+ * outcome) from the API's log, anything else approved as it is. */
+async function decideOne(client: Client, jobId: string, human: Human): Promise<void> {
   const handle = client.workflow.getHandle(jobId);
-  if ((await handle.describe()).status.name !== 'RUNNING') return true;
-  const view = await handle.query(statusQuery);
-  if (!view.escalation) return false;
   const mode = reconcileOfJob(jobId);
   const key = writeKeyOf(jobId);
-  const reasons = view.escalation.reasons.join('; ');
-  if (!reasons.includes(`write ${key} to`)) {
+  const entry = await human.ledger.findEffect(key);
+  if (mode !== 'none' || entry === null || !isInDoubt(entry)) {
+    const view = await handle.query(statusQuery);
+    if (!view.escalation) return;
+    const reasons = view.escalation.reasons.join('; ');
     await handle.executeUpdate(decideUpdate, { args: [{ action: 'approve', actor: 'chaos.human' }] });
     human.others.push(`${jobId}: ${reasons.slice(0, 160)}`);
     human.note(`${jobId}: escalated (${reasons.slice(0, 120)}); approved`);
-    return false;
+    return;
   }
-  const paid = servers.get(mode)!.payments.find((p) => p.client_reference === key);
-  const t = tally.get(mode)!;
+  const paid = human.servers.get(mode)!.payments.find((p) => p.client_reference === key);
   await handle.executeUpdate(decideUpdate, {
     args: [{ action: 'approve', actor: 'chaos.human', in_doubt: paid ? { happened: paid.id } : { send: true } }],
   });
+  const t = human.tally.get(mode)!;
   t.escalated++;
   if (paid) t.happened++;
   else {
     t.send++;
     t.sendsAllowed.set(key, (t.sendsAllowed.get(key) ?? 0) + 1);
   }
-  return false;
 }
 
 async function writeReport(
