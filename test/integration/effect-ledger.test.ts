@@ -14,7 +14,8 @@ import type { ReconcileMode } from '../../contracts/stages';
 import { stageActivities } from '../../activities/stage';
 import { openStore, type Store } from '../../src/worker/store';
 import { startJob } from '../../src/operator/client';
-import { decideUpdate } from '../../workflows/definitions';
+import { acksQuery, decideUpdate, statusQuery } from '../../workflows/definitions';
+import { HandrailAcks } from '../../workflows/search-attributes';
 import { payingWriteback } from '../../src/devtools/payments-writer';
 import { startPaymentsServer, type PaymentFault, type PaymentsServer } from '../../src/devtools/payments-server';
 import { jobRequest, startRail, waitForStatus, type Rail } from '../helpers/rail';
@@ -132,5 +133,36 @@ describe('writes in doubt, settled by the writer card’s reconcile mode', () =>
       .map((a) => a!.attempt);
     expect(attempts).toEqual([1]);
     await handle.terminate('test over');
+  });
+
+  it('the acks, the status query and the Web UI show the write in doubt and how it was settled', async () => {
+    const { handle, server, key } = await payingJob('none', 'commit_then_drop');
+    await waitForStatus(handle, 'escalated', 60_000);
+    const waiting = await handle.query(statusQuery);
+    expect(waiting.last_ack).toMatchObject({ stage: 'human', in_doubt: { resolution: 'escalated', write_key: key } });
+    const writerFirst = (await handle.query(acksQuery)).filter((a) => a.stage === 'writeback');
+    expect(writerFirst.at(-1)).toMatchObject({
+      ack: 'accepted',
+      in_doubt: { resolution: 'escalated', write_key: key },
+    });
+    await handle.executeUpdate(decideUpdate, {
+      args: [{ action: 'approve', actor: 'ops.lead', in_doubt: { happened: server.payments[0]!.id } }],
+    });
+    const result = await handle.result();
+    expect(result.acks.filter((a) => a.stage === 'human' && a.actor === 'ops.lead')).toEqual([
+      expect.objectContaining({
+        in_doubt: { resolution: 'human_happened', reference: 'pay_1' },
+        reason: expect.stringContaining('write in doubt: a human said it happened (pay_1)'),
+      }),
+    ]);
+    expect(result.acks.filter((a) => a.stage === 'writeback').at(-1)).toMatchObject({
+      ack: 'accepted',
+      in_doubt: { resolution: 'human_happened', write_key: key, reference: 'pay_1', sends: 1 },
+    });
+    // The Web UI: the job's list filters on HandrailAcks, its page shows the details.
+    expect((await handle.describe()).typedSearchAttributes.get(HandrailAcks)).toContain('in_doubt');
+    const { currentDetails } = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(currentDetails).toContain('accepted · write in doubt: escalated to a human');
+    expect(currentDetails).toContain('accepted · write in doubt: a human said it happened (pay_1), 1 send');
   });
 });
