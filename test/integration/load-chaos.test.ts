@@ -1,5 +1,5 @@
 /**
- * Small-N versions of `npm run load` and `npm run chaos`: CI proves the properties on every
+ * Small-N versions of `npm run load`, `npm run chaos` and `npm run chaos -- --writes`: CI proves the properties on every
  * change; the figures stay in the benchmark (docs/benchmarks.md).
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -52,6 +52,34 @@ describe('chaos, small N, on a dev server of its own (it restarts it)', () => {
       });
       expect(report).toMatchObject({ jobs: 4, kills: 1, server_restarts: 1, database_restarts: 0 });
       expect(Object.values(report.endings).reduce((a, b) => a + b, 0)).toBe(4);
+      expectAllHold(report.checks, ` (seed ${seed}; timeline: ${report.timeline.join(' | ')})`);
+    },
+  );
+});
+
+describe('chaos for writes, small N, on a dev server of its own', () => {
+  it(
+    '6 jobs paying through the three reconcile modes, kills between send and record, network faults: no payment twice, no blind resend, every none write in doubt settled by a human',
+    { timeout: 110_000 },
+    async () => {
+      const seed = Date.now() % 1_000_000;
+      const report = await runChaos({
+        jobs: 6,
+        // Drawn per commit (5 in 8 while kills remain): no kill in 6 commits is 0.3 %.
+        kills: 3,
+        seed,
+        windowMs: 4_000,
+        settleMs: 80_000,
+        bundlePath: inject('workflowBundlePath'),
+        writes: { faults: 6 },
+      });
+      expect(report.writes?.rows.map((r) => [r.mode, r.jobs])).toEqual([
+        ['idempotent', 2],
+        ['lookup', 2],
+        ['none', 2],
+      ]);
+      const faults = report.writes!.rows.flatMap((r) => Object.values(r.faults)).reduce((a, b) => a + b, 0);
+      expect([report.kills > 0, faults > 0], JSON.stringify(report.writes?.rows)).toEqual([true, true]);
       expectAllHold(report.checks, ` (seed ${seed}; timeline: ${report.timeline.join(' | ')})`);
     },
   );
