@@ -18,8 +18,10 @@ import { sha256Hex } from '../src/worker/store/content';
 import { stageFailure } from './failures';
 import { refuseBreaches, refuseForeignWrite } from './stage';
 
-/** The system's own refusal: it answered, and wrote nothing (a 4xx with a body that says so). Any
- * other failure of `send` (a dropped connection, a timeout, a 5xx) leaves the write in doubt. */
+/** The system's own refusal, final: it answered, wrote nothing, and sending the same request again
+ * would not change that (a 4xx with a body that says so). The ledger notes it and the stage fails
+ * `WriteRefused`. Any other failure of `send` (a dropped connection, a timeout, a 5xx) leaves the
+ * write in doubt. */
 export class EffectRefused extends Error {
   override readonly name = 'EffectRefused';
 }
@@ -67,9 +69,10 @@ export async function sendOnce(
       payload_hash: requestHash,
     });
   const send = async (resolution?: InDoubtResolution) =>
-    sent(ledger, remote, fresh ? entry : await ledger.recordResend(key), request.body, resolution);
+    sent(ledger, card.name, remote, fresh ? entry : await ledger.recordResend(key), request.body, resolution);
   if (entry.reference !== null) return receiptOf(entry, 'existing');
-  if (fresh || !isInDoubt(entry)) return send();
+  if (entry.error !== null) throw writeRefused(card.name, entry.write_key, entry.system, entry.error);
+  if (fresh) return send();
   return settleInDoubt(ledger, card, entry, remote, send);
 }
 
@@ -122,9 +125,10 @@ export async function takeInDoubtDecision(
   );
 }
 
-/** The send itself, its outcome noted: a reference, or the system's refusal (rethrown). */
+/** The send itself, its outcome noted: a reference, or the system's refusal (the stage fails `WriteRefused`). */
 async function sent(
   ledger: EffectLedger,
+  stage: string,
   remote: RemoteSystem,
   entry: EffectEntry,
   body: string,
@@ -134,14 +138,24 @@ async function sent(
   try {
     answer = await remote.send({ key: entry.write_key, body });
   } catch (error) {
-    if (error instanceof EffectRefused) await ledger.recordOutcome(entry.write_key, { error: error.message });
-    throw error;
+    if (!(error instanceof EffectRefused)) throw error;
+    await ledger.recordOutcome(entry.write_key, { error: error.message });
+    throw writeRefused(stage, entry.write_key, entry.system, error.message);
   }
   const settled = await ledger.recordOutcome(entry.write_key, {
     reference: answer.reference,
     ...(resolution ? { resolution } : {}),
   });
   return receiptOf(settled, 'created');
+}
+
+/** A final refusal, as the stage fails with it: retrying cannot help, and nothing is sent again. */
+function writeRefused(stage: string, key: string, system: string, refusal: string) {
+  return stageFailure(
+    'WriteRefused',
+    `${stage}: ${system} refused write ${key} (${refusal}); the refusal is final and noted, nothing is sent again`,
+    { write_key: key, system, refusal },
+  );
 }
 
 /** The evidence a human decides a write in doubt on: what was sent, where, when, how often. */

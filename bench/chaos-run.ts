@@ -20,11 +20,12 @@ import { clusterEnv, crmUrl, storeUrl, type ClusterPorts } from '../src/devtools
 import { startWorker, workerEnv, workerUp } from '../src/devtools/cluster/workers';
 import { startJob } from '../src/operator/client';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
-import { openStore, type CrmStore, type Store } from '../src/worker/store';
+import { openStore, type CrmStore, type EffectLedger, type Store } from '../src/worker/store';
 import { eventTypeCounts, fetchHistories } from './history';
 import { HANDRAIL_WORKFLOWS, newTraceparent, runId, seededRandom, sleep, startLab, writeBundle } from './lab';
 import type { PropertyCheck } from './load-shape';
 import { startWorkerProcess, type WorkerProcess } from './workers';
+import { startWriteChaos, type WriteChaos, type WriteChaosReport } from './chaos-writes';
 
 export interface ChaosOptions {
   jobs: number;
@@ -40,6 +41,10 @@ export interface ChaosOptions {
   bundlePath?: string;
   /** Run on a cluster of its own (`npm run chaos -- --cluster`) instead of a dev server. */
   cluster?: boolean;
+  /** Chaos for writes (`--writes`, bench/chaos-writes.ts): the writer pays through payments APIs
+   * that inject this many network faults, and the `kills` land while a committed payment's answer
+   * is held (between send and record) instead of at random moments. Dev server only. */
+  writes?: { faults: number };
   log?: (msg: string) => void;
   /** Told how far the run is, as a line (the bench shows it live on a terminal). */
   onProgress?: (text: string) => void;
@@ -64,6 +69,8 @@ export interface ChaosReport {
   workflow_task_timeouts: number;
   timeline: string[];
   checks: PropertyCheck[];
+  /** With `writes`: the table per reconcile mode. */
+  writes?: WriteChaosReport;
 }
 
 /** Endings a job may have; anything else (failed, timed out, still running) is lost or stuck. */
@@ -78,6 +85,8 @@ interface ChaosWorld {
   taskQueue: string;
   /** Where the writers write (the CRM), to count writes per job. */
   crm: CrmStore;
+  /** The worker's effect ledger (in its store), to read how writes in doubt were settled. */
+  ledger: EffectLedger;
   /** (Re)starts every worker that is not alive; one that died on its own is noted. */
   ensureWorkers(): Promise<void>;
   /** SIGKILLs one live worker (picked with `random` when there are several); names it. */
@@ -90,7 +99,11 @@ interface ChaosWorld {
 }
 
 /** A dev server on its SQLite file and one worker process (role all) with an SQLite store. */
-async function devServerWorld(opts: ChaosOptions, note: (msg: string) => void): Promise<ChaosWorld> {
+async function devServerWorld(
+  opts: ChaosOptions,
+  note: (msg: string) => void,
+  workerEnv: Record<string, string> = {},
+): Promise<ChaosWorld> {
   const lab = await startLab('chaos');
   let worker: WorkerProcess | undefined;
   let store: Store | undefined;
@@ -104,13 +117,18 @@ async function devServerWorld(opts: ChaosOptions, note: (msg: string) => void): 
       dataDir,
       bundlePath:
         opts.bundlePath ?? (await writeBundle(HANDRAIL_WORKFLOWS, path.join(lab.tmp, 'handrail-workflows.js'))),
+      env: workerEnv,
     };
-    const ensureWorkers = async () => {
+    // One start at a time: a kill's restart and the wait's check may ask at once, and two starts
+    // would leave a worker nobody stops.
+    let starting: Promise<void> | undefined;
+    const startIfGone = async () => {
       if (worker && worker.child.exitCode === null && worker.child.signalCode === null) return;
       if (worker) note(`worker ${worker.pid} had exited on its own (${await worker.exited}); restarting`);
       worker = await startWorkerProcess(workerOptions);
       note(`worker ${worker.pid} polling`);
     };
+    const ensureWorkers = () => (starting ??= startIfGone().finally(() => (starting = undefined)));
     await ensureWorkers();
     const crm = (store = await openStore({ dataDir }));
     return {
@@ -118,6 +136,7 @@ async function devServerWorld(opts: ChaosOptions, note: (msg: string) => void): 
       client: lab.client,
       taskQueue,
       crm,
+      ledger: crm,
       ensureWorkers,
       async killWorker() {
         await ensureWorkers();
@@ -175,6 +194,7 @@ async function clusterWorld(note: (msg: string) => void): Promise<ChaosWorld> {
       client: new Client({ connection: cluster.connection, namespace: s.namespace }),
       taskQueue: s.taskQueue,
       crm,
+      ledger: store,
       ensureWorkers,
       async killWorker(random) {
         await ensureWorkers();
@@ -201,6 +221,7 @@ async function clusterWorld(note: (msg: string) => void): Promise<ChaosWorld> {
 }
 
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
+  if (opts.writes && opts.cluster) throw new Error('chaos for writes runs on a dev server (no --cluster)');
   const log = opts.log ?? (() => undefined);
   const random = seededRandom(opts.seed);
   const started = Date.now();
@@ -210,11 +231,40 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     timeline.push(line);
     log(line);
   };
-  const world = opts.cluster ? await clusterWorld(note) : await devServerWorld(opts, note);
+  const writes = opts.writes
+    ? await startWriteChaos({ ...opts.writes, kills: opts.kills, jobs: opts.jobs }, random)
+    : undefined;
+  try {
+    return await chaosIn(
+      opts.cluster ? await clusterWorld(note) : await devServerWorld(opts, note, writes?.workerEnv),
+      opts,
+      { random, started, timeline, note, writes },
+    );
+  } finally {
+    await writes?.close();
+  }
+}
+
+interface ChaosRun {
+  random: () => number;
+  started: number;
+  timeline: string[];
+  note: (msg: string) => void;
+  writes: WriteChaos | undefined;
+}
+
+async function chaosIn(world: ChaosWorld, opts: ChaosOptions, run: ChaosRun): Promise<ChaosReport> {
+  const { random, started, timeline, note, writes } = run;
+  let human: { stop(): Promise<void> } | undefined;
   try {
     const { client, taskQueue } = world;
-    const requests = Array.from({ length: opts.jobs }, (_, i) => chaosRequest(`${taskQueue}-job${i}`, i));
-    const events = chaosSchedule(opts, random, world.restartDatabase !== undefined);
+    const requests =
+      writes?.requests(taskQueue) ??
+      Array.from({ length: opts.jobs }, (_, i) => chaosRequest(`${taskQueue}-job${i}`, i));
+    // With writes, the kills land at payments' commits (armed here); the schedule keeps the server restart.
+    writes?.armKills(() => killAndRestart(world, random, note, 'while a payment it sent was held'));
+    human = writes?.decide(client, taskQueue, world.ledger, note);
+    const events = chaosSchedule(writes ? { ...opts, kills: 0 } : opts, random, world.restartDatabase !== undefined);
     // The window opens once the worker polls: setup time is not chaos time.
     const windowOpened = Date.now();
     await Promise.all([
@@ -222,11 +272,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       (async () => {
         for (const event of events) {
           await sleep(Math.max(0, windowOpened + event.at - Date.now()));
-          if (event.kind === 'kill') {
-            note(`${await world.killWorker(random)} SIGKILLed`);
-            await sleep(200 + random() * 1_300);
-            await world.ensureWorkers();
-          } else if (event.kind === 'server-restart') {
+          if (event.kind === 'kill') await killAndRestart(world, random, note);
+          else if (event.kind === 'server-restart') {
             note(`${world.server} stopping`);
             await world.restartServer();
             note(`${world.server} back on the same data`);
@@ -251,19 +298,44 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       (closed) => opts.onProgress?.(`… ${closed} of ${requests.length} jobs closed`),
     );
     note(open.length === 0 ? 'every job closed' : `${open.length} jobs still open at the deadline`);
+    const ended = await outcome(client, world.crm, requests, open, writes !== undefined);
+    const writeReport = await writes?.report(ended.results, requests, world.ledger);
+    const { results: _results, ...shown } = ended;
     return {
       seed: opts.seed,
       jobs: opts.jobs,
-      kills: events.filter((e) => e.kind === 'kill').length,
+      kills: writeReport
+        ? writeReport.rows.reduce((n, r) => n + r.kills, 0)
+        : events.filter((e) => e.kind === 'kill').length,
       server_restarts: events.filter((e) => e.kind === 'server-restart').length,
       database_restarts: events.filter((e) => e.kind === 'database-restart').length,
       server: world.server,
       seconds: (Date.now() - started) / 1000,
-      ...(await outcome(client, world.crm, requests, open)),
+      ...shown,
+      checks: [...shown.checks, ...(writeReport?.checks ?? [])],
       timeline,
+      ...(writeReport ? { writes: writeReport } : {}),
     };
   } finally {
+    // No kill or decision once the world stops: a payment committing now must not restart a worker.
+    writes?.armKills(undefined);
+    await human?.stop();
     await world.stop();
+  }
+}
+
+async function killAndRestart(
+  world: ChaosWorld,
+  random: () => number,
+  note: (msg: string) => void,
+  when = '',
+): Promise<void> {
+  try {
+    note(`${await world.killWorker(random)} SIGKILLed${when ? ` ${when}` : ''}`);
+    await sleep(200 + random() * 1_300);
+    await world.ensureWorkers();
+  } catch (err) {
+    note(`kill or restart failed: ${(err as Error).message.split('\n')[0]}`);
   }
 }
 
@@ -341,12 +413,21 @@ async function waitForEnd(
       ),
     );
     open = open.filter((_, i) => running[i]);
-    if (open.length > 0) await sleep(500);
+    // One describe per open job a round: many open jobs, fewer rounds.
+    if (open.length > 0) await sleep(Math.min(5_000, 500 + 20 * open.length));
   }
   return open;
 }
 
-async function outcome(client: Client, crm: CrmStore, requests: JobRequest[], open: string[]) {
+/** How the jobs ended and the checks on them; with `writesElsewhere` (the writers paid a payments
+ * API, not the CRM), no CRM checks. */
+async function outcome(
+  client: Client,
+  crm: CrmStore,
+  requests: JobRequest[],
+  open: string[],
+  writesElsewhere: boolean,
+) {
   const ids = requests.map((r) => r.job_id);
   const closed = ids.filter((id) => !open.includes(id));
   const endings: Record<string, number> = {};
@@ -384,6 +465,22 @@ async function outcome(client: Client, crm: CrmStore, requests: JobRequest[], op
     ok: offenders.length === 0,
     detail: offenders.length === 0 ? 'none off' : offenders.slice(0, 5).join('; '),
   });
+  const crmChecks = [
+    check(
+      `every completed job (${completed.length}) wrote the CRM exactly once, and its receipt is that write`,
+      completed
+        .filter(
+          (r) => writes.get(r.job_id)?.length !== 1 || writes.get(r.job_id)![0]!.write_key !== r.receipt?.write_key,
+        )
+        .map((r) => `${r.job_id}: ${writes.get(r.job_id)?.length ?? 0} writes`),
+    ),
+    check(
+      `no duplicate or stray writes (${totalWrites} writes for ${completed.length} completed jobs)`,
+      ids
+        .filter((id) => results.get(id)?.status !== 'completed' && (writes.get(id)?.length ?? 0) > 0)
+        .map((id) => `${id} (${results.get(id)?.status ?? 'open'}): ${writes.get(id)!.length} writes`),
+    ),
+  ];
   return {
     endings,
     activity_retries: retried.length,
@@ -399,21 +496,9 @@ async function outcome(client: Client, crm: CrmStore, requests: JobRequest[], op
               `${id}: ${stuck.has(id) ? `still running, ${stuck.get(id)}` : (results.get(id)?.status ?? 'no result')}`,
           ),
       ),
-      check(
-        `every completed job (${completed.length}) wrote the CRM exactly once, and its receipt is that write`,
-        completed
-          .filter(
-            (r) => writes.get(r.job_id)?.length !== 1 || writes.get(r.job_id)![0]!.write_key !== r.receipt?.write_key,
-          )
-          .map((r) => `${r.job_id}: ${writes.get(r.job_id)?.length ?? 0} writes`),
-      ),
-      check(
-        `no duplicate or stray writes (${totalWrites} writes for ${completed.length} completed jobs)`,
-        ids
-          .filter((id) => results.get(id)?.status !== 'completed' && (writes.get(id)?.length ?? 0) > 0)
-          .map((id) => `${id} (${results.get(id)?.status ?? 'open'}): ${writes.get(id)!.length} writes`),
-      ),
+      ...(writesElsewhere ? [] : crmChecks),
     ],
+    results,
   };
 }
 

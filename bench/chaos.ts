@@ -3,10 +3,17 @@
  * jobs under worker SIGKILLs and one server restart (see bench/chaos-run.ts), on a dev server, or
  * with `--cluster` on a cluster of its own (per-stage workers; a kill hits the general worker or
  * the writer; its PostgreSQL is restarted once too). Exits non-zero when a property fails; `--seed` replays the same schedule of kills.
+ *
+ * `--writes [--faults 100]`: chaos for writes (bench/chaos-writes.ts). The writer pays through
+ * local payments APIs, one per reconcile mode (jobs take the modes in turn), which inject
+ * `--faults` network faults (commit then drop, commit then silence, drop before commit); the
+ * `--kills` land while a committed payment's answer is held; a scripted human settles the `none`
+ * jobs' writes in doubt from the API's log. Prints a table per mode.
  */
 import { parseArgs } from 'node:util';
 import { isTty, liveLine } from '../src/operator/cli/terminal';
 import { runChaos } from './chaos-run';
+import type { WriteChaosReport } from './chaos-writes';
 import { checksTable, fmt, markdownTable, printReport, runMain } from './report';
 
 const { values: args } = parseArgs({
@@ -20,6 +27,8 @@ const { values: args } = parseArgs({
     'settle-ms': { type: 'string', default: '180000' },
     json: { type: 'boolean' },
     cluster: { type: 'boolean', default: false },
+    writes: { type: 'boolean', default: false },
+    faults: { type: 'string' },
   },
 });
 
@@ -34,6 +43,7 @@ async function main(): Promise<boolean> {
     windowMs: Number(args['window-ms']),
     settleMs: Number(args['settle-ms']),
     cluster: args.cluster,
+    ...(args.writes ? { writes: { faults: Number(args.faults ?? Math.ceil(Number(args.jobs) / 2)) } } : {}),
     log: (m) => live.print(`chaos: ${m}`),
     onProgress: live.show,
   });
@@ -59,10 +69,46 @@ async function main(): Promise<boolean> {
           ],
         ],
       ),
+      ...(report.writes ? [writesTable(report.writes)] : []),
       `\n${checksTable(report.checks)}`,
     ].join('\n'),
   );
   return report.checks.every((c) => c.ok);
+}
+
+function writesTable(writes: WriteChaosReport): string {
+  const table = markdownTable(
+    [
+      'reconcile',
+      'jobs',
+      'completed',
+      'remote writes',
+      'duplicates',
+      'requests',
+      'in doubt',
+      'escalated',
+      'resolved happened / send',
+      'blind resends',
+      'kills (writer gone before the answer)',
+      'faults injected (commit+drop / commit+silence / drop before commit)',
+    ],
+    writes.rows.map((r) => [
+      r.mode,
+      r.jobs,
+      r.completed,
+      r.remote_writes,
+      r.duplicates,
+      r.requests,
+      r.in_doubt,
+      r.escalated,
+      `${r.resolved_happened} / ${r.resolved_send}`,
+      r.mode === 'none' ? r.blind_resends : '–',
+      `${r.kills} (${r.kills_between_send_and_record})`,
+      `${Object.values(r.faults).reduce((a, b) => a + b, 0)} (${Object.values(r.faults).join(' / ')})`,
+    ]),
+  );
+  const others = writes.other_escalations;
+  return `\n### Writes, per reconcile mode\n\n${table}${others.length > 0 ? `\n\nOther escalations (approved): ${others.join('; ')}` : ''}`;
 }
 
 runMain(main);

@@ -4,6 +4,7 @@
  * `npm run worker` (TEMPORAL_ADDRESS, HANDRAIL_TASK_QUEUE, HANDRAIL_DATA_DIR) plus:
  *   HANDRAIL_BENCH_WORKER    `handrail` (the product's workers) or `baseline` (the bare chain)
  *   HANDRAIL_WORKFLOW_BUNDLE a prebuilt bundle, so a restart takes a second, not a webpack run
+ *   HANDRAIL_BENCH_PAYMENTS  optional: the writer pays through these payments APIs (bench/paying-worker.ts)
  * Tells its parent `ready` over IPC and answers `usage` with its own rusage.
  */
 import { handrailLogger } from '../src/worker/logger';
@@ -16,6 +17,7 @@ import { connectWorker } from '../src/connect';
 import { loadHelpCenter } from '../src/worker/corpus';
 import { openStore } from '../src/worker/store';
 import { createHandrailWorkers, runWorkers } from '../src/worker/worker';
+import { PAYMENTS_ENV, payingActivities, type PaymentsUrls } from './paying-worker';
 
 export type WorkerKind = 'handrail' | 'baseline';
 
@@ -46,7 +48,15 @@ async function main(): Promise<void> {
   let workers: Worker[];
   if (kind === 'handrail') {
     await loadHelpCenter(store);
-    workers = await createHandrailWorkers({ connection, plugin: builtInPlugin(), config, store, workflowBundle });
+    const payments = process.env[PAYMENTS_ENV];
+    workers = await createHandrailWorkers({
+      connection,
+      plugin: builtInPlugin(),
+      config,
+      store,
+      workflowBundle,
+      ...(payments ? { overrideActivities: () => payingActivities(store, JSON.parse(payments) as PaymentsUrls) } : {}),
+    });
   } else {
     // The same corpus and activities as handrail's worker, none of the rail.
     await loadHelpCenter(store);

@@ -1,6 +1,6 @@
 /** Bodies of the typed artifacts a package points at (stored by URI, never inlined). */
 import { z } from 'zod';
-import { Artifact } from './handoff';
+import { Artifact, InDoubtResolution } from './handoff';
 import { LIMITS } from './limits';
 import { isoTime, list, nonEmptyText, sha256, slug, text } from './primitives';
 
@@ -50,7 +50,7 @@ export const WriteReceipt = z.looseObject({
    * and how many times the request went out in all. */
   in_doubt: z
     .looseObject({
-      resolution: z.enum(['resent', 'found_by_lookup', 'sent_after_lookup', 'human_happened', 'human_send']),
+      resolution: InDoubtResolution,
       sends: z.int().min(1),
     })
     .optional(),

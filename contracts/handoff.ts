@@ -45,6 +45,27 @@ export const ContractError = z.looseObject({
 });
 export type ContractError = z.infer<typeof ContractError>;
 
+/** How a writer's write found in doubt (its request sent, no answer noted) was settled: resent with
+ * its key, found or not found by a lookup, or by a human's word (it happened, or send it). */
+export const InDoubtResolution = z.enum([
+  'resent',
+  'found_by_lookup',
+  'sent_after_lookup',
+  'human_happened',
+  'human_send',
+]);
+
+/** Where a write in doubt stands, on an ack: `escalated` on the writer's hop that failed
+ * WriteInDoubt (the job waits for a human), the human's word on their hop, or how the writer's
+ * retried hop settled it; with the write key, the system's reference and the number of sends when known. */
+export const AckInDoubt = z.looseObject({
+  resolution: z.union([InDoubtResolution, z.literal('escalated')]),
+  write_key: text(LIMITS.shortText).optional(),
+  reference: text(LIMITS.shortText).optional(),
+  sends: count.optional(),
+});
+export type AckInDoubt = z.infer<typeof AckInDoubt>;
+
 export const AckRecord = z.looseObject({
   ack: AckState,
   stage: slug,
@@ -62,6 +83,8 @@ export const AckRecord = z.looseObject({
   settled_usd: usd.optional(),
   /** The package as delivered at this hop (the per-hop snapshot, contracts/snapshot.ts). */
   snapshot: text(LIMITS.shortText).optional(),
+  /** On a writer's hop or a human's, when the write was in doubt: where it stands. */
+  in_doubt: AckInDoubt.optional(),
 });
 export type AckRecord = z.infer<typeof AckRecord>;
 

@@ -95,6 +95,10 @@ export const STAGE_FAILURE_TYPES = [
   /** A writer's earlier request may have reached its system (sent, no answer noted), and the
    * card's reconcile mode is `none`: only a human can say whether it happened (details: the evidence). */
   'WriteInDoubt',
+  /** A writer's system refused the write for good (it answered, wrote nothing, and says sending it
+   * again would not help: a 4xx such as 422). The refusal is noted on the effect ledger under the
+   * write key; a retried writer answers it again and sends nothing. */
+  'WriteRefused',
   /** The edge's handover is over its token cap and may not fall back (the rail acks rejected_budget). */
   'ContextBudgetExceeded',
   /** The edge's handover could not be made: its callable is missing, its workspace or trace

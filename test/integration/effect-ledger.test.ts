@@ -9,17 +9,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ticketTriage, writebackStage } from '../../contracts/pipelines/ticket-triage';
-import { ReceiptV1 } from '../../contracts/pipelines/ticket-artifacts';
+import { ticketTriage } from '../../contracts/pipelines/ticket-triage';
 import type { ReconcileMode } from '../../contracts/stages';
-import { sendOnce } from '../../activities/effect-ledger';
-import { httpPayments } from '../../activities/payments-http';
 import { stageActivities } from '../../activities/stage';
-import { writeArtifact } from '../../activities/artifacts';
 import { openStore, type Store } from '../../src/worker/store';
 import { startJob } from '../../src/operator/client';
-import { decideUpdate } from '../../workflows/definitions';
-import { startPaymentsServer, type PaymentFault, type PaymentsServer } from '../helpers/payments-server';
+import { acksQuery, decideUpdate, statusQuery } from '../../workflows/definitions';
+import { HandrailAcks } from '../../workflows/search-attributes';
+import { payingWriteback } from '../../src/devtools/payments-writer';
+import { startPaymentsServer, type PaymentFault, type PaymentsServer } from '../../src/devtools/payments-server';
 import { jobRequest, startRail, waitForStatus, type Rail } from '../helpers/rail';
 
 /** Each job's system: how its writer reconciles, and the payments API it pays through. */
@@ -33,30 +31,10 @@ beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-ledger-'));
   store = await openStore({ sqlitePath: path.join(dataDir, 'store.sqlite') });
   const paying = stageActivities(ticketTriage, store, {
-    writeback: async (pkg) => {
-      const system = systems.get(pkg.job_id)!;
-      const write = await sendOnce(
-        store,
-        { ...writebackStage, reconcile: system.reconcile },
-        pkg,
-        { body: JSON.stringify({ usd: 5, memo: `goodwill credit for ${pkg.job_id}` }) },
-        httpPayments(system.server.url, 2_000),
-      );
-      const receipt = {
-        idempotency_key: write.write_key,
-        system: write.system,
-        record_id: write.reference,
-        ticket_id: `tkt_${pkg.job_id}`,
-        status: 'created' as const,
-        written_at: write.written_at,
-      };
-      return {
-        artifact: await writeArtifact(store, 'receipt.v1', ReceiptV1, receipt),
-        body: receipt,
-        receipt: write,
-        cost_usd: writebackStage.nominalCostUsd,
-      };
-    },
+    writeback: payingWriteback(store, (jobId) => {
+      const { reconcile, server } = systems.get(jobId)!;
+      return { reconcile, url: server.url };
+    }),
   });
   rail = await startRail({ store, activities: () => paying });
 });
@@ -133,5 +111,58 @@ describe('writes in doubt, settled by the writer card’s reconcile mode', () =>
     expect(server.payments).toHaveLength(1);
     expect(result.receipt).toMatchObject({ in_doubt: { resolution: 'human_send', sends: 2 } });
     expect(await store.findEffect(key)).toMatchObject({ reference: 'pay_1', send_allowed_by: null });
+  });
+
+  it('a final refusal (HTTP 422): the writer fails WriteRefused at its first attempt and the job escalates; one request, nothing paid, the refusal on the ledger', async () => {
+    const { handle, server, key } = await payingJob('lookup', 'refuse');
+    const waiting = await waitForStatus(handle, 'escalated', 60_000);
+    expect(waiting.escalation?.reasons.join(' ')).toContain('payment refused: the account is closed');
+    expect(server.requests).toEqual([expect.objectContaining({ client_reference: key, ending: 'refused' })]);
+    expect(server.payments).toHaveLength(0);
+    expect(await store.findEffect(key)).toMatchObject({
+      sends: 1,
+      reference: null,
+      error: expect.stringMatching(/^HTTP 422/),
+    });
+    // One attempt of the writer: the refusal is not retried.
+    const { events } = await handle.fetchHistory();
+    const writer = events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'writeback');
+    const attempts = events!
+      .map((e) => e.activityTaskStartedEventAttributes)
+      .filter((a) => Number(a?.scheduledEventId) === Number(writer?.eventId))
+      .map((a) => a!.attempt);
+    expect(attempts).toEqual([1]);
+    await handle.terminate('test over');
+  });
+
+  it('the acks, the status query and the Web UI show the write in doubt and how it was settled', async () => {
+    const { handle, server, key } = await payingJob('none', 'commit_then_drop');
+    await waitForStatus(handle, 'escalated', 60_000);
+    const waiting = await handle.query(statusQuery);
+    expect(waiting.last_ack).toMatchObject({ stage: 'human', in_doubt: { resolution: 'escalated', write_key: key } });
+    const writerFirst = (await handle.query(acksQuery)).filter((a) => a.stage === 'writeback');
+    expect(writerFirst.at(-1)).toMatchObject({
+      ack: 'accepted',
+      in_doubt: { resolution: 'escalated', write_key: key },
+    });
+    await handle.executeUpdate(decideUpdate, {
+      args: [{ action: 'approve', actor: 'ops.lead', in_doubt: { happened: server.payments[0]!.id } }],
+    });
+    const result = await handle.result();
+    expect(result.acks.filter((a) => a.stage === 'human' && a.actor === 'ops.lead')).toEqual([
+      expect.objectContaining({
+        in_doubt: { resolution: 'human_happened', reference: 'pay_1' },
+        reason: expect.stringContaining('write in doubt: a human said it happened (pay_1)'),
+      }),
+    ]);
+    expect(result.acks.filter((a) => a.stage === 'writeback').at(-1)).toMatchObject({
+      ack: 'accepted',
+      in_doubt: { resolution: 'human_happened', write_key: key, reference: 'pay_1', sends: 1 },
+    });
+    // The Web UI: the job's list filters on HandrailAcks, its page shows the details.
+    expect((await handle.describe()).typedSearchAttributes.get(HandrailAcks)).toContain('in_doubt');
+    const { currentDetails } = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(currentDetails).toContain('accepted · write in doubt: escalated to a human');
+    expect(currentDetails).toContain('accepted · write in doubt: a human said it happened (pay_1), 1 send');
   });
 });

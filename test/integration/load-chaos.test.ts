@@ -1,11 +1,24 @@
 /**
- * Small-N versions of `npm run load` and `npm run chaos`: CI proves the properties on every
+ * Small-N versions of `npm run load`, `npm run chaos` and `npm run chaos -- --writes`: CI proves the properties on every
  * change; the figures stay in the benchmark (docs/benchmarks.md).
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { runChaos } from '../../bench/chaos-run';
+import { runChaos, type ChaosOptions } from '../../bench/chaos-run';
 import { runLoadShape, type PropertyCheck } from '../../bench/load-shape';
 import { startRail, uniqueId, type Rail } from '../helpers/rail';
+
+/** A small chaos run on the suite's prebuilt bundle; `context` names its seed and timeline for a failure. */
+async function smallChaos(opts: Pick<ChaosOptions, 'jobs' | 'kills' | 'writes'>) {
+  const seed = Date.now() % 1_000_000;
+  const report = await runChaos({
+    ...opts,
+    seed,
+    windowMs: 4_000,
+    settleMs: 80_000,
+    bundlePath: inject('workflowBundlePath'),
+  });
+  return { report, context: ` (seed ${seed}; timeline: ${report.timeline.join(' | ')})` };
+}
 
 function expectAllHold(checks: readonly PropertyCheck[], context = ''): void {
   for (const c of checks) expect(c.ok, `${c.name}: ${c.detail}${context}`).toBe(true);
@@ -41,18 +54,29 @@ describe('chaos, small N, on a dev server of its own (it restarts it)', () => {
     '4 jobs through a worker SIGKILL and a dev server restart all end, each completed job wrote once, nothing else wrote',
     { timeout: 110_000 },
     async () => {
-      const seed = Date.now() % 1_000_000;
-      const report = await runChaos({
-        jobs: 4,
-        kills: 1,
-        seed,
-        windowMs: 4_000,
-        settleMs: 80_000,
-        bundlePath: inject('workflowBundlePath'),
-      });
+      const { report, context } = await smallChaos({ jobs: 4, kills: 1 });
       expect(report).toMatchObject({ jobs: 4, kills: 1, server_restarts: 1, database_restarts: 0 });
       expect(Object.values(report.endings).reduce((a, b) => a + b, 0)).toBe(4);
-      expectAllHold(report.checks, ` (seed ${seed}; timeline: ${report.timeline.join(' | ')})`);
+      expectAllHold(report.checks, context);
+    },
+  );
+});
+
+describe('chaos for writes, small N, on a dev server of its own', () => {
+  it(
+    '6 jobs paying through the three reconcile modes, kills between send and record, network faults: no payment twice, no blind resend, every none write in doubt settled by a human',
+    { timeout: 110_000 },
+    async () => {
+      // Kills are drawn per commit (5 in 8 while kills remain): no kill in 6 commits is 0.3 %.
+      const { report, context } = await smallChaos({ jobs: 6, kills: 3, writes: { faults: 6 } });
+      expect(report.writes?.rows.map((r) => [r.mode, r.jobs])).toEqual([
+        ['idempotent', 2],
+        ['lookup', 2],
+        ['none', 2],
+      ]);
+      const faults = report.writes!.rows.flatMap((r) => Object.values(r.faults)).reduce((a, b) => a + b, 0);
+      expect([report.kills > 0, faults > 0], JSON.stringify(report.writes?.rows)).toEqual([true, true]);
+      expectAllHold(report.checks, context);
     },
   );
 });

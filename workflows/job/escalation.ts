@@ -16,10 +16,12 @@ import {
 import { ackRecord } from '../rail/ack';
 import { topUp } from '../rail/budget';
 import { decisionOptions } from '../rail/decisions';
+import { describeInDoubt } from '../rail/details';
 import { HUMAN, deliveryKey, nextHop } from '../rail/hop-chain';
 import type { FanOutStep, HopStep, Route } from '../rail/routing';
 import { traceHop } from '../tracing';
 import { Decisions } from './decisions';
+import { decidedInDoubt } from './in-doubt';
 import { EscalationRecords } from './records';
 import type { EscalateStep, JobState } from './state';
 
@@ -51,7 +53,9 @@ export class Escalations {
       job.lastActor = decision.actor;
       job.status = 'running';
       // The decision is recorded like any hop's ack, with its actor (and a top-up's amounts).
-      job.acks.push(humanAck(job, hop, describeDecision(decision), decision.actor));
+      const inDoubt = decidedInDoubt(decision);
+      const ack = humanAck(job, hop, describeDecision(decision), decision.actor);
+      job.acks.push(inDoubt ? { ...ack, in_doubt: inDoubt } : ack);
       const hooks =
         decision.handoff_record === undefined
           ? await this.records.close('decided', decision)
@@ -88,7 +92,10 @@ export class Escalations {
       since: new Date().toISOString(),
       step,
     };
-    job.acks.push(humanAck(job, hop, `escalated: ${step.reason}`));
+    // A writer's write in doubt waits for this human: their hop says so too (the status's last ack).
+    const inDoubt = job.acks.at(-1)?.in_doubt;
+    const ack = humanAck(job, hop, `escalated: ${step.reason}`);
+    job.acks.push(inDoubt?.resolution === 'escalated' ? { ...ack, in_doubt: inDoubt } : ack);
     job.publish();
     return hop;
   }
@@ -166,5 +173,6 @@ function resume(job: JobState, step: EscalateStep, human: HumanSender, reason: s
 
 export function describeDecision(d: HumanDecision): string {
   const amounts = d.action === 'top_up' ? ` (+$${d.usd ?? 0}, +${d.revisions ?? 0} revisions)` : '';
-  return `decided ${d.action}${amounts} by ${d.actor}${d.note ? `: ${d.note}` : ''}`;
+  const inDoubt = decidedInDoubt(d);
+  return `decided ${d.action}${amounts} by ${d.actor}${d.note ? `: ${d.note}` : ''}${inDoubt ? `; ${describeInDoubt(inDoubt)}` : ''}`;
 }

@@ -22,6 +22,7 @@ import type { HopOutcome, StageProxies } from '../run-hop';
 import { Reservations, addUsd } from '../rail/budget';
 import type { HandoverLine } from '../rail/details';
 import { route, type Route } from '../rail/routing';
+import { withInDoubt } from './in-doubt';
 import { Visibility } from './visibility';
 
 /** Unstored snapshots a job keeps for the `snapshot` query (the newest). */
@@ -118,9 +119,10 @@ export class JobState {
         ...(transcript ? { transcript } : {}),
       });
     }
+    const acks = withInDoubt(outcome, this.pipeline, this.jobId);
     const at = admitted ? this.acks.indexOf(admitted) : -1;
-    if (at >= 0) this.acks.splice(at, 1, ...outcome.acks);
-    else this.acks.push(...outcome.acks);
+    if (at >= 0) this.acks.splice(at, 1, ...acks);
+    else this.acks.push(...acks);
   }
 
   /** Bounded: a job refused over and over must not grow its memory without end. */

@@ -51,6 +51,14 @@ export function jobAttributes(view: JobStatusView, pipeline: string, acks: reado
     hops: view.hops,
     usdRemaining: view.usd_remaining,
     pipeline,
-    acks: [...new Set([...Object.keys(view.earlier_acks ?? {}), ...acks.map((a) => a.ack)])],
+    // `in_doubt` beside the ack kinds once a write of the job was in doubt: the Web UI finds such
+    // jobs with `HandrailAcks = "in_doubt"`.
+    acks: [
+      ...new Set([
+        ...Object.keys(view.earlier_acks ?? {}),
+        ...acks.map((a) => a.ack),
+        ...(acks.some((a) => a.in_doubt) ? ['in_doubt'] : []),
+      ]),
+    ],
   };
 }

@@ -1,5 +1,5 @@
 /** The markdown an operator reads in the Web UI's "current details" of a job. */
-import { neutraliseBidi, type AckRecord } from '../../contracts/rail';
+import { neutraliseBidi, type AckInDoubt, type AckRecord } from '../../contracts/rail';
 import type { JobStatusView } from '../definitions';
 
 // The Web UI's markdown reads `$…$` as maths: amounts inside free text are escaped. Free text may
@@ -46,7 +46,7 @@ export function renderDetails(
   for (const a of acks.slice(-30)) {
     const wallet = a.reserved_usd === undefined ? '' : `${a.reserved_usd} → ${a.settled_usd ?? '…'}`;
     lines.push(
-      `| ${a.hop} | ${a.stage} | ${a.ack}${a.invariant ? ` (${a.invariant})` : ''} | ${cell(a.reason).slice(0, 160)} | ${wallet} | ${a.actor ?? ''} |`,
+      `| ${a.hop} | ${a.stage} | ${a.ack}${a.invariant ? ` (${a.invariant})` : ''}${a.in_doubt ? ` · ${cell(describeInDoubt(a.in_doubt))}` : ''} | ${cell(a.reason).slice(0, 160)} | ${wallet} | ${a.actor ?? ''} |`,
     );
   }
   if (handovers.length > 0) {
@@ -68,4 +68,19 @@ export function renderDetails(
     }
   }
   return lines.join('\n');
+}
+
+const SAID: Record<AckInDoubt['resolution'], string> = {
+  escalated: 'escalated to a human',
+  resent: 'resent with its key',
+  found_by_lookup: 'found by a lookup',
+  sent_after_lookup: 'not found by a lookup, sent',
+  human_happened: 'a human said it happened',
+  human_send: 'a human said send it',
+};
+
+/** One line for an operator: `write in doubt: a human said it happened (pay_1), 1 send`. */
+export function describeInDoubt(d: AckInDoubt): string {
+  const sends = d.sends === undefined ? '' : `, ${d.sends} send${d.sends === 1 ? '' : 's'}`;
+  return `write in doubt: ${SAID[d.resolution]}${d.reference ? ` (${d.reference})` : ''}${sends}`;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AckRecord } from '../../../contracts';
 import type { JobStatusView } from '../../../workflows/definitions';
-import { renderDetails } from '../../../workflows/rail/details';
+import { describeInDoubt, renderDetails } from '../../../workflows/rail/details';
 import { fixturePackage } from './helpers';
 
 const ack = (hop: number, over: Partial<AckRecord> = {}): AckRecord => ({ ...fixturePackage().ack!, hop, ...over });
@@ -125,5 +125,38 @@ describe('renderDetails: markdown safety', () => {
     expect(md).toContain(
       `| 3 | draft | transcript_materialize (over the cap: fell back) · 212 tokens | \`${'b'.repeat(12)}…\` |`,
     );
+  });
+});
+
+describe('a write in doubt in the details', () => {
+  it('says on the ack where the write stands: escalated, the human’s word, how the retried writer settled it', () => {
+    const md = renderDetails(view, [
+      ack(5, {
+        stage: 'writeback',
+        in_doubt: { resolution: 'escalated', write_key: 'tkt_18422:writeback:receipt.v1' },
+      }),
+      ack(6, { stage: 'human', in_doubt: { resolution: 'human_happened', reference: 'pay_7' } }),
+      ack(7, { stage: 'writeback', in_doubt: { resolution: 'human_happened', reference: 'pay_7', sends: 1 } }),
+    ]);
+    expect(tableRows(md).map((row) => row.split(' | ')[2])).toEqual([
+      'accepted · write in doubt: escalated to a human',
+      'accepted · write in doubt: a human said it happened (pay_7)',
+      'accepted · write in doubt: a human said it happened (pay_7), 1 send',
+    ]);
+  });
+
+  it.each([
+    [{ resolution: 'resent', sends: 2 }, 'write in doubt: resent with its key, 2 sends'],
+    [
+      { resolution: 'found_by_lookup', reference: 'pay_1', sends: 1 },
+      'write in doubt: found by a lookup (pay_1), 1 send',
+    ],
+    [
+      { resolution: 'sent_after_lookup', reference: 'pay_2', sends: 2 },
+      'write in doubt: not found by a lookup, sent (pay_2), 2 sends',
+    ],
+    [{ resolution: 'human_send' }, 'write in doubt: a human said send it'],
+  ] as const)('%j reads %s', (inDoubt, line) => {
+    expect(describeInDoubt(inDoubt)).toBe(line);
   });
 });

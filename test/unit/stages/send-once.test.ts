@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defineStage } from '../../../contracts';
-import { EffectRefused, sendOnce } from '../../../activities/effect-ledger';
+import { sendOnce } from '../../../activities/effect-ledger';
 import { httpPayments } from '../../../activities/payments-http';
 import { openStore, type Store } from '../../../src/worker/store';
-import { startPaymentsServer, type PaymentsServer } from '../../helpers/payments-server';
+import { startPaymentsServer, type PaymentsServer } from '../../../src/devtools/payments-server';
 
 const payout = defineStage({
   name: 'payout',
@@ -48,12 +48,14 @@ describe('sendOnce through the effect ledger', () => {
     expect(server.payments).toEqual([{ id: 'pay_1', client_reference: KEY, body: { usd: 42, client_reference: KEY } }]);
   });
 
-  it("a system's refusal is noted, not in doubt: the next attempt sends again", async () => {
-    const pay = (body: string) => sendOnce(store, payout, job, { body }, httpPayments(server.url));
-    await expect(pay('{"usd":0}')).rejects.toBeInstanceOf(EffectRefused);
+  it("a system's final refusal fails WriteRefused, non-retryable, noted on the ledger; a retried attempt sends nothing", async () => {
+    const pay = () => sendOnce(store, payout, job, { body: '{"usd":0}' }, httpPayments(server.url));
+    const refused = { type: 'WriteRefused', nonRetryable: true, message: expect.stringContaining('HTTP 422') };
+    await expect(pay()).rejects.toMatchObject(refused);
     expect(await store.findEffect(KEY)).toMatchObject({ error: expect.stringMatching(/^HTTP 422/), reference: null });
-    await expect(pay('{"usd":0}')).rejects.toBeInstanceOf(EffectRefused);
-    expect(await store.findEffect(KEY)).toMatchObject({ sends: 2 });
+    await expect(pay()).rejects.toMatchObject(refused);
+    expect(await store.findEffect(KEY)).toMatchObject({ sends: 1 });
+    expect(server.requests).toHaveLength(1);
     expect(server.payments).toHaveLength(0);
   });
 
