@@ -228,9 +228,6 @@ export function describeFailure(err: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
 
-/** Whether a hop's failure, as `describeFailure` words it after the stage's name, is a typed stage failure of `type`. */
-export const failedWith = (failure: string, type: string): boolean => failure.includes(` failed: ${type}: `);
-
 /** The type of a typed stage failure (ApplicationFailure), which the rail may ack on its own. */
 function stageFailureType(err: unknown): string | undefined {
   const cause = causeOf(err);

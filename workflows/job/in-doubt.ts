@@ -5,7 +5,7 @@
  * hop says how it was settled, with the system's reference.
  */
 import { writeKey, type AckInDoubt, type AckRecord, type HumanDecision, type Pipeline } from '../../contracts/rail';
-import { failedWith, type HopOutcome } from '../run-hop';
+import type { HopOutcome } from '../run-hop';
 
 /** The hop's acks, the writer's own (its first, when accepted) saying where its write in doubt stands. */
 export function withInDoubt(outcome: HopOutcome, pipeline: Pipeline, jobId: string): AckRecord[] {
@@ -23,7 +23,7 @@ function writerInDoubt(outcome: HopOutcome, pipeline: Pipeline, jobId: string): 
   }
   const card = pipeline.get(outcome.stage);
   if (outcome.failure === undefined || !card || card.writes === null) return undefined;
-  return failedWith(outcome.failure, 'WriteInDoubt')
+  return outcome.failureType === 'WriteInDoubt'
     ? { resolution: 'escalated', write_key: writeKey(jobId, card) }
     : undefined;
 }

@@ -96,10 +96,11 @@ export function concludeHop(
   const reservedUsd = reservationUsd(a.card);
   const booked = (settledUsd: number): AckRecord => ({ ...ack, reserved_usd: reservedUsd, settled_usd: settledUsd });
   if ('failure' in answer) {
+    const failed = { failure: answer.failure, ...(answer.failureType ? { failureType: answer.failureType } : {}) };
     const second = failureAck(answer);
-    if (!second) return refused({ acks: [booked(0)], failure: answer.failure, package: delivered });
+    if (!second) return refused({ acks: [booked(0)], ...failed, package: delivered });
     const refusal = stampAck(a, r, second, now);
-    return refused({ acks: [booked(0), refusal], failure: answer.failure, package: { ...delivered, ack: refusal } });
+    return refused({ acks: [booked(0), refusal], ...failed, package: { ...delivered, ack: refusal } });
   }
 
   const { result, card } = answer;

@@ -217,6 +217,9 @@ export interface HopOutcome {
   ok: boolean;
   /** Why the stage work failed (escalation reason), when it did. */
   failure?: string;
+  /** The type of the stage's typed failure (an ApplicationFailure's), when it threw one: read from
+   * the failure itself, never from its message, which the stage wrote. */
+  failureType?: string;
   /** Which stage actually did the work (differs when the fallback stage answered). */
   stage: string;
   costUsd: number;

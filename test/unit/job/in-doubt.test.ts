@@ -32,7 +32,7 @@ const answered = (r: WriteReceipt) => ({ result: { receipt: r } as StageResult }
 describe('withInDoubt', () => {
   it("the writer's hop that failed WriteInDoubt: escalated, with its write key", () => {
     const failure = `writeback failed: WriteInDoubt: writeback: write ${KEY} to crm is in doubt`;
-    expect(withInDoubt(hop({ ok: false, failure }), ticketTriage, 'job-1')).toEqual([
+    expect(withInDoubt(hop({ ok: false, failure, failureType: 'WriteInDoubt' }), ticketTriage, 'job-1')).toEqual([
       { ...accepted, in_doubt: { resolution: 'escalated', write_key: KEY } },
     ]);
   });
@@ -50,14 +50,24 @@ describe('withInDoubt', () => {
   it('leaves a write never in doubt, another failure, another stage and a refused hop as they are', () => {
     const plain = [
       hop(answered(receipt)),
-      hop({ ok: false, failure: 'writeback failed: WriteRefused: crm refused write' }),
+      hop({ ok: false, failure: 'writeback failed: WriteRefused: crm refused write', failureType: 'WriteRefused' }),
       hop({
         ok: false,
         stage: 'judge',
         acks: [{ ...accepted, stage: 'judge' }],
         failure: 'judge failed: WriteInDoubt: x',
+        failureType: 'WriteInDoubt',
       }),
-      hop({ ok: false, acks: [{ ...accepted, ack: 'rejected_budget' }], failure: 'writeback failed: WriteInDoubt: x' }),
+      hop({
+        ok: false,
+        acks: [{ ...accepted, ack: 'rejected_budget' }],
+        failure: 'writeback failed: WriteInDoubt: x',
+        failureType: 'WriteInDoubt',
+      }),
+      // A failure of another type whose message spells the words is not taken for one in doubt:
+      // the message is the stage's, the type is the failure's own.
+      hop({ ok: false, failure: 'writeback failed: Error: upstream said " failed: WriteInDoubt: "' }),
+      hop({ ok: false, failure: 'writeback failed: WriteInDoubt: untyped', failureType: 'StageInputInvalid' }),
     ];
     for (const outcome of plain) expect(withInDoubt(outcome, ticketTriage, 'job-1')).toBe(outcome.acks);
   });
