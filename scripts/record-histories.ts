@@ -80,7 +80,7 @@ async function main(): Promise<void> {
         const own = scenario.activities ? await startWorkers(taskQueue, scenario) : undefined;
         let run: Awaited<ReturnType<Scenario['run']>>;
         try {
-          run = await scenario.run({ client, taskQueue, pipelines: BUILT_IN_PIPELINES }, jobId);
+          run = await scenario.run({ client, taskQueue, pipelines: BUILT_IN_PIPELINES, store }, jobId);
         } finally {
           if (own) await stopWorkers(own);
         }

@@ -5,8 +5,10 @@
  */
 import type { Client } from '@temporalio/client';
 import type { HandrailActivities } from '../activities/built-in';
+import { readArtifactText } from '../activities/artifacts';
 import {
   isSnapshotUri,
+  type Artifact,
   isTranscriptUri,
   type HandoffV1,
   type JobRequest,
@@ -18,6 +20,9 @@ import { firstPackage } from '../workflows/rail/first-package';
 import { HandrailStatus } from '../workflows/search-attributes';
 import type { StageHopRequest, StageHopResult } from '../workflows/stage-hop';
 import { startJob, type JobHandle } from '../src/operator/client';
+import { forkJob } from '../src/operator/fork';
+import { hopSnapshots } from '../src/operator/snapshot';
+import type { Store } from '../src/worker/store';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
 import type { TicketJobRequest } from '../contracts/pipelines/ticket-artifacts';
 import { ticketTriage } from '../contracts/pipelines/ticket-triage';
@@ -28,6 +33,8 @@ export interface ScenarioRail {
   taskQueue: string;
   /** The worker's pipelines, for the start attributes `startJob` sets (the client's plugin's when absent). */
   pipelines?: readonly Pipeline[];
+  /** The worker's store, for scenarios that read what a job recorded (a fork reads its parent's snapshots). */
+  store?: Store;
 }
 
 export interface ScenarioRun {
@@ -371,6 +378,33 @@ export const SCENARIOS: readonly Scenario[] = [
     check: (result) =>
       jobEnded('cancelled', ['writeback:accepted'])(result) ??
       (isJob(result) && result.receipt ? undefined : 'expected the receipt of the finished write'),
+  },
+  {
+    name: 'fork-edited-draft',
+    summary:
+      'a refund job forked from hop 2 with its draft edited: the judge runs again on the edit, and the fork writes once under its own id on evidence re-recorded for it',
+    run: async (rail, jobId) => {
+      const store = rail.store;
+      if (!store) throw new Error("the fork scenario reads the parent's snapshots from the worker's store");
+      const parentId = `${jobId}-parent`;
+      await job(rail, refundJob(parentId, 'tkt_fork'));
+      const at = async (hop: number) =>
+        (await hopSnapshots(rail.client, store, parentId, hop))[0]!.package as HandoffV1;
+      const draft = (await at(3)).artifacts.find((a) => a.type === 'summary_md')!;
+      const body = JSON.parse((await readArtifactText(store, draft)).text) as { markdown: string };
+      const edited: Artifact = {
+        type: 'summary_md',
+        uri: `data:application/json,${encodeURIComponent(JSON.stringify({ ...body, markdown: `${body.markdown}\n\nThank you for your patience.` }))}`,
+      };
+      const from = await at(2);
+      const { handle } = await forkJob(rail.client, store, parentId, 2, {
+        ...rail,
+        jobId,
+        package: { ...from, artifacts: [...from.artifacts, edited] },
+      });
+      return { workflowId: jobId, result: await handle.result() };
+    },
+    check: jobEnded('completed', ['judge:accepted', 'writeback:accepted']),
   },
   {
     name: 'cancellation',
