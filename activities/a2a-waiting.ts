@@ -4,11 +4,12 @@
  * delivery key, with the decided record as a hook result. That delivery answers the waiting task
  * (a follow-up message naming it) instead of starting another, so the remote agent goes on where
  * it stopped, and one remote task is charged once. Kept in the store's stage steps under the
- * job's stage (`a2a-input:<job>:<stage>`), one step per task asking and one per task answered.
+ * job's stage (`waiting:a2a-input:<job>:<stage>`, spared by the store's pruning), one step per task
+ * asking and one per task answered.
  */
 import { ESCALATION_RECORD_DECIDED_EVENT } from '../contracts/escalation-record-delta';
 import type { HookResult } from '../contracts/stages';
-import type { Store } from '../src/worker/store';
+import { WAITING_STEPS_PREFIX, type Store } from '../src/worker/store';
 
 export interface WaitingTask {
   agent: string;
@@ -19,7 +20,8 @@ export interface WaitingTask {
 }
 
 /** The job's stage, as scoped by who delivers: the delivery key less its hop. */
-const waitingKey = (deliveryKey: string) => `a2a-input:${deliveryKey.slice(0, deliveryKey.lastIndexOf(':'))}`;
+const waitingKey = (deliveryKey: string) =>
+  `${WAITING_STEPS_PREFIX}a2a-input:${deliveryKey.slice(0, deliveryKey.lastIndexOf(':'))}`;
 const hopOf = (deliveryKey: string) => Number(deliveryKey.slice(deliveryKey.lastIndexOf(':') + 1)) || 0;
 
 /** Notes that the remote task asks for input, heard by this delivery. */

@@ -40,6 +40,7 @@ import {
   type WriteRequest,
   type WriteRow,
   writeReceiptOf,
+  WAITING_STEPS_PREFIX,
 } from './types';
 import { MIGRATIONS } from './migrations';
 import {
@@ -179,7 +180,10 @@ class PostgresStore implements Store {
   }
 
   async pruneStageSteps(recordedBefore: Date): Promise<number> {
-    const { rowCount } = await this.pool.query('DELETE FROM stage_steps WHERE recorded_at < $1', [recordedBefore]);
+    const { rowCount } = await this.pool.query(
+      'DELETE FROM stage_steps WHERE recorded_at < $1 AND left(delivery_key, $2) <> $3',
+      [recordedBefore, WAITING_STEPS_PREFIX.length, WAITING_STEPS_PREFIX],
+    );
     return rowCount ?? 0;
   }
 

@@ -41,6 +41,7 @@ import {
   type WriteRequest,
   type WriteRow,
   writeReceiptOf,
+  WAITING_STEPS_PREFIX,
 } from './types';
 import { MIGRATIONS } from './migrations';
 import {
@@ -226,7 +227,11 @@ class SqliteStore implements Store {
   }
 
   async pruneStageSteps(recordedBefore: Date): Promise<number> {
-    return this.sql('DELETE FROM stage_steps WHERE recorded_at < ?').run(recordedBefore.toISOString()).changes;
+    return this.sql('DELETE FROM stage_steps WHERE recorded_at < ? AND substr(delivery_key, 1, ?) <> ?').run(
+      recordedBefore.toISOString(),
+      WAITING_STEPS_PREFIX.length,
+      WAITING_STEPS_PREFIX,
+    ).changes;
   }
 
   private record(deliveryKey: string): StageRecord | null {

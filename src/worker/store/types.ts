@@ -110,7 +110,8 @@ export interface Store extends EffectLedger {
    * completion is recorded (a retry is answered from the completion, never from its steps). */
   findStageSteps(deliveryKey: string): Promise<Map<string, string>>;
   /** Removes the steps recorded before `recordedBefore` of deliveries that never completed (a
-   * stage that failed for good, a job cancelled mid-loop); answers how many rows went. */
+   * stage that failed for good, a job cancelled mid-loop); answers how many rows went. Keys under
+   * WAITING_STEPS_PREFIX are spared: they are no delivery's steps. */
   pruneStageSteps(recordedBefore: Date): Promise<number>;
 
   /**
@@ -413,3 +414,8 @@ export function escalationRecordRaced(id: string, request: EscalationRecordReque
     `handoff record ${id} changed while a ${request.transition} was being applied; nothing was changed`,
   );
 }
+
+/** Stage steps kept under a job's stage rather than a delivery, for as long as the job waits for a
+ * human (a remote task that asked for input): a decision may come after any retention, so pruning
+ * never takes them. */
+export const WAITING_STEPS_PREFIX = 'waiting:';

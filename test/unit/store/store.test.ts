@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadHelpCenter } from '../../../src/worker/corpus';
 import { searchTerms } from '../../../src/worker/corpus/query';
-import { openStore, type CrmPatch, type HelpChunk, type Store } from '../../../src/worker/store';
+import { openStore, WAITING_STEPS_PREFIX, type CrmPatch, type HelpChunk, type Store } from '../../../src/worker/store';
 import { canonicalJson, sha256Hex } from '../../../src/worker/store/content';
 import { LATEST_SCHEMA_VERSION } from '../../../src/worker/store/migrations';
 import type { StageResult } from '../../../contracts/stages';
@@ -90,10 +90,15 @@ for (const backend of storeBackends()) {
         expect(await store.findStageCompletion('job_4:research:2')).toEqual(stageResult('brief'));
         expect(await store.findStageSteps('job_4:research:3')).toEqual(new Map([['model:1:aa', 'never completed']]));
 
+        // State kept while a job waits for a human is no delivery's steps: it outlives any retention.
+        const waiting = `${WAITING_STEPS_PREFIX}a2a-input:job_4:research`;
+        await store.recordStageStep(waiting, 'asks:task-1', '{"task_id":"task-1"}');
+
         expect(await store.pruneStageSteps(new Date(Date.now() - 60_000))).toBe(0);
         expect(await store.findStageSteps('job_4:research:3')).toHaveProperty('size', 1);
         expect(await store.pruneStageSteps(new Date(Date.now() + 60_000))).toBeGreaterThanOrEqual(1);
         expect(await store.findStageSteps('job_4:research:3')).toEqual(new Map());
+        expect(await store.findStageSteps(waiting)).toHaveProperty('size', 1);
       });
 
       it('records which job and stage produced an artifact: the same bytes are evidence only for that job', async () => {
