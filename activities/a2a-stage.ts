@@ -11,7 +11,14 @@ import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Clie
 import { A2AError } from '@a2a-js/sdk/errors';
 import { log } from '@temporalio/activity';
 import type { z } from 'zod';
-import { assistantMessage, canonicalJson, newestArtifact, type HandoffV1, type StageCard } from '../contracts';
+import {
+  assistantMessage,
+  canonicalJson,
+  issueLines,
+  newestArtifact,
+  type HandoffV1,
+  type StageCard,
+} from '../contracts';
 import { attemptSteps, storedSteps, type StepJournal } from '../src/agents';
 import type { Store } from '../src/worker/store';
 import { readArtifactText, writeArtifact } from './artifacts';
@@ -321,10 +328,10 @@ function answerOf<S extends z.ZodType>(spec: A2aStageSpec<S>, task: Task): z.inf
   if (!parsed.success)
     throw stageFailure(
       'RemoteOutputInvalid',
-      `${spec.card.name}: the A2A agent's artifact is not a valid ${spec.output.type}: ${parsed.error.issues
-        .slice(0, 5)
-        .map((i) => `${i.path.join('.') || '/'} ${i.message}`)
-        .join('; ')}`.slice(0, 1_000),
+      `${spec.card.name}: the A2A agent's artifact is not a valid ${spec.output.type}: ${issueLines(parsed.error, '/', 5).join('; ')}`.slice(
+        0,
+        1_000,
+      ),
       { ...details, body: canonicalJson(body ?? null).slice(0, 2_000) },
     );
   return parsed.data as z.infer<S>;

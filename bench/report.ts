@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { codeRoot } from '../src/config';
 import type { PropertyCheck } from './load-shape';
+import { percentile as percentileOfSorted } from '../src/eval/stats';
 
 export const RESULTS_DIR = path.join(codeRoot, 'results');
 
@@ -22,10 +23,12 @@ export function checksTable(checks: readonly PropertyCheck[]): string {
   );
 }
 
-/** Nearest-rank percentile of a non-empty sample. */
+/** Nearest-rank percentile of a non-empty sample, in any order. */
 export function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+  return percentileOfSorted(
+    [...values].sort((a, b) => a - b),
+    p,
+  );
 }
 
 /** Rounds for display: three significant digits is all a noisy 2-core box can back. */

@@ -13,7 +13,7 @@ export * as validators from './generated/validators';
 export type { StandaloneValidator } from './generated/validators';
 export * from './pipeline';
 export * from './pipeline-entry';
-export { canonicalJson } from './canonical-json';
+export { canonicalJson, sameJson } from './canonical-json';
 export * from './snapshot';
 export * from './fork';
 export * from './entry';

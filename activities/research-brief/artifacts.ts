@@ -15,8 +15,5 @@ export const ResearchNotes = z.object({
 });
 export type ResearchNotes = z.infer<typeof ResearchNotes>;
 
-/** What the critic's model answers; the stage adds the hash of the notes it judged. */
-export const Critique = z.object({ verdict: z.enum(['pass', 'fail']), failures: z.array(z.string().max(500)).max(10) });
-
 export const Brief = z.object({ title: z.string().min(1).max(200), markdown: z.string().min(1).max(8_000) });
 export type Brief = z.infer<typeof Brief>;

@@ -15,7 +15,7 @@ import {
   HANDOFF_V1,
   HUMAN,
   LIMITS,
-  canonicalJson,
+  sameJson,
   forkContent,
   forkedPackage,
   inlineText,
@@ -119,7 +119,7 @@ export function checkFork(start: ForkStart, pipeline: Pick<Pipeline, 'versions' 
   const pkg = forkedPackage(edit, { job_id: jobId, traceparent: start.parent.trace.traceparent });
   const broken = brokenByEdit(start.parent, pkg, pipeline);
   if (broken) return invariant(broken.invariant, broken.reason);
-  return { package: pkg, edited: canonicalJson(pkg) !== canonicalJson(start.parent) };
+  return { package: pkg, edited: !sameJson(pkg, start.parent) };
 }
 
 const invariantDecision = (name: string, reason: string): AckDecision => ({
@@ -137,7 +137,7 @@ function brokenByEdit(
   pkg: HandoffV1,
   pipeline: Pick<Pipeline, 'cards'>,
 ): { invariant: string; reason: string } | undefined {
-  const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+  const same = sameJson;
   if (pkg.goal !== parent.goal) return { invariant: 'goal_unchanged', reason: "an edit may not change the job's goal" };
   if (!same(pkg.constraints, parent.constraints))
     return { invariant: 'constraints_kept', reason: "an edit may not change the job's constraints" };

@@ -21,11 +21,10 @@ function writerInDoubt(outcome: HopOutcome, pipeline: Pipeline, jobId: string): 
     const { resolution, sends } = receipt.in_doubt;
     return { resolution, write_key: receipt.write_key, reference: receipt.reference, sends };
   }
+  // Checked first: the card is looked up only for the rare hop whose write is in doubt.
+  if (outcome.failureType !== 'WriteInDoubt') return undefined;
   const card = pipeline.get(outcome.stage);
-  if (outcome.failure === undefined || !card || card.writes === null) return undefined;
-  return outcome.failureType === 'WriteInDoubt'
-    ? { resolution: 'escalated', write_key: writeKey(jobId, card) }
-    : undefined;
+  return card && card.writes !== null ? { resolution: 'escalated', write_key: writeKey(jobId, card) } : undefined;
 }
 
 /** The human's word on a write in doubt, for their hop's ack. */

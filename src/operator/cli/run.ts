@@ -75,6 +75,8 @@ import { isTty, liveLine, paintFor } from './terminal';
 import { evalCommand } from './eval';
 import { DatasetError } from '../../eval/dataset';
 import { EvalModuleError } from '../../eval/build';
+import { EvalSetupError } from '../../eval/run';
+import { ScorerError } from '../../eval/scorers';
 import { InvalidTicketFileError, jobRequestFromFile } from './ticket';
 
 /** Exit codes scripts can branch on (documented in docs/operate.md and `--help`). */
@@ -477,6 +479,9 @@ function exitCodeFor(err: unknown): number {
     err instanceof DiffModuleError ||
     err instanceof DatasetError ||
     err instanceof EvalModuleError ||
+    // A scorer or module of the user's that cannot run is theirs to fix, not a failed gate (exit 1).
+    err instanceof EvalSetupError ||
+    err instanceof ScorerError ||
     err instanceof InvalidTicketFileError ||
     err instanceof InvalidJobRequestError ||
     err instanceof StageNotInTranscriptError ||
