@@ -19,7 +19,7 @@
  * not replay with them (test/replay/otel-interceptors.test.ts): turn them on only for a new Worker
  * Deployment Version (jobs pinned to the old one finish there) or a deployment with no jobs running.
  */
-import { context, propagation, trace, TraceFlags } from '@opentelemetry/api';
+import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -31,7 +31,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { ActivityInboundCallsInterceptor } from '@temporalio/worker';
-import { parseTraceparent } from '../../contracts';
+import { inTraceparent } from './tracing';
 
 export interface TemporalTelemetryOptions {
   /** Where every span goes (a BatchSpanProcessor with an OTLP exporter, in production). */
@@ -54,16 +54,8 @@ type OtelPluginOptions = ConstructorParameters<typeof OpenTelemetryPlugin>[0];
  * any other activity, or a package without a valid traceparent, in the context it has. */
 export const inPackageTrace: NonNullable<ActivityInboundCallsInterceptor['execute']> = (input, next) => {
   const work = input.args[0] as { package?: { trace?: { traceparent?: unknown } } } | undefined;
-  const carried = work?.package?.trace?.traceparent;
-  const parent = typeof carried === 'string' ? parseTraceparent(carried) : null;
-  if (!parent) return next(input);
-  const spanContext = {
-    traceId: parent.traceId,
-    spanId: parent.parentId,
-    traceFlags: parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
-    isRemote: true,
-  };
-  return context.with(trace.setSpanContext(context.active(), spanContext), () => next(input));
+  const carried = inTraceparent(context.active(), work?.package?.trace?.traceparent);
+  return carried ? context.with(carried, () => next(input)) : next(input);
 };
 
 export function temporalTelemetry(options: TemporalTelemetryOptions): TemporalTelemetry {

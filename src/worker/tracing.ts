@@ -16,6 +16,7 @@ import {
   TraceFlags,
   trace,
   type Attributes,
+  type Context,
   type Tracer,
 } from '@opentelemetry/api';
 import type { InjectedSinks, WorkerPlugin } from '@temporalio/worker';
@@ -68,20 +69,25 @@ export function railSinks(tracer: Tracer = trace.getTracer(TRACER_NAME)): Inject
   };
 }
 
+/** `base` with the span a W3C traceparent names as its remote parent; undefined when `traceparent`
+ * is not a valid one. */
+export function inTraceparent(base: Context, traceparent: unknown): Context | undefined {
+  const parent = typeof traceparent === 'string' ? parseTraceparent(traceparent) : null;
+  if (!parent) return undefined;
+  return trace.setSpanContext(base, {
+    traceId: parent.traceId,
+    spanId: parent.parentId,
+    traceFlags: parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+    isRemote: true,
+  });
+}
+
 export function recordHop(
   tracer: Tracer,
   hop: HopTrace,
   info?: Pick<WorkflowInfo, 'workflowId' | 'runId' | 'workflowType'>,
 ): void {
-  const parent = parseTraceparent(hop.traceparent);
-  const parentContext = parent
-    ? trace.setSpanContext(ROOT_CONTEXT, {
-        traceId: parent.traceId,
-        spanId: parent.parentId,
-        traceFlags: parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
-        isRemote: true,
-      })
-    : ROOT_CONTEXT;
+  const parentContext = inTraceparent(ROOT_CONTEXT, hop.traceparent) ?? ROOT_CONTEXT;
   const attributes: Attributes = {
     'handrail.job_id': hop.job_id,
     'handrail.stage': hop.stage,
