@@ -14,13 +14,23 @@ import { startResearchModel, type ResearchModel } from './research-model';
 export async function offlineModelFor(pipeline: string): Promise<ResearchModel | undefined> {
   if (pipeline !== 'research-brief' || process.env.HANDRAIL_MODEL_BASE_URL) return undefined;
   const model = await startResearchModel();
-  // Read when the worker's model is made: the workers must be created after this.
-  Object.assign(process.env, {
+  const settings: Record<string, string> = {
     HANDRAIL_MODEL_BASE_URL: model.baseUrl,
     HANDRAIL_MODEL: 'research-offline',
     HANDRAIL_MODEL_USD_PER_MTOK_IN: '1',
     HANDRAIL_MODEL_USD_PER_MTOK_OUT: '4',
-  });
+  };
+  const before = Object.fromEntries(Object.keys(settings).map((name) => [name, process.env[name]]));
+  // Read when the worker's model is made: the workers must be created after this.
+  Object.assign(process.env, settings);
+  // Closed, the model takes its settings back, so a later run in this process starts its own.
+  const close = model.close.bind(model);
+  model.close = async () => {
+    for (const [name, value] of Object.entries(before))
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    await close();
+  };
   return model;
 }
 
