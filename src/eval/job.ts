@@ -60,14 +60,15 @@ export interface JobCase {
 /**
  * The job a `handoffJob` history tells; undefined for another workflow's history (a `stageHop`).
  * `pipelines` name the critics and writers (a pipeline not among them: by their artifacts).
+ * `recorded`: the history already read as a job, when the caller has it.
  */
 export function evalJobFromHistory(
   workflowId: string,
   history: History,
   pipelines: readonly Pipeline[],
   jobCase: JobCase,
+  recorded = recordedJob(workflowId, history),
 ): EvalJob | undefined {
-  const recorded = recordedJob(workflowId, history);
   if (!recorded) return undefined;
   const result = recordedResult(history);
   const pipeline = findPipeline(pipelines, recorded.request.pipeline);

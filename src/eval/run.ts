@@ -18,7 +18,7 @@ import { bundleRail } from '../worker/bundle';
 import { openStore } from '../worker/store';
 import { createHandrailWorkers, runWorkers } from '../worker/worker';
 import { ensureDevServer, freePort } from '../devtools/devserver/server';
-import { diffHistories, quietReplayRuntime, type ReplaySource } from '../replay';
+import { diffRecorded, quietReplayRuntime, recordedJob, type ReplaySource } from '../replay';
 import { buildInfo, type EvalBuild } from './build';
 import type { FreshCase } from './dataset';
 import { evalJobFromHistory } from './job';
@@ -73,17 +73,22 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T
 async function recordedJobs(opts: EvalOptions): Promise<EvalJob[]> {
   const jobs: EvalJob[] = [];
   for await (const source of opts.histories) {
-    const job = evalJobFromHistory(source.workflowId, source.history, opts.build.pipelines, {
-      case: source.workflowId,
-      source: 'recorded',
-    });
-    if (!job) {
+    // Read once: scored, and with `replay` diffed, from the same decoded job.
+    const recorded = recordedJob(source.workflowId, source.history);
+    const job = evalJobFromHistory(
+      source.workflowId,
+      source.history,
+      opts.build.pipelines,
+      { case: source.workflowId, source: 'recorded' },
+      recorded,
+    );
+    if (!job || !recorded) {
       opts.log?.(`${source.name}: not a handoffJob history, not scored`);
       continue;
     }
     if (opts.replay) {
-      for await (const diff of diffHistories([source], { pipelines: opts.build }))
-        job.replay = { ...(diff.first ? { moved: diff.first } : {}), notes: diff.notes };
+      const diff = await diffRecorded(source.name, recorded, opts.build);
+      job.replay = { ...(diff.first ? { moved: diff.first } : {}), notes: diff.notes };
     }
     jobs.push(job);
   }

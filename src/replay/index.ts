@@ -14,7 +14,7 @@ import { DefaultLogger, Runtime, Worker, type WorkerPlugin, type WorkflowBundle 
 import { fetchJobHistory } from '../operator/client';
 import { workflowRuntime } from '../worker/worker';
 import { explainReplayError, type ReplayFailure } from './explain';
-import { diffRecordedJob, recordedJob, type JobDiff } from './diff';
+import { diffRecordedJob, recordedJob, type JobDiff, type RecordedJob } from './diff';
 import { openStageRunner, type DiffPipelines } from './diff-stages';
 import { bundleRail } from '../worker/bundle';
 import type { HandrailPlugin } from '../plugin';
@@ -266,12 +266,22 @@ export async function* diffHistories(
       };
       continue;
     }
-    const runner = await openStageRunner(set);
-    try {
-      yield await diffRecordedJob(source.name, job, set.pipelines, runner.run, { asRecorded });
-    } finally {
-      await runner.close();
-    }
+    yield await diffRecorded(source.name, job, set, asRecorded);
+  }
+}
+
+/** Diffs one history already read as a job, on stage activities of its own store. */
+export async function diffRecorded(
+  name: string,
+  job: RecordedJob,
+  set: DiffPipelines,
+  asRecorded: ReadonlySet<string> = new Set(set.asRecorded),
+): Promise<JobDiff> {
+  const runner = await openStageRunner(set);
+  try {
+    return await diffRecordedJob(name, job, set.pipelines, runner.run, { asRecorded });
+  } finally {
+    await runner.close();
   }
 }
 
