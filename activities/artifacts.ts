@@ -5,7 +5,15 @@
  * read is checked (address, hash, body schema) and fails closed with `ArtifactInvalid`.
  */
 import type { z } from 'zod';
-import { DATA_URI, issueLines, parseEntryUri, type Artifact, type HandoffV1 } from '../contracts';
+import {
+  DATA_URI,
+  LIMITS,
+  issueLines,
+  parseEntryUri,
+  parseSnapshotUri,
+  type Artifact,
+  type HandoffV1,
+} from '../contracts';
 import { artifactUri, canonicalJson, parseArtifactUri, sha256Hex } from '../src/worker/store/content';
 import type { Store } from '../src/worker/store';
 import { stageFailure } from './failures';
@@ -105,4 +113,35 @@ export function requireArtifact(pkg: Pick<HandoffV1, 'artifacts'>, stage: string
       `${stage} needs a ${types.join(' or ')} artifact on the package; none found`,
     );
   return found;
+}
+
+/** Snapshots followed back before a fold chain counts as broken (each fold moved at least one). */
+const MAX_FOLDS = LIMITS.hops;
+
+/**
+ * Every artifact of the job the package stands for, oldest first: those superseded and moved off
+ * (`earlier_artifacts`, followed back through the stored snapshots, each checked against its
+ * address) and those it lists. `latestArtifact` is what a stage works on; this is for a stage that
+ * needs the history too, e.g. a revision that must differ from every rejected draft.
+ */
+export async function jobArtifacts(
+  store: Store,
+  pkg: Pick<HandoffV1, 'artifacts' | 'earlier_artifacts'>,
+): Promise<Artifact[]> {
+  const lists: Artifact[][] = [pkg.artifacts];
+  let fold = pkg.earlier_artifacts;
+  for (let followed = 0; fold; followed++) {
+    const address = parseSnapshotUri(fold.snapshot);
+    const text = address && followed < MAX_FOLDS ? await store.getContent(address.sha) : null;
+    if (!address || text === null || sha256Hex(text) !== address.sha)
+      throw stageFailure(
+        'ArtifactInvalid',
+        `the artifacts moved off the package are not readable at ${fold.snapshot.slice(0, 120)}`,
+      );
+    const earlier = JSON.parse(text) as Pick<HandoffV1, 'artifacts' | 'earlier_artifacts'>;
+    lists.unshift(earlier.artifacts);
+    fold = earlier.earlier_artifacts;
+  }
+  const seen = new Set<string>();
+  return lists.flat().filter((a) => !seen.has(a.uri) && seen.add(a.uri) !== undefined);
 }

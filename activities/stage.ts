@@ -12,8 +12,10 @@ import {
   storedEntry,
   isFanOutRule,
   MERGE_STAGE,
+  foldSuperseded,
   parseSnapshotUri,
   roleMismatch,
+  withFold,
   snapshotContent,
   writeKey,
   validateHandoff,
@@ -88,7 +90,7 @@ export async function runStageOnce(
   const key = scopedKey(scope, delivery.delivery_key);
   const facts = { ...deliveryFacts(pkg, card.name), job_id: scopedJob(scope, pkg.job_id) };
   return whileHeartbeating(async () => {
-    await storeSnapshot(store, delivery.package);
+    const stored = await storeSnapshot(store, delivery.package);
     const prior = await store.findStageRecord(key);
     if (prior) return asAnswered(prior, facts);
     checkEntries(card, pkg);
@@ -120,6 +122,7 @@ export async function runStageOnce(
           delivery.store_entry ? await withStoredEntry(store, pkg) : pkg,
           output,
           transcript,
+          stored,
         ),
         artifact: output.artifact,
         cost_usd: output.cost_usd,
@@ -145,17 +148,21 @@ export async function runStageOnce(
  * The per-hop snapshot: the package as the rail delivered it, stored under the address the
  * rail put in its `context_ref` (the same canonical bytes give the same sha256). A worker whose
  * bytes hash differently (it would be a converter bug) says so and works on: a missing snapshot
- * must not cost the job its hop.
+ * must not cost the job its hop. True when the store holds the snapshot at its address, so the
+ * stage may fold the package it emits behind it.
  */
-export async function storeSnapshot(store: Store, delivered: HandoffV1): Promise<void> {
+export async function storeSnapshot(store: Store, delivered: HandoffV1): Promise<boolean> {
   const address = delivered.context_ref === undefined ? undefined : parseSnapshotUri(delivered.context_ref);
-  if (!address) return;
+  if (!address) return false;
   const hex = await store.putContent(snapshotContent(delivered));
-  if (hex !== address.sha)
-    log.warn('snapshot address mismatch: the stored package hashes differently from its context_ref', {
-      context_ref: delivered.context_ref,
-      stored: hex,
-    });
+  if (hex === address.sha) return true;
+  // Held already under its address: the bytes the rail addressed (the replay diff seeds the recorded ones).
+  if ((await store.getContent(address.sha)) !== null) return true;
+  log.warn('snapshot address mismatch: the stored package hashes differently from its context_ref', {
+    context_ref: delivered.context_ref,
+    stored: hex,
+  });
+  return false;
 }
 
 /** Who delivers: the job's own rail (`handoffJob`, whose workflow id is the job id), or a direct
@@ -482,22 +489,28 @@ async function withStoredEntry(store: Store, pkg: HandoffV1): Promise<HandoffV1>
 
 /** Input package + output artifact (+ questions, tools, memory refs, a critic's evaluator), with
  * the job's log referenced at this turn and the stage's segment appended to the summary (the
- * oldest segments moved to the store once it is full: activities/summary.ts). A segment is masked
- * under redact_personal_data like the prose, whatever the stage put in it. */
+ * oldest segments moved to the store once it is long: activities/summary.ts). A segment is masked
+ * under redact_personal_data like the prose, whatever the stage put in it. The superseded
+ * artifacts move off behind the delivered snapshot, when this worker stored it (`snapshotStored`):
+ * so the package does not grow with the job (contracts/earlier-artifacts.ts). */
 async function emit(
   store: Store,
   card: StageCard,
   pkg: HandoffV1,
   output: StageOutput,
   transcript: string,
+  snapshotStored: boolean,
 ): Promise<HandoffV1> {
   const said = output.summary === undefined ? undefined : redactPersonalDataFor(pkg.constraints, output.summary);
   const segment = hopSegment(pkg.hop?.count ?? 0, card.name, output.artifact.type, said);
   const summary = await appendSegments(store, pkg.summary, [segment]);
+  const fold = foldSuperseded([...pkg.artifacts, output.artifact]);
+  const snapshot = snapshotStored ? pkg.context_ref : undefined;
   return {
-    ...pkg,
+    ...(snapshot !== undefined && fold.moved.length > 0
+      ? withFold(pkg, fold, snapshot)
+      : { ...pkg, artifacts: [...pkg.artifacts, output.artifact] }),
     ...(summary !== undefined ? { summary } : {}),
-    artifacts: [...pkg.artifacts, output.artifact],
     open_questions: appendUnique(pkg.open_questions, output.open_questions),
     tools_tried: [...pkg.tools_tried, ...(output.tools_tried ?? [])],
     memory_refs: withTranscript(appendUnique(pkg.memory_refs, output.memory_refs), transcript),

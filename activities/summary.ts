@@ -1,6 +1,6 @@
 /**
  * The package's accumulated summary, on the activity side: segments are appended,
- * never re-summarised, and once the summary would pass `LIMITS.summary` the oldest move to the
+ * never re-summarised, and once the summary would pass `LIMITS.summaryKept` the oldest move to the
  * store (content-addressed, like artifacts) behind one reference segment. The stored text starts
  * with the previous reference when there was one, so `readSummarySegments` follows the chain back
  * and returns every segment in order. The format is contracts/summary.ts.
@@ -14,8 +14,8 @@ const MAX_REFERENCES = LIMITS.chain * 4;
 const UNSTORED = '0'.repeat(64);
 
 /**
- * `existing` with `added` appended. Over the cap, the fewest oldest segments that make it fit go
- * to the store and one reference segment takes their place (the newest stay on the package).
+ * `existing` with `added` appended. Over `LIMITS.summaryKept`, the fewest oldest segments that make
+ * it fit go to the store and one reference segment takes their place (the newest stay on the package).
  */
 export async function appendSegments(
   store: Store,
@@ -25,12 +25,12 @@ export async function appendSegments(
   const segments = [...splitSummary(existing), ...added];
   if (segments.length === 0) return existing;
   const joined = joinSummary(segments);
-  if (joined.length <= LIMITS.summary) return joined;
+  if (joined.length <= LIMITS.summaryKept) return joined;
   for (let moved = 1; moved <= segments.length; moved++) {
     const behind = segments.slice(0, moved);
     const kept = segments.slice(moved);
     // Every sha has 64 hex digits: the reference's length is known before anything is stored.
-    if (joinSummary([referenceSegment(UNSTORED, segmentCount(behind)), ...kept]).length > LIMITS.summary) continue;
+    if (joinSummary([referenceSegment(UNSTORED, segmentCount(behind)), ...kept]).length > LIMITS.summaryKept) continue;
     const sha = await store.putContent(joinSummary(behind));
     return joinSummary([referenceSegment(sha, segmentCount(behind)), ...kept]);
   }

@@ -184,9 +184,10 @@ export const handoffV1 = z.looseObject({
   /** The address of this package's own snapshot as delivered; the rail
    * sets it on every delivery. */
   context_ref: text(LIMITS.shortText).optional(),
-  /** Superseded artifacts the rail moved off the package (the older ones of a type a later stage
-   * produced again): how many, and the snapshot of the delivery that still listed them, which
-   * names the fold before it in turn. The rail sets it; a stage echoes it. */
+  /** Superseded artifacts moved off the package (the older ones of a type a later stage produced
+   * again): how many, and the snapshot of the delivery that still listed them, which names the
+   * fold before it in turn. A stage's worker sets it on the package it emits, as the rail checks
+   * (contracts/earlier-artifacts.ts), or echoes it; the rail folds for a stage that does not. */
   earlier_artifacts: z
     .looseObject({
       count: count.min(1),

@@ -102,6 +102,8 @@ export const CarriedJob = z.strictObject({
   last_actor: text(LIMITS.id),
   count_at_last_human_decision: count,
   escalations: count,
+  /** URIs and hashes of outputs stages moved off the package (the newest kept): no revision repeats them. */
+  moved_outputs: list(text(LIMITS.uri), LIMITS.movedOutputs).optional(),
 });
 export type CarriedJob = z.infer<typeof CarriedJob>;
 

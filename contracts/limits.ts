@@ -23,6 +23,10 @@ export const LIMITS = {
   decisionNote: SHORT_TEXT - HUMAN_NOTE_PREFIX.length,
   goal: 1_000,
   summary: 8_000,
+  /** Characters of summary a stage's worker leaves on the package it emits: past them the oldest
+   * segments move to the store behind one reference (activities/summary.ts), so the package does
+   * not grow with the job. `summary` stays the cap a package may carry (other workers, older ones). */
+  summaryKept: 512,
   /** a URI; data: URIs carry the job's entry on the first package. */
   uri: 48_000,
   traceparent: 256,
@@ -37,6 +41,9 @@ export const LIMITS = {
   /** Artifacts a package carries before the rail moves superseded ones off it (`earlier_artifacts`);
    * the rest of `listItems` is room for the hops and fan-outs before the next fold. */
   artifactsKept: 32,
+  /** URIs and hashes of outputs moved off a package that a job remembers (the newest), so a
+   * revision cannot repeat one (`no_artifact_reuse`). */
+  movedOutputs: 512,
   /** acks kept on a job result. */
   acks: 256,
   /** rubric scores in one verdict. */

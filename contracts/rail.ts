@@ -18,6 +18,7 @@ export * from './snapshot';
 export * from './fork';
 export * from './entry';
 export * from './summary';
+export * from './earlier-artifacts';
 export * from './escalation-record-delta';
 export * from './transcript-uri';
 export type * from './handoff';

@@ -1,7 +1,8 @@
 /**
  * The accumulated summary: each stage contributes its own segment, the segments are
  * joined with `\n---hop---\n` and never re-summarised. Once the summary would pass
- * `LIMITS.summary`, the oldest segments move to the store behind one reference segment,
+ * `LIMITS.summaryKept` (a stage's worker keeps it there; `LIMITS.summary` caps any package), the
+ * oldest segments move to the store behind one reference segment,
  * `[earlier hops: handrail://summaries/<sha256> (N segments)]`. The stored text is those segments
  * joined the same way, and its first segment is the previous reference when there was one, so
  * every segment stays reachable through a chain of references. Nothing is cut.

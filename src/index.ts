@@ -27,6 +27,7 @@ export {
   type StageWorkFn,
 } from '../activities/stage';
 export {
+  jobArtifacts,
   latestArtifact,
   readArtifactBody,
   readArtifactText,

@@ -199,7 +199,8 @@ async function runStage(
       ]);
     try {
       const result = target.writes !== null ? await CancellationScope.nonCancellable(run) : await run();
-      return { result, card: target };
+      const snapshot = work.package.context_ref;
+      return { result, card: target, ...(snapshot !== undefined ? { snapshot } : {}) };
     } catch (err) {
       if (isCancellation(err)) throw err;
       if (

@@ -8,6 +8,7 @@ import {
   redactPersonalDataFor,
   type ChatModel,
   type Store,
+  jobArtifacts,
   readArtifactBody,
   writeArtifact,
   type StageOutput,
@@ -46,7 +47,7 @@ export async function writeSummary(
   // Every earlier draft was rejected (a revision only follows a failing verdict); the new one
   // must differ from all of them, not just the last.
   const rejected = await Promise.all(
-    pkg.artifacts
+    (await jobArtifacts(store, pkg))
       .filter((a) => a.type === 'summary_md')
       .map(async (a) => (await readArtifactBody(store, a, SummaryMd)).markdown),
   );

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { ActivityDeps } from '../../activities/deps';
 import { packageSha, type StageActivity } from '../../activities/stage';
 import { ApplicationFailure } from '@temporalio/common';
-import { canonicalJson, MERGE_STAGE, type Pipeline } from '../../contracts';
+import { canonicalJson, MERGE_STAGE, snapshotContent, type Pipeline } from '../../contracts';
 import { withTranscript } from '../../activities/transcript-log';
 import { openStore, type Store } from '../worker/store';
 import { parseArtifactUri, sha256Hex } from '../worker/store/content';
@@ -73,9 +73,8 @@ async function seed(store: Store, step: RecordedStep): Promise<void> {
 /**
  * A runner for one job: a fresh in-memory store (a stage loads what it searches), and the stages'
  * current code over it (no model: a stage that needs one belongs in `asRecorded`). Each delivery
- * is the recorded one, with two exceptions for what the store holds: the job's log is the one the
- * stages wrote here (a changed stage writes another), and so the delivery's snapshot address no
- * longer applies.
+ * is the recorded one, its snapshot stored as recorded, with one exception for what the store
+ * holds: the job's log is the one the stages wrote here (a changed stage writes another).
  */
 export async function openStageRunner(set: DiffPipelines): Promise<{ run: StageRunner; close(): Promise<void> }> {
   const store = await openStore({ sqlitePath: ':memory:' });
@@ -88,9 +87,10 @@ export async function openStageRunner(set: DiffPipelines): Promise<{ run: StageR
     if (!activity) return { failure: `no activity for stage "${step.work.stage}"` };
     const pkg = step.work.package;
     const recordedLog = transcriptOf(pkg.memory_refs);
-    const { context_ref: _snapshot, ...rest } = pkg;
+    // The snapshot as recorded, under its address: a stage folds behind it as it did when recorded.
+    if (pkg.context_ref !== undefined) await store.putContent(snapshotContent(pkg));
     const delivered =
-      log && recordedLog && log !== recordedLog ? { ...rest, memory_refs: withTranscript(pkg.memory_refs, log) } : pkg;
+      log && recordedLog && log !== recordedLog ? { ...pkg, memory_refs: withTranscript(pkg.memory_refs, log) } : pkg;
     let answer: StageRun;
     try {
       answer = { result: await activity({ ...step.work, package: delivered }) };

@@ -14,6 +14,7 @@ import {
   canonicalJson,
   findPipeline,
   isTranscriptUri,
+  movedByStage,
   reservationUsd,
   type AckRecord,
   type Hop,
@@ -318,6 +319,8 @@ async function walkJob(
   let countAtLastHumanDecision = 0;
   /** Reservations of a fan-out's branches admitted so far (what a later branch's ack sees held). */
   let held = 0;
+  // What stages moved off the package, as the job remembers it (JobState.rememberMoved).
+  const moved = new Set<string>();
   const hopRequest = (r: Pick<HopRequest, 'stage' | 'package' | 'reason' | 'from' | 'handoff'>): HopRequest => ({
     pipeline,
     ...r,
@@ -326,6 +329,7 @@ async function walkJob(
     fallbackTraceparent: traceparent,
     fallbackJobId: job.workflowId,
     heldUsd: () => held,
+    earlierOutputs: moved,
   });
   const stop = (hop: number, stage: string, differences: Difference[]): JobDiff => ({
     ...diff,
@@ -392,7 +396,7 @@ async function walkJob(
     if (admission || !card) return stop(hop.count, stage, differences);
 
     const answer = recorded.result
-      ? { result: recorded.result, card }
+      ? { result: recorded.result, card, ...(delivered.context_ref ? { snapshot: delivered.context_ref } : {}) }
       : { failure: recorded.failure ?? 'no result recorded' };
     // The stage echoes the ack it was delivered: the recorded one (the invariants check it, not the wording of its reason).
     const ack = delivered.ack ?? stampAck(admitted, request, decision, new Date(0));
@@ -402,6 +406,7 @@ async function walkJob(
     if (afterWork) differences.push(afterWork);
     if (differences.length > 0) return stop(hop.count, stage, differences);
 
+    if (outcome.ok && outcome.package) for (const key of movedByStage(delivered, outcome.package)) moved.add(key);
     if (outcome.ok && outcome.result?.body && typeof outcome.result.body === 'object')
       bodies[outcome.result.artifact.type] = outcome.result.body as Record<string, unknown>;
     if (step?.kind === 'fanout' && step.rule.fanOut.includes(stage)) {

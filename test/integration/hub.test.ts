@@ -10,8 +10,9 @@ import { cancelled, heartbeat, sleep } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { MergeWork } from '../../activities/merge';
 import { readLog } from '../../activities/transcript-log';
+import { readSummarySegments } from '../../activities/summary';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { splitSummary, type AckRecord, type JobResult, type StageResult, type StageWork } from '../../contracts';
+import { type AckRecord, type JobResult, type StageResult, type StageWork } from '../../contracts';
 import { branchesOverlapped } from '../../bench/history';
 import { statusQuery, type JobStatusView } from '../../workflows/definitions';
 import { cancelJob, decide, startJob } from '../../src/operator/client';
@@ -98,8 +99,9 @@ describe('hub with parallel specialists', () => {
     expect((await handle.query(statusQuery)).reserved_usd).toBe(0);
 
     // The accumulated summary: one segment per stage, the branches' in fan-out order (the merge adds
-    // none of its own: its ack says what it merged).
-    expect(splitSummary(result.package.summary).map((s) => s.split(':', 1)[0])).toEqual([
+    // none of its own: its ack says what it merged), the oldest read back from the store.
+    const segments = await readSummarySegments(store, result.package.summary);
+    expect(segments.map((s) => s.split(':', 1)[0])).toEqual([
       'hop 0 intake → intake.v1',
       'hop 1 policy → chunks.v1',
       'hop 1 account → account_history.v1',
@@ -154,7 +156,8 @@ describe('hub with parallel specialists', () => {
     expect(stages.filter((s) => s === 'mergeBranches')).toHaveLength(1);
     expect(result.spent_usd).toBeCloseTo(settledTotal(result.acks), 9);
     // The refused branch added no segment; its run after the top-up did, once, after policy's.
-    expect(splitSummary(result.package.summary).map((s) => s.split(' → ', 1)[0]!.replace(/^hop \d+ /, ''))).toEqual([
+    const segments = await readSummarySegments(store, result.package.summary);
+    expect(segments.map((s) => s.split(' → ', 1)[0]!.replace(/^hop \d+ /, ''))).toEqual([
       'intake',
       'policy',
       'account',

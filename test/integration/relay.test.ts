@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJob } from '../../src/operator/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { StageWork } from '../../contracts';
+import { LIMITS, splitSummary, type StageWork } from '../../contracts';
+import { readSummarySegments } from '../../activities/summary';
 import type { StageHopRequest, StageHopResult } from '../../workflows/stage-hop';
 import { jobRequest, scheduledActivities, startRail, uniqueId, type Rail } from '../helpers/rail';
 import { openFresh, storeBackends } from '../helpers/store-backends';
@@ -59,8 +60,13 @@ for (const backend of storeBackends()) {
           'judge',
           'writeback',
         ]);
-        // The accumulated summary: each stage's own segment, in order, separated by ---hop---.
-        const segments = result.package.summary!.split('\n---hop---\n');
+        // The accumulated summary: each stage's own segment, in order, separated by ---hop---; the
+        // oldest behind a reference once past LIMITS.summaryKept, read back from the store.
+        expect(result.package.summary!.length).toBeLessThanOrEqual(LIMITS.summaryKept);
+        const [reference, ...newest] = splitSummary(result.package.summary);
+        expect(reference).toMatch(/^\[earlier hops: handrail:\/\/summaries\//);
+        const segments = await readSummarySegments(rail.store, result.package.summary);
+        expect(newest).toEqual(segments.slice(-newest.length));
         expect(segments).toHaveLength(5);
         expect(segments.map((s) => s.split(':', 1)[0])).toEqual([
           'hop 0 intake → intake.v1',

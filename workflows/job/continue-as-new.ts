@@ -69,6 +69,7 @@ export function carry(job: JobState, humans: Escalations): CarriedJob {
     last_actor: job.lastActor,
     count_at_last_human_decision: job.countAtLastHumanDecision,
     escalations: humans.records.count,
+    ...(job.movedOutputs.size > 0 ? { moved_outputs: [...job.movedOutputs] } : {}),
   };
 }
 

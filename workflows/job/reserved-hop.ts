@@ -12,6 +12,7 @@ export async function hop(job: JobState, step: HopStep): Promise<HopOutcome> {
   job.stage = step.to;
   job.publish();
   const outcome = await deliver(job, step);
+  if (outcome.ok && outcome.package) job.rememberMoved(step.package, outcome.package);
   // The stage appended its own summary segment (activities/summary.ts); a refused hop adds none.
   if (outcome.package)
     job.package = outcome.ok ? foldArtifacts(outcome.package, foldPoint(job, outcome)) : outcome.package;
@@ -47,6 +48,7 @@ export function deliver(job: JobState, step: HopStep, onAdmitted?: (ack: AckReco
       fallbackTraceparent: job.settings.traceparent,
       fallbackJobId: job.jobId,
       heldUsd: () => job.reservations.heldUsd,
+      earlierOutputs: job.movedOutputs,
     },
     {
       // The rail made every earlier delivery of this job itself: each key is new.

@@ -7,6 +7,7 @@ import { workflowInfo } from '@temporalio/workflow';
 import {
   LIMITS,
   isTranscriptUri,
+  movedByStage,
   type AckRecord,
   type CarriedJob,
   type HandoffV1,
@@ -52,6 +53,9 @@ export class JobState {
   overspentUsd = 0;
   /** What running hops hold reserved from the wallet (several at once during a fan-out). */
   readonly reservations = new Reservations();
+  /** URIs and hashes of outputs stages moved off the package (the newest `LIMITS.movedOutputs`):
+   * the package no longer lists them, and a revision must differ from them too. */
+  readonly movedOutputs = new Set<string>();
   /** Snapshots no worker stored (refused hops, duplicates, hops to a human), newest kept. */
   readonly snapshots = new Map<string, string>();
   receipt?: WriteReceipt;
@@ -89,6 +93,7 @@ export class JobState {
       for (const { uri, content } of carried.snapshots) this.snapshots.set(uri, content);
       this.lastActor = carried.last_actor;
       this.countAtLastHumanDecision = carried.count_at_last_human_decision;
+      for (const moved of carried.moved_outputs ?? []) this.movedOutputs.add(moved);
     }
   }
 
@@ -123,6 +128,13 @@ export class JobState {
     const at = admitted ? this.acks.indexOf(admitted) : -1;
     if (at >= 0) this.acks.splice(at, 1, ...acks);
     else this.acks.push(...acks);
+  }
+
+  /** Remembers what the stage moved off the package it was delivered (its own fold, accepted). */
+  rememberMoved(delivered: HandoffV1, emitted: HandoffV1): void {
+    for (const key of movedByStage(delivered, emitted)) this.movedOutputs.add(key);
+    for (const old of this.movedOutputs)
+      if (this.movedOutputs.size > LIMITS.movedOutputs) this.movedOutputs.delete(old);
   }
 
   /** Bounded: a job refused over and over must not grow its memory without end. */

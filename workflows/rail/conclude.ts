@@ -4,6 +4,7 @@
  */
 import {
   failureCode,
+  parseSnapshotUri,
   reservationUsd,
   validateHandoff,
   type AckRecord,
@@ -72,7 +73,7 @@ export function claimsRecorded(answer: StageAnswer): boolean {
  */
 export function concludeHop(
   a: Admission,
-  r: Pick<HopRequest, 'pipeline' | 'maxHops' | 'countAtLastHumanDecision' | 'actor'>,
+  r: Pick<HopRequest, 'pipeline' | 'maxHops' | 'countAtLastHumanDecision' | 'actor' | 'earlierOutputs'>,
   ack: AckRecord,
   now: Date,
   prior: StageResult | null,
@@ -124,16 +125,15 @@ export function concludeHop(
       ? answerFromRecord(a, r, again, recorded, now)
       : refused({ acks: [again], package: { ...a.arrived, ack: again } });
   }
-  return settleAnswer(admitted, r, delivered, result, card, booked, now);
+  return settleAnswer(admitted, r, delivered, { result, card, snapshot: answer.snapshot }, booked, now);
 }
 
 /** An answer the stage gave for this delivery, settled: charged, checked for progress and invariants. */
 function settleAnswer(
   a: Admission & { card: StageCard },
-  r: Pick<HopRequest, 'pipeline' | 'actor'>,
+  r: Pick<HopRequest, 'pipeline' | 'actor' | 'earlierOutputs'>,
   delivered: HandoffV1,
-  result: StageResult,
-  card: StageCard,
+  { result, card, snapshot }: Extract<StageAnswer, { result: StageResult }>,
   booked: (settledUsd: number) => AckRecord,
   now: Date,
 ): HopOutcome {
@@ -142,7 +142,10 @@ function settleAnswer(
   // model's report above it is charged in full (down to an empty wallet, the rest overspent).
   const overReservation =
     a.card.worstCaseCostUsd !== undefined && settle(reservedUsd, reportedUsd(result.cost_usd)).overspentUsd > 0;
-  const settled = settleHop(r.pipeline, delivered, result, card, overReservation ? reservedUsd : undefined);
+  const settled = settleHop(r.pipeline, delivered, result, card, overReservation ? reservedUsd : undefined, {
+    ...(snapshot !== undefined ? { foldSnapshot: snapshot } : {}),
+    ...(r.earlierOutputs ? { earlierOutputs: r.earlierOutputs } : {}),
+  });
   const paid = { result, stage: card.name, costUsd: settled.costUsd, overspentUsd: settled.overspentUsd };
   const first = booked(settled.costUsd);
   const stalled = noProgress(delivered, settled, card);
@@ -239,6 +242,8 @@ function recordViolations(
       { invariant: 'emitted_schema_valid', reason: `the recorded package fails ${card.packageVersions.join(' | ')}` },
     ];
   const answered = { ...emitted.value, hop: delivered.hop, ack: delivered.ack };
+  // A recorded answer folded behind the snapshot of the delivery that recorded it, which it echoes.
+  const own = emitted.value.context_ref;
   return checkEmitted({
     delivered,
     emitted: answered,
@@ -246,6 +251,7 @@ function recordViolations(
     body: recorded.body,
     costUsd: recorded.cost_usd,
     card,
+    ...(own !== undefined && parseSnapshotUri(own)?.jobId === delivered.job_id ? { foldSnapshot: own } : {}),
   });
 }
 

@@ -6,10 +6,12 @@
  * own `earlier_artifacts` names the fold before it, so every artifact stays reachable. Nothing a
  * stage reads as its input (the newest of a type) ever leaves.
  *
- * Only the rail folds, and only between hops: a stage must echo the list it was delivered
- * (`artifacts_append_only`) and the reference (`earlier_artifacts_kept`).
+ * A handrail stage's worker folds the package it emits (contracts/earlier-artifacts.ts), so this
+ * fold is for stages that do not: between hops, past `LIMITS.artifactsKept`. A stage either echoes
+ * the list it was delivered (`artifacts_append_only`) and the reference (`earlier_artifacts_kept`),
+ * or folds exactly as the contract says (invariants.ts).
  */
-import { LIMITS, type HandoffV1, type StageCard } from '../../contracts/rail';
+import { LIMITS, foldSuperseded, withFold, type HandoffV1, type StageCard } from '../../contracts/rail';
 
 export interface FoldPoint {
   /** The stage whose hop just ended, and what its card says it is. */
@@ -25,14 +27,6 @@ export interface FoldPoint {
  */
 export function foldArtifacts(pkg: HandoffV1, at: FoldPoint): HandoffV1 {
   if (pkg.artifacts.length <= LIMITS.artifactsKept || !at.storedSnapshot || at.card?.role === 'critic') return pkg;
-  const [entry, ...rest] = pkg.artifacts;
-  const newest = new Map(rest.map((a, i) => [a.type, i]));
-  const kept = rest.filter((a, i) => newest.get(a.type) === i);
-  const moved = rest.length - kept.length;
-  if (!entry || moved === 0) return pkg;
-  return {
-    ...pkg,
-    artifacts: [entry, ...kept],
-    earlier_artifacts: { count: (pkg.earlier_artifacts?.count ?? 0) + moved, snapshot: at.storedSnapshot },
-  };
+  const fold = foldSuperseded(pkg.artifacts);
+  return fold.moved.length === 0 ? pkg : withFold(pkg, fold, at.storedSnapshot);
 }

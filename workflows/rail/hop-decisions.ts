@@ -24,7 +24,7 @@ import {
 import { ackRecord, decideAck, type AckDecision } from './ack';
 import { charge, reportedUsd, settle } from './budget';
 import { deliveryKey, nextHop } from './hop-chain';
-import { checkEmitted, type Violation } from './invariants';
+import { checkEmitted, type EmittedOutput, type Violation } from './invariants';
 
 export interface HopRequest {
   pipeline: Pipeline;
@@ -48,6 +48,9 @@ export interface HopRequest {
   heldUsd?: () => number;
   /** Handed to the stage beside the package (StageWork.hook_results); only the job's rail sets them. */
   hookResults?: HookResult[];
+  /** URIs and hashes of the outputs stages moved off the job's package (the job keeps them):
+   * a revision must differ from those too (`no_artifact_reuse`). */
+  earlierOutputs?: ReadonlySet<string>;
 }
 
 /** What the rail knows about a hop before any stage work. */
@@ -149,6 +152,7 @@ export function settleHop(
   result: StageResult,
   card: StageCard,
   reservedUsd?: number,
+  checks: Pick<EmittedOutput, 'foldSnapshot' | 'earlierOutputs'> = {},
 ): Settlement {
   // A cost that is not a number is a violation (checkEmitted); the wallet is charged nothing for it.
   const reported = reportedUsd(result.cost_usd);
@@ -166,6 +170,7 @@ export function settleHop(
         body: result.body,
         costUsd: result.cost_usd,
         card,
+        ...checks,
       })
     : [
         {
@@ -232,7 +237,10 @@ export interface HopOutcome {
 
 /** What the stage activity answered: a result (from `card`, the fallback when it answered) or why
  * it failed (`failureType`: the stage failure's type, when it threw a typed one). */
-export type StageAnswer = { result: StageResult; card: StageCard } | { failure: string; failureType?: string };
+/** What the stage answered. `snapshot`: the address of the package as delivered (its
+ * `context_ref`), behind which the stage may have folded its artifacts. */
+export type StageAnswer =
+  { result: StageResult; card: StageCard; snapshot?: string } | { failure: string; failureType?: string };
 
 /** The stage refused the hop before any work because the edge's handover is over its token cap:
  * a refusal of the hop itself, acked like an unaffordable one. */

@@ -3,6 +3,7 @@
  * A violation fails closed: the hop is rejected with the invariant named and the job escalates.
  */
 import {
+  foldSuperseded,
   isStoredEntryOf,
   parseReference,
   segmentCount,
@@ -32,6 +33,11 @@ export interface EmittedOutput {
   /** What the stage reported spending. */
   costUsd: number;
   card: StageCard;
+  /** The snapshot a stage may fold the artifacts it emits behind (`earlier_artifacts`): the
+   * delivery's own, or a recorded answer's; none, and a fold is a change like any other. */
+  foldSnapshot?: string;
+  /** URIs and hashes of the outputs stages moved off this job's package: no revision repeats them either. */
+  earlierOutputs?: ReadonlySet<string>;
 }
 
 /** Key-order-independent equality: a stage in another language may re-serialise objects. */
@@ -99,12 +105,40 @@ type Report = (invariant: string, reason: string) => void;
 export function checkEmitted(o: EmittedOutput): Violation[] {
   const v: Violation[] = [];
   const add: Report = (invariant, reason) => v.push({ invariant, reason });
-  checkRailOwned(o, add);
-  checkEvaluator(o, add);
-  const earlier = checkAppendOnly(o, add);
-  checkOutput(o, earlier, add);
-  checkPolicies(o, add);
+  const checked = unfolded(o);
+  checkRailOwned(checked, add);
+  checkEvaluator(checked, add);
+  const earlier = checkAppendOnly(checked, add);
+  checkOutput(checked, earlier, add);
+  checkPolicies(checked, add);
   return v;
+}
+
+/**
+ * The emitted package as it was before its stage folded it, when the stage folded exactly as the
+ * contract says (contracts/earlier-artifacts.ts): the list it was delivered (the entry moved to the
+ * store, if it did) with its output appended, less the superseded ones, counted on
+ * `earlier_artifacts`, behind `foldSnapshot`. Anything else is checked as emitted, so a list cut
+ * any other way breaks `artifacts_append_only` and a reference changed any other way
+ * `earlier_artifacts_kept`.
+ */
+function unfolded(o: EmittedOutput): EmittedOutput {
+  const { delivered: before, emitted: after } = o;
+  const fold = after.earlier_artifacts;
+  if (!fold || !o.foldSnapshot || fold.snapshot !== o.foldSnapshot || same(fold, before.earlier_artifacts)) return o;
+  const entry = isStoredEntryOf(before.job_id, before.artifacts[0], after.artifacts[0])
+    ? after.artifacts[0]!
+    : before.artifacts[0];
+  if (!entry) return o;
+  const appended = [entry, ...before.artifacts.slice(1), o.artifact];
+  const expected = foldSuperseded(appended);
+  if (
+    expected.moved.length === 0 ||
+    fold.count !== (before.earlier_artifacts?.count ?? 0) + expected.moved.length ||
+    !same(after.artifacts, expected.kept)
+  )
+    return o;
+  return { ...o, emitted: { ...after, artifacts: appended, earlier_artifacts: before.earlier_artifacts } };
 }
 
 /** What the job request and the rail set, which no stage may change: ids, goal, trace,
@@ -158,7 +192,7 @@ function checkAppendOnly(o: EmittedOutput, add: Report): HandoffV1['artifacts'] 
   const entryMoved = isStoredEntryOf(before.job_id, before.artifacts[0], kept[0]);
   if (!same(entryMoved ? kept.slice(1) : kept, entryMoved ? before.artifacts.slice(1) : before.artifacts))
     add('artifacts_append_only', 'earlier artifacts were removed or rewritten');
-  // Only the rail moves artifacts off a package (workflows/rail/earlier-artifacts.ts).
+  // A stage's own fold was taken back already (unfolded); what is left is a change.
   if (!same(after.earlier_artifacts, before.earlier_artifacts))
     add(
       'earlier_artifacts_kept',
@@ -180,6 +214,11 @@ function checkOutput(o: EmittedOutput, earlier: HandoffV1['artifacts'], add: Rep
     add(
       'no_artifact_reuse',
       `the output repeats an earlier ${reused.type} (${reused.uri}); a revision must differ from every rejected output`,
+    );
+  else if (o.earlierOutputs?.has(o.artifact.uri) || (o.artifact.hash && o.earlierOutputs?.has(o.artifact.hash)))
+    add(
+      'no_artifact_reuse',
+      `the output repeats an earlier artifact moved off the package (${o.artifact.uri}); a revision must differ from every rejected output`,
     );
 }
 

@@ -10,7 +10,21 @@ import { foldArtifacts } from '../../../workflows/rail/earlier-artifacts';
 import { chainLength, deliveryKey, isCycle, keptChain, nextHop } from '../../../workflows/rail/hop-chain';
 import { checkEmitted, type EmittedOutput } from '../../../workflows/rail/invariants';
 import { mergeHop } from '../../../workflows/rail/merge';
-import { SUMMARY, TICKET, artifactBody, at, card, delivered, emit, ref, relayHop } from './helpers';
+import {
+  CHUNKS,
+  INTAKE,
+  SUMMARY,
+  SUMMARY_2,
+  TICKET,
+  VERDICT,
+  artifactBody,
+  at,
+  card,
+  delivered,
+  emit,
+  ref,
+  relayHop,
+} from './helpers';
 
 /** `intake`, then `rounds` times draft → judge, as one long relay. */
 const loop = (rounds: number) => ['intake', ...Array.from({ length: rounds }, () => ['draft', 'judge']).flat()];
@@ -160,7 +174,7 @@ describe('invariants on a folded package', () => {
     expect(names(draft({ earlier_artifacts: { ...reference, count: 1 } }))).toEqual(['earlier_artifacts_kept']);
   });
 
-  it('refuses a stage that folds artifacts itself', () => {
+  it('refuses a stage that folds other than the contract says (it moved its input, and names no snapshot it was delivered)', () => {
     const [entry, , ...rest] = before.artifacts;
     const selfFolded = draft({
       artifacts: [entry!, ...rest, SUMMARY],
@@ -174,5 +188,74 @@ describe('invariants on a folded package', () => {
     const forged = { ...long.hop!, earlier: { ...long.hop!.earlier!, edges: [] } };
     const o = { ...draft(), delivered: long, emitted: emit(long, SUMMARY, { hop: forged }) };
     expect(names(o)).toEqual(['hop_owned_by_rail']);
+  });
+});
+
+describe("a stage's own fold of the package it emits", () => {
+  const snapshot = `handrail://snapshots/job-1/${'5'.repeat(64)}`;
+  const earlier = { count: 3, snapshot: `handrail://snapshots/job-1/${'4'.repeat(64)}` };
+  // A revision: the judge failed the first draft; the drafter writes the second.
+  const before = delivered({ ...at.afterJudge('fail'), earlier_artifacts: earlier, context_ref: snapshot }, 'draft');
+  const folded = { count: earlier.count + 1, snapshot };
+  const revision = (patch: Partial<HandoffV1>, over: Partial<EmittedOutput> = {}): EmittedOutput => ({
+    delivered: before,
+    emitted: emit(before, SUMMARY_2, patch),
+    artifact: SUMMARY_2,
+    body: artifactBody('summary_md'),
+    costUsd: 0.001,
+    card: card('draft'),
+    foldSnapshot: snapshot,
+    ...over,
+  });
+  const names = (o: EmittedOutput) => checkEmitted(o).map((v) => v.invariant);
+  const exact = { artifacts: [TICKET, INTAKE, CHUNKS, VERDICT, SUMMARY_2], earlier_artifacts: folded };
+
+  it('holds when it moved exactly the superseded artifacts behind the snapshot it was delivered', () => {
+    expect(names(revision(exact))).toEqual([]);
+  });
+
+  it('still holds when it did not fold at all', () => {
+    expect(names(revision({}))).toEqual([]);
+  });
+
+  it('is refused behind another snapshot, or with the rail naming none', () => {
+    const elsewhere = { ...folded, snapshot: earlier.snapshot.replace(/4{64}$/, '6'.repeat(64)) };
+    expect(names(revision({ ...exact, earlier_artifacts: elsewhere }))).toEqual([
+      'artifacts_append_only',
+      'earlier_artifacts_kept',
+      'output_declared',
+    ]);
+    expect(names(revision(exact, { foldSnapshot: undefined }))).toContain('earlier_artifacts_kept');
+  });
+
+  it('is refused when it miscounts what it moved', () => {
+    expect(names(revision({ ...exact, earlier_artifacts: { ...folded, count: folded.count + 1 } }))).toContain(
+      'earlier_artifacts_kept',
+    );
+  });
+
+  it('is refused when it moved an input a stage still reads (the newest of its type)', () => {
+    const cut = { ...exact, artifacts: [TICKET, CHUNKS, VERDICT, SUMMARY_2] };
+    expect(names(revision(cut))).toContain('artifacts_append_only');
+  });
+
+  it('is refused when it moved nothing but says it did', () => {
+    const short = delivered({ ...at.afterRetrieve(), context_ref: snapshot }, 'draft');
+    const o: EmittedOutput = {
+      ...revision({}),
+      delivered: short,
+      emitted: emit(short, SUMMARY_2, { earlier_artifacts: { count: 1, snapshot } }),
+    };
+    expect(names(o)).toEqual(['earlier_artifacts_kept']);
+  });
+
+  it('leaves no_artifact_reuse whole: a revision may not repeat an output a stage moved off', () => {
+    const repeated: EmittedOutput = {
+      ...revision({}),
+      emitted: emit(before, SUMMARY_2),
+      earlierOutputs: new Set([SUMMARY_2.uri]),
+    };
+    expect(names(repeated)).toEqual(['no_artifact_reuse']);
+    expect(names({ ...repeated, earlierOutputs: new Set([SUMMARY_2.hash!]) })).toEqual(['no_artifact_reuse']);
   });
 });

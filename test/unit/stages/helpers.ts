@@ -1,6 +1,6 @@
 /** Builders for stage tests: a first package carrying a raw ticket, and a relay that plays the rail. */
 import { expect } from 'vitest';
-import type { Artifact, HandoffV1 } from '../../../contracts';
+import { snapshotOf, type Artifact, type HandoffV1 } from '../../../contracts';
 import type { StageResult } from '../../../contracts/stages';
 import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
 import { checkEmitted } from '../../../workflows/rail/invariants';
@@ -51,9 +51,14 @@ type StageActivity = 'intake' | 'retrieve' | 'draft' | 'judge' | 'writeback';
 /** Plays the rail's part minimally: one delivery key per hop, and the emitted package travels on. */
 export class Relay {
   private hops = 0;
-  constructor(private readonly activities: HandrailActivities) {}
+  /** `snapshots`: address each delivery as the rail does (`context_ref`), so stages store it and may fold behind it. */
+  constructor(
+    private readonly activities: HandrailActivities,
+    private readonly options: { snapshots?: boolean } = {},
+  ) {}
 
-  async run(stage: StageActivity, pkg: HandoffV1): Promise<StageResult> {
+  async run(stage: StageActivity, sent: HandoffV1): Promise<StageResult> {
+    const pkg = this.options.snapshots ? { ...sent, context_ref: snapshotOf(sent.job_id, sent).uri } : sent;
     const result = await this.activities[stage]({
       stage,
       package: pkg,
@@ -76,6 +81,7 @@ export function expectRailFieldsKept(before: HandoffV1, result: StageResult, sta
       body: result.body,
       costUsd: result.cost_usd,
       card,
+      ...(before.context_ref ? { foldSnapshot: before.context_ref } : {}),
     }),
   ).toEqual([]);
 }

@@ -16,8 +16,10 @@ afterEach(async () => {
   await store.close();
 });
 
-/** A stage's segment of about `chars` characters of text, numbered so order is visible. */
-const segment = (n: number, chars = 400) => hopSegment(n, `stage-${n}`, 'note.v1', `${n} `.padEnd(chars, 'x'));
+/** A stage's segment of about `chars` characters of text, numbered so order is visible (ten
+ * short ones fit the kept summary; twenty-five do not). */
+const segment = (n: number, chars = Math.floor(LIMITS.summaryKept / 50)) =>
+  hopSegment(n, `stage-${n}`, 'note.v1', `${n} `.padEnd(chars, 'x'));
 
 /** Appends `count` segments one hop at a time, as the stages would; every step is checked. */
 async function relay(count: number, chars?: number): Promise<{ summary: string | undefined; all: string[] }> {
@@ -26,7 +28,7 @@ async function relay(count: number, chars?: number): Promise<{ summary: string |
   for (let n = 0; n < count; n++) {
     const next = await appendSegments(store, summary, [segment(n, chars)]);
     all.push(segment(n, chars));
-    expect(next!.length).toBeLessThanOrEqual(LIMITS.summary);
+    expect(next!.length).toBeLessThanOrEqual(LIMITS.summaryKept);
     expect(summaryNotAppended(summary, next), `hop ${n}`).toBeUndefined();
     expect(splitSummary(next).at(-1)).toBe(segment(n, chars));
     summary = next;
@@ -109,9 +111,9 @@ describe('appendSegments', () => {
   });
 
   it('a segment too long to keep beside a reference goes to the store too (nothing is cut)', async () => {
-    const huge = 'z'.repeat(LIMITS.summary - 10);
+    const huge = 'z'.repeat(LIMITS.summaryKept - 10);
     const next = await appendSegments(store, huge, ['hop 9 last → note.v1: y'.padEnd(200, 'y')]);
-    expect(next!.length).toBeLessThanOrEqual(LIMITS.summary);
+    expect(next!.length).toBeLessThanOrEqual(LIMITS.summaryKept);
     expect(await readSummarySegments(store, next)).toEqual([huge, 'hop 9 last → note.v1: y'.padEnd(200, 'y')]);
   });
 });
