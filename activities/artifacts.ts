@@ -119,29 +119,64 @@ export function requireArtifact(pkg: Pick<HandoffV1, 'artifacts'>, stage: string
 const MAX_FOLDS = LIMITS.hops;
 
 /**
- * Every artifact of the job the package stands for, oldest first: those superseded and moved off
- * (`earlier_artifacts`, followed back through the stored snapshots, each checked against its
- * address) and those it lists. `latestArtifact` is what a stage works on; this is for a stage that
- * needs the history too, e.g. a revision that must differ from every rejected draft.
+ * Every artifact of the job the package stands for: its entry, then the ones superseded and moved
+ * off (`earlier_artifacts`, followed back through the stored snapshots, each checked against its
+ * address), oldest first, then those it lists. `latestArtifact` is what a stage works on; this is
+ * for a stage that needs the history too, e.g. a revision that must differ from every rejected draft.
+ * Each call reads one snapshot per fold: a stage that calls it on every hop of a long loop pays
+ * for the loop's length.
  */
 export async function jobArtifacts(
   store: Store,
   pkg: Pick<HandoffV1, 'artifacts' | 'earlier_artifacts'>,
 ): Promise<Artifact[]> {
-  const lists: Artifact[][] = [pkg.artifacts];
+  const [entry, ...listed] = pkg.artifacts;
+  const earlier: Artifact[][] = [];
   let fold = pkg.earlier_artifacts;
   for (let followed = 0; fold; followed++) {
-    const address = parseSnapshotUri(fold.snapshot);
-    const text = address && followed < MAX_FOLDS ? await store.getContent(address.sha) : null;
-    if (!address || text === null || sha256Hex(text) !== address.sha)
+    const before = followed < MAX_FOLDS ? await readFoldSnapshot(store, fold.snapshot) : undefined;
+    if (!before)
       throw stageFailure(
         'ArtifactInvalid',
         `the artifacts moved off the package are not readable at ${fold.snapshot.slice(0, 120)}`,
       );
-    const earlier = JSON.parse(text) as Pick<HandoffV1, 'artifacts' | 'earlier_artifacts'>;
-    lists.unshift(earlier.artifacts);
-    fold = earlier.earlier_artifacts;
+    // Its entry is this package's (maybe before it moved to the store): the newest form stands.
+    earlier.unshift(before.artifacts.slice(1));
+    fold = before.earlier_artifacts;
   }
   const seen = new Set<string>();
-  return lists.flat().filter((a) => !seen.has(a.uri) && seen.add(a.uri) !== undefined);
+  return [...(entry ? [entry] : []), ...earlier.flat(), ...listed].filter(
+    (a) => !seen.has(a.uri) && seen.add(a.uri) !== undefined,
+  );
+}
+
+/** The package a fold points at, from the store, checked against its address and its shape. */
+async function readFoldSnapshot(
+  store: Store,
+  uri: string,
+): Promise<Pick<HandoffV1, 'artifacts' | 'earlier_artifacts'> | undefined> {
+  const address = parseSnapshotUri(uri);
+  const text = address ? await store.getContent(address.sha) : null;
+  if (!address || text === null || sha256Hex(text) !== address.sha) return undefined;
+  let pkg: unknown;
+  try {
+    pkg = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return isFoldSnapshot(pkg) ? pkg : undefined;
+}
+
+/** What jobArtifacts reads of a snapshot, whatever its package version: its artifacts and fold. */
+function isFoldSnapshot(pkg: unknown): pkg is Pick<HandoffV1, 'artifacts' | 'earlier_artifacts'> {
+  const p = pkg as { artifacts?: unknown; earlier_artifacts?: { snapshot?: unknown } } | null;
+  return (
+    typeof p === 'object' &&
+    p !== null &&
+    Array.isArray(p.artifacts) &&
+    p.artifacts.every(
+      (a: { uri?: unknown; type?: unknown } | null) => typeof a?.uri === 'string' && typeof a.type === 'string',
+    ) &&
+    (p.earlier_artifacts === undefined || typeof p.earlier_artifacts?.snapshot === 'string')
+  );
 }

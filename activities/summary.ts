@@ -9,13 +9,16 @@ import { LIMITS, joinSummary, parseReference, referenceSegment, segmentCount, sp
 import { sha256Hex } from '../src/worker/store/content';
 import type { Store } from '../src/worker/store';
 
-/** References followed before a chain counts as not the rail's (each holds at least one hop). */
-const MAX_REFERENCES = LIMITS.chain * 4;
+/** References followed before a chain counts as not the rail's: each stands for at least one hop,
+ * and a job may take `LIMITS.hops` (a stage folds at almost every hop once the summary is full). */
+const MAX_REFERENCES = LIMITS.hops;
 const UNSTORED = '0'.repeat(64);
 
 /**
  * `existing` with `added` appended. Over `LIMITS.summaryKept`, the fewest oldest segments that make
- * it fit go to the store and one reference segment takes their place (the newest stay on the package).
+ * it fit go to the store and one reference segment takes their place (the newest stay on the
+ * package). The newest segment always stays, beside the reference, even when the two are longer
+ * (a stage's segment may be 500 characters of text): whoever reads the package sees the last hop.
  */
 export async function appendSegments(
   store: Store,
@@ -25,17 +28,16 @@ export async function appendSegments(
   const segments = [...splitSummary(existing), ...added];
   if (segments.length === 0) return existing;
   const joined = joinSummary(segments);
-  if (joined.length <= LIMITS.summaryKept) return joined;
-  for (let moved = 1; moved <= segments.length; moved++) {
-    const behind = segments.slice(0, moved);
-    const kept = segments.slice(moved);
-    // Every sha has 64 hex digits: the reference's length is known before anything is stored.
-    if (joinSummary([referenceSegment(UNSTORED, segmentCount(behind)), ...kept]).length > LIMITS.summaryKept) continue;
-    const sha = await store.putContent(joinSummary(behind));
-    return joinSummary([referenceSegment(sha, segmentCount(behind)), ...kept]);
-  }
-  // Unreachable: with every segment moved, the summary is one reference.
-  throw new Error('summary offload found no cut');
+  if (joined.length <= LIMITS.summaryKept || segments.length === 1) return joined;
+  // Every sha has 64 hex digits: the reference's length is known before anything is stored.
+  const fits = (moved: number) =>
+    joinSummary([referenceSegment(UNSTORED, segmentCount(segments.slice(0, moved))), ...segments.slice(moved)])
+      .length <= LIMITS.summaryKept;
+  let moved = 1;
+  while (moved < segments.length - 1 && !fits(moved)) moved++;
+  const behind = segments.slice(0, moved);
+  const sha = await store.putContent(joinSummary(behind));
+  return joinSummary([referenceSegment(sha, segmentCount(behind)), ...segments.slice(moved)]);
 }
 
 /** A stored summary the package references is missing, or not what its reference says. */

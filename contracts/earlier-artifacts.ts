@@ -8,6 +8,8 @@
  * (workflows/rail/earlier-artifacts.ts). Pure: workflow code and activities share it.
  */
 import type { Artifact, HandoffV1 } from './handoff';
+import { LIMITS } from './limits';
+import { sha256Hex } from './sha256';
 
 export interface ArtifactFold {
   /** The entry and the newest of each type, in their order. */
@@ -35,8 +37,13 @@ export function withFold(pkg: HandoffV1, fold: ArtifactFold, snapshot: string): 
   };
 }
 
+/** How a job remembers an output's URI: as is, or past `LIMITS.shortText` characters as its
+ * sha256, so the memory it carries across continue-as-new stays small whatever the URIs. */
+export const outputKey = (uri: string): string =>
+  uri.length <= LIMITS.shortText ? uri : `uri-sha256:${sha256Hex(uri)}`;
+
 /** What a stage moved off the package it was delivered, folding the one it emitted, as a job
- * remembers it for `no_artifact_reuse`: the URI and hash of each delivered artifact (but the
+ * remembers it for `no_artifact_reuse`: the URI key and hash of each delivered artifact (but the
  * entry) it no longer lists; none when it did not fold. */
 export function movedByStage(delivered: HandoffV1, emitted: HandoffV1): string[] {
   if (emitted.earlier_artifacts?.snapshot === delivered.earlier_artifacts?.snapshot) return [];
@@ -44,5 +51,5 @@ export function movedByStage(delivered: HandoffV1, emitted: HandoffV1): string[]
   return delivered.artifacts
     .slice(1)
     .filter((a) => !kept.has(a.uri))
-    .flatMap((a) => (a.hash ? [a.uri, a.hash] : [a.uri]));
+    .flatMap((a) => (a.hash ? [outputKey(a.uri), a.hash] : [outputKey(a.uri)]));
 }

@@ -9,7 +9,6 @@ import {
   validateHandoff,
   type AckRecord,
   type HandoffV1,
-  type Pipeline,
   type StageCard,
   type StageResult,
 } from '../../contracts/rail';
@@ -191,7 +190,7 @@ function settleAnswer(
  */
 function answerFromRecord(
   a: Admission,
-  r: Pick<HopRequest, 'pipeline' | 'actor'>,
+  r: Pick<HopRequest, 'pipeline' | 'actor' | 'earlierOutputs'>,
   ack: AckRecord,
   recorded: StageResult,
   now: Date,
@@ -207,7 +206,7 @@ function answerFromRecord(
   };
   if (!a.arrived || !a.card) return answered;
   const delivered = deliveredPackage({ ...a, arrived: a.arrived }, ack);
-  const violations = recordViolations(r.pipeline, delivered, recorded, a.card);
+  const violations = recordViolations(r, delivered, recorded, a.card);
   if (violations.length === 0) return answered;
   const rejection = stampAck(
     a,
@@ -231,7 +230,7 @@ function answerFromRecord(
 
 /** Every invariant a recorded result breaks against `delivered`, the rail's hop block and ack put on it first. */
 function recordViolations(
-  pipeline: Pipeline,
+  { pipeline, earlierOutputs }: Pick<HopRequest, 'pipeline' | 'earlierOutputs'>,
   delivered: HandoffV1,
   recorded: StageResult,
   card: StageCard,
@@ -243,6 +242,8 @@ function recordViolations(
     ];
   const answered = { ...emitted.value, hop: delivered.hop, ack: delivered.ack };
   // A recorded answer folded behind the snapshot of the delivery that recorded it, which it echoes.
+  // The rail cannot tell that address from another snapshot of this job: a forged record can point
+  // the fold elsewhere in the job (jobArtifacts then fails closed), never drop what it must keep.
   const own = emitted.value.context_ref;
   return checkEmitted({
     delivered,
@@ -252,6 +253,7 @@ function recordViolations(
     costUsd: recorded.cost_usd,
     card,
     ...(own !== undefined && parseSnapshotUri(own)?.jobId === delivered.job_id ? { foldSnapshot: own } : {}),
+    ...(earlierOutputs ? { earlierOutputs } : {}),
   });
 }
 

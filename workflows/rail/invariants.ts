@@ -5,6 +5,7 @@
 import {
   foldSuperseded,
   isStoredEntryOf,
+  outputKey,
   parseReference,
   segmentCount,
   splitSummary,
@@ -215,7 +216,11 @@ function checkOutput(o: EmittedOutput, earlier: HandoffV1['artifacts'], add: Rep
       'no_artifact_reuse',
       `the output repeats an earlier ${reused.type} (${reused.uri}); a revision must differ from every rejected output`,
     );
-  else if (o.earlierOutputs?.has(o.artifact.uri) || (o.artifact.hash && o.earlierOutputs?.has(o.artifact.hash)))
+  else if (
+    o.earlierOutputs &&
+    o.earlierOutputs.size > 0 &&
+    (o.earlierOutputs.has(outputKey(o.artifact.uri)) || (o.artifact.hash && o.earlierOutputs.has(o.artifact.hash)))
+  )
     add(
       'no_artifact_reuse',
       `the output repeats an earlier artifact moved off the package (${o.artifact.uri}); a revision must differ from every rejected output`,

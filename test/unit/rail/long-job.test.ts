@@ -4,7 +4,17 @@
  * off the package behind a snapshot reference. Every invariant still holds a stage to the rule.
  */
 import { describe, expect, it } from 'vitest';
-import { HUMAN, Hop, LIMITS, handoffV1, type Artifact, type HandoffV1, type RevisitEdge } from '../../../contracts';
+import {
+  HUMAN,
+  Hop,
+  LIMITS,
+  handoffV1,
+  movedByStage,
+  outputKey,
+  type Artifact,
+  type HandoffV1,
+  type RevisitEdge,
+} from '../../../contracts';
 import { ticketTriage } from '../../../contracts/pipelines/ticket-triage';
 import { foldArtifacts } from '../../../workflows/rail/earlier-artifacts';
 import { chainLength, deliveryKey, isCycle, keptChain, nextHop } from '../../../workflows/rail/hop-chain';
@@ -257,5 +267,23 @@ describe("a stage's own fold of the package it emits", () => {
     };
     expect(names(repeated)).toEqual(['no_artifact_reuse']);
     expect(names({ ...repeated, earlierOutputs: new Set([SUMMARY_2.hash!]) })).toEqual(['no_artifact_reuse']);
+  });
+
+  it('remembers a long URI by its sha256, so the memory a job carries stays small', () => {
+    const long: Artifact = { type: 'summary_md', uri: `https://example.com/${'x'.repeat(2 * LIMITS.shortText)}` };
+    const folding = delivered(
+      { ...at.afterJudge('fail'), artifacts: [TICKET, INTAKE, CHUNKS, long, VERDICT], context_ref: snapshot },
+      'draft',
+    );
+    const keys = movedByStage(folding, { ...folding, ...exact, earlier_artifacts: { count: 1, snapshot } });
+    expect(keys).toEqual([outputKey(long.uri)]);
+    expect(keys[0]!.length).toBeLessThan(100);
+    const again: EmittedOutput = {
+      ...revision({}),
+      artifact: long,
+      emitted: emit(before, long),
+      earlierOutputs: new Set(keys),
+    };
+    expect(names(again)).toContain('no_artifact_reuse');
   });
 });

@@ -84,5 +84,10 @@ describe('superseded artifacts, moved off by the stage that emits the package', 
     const last = (await revisionLoop(relay, 1)).at(-1)!;
     const forged = { ...last, earlier_artifacts: { count: 2, snapshot: `handrail://snapshots/x/${'0'.repeat(64)}` } };
     await expect(jobArtifacts(store, forged)).rejects.toMatchObject({ type: 'ArtifactInvalid' });
+    for (const stored of ['"not a package"', '{"artifacts": [null]}', 'not json']) {
+      const sha = await store.putContent(stored);
+      const shapeless = { ...last, earlier_artifacts: { count: 2, snapshot: `handrail://snapshots/x/${sha}` } };
+      await expect(jobArtifacts(store, shapeless), stored).rejects.toMatchObject({ type: 'ArtifactInvalid' });
+    }
   });
 });

@@ -110,6 +110,26 @@ describe('appendSegments', () => {
     expect(await readSummarySegments(store, summary)).toEqual(all);
   });
 
+  it('the newest segment stays on the package beside the reference, even when the two pass the kept length', async () => {
+    const long = hopSegment(9, 'writer', 'note.v1', 'w'.repeat(LIMITS.shortText));
+    expect(long.length).toBeGreaterThan(LIMITS.summaryKept);
+    // The first segment alone stays whole; with one before it, the older one moves.
+    expect(await appendSegments(store, undefined, [long])).toBe(long);
+    const { summary, all } = await relay(3);
+    const next = await appendSegments(store, summary, [long]);
+    const [reference, ...inline] = splitSummary(next);
+    expect(parseReference(reference!)?.segments).toBe(3);
+    expect(inline).toEqual([long]);
+    expect(summaryNotAppended(summary, next)).toBeUndefined();
+    expect(await readSummarySegments(store, next)).toEqual([...all, long]);
+  });
+
+  it('a chain longer than the hop chain is read back whole (one reference at almost every hop)', async () => {
+    const { summary, all } = await relay(LIMITS.chain * 4 + 50);
+    expect(await referencesDeep(summary)).toBeGreaterThan(LIMITS.chain * 4);
+    expect(await readSummarySegments(store, summary)).toEqual(all);
+  });
+
   it('a segment too long to keep beside a reference goes to the store too (nothing is cut)', async () => {
     const huge = 'z'.repeat(LIMITS.summaryKept - 10);
     const next = await appendSegments(store, huge, ['hop 9 last → note.v1: y'.padEnd(200, 'y')]);
