@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import {
   DATA_URI,
+  handoffV1,
   LIMITS,
   issueLines,
   parseEntryUri,
@@ -115,6 +116,9 @@ export function requireArtifact(pkg: Pick<HandoffV1, 'artifacts'>, stage: string
   return found;
 }
 
+/** What jobArtifacts reads of a snapshot, whatever its package version: its artifacts and fold. */
+const FoldSnapshot = handoffV1.pick({ artifacts: true, earlier_artifacts: true });
+
 /** Snapshots followed back before a fold chain counts as broken (each fold moved at least one). */
 const MAX_FOLDS = LIMITS.hops;
 
@@ -158,25 +162,10 @@ async function readFoldSnapshot(
   const address = parseSnapshotUri(uri);
   const text = address ? await store.getContent(address.sha) : null;
   if (!address || text === null || sha256Hex(text) !== address.sha) return undefined;
-  let pkg: unknown;
   try {
-    pkg = JSON.parse(text);
+    const read = FoldSnapshot.safeParse(JSON.parse(text));
+    return read.success ? read.data : undefined;
   } catch {
     return undefined;
   }
-  return isFoldSnapshot(pkg) ? pkg : undefined;
-}
-
-/** What jobArtifacts reads of a snapshot, whatever its package version: its artifacts and fold. */
-function isFoldSnapshot(pkg: unknown): pkg is Pick<HandoffV1, 'artifacts' | 'earlier_artifacts'> {
-  const p = pkg as { artifacts?: unknown; earlier_artifacts?: { snapshot?: unknown } } | null;
-  return (
-    typeof p === 'object' &&
-    p !== null &&
-    Array.isArray(p.artifacts) &&
-    p.artifacts.every(
-      (a: { uri?: unknown; type?: unknown } | null) => typeof a?.uri === 'string' && typeof a.type === 'string',
-    ) &&
-    (p.earlier_artifacts === undefined || typeof p.earlier_artifacts?.snapshot === 'string')
-  );
 }

@@ -133,14 +133,13 @@ export class JobState {
   /** Remembers what the stage moved off the package it was delivered (its own fold, accepted). */
   rememberMoved(delivered: HandoffV1, emitted: HandoffV1): void {
     for (const key of movedByStage(delivered, emitted)) this.movedOutputs.add(key);
-    for (const old of this.movedOutputs)
-      if (this.movedOutputs.size > LIMITS.movedOutputs) this.movedOutputs.delete(old);
+    keepNewest(this.movedOutputs, LIMITS.movedOutputs);
   }
 
   /** Bounded: a job refused over and over must not grow its memory without end. */
   keepSnapshot({ uri, content }: Snapshot): void {
     this.snapshots.set(uri, content);
-    for (const old of this.snapshots.keys()) if (this.snapshots.size > KEPT_SNAPSHOTS) this.snapshots.delete(old);
+    keepNewest(this.snapshots, KEPT_SNAPSHOTS);
   }
 
   /** Keeps the Web UI current (search attributes and details). */
@@ -190,6 +189,14 @@ export class JobState {
       ...(this.overspentUsd > 0 ? { overspent_usd: this.overspentUsd } : {}),
       hops: this.package.hop?.count ?? 0,
     };
+  }
+}
+
+/** Drops the oldest entries (in insertion order) past `cap`, stopping at the first kept one. */
+function keepNewest<K>(entries: { size: number; keys(): Iterable<K>; delete(key: K): boolean }, cap: number): void {
+  for (const old of entries.keys()) {
+    if (entries.size <= cap) return;
+    entries.delete(old);
   }
 }
 
