@@ -18,6 +18,7 @@ import {
   newestArtifact,
   type HandoffV1,
   type StageCard,
+  type StageFailureType,
 } from '../contracts';
 import { attemptSteps, storedSteps, type StepJournal } from '../src/agents';
 import type { Store } from '../src/worker/store';
@@ -72,9 +73,12 @@ const STOPPED = new Set([
   TaskState.TASK_STATE_FAILED,
   TaskState.TASK_STATE_REJECTED,
   TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_INPUT_REQUIRED,
-  TaskState.TASK_STATE_AUTH_REQUIRED,
+  ...ASKING,
 ]);
+
+/** A typed stage failure whose message fits an ack's reason. */
+const remoteFailure = (type: StageFailureType, message: string, details: Record<string, unknown>) =>
+  stageFailure(type, message.slice(0, 1_000), details);
 
 export async function runA2aStage<S extends z.ZodType>(
   store: Store,
@@ -207,12 +211,19 @@ async function record(journal: StepJournal, task: RemoteTask): Promise<RemoteTas
 
 /** A direct message answer, kept as a finished task (its parts as the one artifact). */
 function messageTask(message: Message): Task {
-  const artifact = { artifactId: message.messageId, name: '', description: '', parts: message.parts };
+  const artifact = {
+    artifactId: message.messageId,
+    name: '',
+    description: '',
+    parts: message.parts,
+    metadata: undefined,
+    extensions: [],
+  };
   return {
     id: '',
     contextId: message.contextId,
     status: { state: TaskState.TASK_STATE_COMPLETED, message, timestamp: undefined },
-    artifacts: [{ ...artifact, metadata: undefined, extensions: [] }],
+    artifacts: [artifact],
     history: [],
     metadata: message.metadata,
   };
@@ -305,33 +316,24 @@ function answerOf<S extends z.ZodType>(spec: A2aStageSpec<S>, task: Task): z.inf
   const state = task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
   const said = statusText(task);
   const details = { agent: spec.agent.url, task_id: task.id, state: TaskState[state], said };
-  if (state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED)
-    throw stageFailure(
+  if (ASKING.has(state))
+    throw remoteFailure(
       'RemoteInputRequired',
-      `${spec.card.name}: the A2A agent asks for ${state === TaskState.TASK_STATE_AUTH_REQUIRED ? 'auth' : 'input'}: ${said || '(no message)'}`.slice(
-        0,
-        1_000,
-      ),
+      `${spec.card.name}: the A2A agent asks for ${state === TaskState.TASK_STATE_AUTH_REQUIRED ? 'auth' : 'input'}: ${said || '(no message)'}`,
       details,
     );
   if (state !== TaskState.TASK_STATE_COMPLETED)
-    throw stageFailure(
+    throw remoteFailure(
       'RemoteTaskFailed',
-      `${spec.card.name}: the A2A agent's task ${task.id} ended ${TaskState[state]}${said ? `: ${said}` : ''}`.slice(
-        0,
-        1_000,
-      ),
+      `${spec.card.name}: the A2A agent's task ${task.id} ended ${TaskState[state]}${said ? `: ${said}` : ''}`,
       details,
     );
   const body = bodyOf(task.artifacts);
   const parsed = spec.output.schema.safeParse(body);
   if (!parsed.success)
-    throw stageFailure(
+    throw remoteFailure(
       'RemoteOutputInvalid',
-      `${spec.card.name}: the A2A agent's artifact is not a valid ${spec.output.type}: ${issueLines(parsed.error, '/', 5).join('; ')}`.slice(
-        0,
-        1_000,
-      ),
+      `${spec.card.name}: the A2A agent's artifact is not a valid ${spec.output.type}: ${issueLines(parsed.error, '/', 5).join('; ')}`,
       { ...details, body: canonicalJson(body ?? null).slice(0, 2_000) },
     );
   return parsed.data as z.infer<S>;
@@ -372,14 +374,10 @@ async function refusedAsFailure<T>(agent: string, send: () => Promise<T>): Promi
     return await send();
   } catch (error) {
     if (error instanceof A2AError && REFUSALS.has(error.reason))
-      throw stageFailure(
-        'RemoteTaskFailed',
-        `the A2A agent ${agent} refused the message: ${error.message}`.slice(0, 1_000),
-        {
-          agent,
-          reason: error.reason,
-        },
-      );
+      throw remoteFailure('RemoteTaskFailed', `the A2A agent ${agent} refused the message: ${error.message}`, {
+        agent,
+        reason: error.reason,
+      });
     throw error;
   }
 }

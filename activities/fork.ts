@@ -30,6 +30,7 @@ export function forkActivities(store: Store) {
   return {
     async recordForkEvidence({ of, package: pkg }: ForkEvidence): Promise<ForkRecord> {
       const planned: Planned[] = [];
+      const identity = { job_id: pkg.job_id, traceparent: pkg.trace.traceparent };
       for (const [n, artifact] of pkg.artifacts.entries()) {
         if (n === 0) continue;
         const prefix = `fork:${pkg.job_id}:${of}:${n}`;
@@ -41,7 +42,6 @@ export function forkActivities(store: Store) {
           if ('refused' in edit) return edit;
           planned.push({ key: `${prefix}:0`, stage: FORK_EDIT_STAGE, result: edit.result });
         }
-        const identity = { job_id: pkg.job_id, traceparent: pkg.trace.traceparent };
         for (const [i, r] of recorded.entries()) {
           const { recorded_by_other: _other, ...result } = r.result;
           planned.push({

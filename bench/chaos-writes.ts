@@ -12,7 +12,8 @@
  */
 import type { Client } from '@temporalio/client';
 import type { JobRequest, JobResult } from '../contracts';
-import type { ReconcileMode } from '../contracts/stages';
+import { writeKey, type ReconcileMode } from '../contracts/stages';
+import { writebackStage } from '../contracts/pipelines/ticket-triage';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
 import {
   NETWORK_FAULTS,
@@ -162,8 +163,6 @@ function payingRequest(prefix: string, i: number): JobRequest {
   return { ...sampleJobRequest(jobId), decision_timeout: '30m', traceparent: newTraceparent() };
 }
 
-const writeKeyOf = (jobId: string) => `${jobId}:writeback:receipt.v1`;
-
 /** What the scripted human reads (the APIs' logs) and where it counts its decisions. */
 interface Human {
   servers: ReadonlyMap<ReconcileMode, PaymentsServer>;
@@ -206,7 +205,7 @@ function scriptedHuman(client: Client, taskQueue: string, human: Human): { stop(
 async function decideOne(client: Client, jobId: string, human: Human): Promise<void> {
   const handle = client.workflow.getHandle(jobId);
   const mode = reconcileOfJob(jobId);
-  const key = writeKeyOf(jobId);
+  const key = writeKey(jobId, writebackStage);
   const entry = await human.ledger.findEffect(key);
   if (mode !== 'none' || entry === null || !isInDoubt(entry)) {
     const view = await handle.query(statusQuery);
@@ -252,7 +251,7 @@ async function writeReport(
     const postsPerKey = countBy(server.requests.map((r) => r.client_reference ?? '(none)'));
     let inDoubt = 0;
     for (const jobId of jobs) {
-      const key = writeKeyOf(jobId);
+      const key = writeKey(jobId, writebackStage);
       const entry = await ledger.findEffect(key);
       const doubted = entry !== null && (entry.resolution !== null || isInDoubt(entry));
       if (doubted) inDoubt++;

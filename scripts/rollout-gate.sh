@@ -9,7 +9,7 @@
 # rollout's BASE_RESULTS).
 #
 # Environment: TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE / HANDRAIL_TASK_QUEUE of the fleet;
-# RECENT (visibility query, default: jobs closed in the last 24 hours); DATASET (default
+# RECENT (visibility query, default: jobs closed in the last RECENT_HOURS, 24); DATASET (default
 # data/eval/built-in.jsonl); BASE_RESULTS (optional); GATES (one gate a line);
 # MAX_MOVED (default 0); OUT (default eval-gate); HANDRAIL (default: npx handrail).
 set -euo pipefail
@@ -17,8 +17,10 @@ OUT=${OUT:-eval-gate}
 DATASET=${DATASET:-data/eval/built-in.jsonl}
 MAX_MOVED=${MAX_MOVED:-0}
 HANDRAIL=${HANDRAIL:-npx handrail}
-since=$(date -u -d "${RECENT_HOURS:-24} hours ago" +%Y-%m-%dT%H:%M:%SZ)
-RECENT=${RECENT:-CloseTime > \"$since\"}
+if [[ -z "${RECENT:-}" ]]; then
+  since=$(date -u -d "${RECENT_HOURS:-24} hours ago" +%Y-%m-%dT%H:%M:%SZ)
+  RECENT="CloseTime > \"$since\""
+fi
 GATES=${GATES:-$'completed>=-2pt\npass_rate>=-2pt\ncost_per_job<=+10%\nlatency_ms.p95<=+50%'}
 mkdir -p "$OUT"
 

@@ -3,7 +3,7 @@
  * case (a dataset entry and its repeat, or a recorded job's id); a matched job whose stages or
  * ending differ between the two builds has moved.
  */
-import { scoreStats } from './stats';
+import { scoreStats, tidy } from './stats';
 import type { EvalRun, ScoreStats, ScoredJob, Scorer } from './types';
 
 export interface JobChange {
@@ -57,12 +57,12 @@ function compareScorer(name: string, unit: Scorer['unit'], pairs: Comparison['pa
   // Over the matched jobs only: a job one run has and the other lacks would move the means alone.
   const values = (side: 'a' | 'b') => pairs.flatMap((p) => (name in p[side].scores ? [p[side].scores[name]!] : []));
   const [sa, sb] = [scoreStats(values('a')), scoreStats(values('b'))];
-  const delta = sa && sb ? Number((sb.mean - sa.mean).toPrecision(9)) : undefined;
+  const delta = sa && sb ? tidy(sb.mean - sa.mean) : undefined;
   const changed = pairs
     .flatMap(({ case: c, pipeline, a: ja, b: jb }) => {
       const [va, vb] = [ja.scores[name], jb.scores[name]];
       return va !== undefined && vb !== undefined && va !== vb
-        ? [{ case: c, pipeline, a: va, b: vb, delta: Number((vb - va).toPrecision(9)) }]
+        ? [{ case: c, pipeline, a: va, b: vb, delta: tidy(vb - va) }]
         : [];
     })
     .sort((x, y) => Math.abs(y.delta) - Math.abs(x.delta) || x.case.localeCompare(y.case))

@@ -10,6 +10,7 @@
  *   value: `completed>=0.95`, `moved_jobs<=0`.
  */
 import type { Comparison } from './compare';
+import { tidy } from './stats';
 
 export type GateOp = '<=' | '>=' | '<' | '>' | '==';
 export type GateStat = 'mean' | 'p50' | 'p95';
@@ -61,7 +62,7 @@ export function parseGate(text: string): Gate {
 
 const holds = (actual: number, op: GateOp, bound: number): boolean => {
   // Float noise (0.1 + 0.2) must not fail a gate that holds to the micro.
-  const [x, y] = [Number(actual.toPrecision(9)), Number(bound.toPrecision(9))];
+  const [x, y] = [tidy(actual), tidy(bound)];
   return op === '<=' ? x <= y : op === '>=' ? x >= y : op === '<' ? x < y : op === '>' ? x > y : x === y;
 };
 

@@ -9,7 +9,8 @@ export function percentile(sorted: readonly number[], p: number): number {
 }
 
 /** Rounded to 9 significant digits: a mean of 0.1s reads 0.1, not 0.10000000000000002. */
-const tidy = (n: number) => Number(n.toPrecision(9));
+/** A figure without float noise (0.1 + 0.2 → 0.3), as every report and gate shows it. */
+export const tidy = (n: number) => Number(n.toPrecision(9));
 
 export function scoreStats(values: readonly number[]): ScoreStats | undefined {
   if (values.length === 0) return undefined;

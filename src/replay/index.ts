@@ -254,7 +254,6 @@ export async function* diffHistories(
   opts: DiffOptions,
 ): AsyncGenerator<JobDiff> {
   const set = opts.pipelines;
-  const asRecorded = new Set(set.asRecorded);
   for await (const source of sources) {
     const job = recordedJob(source.workflowId, source.history);
     if (!job) {
@@ -266,20 +265,15 @@ export async function* diffHistories(
       };
       continue;
     }
-    yield await diffRecorded(source.name, job, set, asRecorded);
+    yield await diffRecorded(source.name, job, set);
   }
 }
 
 /** Diffs one history already read as a job, on stage activities of its own store. */
-export async function diffRecorded(
-  name: string,
-  job: RecordedJob,
-  set: DiffPipelines,
-  asRecorded: ReadonlySet<string> = new Set(set.asRecorded),
-): Promise<JobDiff> {
+export async function diffRecorded(name: string, job: RecordedJob, set: DiffPipelines): Promise<JobDiff> {
   const runner = await openStageRunner(set);
   try {
-    return await diffRecordedJob(name, job, set.pipelines, runner.run, { asRecorded });
+    return await diffRecordedJob(name, job, set.pipelines, runner.run, { asRecorded: new Set(set.asRecorded) });
   } finally {
     await runner.close();
   }

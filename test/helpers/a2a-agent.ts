@@ -16,6 +16,7 @@ import {
   ServerCallContext,
   type AgentExecutor,
 } from '@a2a-js/sdk/server';
+import { dataPart, textPart } from '../../src/servers/a2a/task-view';
 
 export type AgentPlan =
   | { kind: 'complete'; body: unknown; costUsd?: number; gate?: Promise<void> }
@@ -36,19 +37,6 @@ export interface CountingAgent {
 }
 
 const RPC_PATH = '/a2a';
-
-const textPart = (value: string) => ({
-  content: { $case: 'text' as const, value },
-  metadata: undefined,
-  filename: '',
-  mediaType: '',
-});
-const dataPart = (value: unknown) => ({
-  content: { $case: 'data' as const, value },
-  metadata: undefined,
-  filename: '',
-  mediaType: '',
-});
 
 function agentMessage(task: Pick<Task, 'id' | 'contextId'>, text: string): Message {
   return {

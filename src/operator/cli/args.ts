@@ -169,6 +169,9 @@ function bindNegativeNumbers(argv: string[], options: NonNullable<ParseArgsConfi
   return bound;
 }
 
+/** A hop count: 0, 1, 2 … (`--from-hop`, `--hop`). */
+const isHopCount = (n: number | undefined): n is number => n !== undefined && Number.isInteger(n) && n >= 0;
+
 function numberFlag(flag: string, raw: unknown): number | undefined {
   if (raw === undefined) return undefined;
   const n = Number(raw);
@@ -322,7 +325,7 @@ export function parseCommand(argv: string[]): Command {
       );
       if (p.help) return { name: 'help', topic: name };
       const fromHop = numberFlag('from-hop', p.values['from-hop']);
-      if (fromHop === undefined || !Number.isInteger(fromHop) || fromHop < 0)
+      if (!isHopCount(fromHop))
         throw new UsageError(`--from-hop N is required: the hop to fork from, 0 or more\nusage: ${USAGE.fork}`);
       return {
         name: 'fork',
@@ -341,7 +344,7 @@ export function parseCommand(argv: string[]): Command {
       const p = parse(name, rest, { ...json, hop: { type: 'string' } }, ['job']);
       if (p.help) return { name: 'help', topic: name };
       const hop = numberFlag('hop', p.values.hop);
-      if (hop !== undefined && !(Number.isInteger(hop) && hop >= 0))
+      if (hop !== undefined && !isHopCount(hop))
         throw new UsageError(`--hop must be a hop count (0, 1, 2 …), got "${String(p.values.hop)}"`);
       return { name, jobId: p.args[0]!, ...(hop === undefined ? {} : { hop }), json: Boolean(p.values.json) };
     }

@@ -143,9 +143,12 @@ class PostgresStore implements Store {
     delivery?: DeliveryFacts,
   ): Promise<StageRecord> {
     // A concurrent insert of the same key waits on the unique index, then does nothing; the
-    // SELECT that follows (new snapshot under READ COMMITTED) sees whichever result won.
+    // SELECT that follows (new snapshot under READ COMMITTED) sees whichever result won. The
+    // completion answers every later attempt, so the steps that led to it go in the same
+    // statement (a data-modifying WITH always runs in full): one round trip, atomic like SQLite's.
     await this.pool.query(
-      `INSERT INTO stage_completions (delivery_key, result, job_id, stage, artifact_uri, delivery_sha, package_sha)
+      `WITH done AS (DELETE FROM stage_steps WHERE delivery_key = $1)
+       INSERT INTO stage_completions (delivery_key, result, job_id, stage, artifact_uri, delivery_sha, package_sha)
        VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery_key) DO NOTHING`,
       [
         deliveryKey,
@@ -157,9 +160,6 @@ class PostgresStore implements Store {
         delivery?.package_sha ?? null,
       ],
     );
-    // The completion answers every later attempt: the steps that led to it are done with (a
-    // failed delete leaves them for pruneStageSteps).
-    await this.pool.query('DELETE FROM stage_steps WHERE delivery_key = $1', [deliveryKey]);
     return (await this.findStageRecord(deliveryKey))!;
   }
 
