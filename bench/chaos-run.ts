@@ -25,7 +25,7 @@ import { eventTypeCounts, fetchHistories } from './history';
 import { HANDRAIL_WORKFLOWS, newTraceparent, runId, seededRandom, sleep, startLab, writeBundle } from './lab';
 import type { PropertyCheck } from './load-shape';
 import { startWorkerProcess, type WorkerProcess } from './workers';
-import { startWriteChaos, type WriteChaos, type WriteChaosReport } from './chaos-writes';
+import { startWriteChaos, type Landing, type WriteChaos, type WriteChaosReport } from './chaos-writes';
 
 export interface ChaosOptions {
   jobs: number;
@@ -44,7 +44,7 @@ export interface ChaosOptions {
   /** Chaos for writes (`--writes`, bench/chaos-writes.ts): the writer pays through payments APIs
    * that inject this many network faults, and the `kills` land while a committed payment's answer
    * is held (between send and record) instead of at random moments. Dev server only. */
-  writes?: { faults: number };
+  writes?: { faults: number; landing?: Landing };
   log?: (msg: string) => void;
   /** Told how far the run is, as a line (the bench shows it live on a terminal). */
   onProgress?: (text: string) => void;

@@ -33,6 +33,26 @@ export interface WriteChaosOptions {
   /** Worker SIGKILLs, each while a committed payment's answer is held. */
   kills: number;
   jobs: number;
+  /** Where kills and faults land: `drawn` from the seed over the run (the bench), or `first`, at the
+   * first commits and write keys, so a loaded machine whose jobs commit late still gets every one
+   * (the suite: a test that names a kill must not depend on timing luck). */
+  landing?: Landing;
+}
+
+export type Landing = 'drawn' | 'first';
+
+/**
+ * Decides, one occasion at a time, whether a kill or a fault lands there: at most `budget` of them;
+ * `first` takes the first occasions, `drawn` each with `chance` from the seed's `random`.
+ */
+export function landingChooser(landing: Landing, budget: number, chance: number, random: () => number) {
+  let landed = 0;
+  return (): boolean => {
+    if (landed >= budget) return false;
+    if (landing === 'drawn' && random() >= chance) return false;
+    landed++;
+    return true;
+  };
 }
 
 /** How long a committed payment's answer is held: the kill's window between send and record. */
@@ -106,25 +126,23 @@ interface ModeTally {
 }
 
 export async function startWriteChaos(opts: WriteChaosOptions, random: () => number): Promise<WriteChaos> {
-  const faultChance = Math.min(0.9, (1.25 * opts.faults) / opts.jobs);
-  const killChance = Math.min(0.9, (1.25 * opts.kills) / opts.jobs);
+  const landing = opts.landing ?? 'drawn';
+  const faultLands = landingChooser(landing, opts.faults, Math.min(0.9, (1.25 * opts.faults) / opts.jobs), random);
+  const killLands = landingChooser(landing, opts.kills, Math.min(0.9, (1.25 * opts.kills) / opts.jobs), random);
   const faulted = new Set<string>();
-  let faults = 0;
   const chooseFault = (key: string | null): NetworkFault | undefined => {
-    if (key === null || faulted.has(key) || faults >= opts.faults || random() >= faultChance) return undefined;
+    if (key === null || faulted.has(key) || !faultLands()) return undefined;
     faulted.add(key);
-    faults++;
     return NETWORK_FAULTS[Math.floor(random() * NETWORK_FAULTS.length)];
   };
   const tally = new Map(
     MODES.map((m) => [m, { kills: 0, escalated: 0, happened: 0, send: 0, sendsAllowed: new Map() } as ModeTally]),
   );
   const others: string[] = [];
-  const kill = { arm: undefined as undefined | (() => Promise<void>), busy: false, done: 0 };
+  const kill = { arm: undefined as undefined | (() => Promise<void>), busy: false };
   const onCommit = (mode: ReconcileMode) => () => {
-    if (!kill.arm || kill.busy || kill.done >= opts.kills || random() >= killChance) return;
+    if (!kill.arm || kill.busy || !killLands()) return;
     kill.busy = true;
-    kill.done++;
     tally.get(mode)!.kills++;
     void kill.arm().finally(() => (kill.busy = false));
   };
