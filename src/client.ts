@@ -1,6 +1,6 @@
 /**
  * `handrail/client` — what an operator's script or service uses: connect, start a job (a second
- * start of the same job id attaches to it), fork one from a hop, follow it, answer an escalation (`decide`), cancel,
+ * start of the same job id attaches to it), fork one from a hop, follow it (`followJob`: its live stream), answer an escalation (`decide`), cancel,
  * list and export. Give the client the workers' `HandrailPlugin` (`new Client({ plugins })` or
  * `connectHandrail(config, plugin)`) and it converts payloads as they do and knows the pipelines.
  */
@@ -29,6 +29,8 @@ export {
   type StartedJob,
   type StartOptions,
 } from './operator/client';
+export { followJob, type FollowItem, type FollowOptions } from './stream/follow';
+export type { DurableEvent, JobEvent, JobPublicState, StreamAck, TextDelta } from './stream/events';
 export { forkJob, ForkRefusedError, type ForkOptions, type StartedFork } from './operator/fork';
 export { HopNotFoundError } from './operator/snapshot';
 export { HandrailPlugin, handrailPluginOf } from './plugin';

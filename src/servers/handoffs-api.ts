@@ -33,6 +33,7 @@ import { DecisionRefusedError, JobEndedError, JobNotFoundError, decide } from '.
 import { RAIL_ACTOR } from '../../workflows/rail/escalation-record';
 import type { Store } from '../worker/store/types';
 import type { ApiUser, ApiUsers } from './api-users';
+import { registerJobEvents } from './job-events';
 
 /** Large enough for every valid begin body (8,000-character summary, 2 × 64 items of 500, even
  * if every character is JSON-escaped), small enough that nobody streams megabytes at the store. */
@@ -500,6 +501,13 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
       handler: async (request, reply) => handler(request, reply, route.public ? null : caller(request)),
     });
   }
+
+  registerJobEvents(app, {
+    temporal,
+    store,
+    caller,
+    servesPipeline: (pipeline) => serves(temporal.options.namespace, pipeline),
+  });
 
   app.setNotFoundHandler(async (request, reply) => {
     return reply

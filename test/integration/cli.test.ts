@@ -86,6 +86,39 @@ describe('handrail CLI against the real dev server', () => {
     );
   });
 
+  it('follow <job> prints each hop as it starts and as it is acked, then how the job finished; --from resumes after an event id; a bad --from is usage', async () => {
+    const { file, jobId } = ticketFile();
+    expect((await handrail(['start', file])).code).toBe(0);
+    const followed = await handrail(['follow', jobId]);
+    expect([followed.stderr, followed.code]).toEqual(['', 0]);
+    const lines = followed.stdout.trim().split('\n');
+    expect(lines[0]).toBe(`following ${jobId}`);
+    expect(lines.filter((l) => / working \(reserved/.test(l)).map((l) => l.split(/\s+/)[2])).toEqual([
+      'intake',
+      'retrieve',
+      'draft',
+      'judge',
+      'writeback',
+    ]);
+    expect(lines.filter((l) => / accepted — /.test(l))).toHaveLength(5);
+    expect(lines.at(-1)).toMatch(/^finished completed: /);
+
+    const events = (await handrail(['follow', jobId, '--json'])).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id?: number; type: string });
+    const numbered = events.filter((e) => e.id !== undefined);
+    const cut = numbered[2]!.id!;
+    const rest = (await handrail(['follow', jobId, '--from', String(cut), '--json'])).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id?: number; type: string })
+      .filter((e) => e.id !== undefined);
+    expect(rest).toEqual(numbered.filter((e) => e.id! > cut));
+    const bad = await handrail(['follow', jobId, '--from', '3.0']);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('--from must be an event id')]);
+  });
+
   it("show --hop N prints the package exactly as delivered at that hop: a stage's from the store, a refused or human hop's from the job", async () => {
     const { file, jobId } = ticketFile({ budget: { usd: 0.005, revisions: 1 } });
     expect((await handrail(['start', file, '--follow'])).code).toBe(10);

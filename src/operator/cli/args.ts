@@ -42,6 +42,7 @@ export type Command =
   | { name: 'init'; dir: string; handrail?: string }
   | { name: 'start'; ticket: string; flags: StartFlags; follow: boolean; json: boolean }
   | { name: 'status'; jobId: string; json: boolean }
+  | { name: 'follow'; jobId: string; from: number; json: boolean }
   | { name: 'list'; filter: Omit<JobFilter, 'taskQueue'>; json: boolean }
   | { name: 'show'; jobId: string; hop?: number; json: boolean }
   | {
@@ -94,6 +95,7 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   start:
     'handrail start <ticket.json | -> [--job-id ID] [--pipeline NAME] [--goal TEXT] [--constraint TEXT]... [--budget-usd N] [--revisions N] [--max-hops N] [--decision-timeout 1h] [--owner API_USER] [--follow] [--json]',
   status: 'handrail status <job> [--json]',
+  follow: 'handrail follow <job> [--from EVENT_ID] [--json]',
   list: 'handrail list [--status running|escalated|completed|rejected|cancelled] [--pipeline NAME] [--stage STAGE] [--ack ACK] [--verdict pass|fail|none] [--limit N] [--json]',
   show: 'handrail show <job> [--hop N] [--json]',
   fork: 'handrail fork <job> --from-hop N [--package edited.json] [--pipeline NAME] [--job-id ID] [--follow] [--json]',
@@ -347,6 +349,14 @@ export function parseCommand(argv: string[]): Command {
       if (hop !== undefined && !isHopCount(hop))
         throw new UsageError(`--hop must be a hop count (0, 1, 2 …), got "${String(p.values.hop)}"`);
       return { name, jobId: p.args[0]!, ...(hop === undefined ? {} : { hop }), json: Boolean(p.values.json) };
+    }
+    case 'follow': {
+      const p = parse(name, rest, { ...json, from: { type: 'string' } }, ['job']);
+      if (p.help) return { name: 'help', topic: name };
+      const from = p.values.from;
+      if (from !== undefined && !/^\d{1,15}$/.test(String(from)))
+        throw new UsageError(`--from must be an event id the job's stream gave (0, 1, 2 …), got "${String(from)}"`);
+      return { name, jobId: p.args[0]!, from: Number(from ?? 0), json: Boolean(p.values.json) };
     }
     case 'status':
     case 'cancel': {

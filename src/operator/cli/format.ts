@@ -5,6 +5,7 @@ import type { JobSummary } from '../summary';
 import type { JobListing, JobStatusShown, JobView } from '../client';
 import type { DecisionReceipt } from '../../../workflows/definitions';
 import type { JobDiff, ReplayOutcome } from '../../replay';
+import type { JobEvent } from '../../stream/events';
 import { plain, type Paint } from './terminal';
 
 /** Money as people read it: floating-point dust (0.30000000000000004) trimmed. Anything but a
@@ -288,4 +289,31 @@ export function diffSummary(diffs: readonly JobDiff[]): string {
   const differ = diffs.filter((d) => d.first).length;
   const skipped = diffs.filter((d) => !d.pipeline).length;
   return `diffed ${diffs.length} histor${diffs.length === 1 ? 'y' : 'ies'}: ${diffs.length - differ - skipped} as recorded, ${differ} differ${skipped ? `, ${skipped} skipped` : ''}`;
+}
+
+/** Model text as a terminal may show it: no escape sequences or control characters (a model's
+ * text must not move the cursor or recolour what an operator reads), newlines and tabs kept. */
+export function terminalSafe(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '');
+}
+
+/** One event of `handrail follow` as text: undefined for model text (written as it comes). */
+export function streamEventLine(event: JobEvent, paint: Paint = plain): string | undefined {
+  switch (event.type) {
+    case 'job_started':
+      return `following ${event.job_id}`;
+    case 'hop_started':
+      return `hop ${event.hop}  ${event.stage.padEnd(9)}  working (reserved ${usd(event.reserved_usd)})`;
+    case 'ack':
+    case 'decision':
+      return `${progressLine(event.ack as AckRecord, undefined, paint)} — ${terminalSafe(event.ack.reason)}${event.ack.settled_usd !== undefined ? ` (${usd(event.ack.settled_usd)})` : ''}`;
+    case 'escalated':
+      return `waiting for a human: ${terminalSafe(event.escalation.reasons.join('; '))} (decide: ${event.escalation.options.join(', ')})`;
+    case 'hop_finished':
+      return undefined;
+    case 'job_finished':
+      return `finished ${event.status}${event.reason ? `: ${terminalSafe(event.reason)}` : ''}`;
+    case 'text_delta':
+      return undefined;
+  }
 }

@@ -69,9 +69,12 @@ import {
   replayLine,
   replaySummary,
   statusText,
+  streamEventLine,
+  terminalSafe,
   usd,
 } from './format';
 import { isTty, liveLine, paintFor } from './terminal';
+import { followJob } from '../../stream/follow';
 import { evalCommand } from './eval';
 import { DatasetError } from '../../eval/dataset';
 import { EvalModuleError } from '../../eval/build';
@@ -92,6 +95,8 @@ export const EXIT = {
   waitingForHuman: 10,
   /** `--follow` saw the job end other than completed (escalated, rejected, cancelled). */
   notCompleted: 11,
+  /** `follow` stopped by Ctrl-C (the job runs on). */
+  interrupted: 130,
 } as const;
 
 export interface CliIo {
@@ -188,6 +193,51 @@ async function follow(client: Client, jobId: string, io: CliIo, json: boolean, a
     : EXIT.notCompleted;
 }
 
+/** `handrail follow`: the job's stream from an event id, as lines (JSON lines with --json) and
+ * the working stage's text as it comes, until the job ends; Ctrl-C stops following (the job runs
+ * on) and leaves nothing running here. */
+async function followStream(
+  client: Client,
+  config: HandrailConfig,
+  jobId: string,
+  from: number,
+  io: CliIo,
+  json: boolean,
+): Promise<number> {
+  const store = await openStore(config);
+  const stop = new AbortController();
+  const onInterrupt = () => stop.abort();
+  process.once('SIGINT', onInterrupt);
+  const paint = paintFor(io.stdout, io.env);
+  let ended: string | undefined;
+  let inText = false;
+  try {
+    for await (const item of followJob(client, jobId, { from, store, signal: stop.signal })) {
+      if (json) {
+        line(io.stdout, JSON.stringify(item.kind === 'event' ? item.event : { type: 'state', ...item.state }));
+      } else if (item.kind === 'event') {
+        const event = item.event;
+        if (event.type === 'text_delta') {
+          io.stdout.write(terminalSafe(event.delta));
+          inText = true;
+          continue;
+        }
+        const text = streamEventLine(event, paint);
+        if (text === undefined) continue;
+        if (inText) io.stdout.write('\n');
+        inText = false;
+        line(io.stdout, text);
+      }
+      if (item.kind === 'event' && item.event.type === 'job_finished') ended = item.event.status;
+    }
+  } finally {
+    process.removeListener('SIGINT', onInterrupt);
+    await store.close();
+  }
+  if (stop.signal.aborted) return EXIT.interrupted;
+  return ended === 'completed' ? EXIT.ok : EXIT.notCompleted;
+}
+
 /** `handoffs`: the records API as the token's user; Temporal is the API's business. */
 async function handoffs(command: HandoffsCommand, config: HandrailConfig, io: CliIo): Promise<number> {
   const api = handoffsClient(config, io.env);
@@ -274,6 +324,8 @@ async function execute(
         );
       return command.follow ? follow(client, jobId, io, command.json) : EXIT.ok;
     }
+    case 'follow':
+      return followStream(client, config, command.jobId, command.from, io, command.json);
     case 'status': {
       const view = await getJob(client, command.jobId);
       if (command.json) printJson(io, view.status);

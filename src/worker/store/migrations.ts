@@ -317,6 +317,36 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX effects_by_job ON effects (job_id, sent_at);
     `,
   },
+  {
+    version: 9,
+    name: "job streams: each job's followed events in one growing order (durable keys and live text with an expiry)",
+    // `key` names a durable event once (the first server to see it numbers it); live rows (model
+    // text) carry `expires_at`. A job's newest row is never pruned, so a seq is never given twice.
+    sqlite: `
+      CREATE TABLE job_stream (
+        job_id     TEXT NOT NULL,
+        seq        INTEGER NOT NULL,
+        key        TEXT NOT NULL,
+        body       TEXT NOT NULL,
+        expires_at TEXT,
+        PRIMARY KEY (job_id, seq),
+        UNIQUE (job_id, key)
+      );
+      CREATE INDEX job_stream_expiry ON job_stream (expires_at) WHERE expires_at IS NOT NULL;
+    `,
+    postgres: `
+      CREATE TABLE job_stream (
+        job_id     text NOT NULL,
+        seq        bigint NOT NULL,
+        key        text NOT NULL,
+        body       text NOT NULL,
+        expires_at timestamptz,
+        PRIMARY KEY (job_id, seq),
+        UNIQUE (job_id, key)
+      );
+      CREATE INDEX job_stream_expiry ON job_stream (expires_at) WHERE expires_at IS NOT NULL;
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));

@@ -36,7 +36,9 @@ import {
   type StageRecord,
   type HelpChunk,
   type HelpHit,
+  type NewStreamEntry,
   type Store,
+  type StreamEntry,
   type WriteRequest,
   type WriteRow,
   writeReceiptOf,
@@ -193,6 +195,50 @@ class PostgresStore implements Store {
       [deliveryKey],
     );
     return new Map(rows.map((row) => [row.step, row.content]));
+  }
+
+  async appendStreamEntries(jobId: string, entries: readonly NewStreamEntry[]): Promise<Map<string, number>> {
+    const seqs = new Map<string, number>();
+    for (const e of entries) {
+      // Two servers may number a job's next entry at once: the loser's insert does nothing (the
+      // seq is taken), it finds its key unnumbered and tries again one further on.
+      for (let attempt = 0; ; attempt++) {
+        await this.pool.query(
+          `INSERT INTO job_stream (job_id, seq, key, body, expires_at)
+           SELECT $1, coalesce(max(seq), 0) + 1, $2, $3, $4 FROM job_stream WHERE job_id = $1
+           ON CONFLICT DO NOTHING`,
+          [jobId, e.key, e.body, e.expiresAt ?? null],
+        );
+        const { rows } = await this.pool.query<{ seq: string }>(
+          'SELECT seq FROM job_stream WHERE job_id = $1 AND key = $2',
+          [jobId, e.key],
+        );
+        if (rows[0]) {
+          seqs.set(e.key, Number(rows[0].seq));
+          break;
+        }
+        if (attempt >= 20) throw new Error(`job ${jobId}: could not number stream entry ${e.key}`);
+      }
+    }
+    return seqs;
+  }
+
+  async readStreamEntries(jobId: string, afterSeq: number, limit: number): Promise<StreamEntry[]> {
+    const { rows } = await this.pool.query<{ seq: string; key: string; body: string }>(
+      `SELECT seq, key, body FROM job_stream WHERE job_id = $1 AND seq > $2 AND (expires_at IS NULL OR expires_at > now())
+       ORDER BY seq LIMIT $3`,
+      [jobId, afterSeq, limit],
+    );
+    return rows.map((r) => ({ seq: Number(r.seq), key: r.key, body: r.body }));
+  }
+
+  async pruneStreamEntries(now: Date): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `DELETE FROM job_stream WHERE expires_at <= $1
+       AND seq < (SELECT max(seq) FROM job_stream newest WHERE newest.job_id = job_stream.job_id)`,
+      [now],
+    );
+    return rowCount ?? 0;
   }
 
   async findStageRecord(deliveryKey: string): Promise<StageRecord | null> {

@@ -37,7 +37,9 @@ import {
   type StageRecord,
   type HelpChunk,
   type HelpHit,
+  type NewStreamEntry,
   type Store,
+  type StreamEntry,
   type WriteRequest,
   type WriteRow,
   writeReceiptOf,
@@ -232,6 +234,38 @@ class SqliteStore implements Store {
       WAITING_STEPS_PREFIX.length,
       WAITING_STEPS_PREFIX,
     ).changes;
+  }
+
+  async appendStreamEntries(jobId: string, entries: readonly NewStreamEntry[]): Promise<Map<string, number>> {
+    const insert = this.sql(
+      `INSERT INTO job_stream (job_id, seq, key, body, expires_at)
+       SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ? FROM job_stream WHERE job_id = ?
+       ON CONFLICT DO NOTHING`,
+    );
+    const seqOf = this.sql('SELECT seq FROM job_stream WHERE job_id = ? AND key = ?').pluck();
+    // One transaction: SQLite serializes writers, so max + 1 is never taken twice.
+    return this.db.transaction(() => {
+      const seqs = new Map<string, number>();
+      for (const e of entries) {
+        insert.run(jobId, e.key, e.body, e.expiresAt?.toISOString() ?? null, jobId);
+        seqs.set(e.key, seqOf.get(jobId, e.key) as number);
+      }
+      return seqs;
+    })();
+  }
+
+  async readStreamEntries(jobId: string, afterSeq: number, limit: number): Promise<StreamEntry[]> {
+    return this.sql(
+      `SELECT seq, key, body FROM job_stream WHERE job_id = ? AND seq > ? AND (expires_at IS NULL OR expires_at > ?)
+       ORDER BY seq LIMIT ?`,
+    ).all(jobId, afterSeq, new Date().toISOString(), limit) as StreamEntry[];
+  }
+
+  async pruneStreamEntries(now: Date): Promise<number> {
+    return this.sql(
+      `DELETE FROM job_stream WHERE expires_at <= ?
+       AND seq < (SELECT max(seq) FROM job_stream newest WHERE newest.job_id = job_stream.job_id)`,
+    ).run(now.toISOString()).changes;
   }
 
   private record(deliveryKey: string): StageRecord | null {

@@ -87,7 +87,33 @@ export interface WriteRequest {
   payload: string;
 }
 
-export interface Store extends EffectLedger {
+/** One entry of a job's stream as stored: its place in the job's order, its key, its body. */
+export interface StreamEntry {
+  seq: number;
+  key: string;
+  body: string;
+}
+
+/** An entry to append: durable when it has no expiry (its key is numbered once), live otherwise. */
+export interface NewStreamEntry {
+  key: string;
+  body: string;
+  expiresAt?: Date;
+}
+
+/** Each job's followed events in one growing order (src/stream/journal.ts), shared by every API
+ * server and worker on the store. */
+export interface StreamStore {
+  /** Appends the entries whose keys the job's stream does not hold yet, in order, each numbered
+   * one past the job's newest; answers the seq each key has (new or as numbered before). */
+  appendStreamEntries(jobId: string, entries: readonly NewStreamEntry[]): Promise<Map<string, number>>;
+  /** The job's entries after `afterSeq`, oldest first, at most `limit`; expired live ones left out. */
+  readStreamEntries(jobId: string, afterSeq: number, limit: number): Promise<StreamEntry[]>;
+  /** Removes live entries expired by `now`, except each job's newest; answers how many went. */
+  pruneStreamEntries(now: Date): Promise<number>;
+}
+
+export interface Store extends EffectLedger, StreamStore {
   readonly backend: StoreBackend;
 
   /** Stores a JSON body under its sha256 (same content, same address) and returns the hex. */

@@ -1,0 +1,147 @@
+/**
+ * A job's stream as events, and the durable ones derived from what the rail recorded (its acks,
+ * its status view, its result). Pure: the same records give the same keyed events in the same
+ * order, whichever server derives them, so the journal (./journal.ts) numbers each key once and
+ * every follower reads one order. Nothing here comes from a stage's own output: a stage cannot
+ * make an ack, a hop or an ending appear.
+ */
+import type { AckRecord } from '../../contracts';
+import type { Escalation } from '../../workflows/definitions';
+import type { JobStatusShown } from '../operator/client';
+
+/** The rail's ack of a hop, as a follower reads it. */
+export type StreamAck = Pick<
+  AckRecord,
+  'ack' | 'stage' | 'hop' | 'reason' | 'at' | 'reserved_usd' | 'settled_usd' | 'actor' | 'invariant' | 'in_doubt'
+>;
+
+/** A durable event: derived from the rail's records, numbered once, read again from the first. */
+export type DurableEvent =
+  | { type: 'job_started'; job_id: string }
+  | { type: 'hop_started'; stage: string; hop: number; reserved_usd: number }
+  | { type: 'ack'; ack: StreamAck }
+  | { type: 'decision'; ack: StreamAck }
+  | { type: 'hop_finished'; stage: string; hop: number; settled_usd?: number }
+  | { type: 'escalated'; escalation: Escalation }
+  | { type: 'job_finished'; status: string; reason?: string };
+
+/** A live event: model text as it is generated, kept for the stream's retention only. */
+export interface TextDelta {
+  type: 'text_delta';
+  stage: string;
+  hop: number;
+  delta: string;
+}
+
+/** What a follower receives: an event and its id in the job's stream (ids only grow). */
+export type JobEvent = (DurableEvent | TextDelta) & { id: number };
+
+/** The job's public state, sent with the events as a snapshot (not numbered: it is read again). */
+export interface JobPublicState {
+  status: string;
+  stage: string;
+  hops: number;
+  usd_remaining: number;
+  reserved_usd: number;
+  spent_usd: number;
+  working: { stage: string; hop: number }[];
+}
+
+/** What the rail recorded of a job at one moment: its status view and its acks, oldest first. */
+export interface RailRecords {
+  jobId: string;
+  status: JobStatusShown;
+  acks: readonly AckRecord[];
+}
+
+export interface KeyedEvent {
+  key: string;
+  event: DurableEvent;
+}
+
+/** Statuses after which the job does nothing more. */
+const ENDED = new Set(['completed', 'rejected', 'cancelled', 'terminated', 'timed_out', 'failed', 'canceled']);
+
+export function jobEnded(status: JobStatusShown): boolean {
+  return ENDED.has(status.status);
+}
+
+/**
+ * The durable events these records hold, keyed, in the order a follower reads them: the start;
+ * per hop its start, acks and finish; an open escalation; the ending. A hop still working has
+ * started and has no settled ack yet (an admission ack, recorded before the work, is left until
+ * the hop settles it and the rail replaces it).
+ */
+export function railEvents(records: RailRecords): KeyedEvent[] {
+  const { status, acks } = records;
+  const working = new Set(status.reservations.map((r) => r.hop));
+  const events: KeyedEvent[] = [{ key: 'job', event: { type: 'job_started', job_id: records.jobId } }];
+  const started = new Set<number>();
+  const seen = new Map<string, number>();
+  const start = (stage: string, hop: number, reserved: number) => {
+    if (started.has(hop)) return;
+    started.add(hop);
+    events.push({ key: `hop:${hop}`, event: { type: 'hop_started', stage, hop, reserved_usd: reserved } });
+  };
+  for (const ack of acks) {
+    const worked = ack.ack === 'accepted' && !ack.actor;
+    if (worked) start(ack.stage, ack.hop, ack.reserved_usd ?? 0);
+    // An admission ack (a fan-out branch's, recorded before its work) waits for the hop to settle it.
+    if (worked && ack.settled_usd === undefined && working.has(ack.hop)) continue;
+    const base = `ack:${ack.hop}:${ack.ack}`;
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    events.push({ key: `${base}:${n}`, event: { type: ack.actor ? 'decision' : 'ack', ack: streamAck(ack) } });
+    if (worked)
+      events.push({
+        key: `hop:${ack.hop}:end`,
+        event: {
+          type: 'hop_finished',
+          stage: ack.stage,
+          hop: ack.hop,
+          ...(ack.settled_usd !== undefined ? { settled_usd: ack.settled_usd } : {}),
+        },
+      });
+  }
+  for (const r of status.reservations) start(r.stage, r.hop, r.usd);
+  if (status.escalation)
+    events.push({
+      key: `escalation:${status.escalation.since}`,
+      event: { type: 'escalated', escalation: status.escalation },
+    });
+  if (jobEnded(status))
+    events.push({
+      key: 'end',
+      event: { type: 'job_finished', status: status.status, ...(status.reason ? { reason: status.reason } : {}) },
+    });
+  return events;
+}
+
+/** The job's public state in these records. */
+export function publicState(status: JobStatusShown): JobPublicState {
+  return {
+    status: status.status,
+    stage: status.stage,
+    hops: status.hops,
+    usd_remaining: status.usd_remaining,
+    reserved_usd: status.reserved_usd,
+    spent_usd: status.spent_usd,
+    working: status.reservations.map(({ stage, hop }) => ({ stage, hop })),
+  };
+}
+
+function streamAck(ack: AckRecord): StreamAck {
+  const { ack: kind, stage, hop, reason, at, reserved_usd, settled_usd, actor, invariant, in_doubt } = ack;
+  return {
+    ack: kind,
+    stage,
+    hop,
+    reason,
+    at,
+    ...(reserved_usd !== undefined ? { reserved_usd } : {}),
+    ...(settled_usd !== undefined ? { settled_usd } : {}),
+    ...(actor ? { actor } : {}),
+    ...(invariant ? { invariant } : {}),
+    ...(in_doubt ? { in_doubt } : {}),
+  };
+}

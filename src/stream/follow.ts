@@ -1,0 +1,106 @@
+/**
+ * Following a job: its events from an id on, as they happen, until it ends. The rail's records
+ * are read when Temporal's history of the job moves (a long poll on the history: no polling of
+ * queries, no history event added), journaled, and read back from the store in the job's order;
+ * model text is read from the store while a hop works. Any number of followers on any number of
+ * servers read the same ids; a follower that resumes from its last id misses nothing durable.
+ */
+import type { Client } from '@temporalio/client';
+import { getJob, NoWorkerAnsweredError } from '../operator/client';
+import { loadConfig } from '../config';
+import { openStore } from '../worker/store';
+import type { StreamStore } from '../worker/store/types';
+import { jobEnded, publicState, railEvents, type JobEvent, type JobPublicState, type KeyedEvent } from './events';
+import { HistoryWatch } from './history-watch';
+import { journalRailEvents, readJournal } from './journal';
+
+export interface FollowOptions {
+  /** Events after this id (the last one a follower saw; 0 or absent: from the first). */
+  from?: number;
+  /** Where the job's stream is kept: the workers' store (default: the configured one, opened
+   * for this follow and closed after it: DATABASE_URL, else SQLite under HANDRAIL_DATA_DIR). */
+  store?: StreamStore;
+  /** How often the store is read for model text while a hop works (default 25 ms). */
+  textPollMs?: number;
+  signal?: AbortSignal;
+}
+
+/** What a follower is handed: an event of the job's stream, or the job's state as it now stands
+ * (sent whenever it changed; not numbered, a follower that resumes is sent it again). */
+export type FollowItem = { kind: 'event'; event: JobEvent } | { kind: 'state'; state: JobPublicState };
+
+/**
+ * The job's events after `from`, in order, then its state whenever it changes; ends after the
+ * job's `job_finished` (or when `signal` aborts). JobNotFoundError for a job Temporal does not know.
+ */
+export async function* followJob(client: Client, jobId: string, opts: FollowOptions = {}): AsyncGenerator<FollowItem> {
+  if (opts.store) return yield* followIn(client, jobId, { ...opts, store: opts.store });
+  const store = await openStore(loadConfig());
+  try {
+    yield* followIn(client, jobId, { ...opts, store });
+  } finally {
+    await store.close();
+  }
+}
+
+async function* followIn(
+  client: Client,
+  jobId: string,
+  opts: FollowOptions & { store: StreamStore },
+): AsyncGenerator<FollowItem> {
+  const watch = new HistoryWatch(client, jobId, opts.signal);
+  let cursor = opts.from ?? 0;
+  let shownState = '';
+  try {
+    for (;;) {
+      let rail = await readRail(client, jobId);
+      if (!rail) {
+        await watch.moved(undefined);
+        if (opts.signal?.aborted) return;
+        continue;
+      }
+      await journalRailEvents(opts.store, jobId, rail.events);
+      // The state as it now stands goes first: the events read next end with the job's end, if it ended.
+      const state = JSON.stringify(rail.state);
+      if (state !== shownState) yield { kind: 'state', state: rail.state };
+      shownState = state;
+      // Entries written after the records were read wait for the records read again once.
+      let reread = false;
+      for (;;) {
+        const read = await readJournal(opts.store, jobId, cursor, rail.events, { skipUnplaced: reread });
+        for (const event of read.events) yield { kind: 'event', event };
+        const moved = read.reached !== cursor;
+        cursor = read.reached;
+        if (read.unplaced) {
+          const again = await readRail(client, jobId);
+          if (!again) break;
+          await journalRailEvents(opts.store, jobId, again.events);
+          rail = again;
+          reread = true;
+        } else if (!moved) break;
+      }
+      if (rail.ended || opts.signal?.aborted) return;
+      // Model text comes while a hop works: the store is read for it between history moves.
+      await watch.moved(rail.state.working.length > 0 ? (opts.textPollMs ?? 25) : undefined);
+      if (opts.signal?.aborted) return;
+    }
+  } finally {
+    watch.close();
+  }
+}
+
+/** The rail's durable events and state now; undefined when no worker answers (the journal
+ * keeps what was seen before, and the next history move asks again). */
+async function readRail(
+  client: Client,
+  jobId: string,
+): Promise<{ events: KeyedEvent[]; state: JobPublicState; ended: boolean } | undefined> {
+  try {
+    const view = await getJob(client, jobId);
+    const events = railEvents({ jobId, status: view.status, acks: view.acks });
+    return { events, state: publicState(view.status), ended: jobEnded(view.status) };
+  } catch (err) {
+    if (err instanceof NoWorkerAnsweredError) return undefined;
+    throw err;
+  }
+}

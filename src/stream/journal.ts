@@ -1,0 +1,101 @@
+/**
+ * The journal: a job's stream in the store, one growing order for every server and worker on it.
+ * Durable events are appended under their keys (the first server to see one numbers it; the
+ * others find it numbered) and read back against the rail's records: an entry whose key the
+ * rail's records do not hold is never shown, and a shown one carries the rail's content, so a
+ * process that can write the store cannot forge an ack, a hop or an ending. Model text is
+ * appended by the stage's worker as live entries that expire, shown only for a hop the rail
+ * started at that stage.
+ */
+import type { StreamStore } from '../worker/store/types';
+import type { DurableEvent, JobEvent, KeyedEvent, TextDelta } from './events';
+
+/** How long model text stays readable by default (HANDRAIL_STREAM_RETENTION_S). */
+export const DEFAULT_TEXT_RETENTION_MS = 60 * 60 * 1000;
+
+const TEXT_PREFIX = 'text:';
+
+/** Numbers the durable events the journal does not hold yet, in their order. */
+export async function journalRailEvents(
+  store: StreamStore,
+  jobId: string,
+  events: readonly KeyedEvent[],
+): Promise<void> {
+  if (events.length === 0) return;
+  await store.appendStreamEntries(
+    jobId,
+    events.map(({ key, event }) => ({ key, body: JSON.stringify(event) })),
+  );
+}
+
+/** Appends one piece of a hop's model text (the stage's worker does, as the model writes it). */
+export async function journalText(
+  store: StreamStore,
+  jobId: string,
+  text: Omit<TextDelta, 'type'> & { part: number },
+  retentionMs = DEFAULT_TEXT_RETENTION_MS,
+): Promise<void> {
+  const { part, ...delta } = text;
+  await store.appendStreamEntries(jobId, [
+    {
+      key: `${TEXT_PREFIX}${text.hop}:${text.stage}:${part}`,
+      body: JSON.stringify({ type: 'text_delta', ...delta }),
+      expiresAt: new Date(Date.now() + retentionMs),
+    },
+  ]);
+}
+
+/**
+ * The job's events after `afterSeq` as a follower may see them, and the seq the read reached.
+ * An entry these records cannot place (text of a hop they do not show started, a key they do not
+ * hold: written after they were read) stops the read before it (`unplaced`), so the caller can
+ * read the rail again; with `skipUnplaced` (records read after the entry was) it is passed over.
+ */
+export async function readJournal(
+  store: StreamStore,
+  jobId: string,
+  afterSeq: number,
+  rail: readonly KeyedEvent[],
+  opts: { skipUnplaced?: boolean; limit?: number } = {},
+): Promise<{ events: JobEvent[]; reached: number; unplaced: boolean }> {
+  const byKey = new Map(rail.map((k) => [k.key, k.event] as const));
+  const started = new Set(
+    rail.flatMap(({ event }) => (event.type === 'hop_started' ? [`${event.hop}:${event.stage}`] : [])),
+  );
+  const entries = await store.readStreamEntries(jobId, afterSeq, opts.limit ?? 500);
+  const events: JobEvent[] = [];
+  let reached = afterSeq;
+  for (const entry of entries) {
+    const event = entry.key.startsWith(TEXT_PREFIX)
+      ? shownText(entry.body, started)
+      : (byKey.get(entry.key) ?? pastEscalation(entry.key, entry.body));
+    if (event) events.push({ ...event, id: entry.seq });
+    else if (!opts.skipUnplaced) return { events, reached, unplaced: true };
+    reached = entry.seq;
+  }
+  return { events, reached, unplaced: false };
+}
+
+/** An escalation the rail's status no longer shows (a human decided it): the journal's copy,
+ * written when the status showed it (a limit: docs/threat-model.md, the stream). */
+function pastEscalation(key: string, body: string): DurableEvent | undefined {
+  if (!key.startsWith('escalation:')) return undefined;
+  try {
+    const event = JSON.parse(body) as DurableEvent;
+    return event.type === 'escalated' ? event : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A text entry, when it is well formed and belongs to a hop the rail started at its stage. */
+function shownText(body: string, started: ReadonlySet<string>): TextDelta | undefined {
+  try {
+    const t = JSON.parse(body) as Partial<TextDelta>;
+    if (typeof t.delta !== 'string' || typeof t.stage !== 'string' || typeof t.hop !== 'number') return undefined;
+    if (!started.has(`${t.hop}:${t.stage}`)) return undefined;
+    return { type: 'text_delta', stage: t.stage, hop: t.hop, delta: t.delta };
+  } catch {
+    return undefined;
+  }
+}
