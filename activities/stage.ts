@@ -30,6 +30,7 @@ import {
 import { constraintBreaches, redactPersonalDataFor } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
+import { withHopText } from '../src/stream/hop-text';
 import type { DeliveryFacts, StageRecord, Store, WritesStore } from '../src/worker/store';
 import { asyncLocalStorage, log } from '@temporalio/activity';
 import type { ApplicationFailure } from '@temporalio/common';
@@ -110,7 +111,14 @@ export async function runStageOnce(
       options,
     );
     if (card.writes !== null) await takeInDoubtDecision(store, card, pkg, delivery.hook_results, key);
-    const output = await work(pkg, turn);
+    // The model's text while it works goes to the job's stream (a rail's delivery: a direct one
+    // belongs to no job a follower reads).
+    const output =
+      scope === 'rail'
+        ? await withHopText({ store, jobId: pkg.job_id, hop: pkg.hop?.count ?? 0, stage: card.name }, () =>
+            work(pkg, turn),
+          )
+        : await work(pkg, turn);
     checkReceipt(card, output);
     const { transcript, handover } = await close(output);
     const recorded = await store.recordStageCompletion(

@@ -11,6 +11,8 @@ export interface ChatRequestBody {
   messages: { role: string; content: string | null; tool_calls?: unknown[]; tool_call_id?: string }[];
   tools?: { function: { name: string } }[];
   response_format?: unknown;
+  /** Asked for as Server-Sent Events (the AI SDK does when a hop's text is followed). */
+  stream?: boolean;
 }
 
 export type ScriptedAnswer =
@@ -47,6 +49,10 @@ export async function startScriptedModel(answer: ScriptedModel['answer']): Promi
         res.end(JSON.stringify({ error: { message: 'scripted failure', type: 'server_error' } }));
         return;
       }
+      if (body.stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(completionAsStream(completion(reply)));
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion(reply)));
     });
   });
@@ -81,6 +87,46 @@ function completion(reply: ScriptedAnswer) {
     usage: reply.usage ?? DEFAULT_USAGE,
   };
 }
+
+/**
+ * A chat completion as OpenAI streams it (`stream: true`, usage included): the text a few
+ * characters at a time (or the tool calls), the finish reason, the usage, then `[DONE]`. Test
+ * servers that answer with a completion answer a streamed request with this.
+ */
+export function completionAsStream(completion: {
+  id?: string;
+  model?: string;
+  choices: { message: { content?: string | null; tool_calls?: unknown[] }; finish_reason: string }[];
+  usage?: unknown;
+}): string {
+  const frames: string[] = [];
+  const chunk = (choice: object | undefined, usage?: unknown) =>
+    frames.push(
+      `data: ${JSON.stringify({
+        id: completion.id ?? 'chatcmpl-stream',
+        object: 'chat.completion.chunk',
+        created: 1_700_000_000,
+        model: completion.model ?? 'scripted',
+        choices: choice ? [{ index: 0, ...choice }] : [],
+        ...(usage ? { usage } : {}),
+      })}\n\n`,
+    );
+  const [first] = completion.choices;
+  const text = first?.message.content ?? '';
+  const calls = first?.message.tool_calls;
+  chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null });
+  for (let at = 0; at < text.length; at += STREAM_PIECE)
+    chunk({ delta: { content: text.slice(at, at + STREAM_PIECE) }, finish_reason: null });
+  if (calls)
+    chunk({ delta: { tool_calls: calls.map((c, index) => ({ index, ...(c as object) })) }, finish_reason: null });
+  chunk({ delta: {}, finish_reason: first?.finish_reason ?? 'stop' });
+  if (completion.usage) chunk(undefined, completion.usage);
+  frames.push('data: [DONE]\n\n');
+  return frames.join('');
+}
+
+/** Characters per streamed text chunk: about a token's worth. */
+const STREAM_PIECE = 4;
 
 /** How many tool results the request carries: the loop's step number, less one. */
 export const toolResultsIn = (request: ChatRequestBody) => request.messages.filter((m) => m.role === 'tool').length;

@@ -352,17 +352,8 @@ export async function getJob(client: Client, jobId: string): Promise<JobView> {
 async function readJob(client: Client, jobId: string, described: DescribedJob): Promise<JobView> {
   const handle = client.workflow.getHandle<typeof handoffJob>(jobId);
   const run = runFacts(described);
-  if (described.status.name === 'COMPLETED') {
-    const result = await handle.result();
-    return {
-      ...run,
-      status: statusFromResult(result, described.typedSearchAttributes.get(HandrailStage)),
-      package: result.package,
-      acks: result.acks,
-      result,
-    };
-  }
-  return askWorker(client, jobId, described.taskQueue, async () => {
+  if (described.status.name === 'COMPLETED') return completedJob(client, jobId, described);
+  const view = await askWorker(client, jobId, described.taskQueue, async () => {
     // Each query sees the job at its own moment: asking for the status first means the acks
     // include at least every hop the status reflects (a follower never misses the last ones).
     const status = await handle.query(statusQuery);
@@ -377,6 +368,45 @@ async function readJob(client: Client, jobId: string, described: DescribedJob): 
       acks,
     };
   });
+  // The rail publishes its ending in the workflow task that closes the run: a query answered in
+  // between says `completed` while the run is still open, with no result (and so no receipt).
+  // Such a view is never given out: the run is read once it has closed, with its result.
+  if (railEnded(view)) {
+    const closed = await closedRun(client, jobId);
+    if (closed.status.name !== 'RUNNING') return completedJob(client, jobId, closed);
+  }
+  return view;
+}
+
+/** The rail said the job ended, and Temporal still had the run open. */
+export function railEnded(view: Pick<JobView, 'status' | 'run_status' | 'result'>): boolean {
+  return view.run_status === 'RUNNING' && view.result === undefined && ENDED_RAIL_STATUSES.has(view.status.status);
+}
+
+const ENDED_RAIL_STATUSES: ReadonlySet<string> = new Set(['completed', 'rejected', 'cancelled']);
+
+/** The run described once it has closed (it is closing: the rail returned). */
+async function closedRun(client: Client, jobId: string): Promise<DescribedJob> {
+  await client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+    client.workflow
+      .getHandle<typeof handoffJob>(jobId)
+      .result()
+      .catch(() => undefined),
+  );
+  return describeJob(client, jobId);
+}
+
+/** A run that closed Completed, read from its result (no worker needed); any other run as it stands. */
+async function completedJob(client: Client, jobId: string, described: DescribedJob): Promise<JobView> {
+  if (described.status.name !== 'COMPLETED') return readJob(client, jobId, described);
+  const result = await client.workflow.getHandle<typeof handoffJob>(jobId).result();
+  return {
+    ...runFacts(described),
+    status: statusFromResult(result, described.typedSearchAttributes.get(HandrailStage)),
+    package: result.package,
+    acks: result.acks,
+    result,
+  };
 }
 
 /** The status view of a job that returned, as its last `status` query would have answered. */

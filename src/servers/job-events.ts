@@ -67,9 +67,17 @@ async function jobScope(temporal: Client, jobId: string): Promise<{ owner?: stri
   }
 }
 
+/** How often a server removes model text past its retention while it serves followers. */
+const PRUNE_EVERY_MS = 60_000;
+
 export function registerJobEvents(app: FastifyInstance, options: JobEventsOptions): void {
+  let pruned = 0;
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const user = options.caller(request);
+    if (Date.now() - pruned > PRUNE_EVERY_MS) {
+      pruned = Date.now();
+      void options.store.pruneStreamEntries(new Date()).catch((err: unknown) => request.log.warn(err));
+    }
     const { id } = request.params as { id: string };
     const query = request.query as { after?: string };
     const from = parseLastEventId(request.headers['last-event-id'] ?? query.after);

@@ -8,6 +8,7 @@
 import type { AckRecord } from '../../contracts';
 import type { Escalation } from '../../workflows/definitions';
 import type { JobStatusShown } from '../operator/client';
+import { hopStartKey } from './journal';
 
 /** The rail's ack of a hop, as a follower reads it. */
 export type StreamAck = Pick<
@@ -81,7 +82,7 @@ export function railEvents(records: RailRecords): KeyedEvent[] {
   const start = (stage: string, hop: number, reserved: number) => {
     if (started.has(hop)) return;
     started.add(hop);
-    events.push({ key: `hop:${hop}`, event: { type: 'hop_started', stage, hop, reserved_usd: reserved } });
+    events.push({ key: hopStartKey(hop), event: { type: 'hop_started', stage, hop, reserved_usd: reserved } });
   };
   for (const ack of acks) {
     const worked = ack.ack === 'accepted' && !ack.actor;

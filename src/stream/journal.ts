@@ -10,10 +10,25 @@
 import type { StreamStore } from '../worker/store/types';
 import type { DurableEvent, JobEvent, KeyedEvent, TextDelta } from './events';
 
-/** How long model text stays readable by default (HANDRAIL_STREAM_RETENTION_S). */
+/** How long model text stays readable by default: an hour. */
 export const DEFAULT_TEXT_RETENTION_MS = 60 * 60 * 1000;
 
+/** HANDRAIL_STREAM_RETENTION_S (seconds), else the default; refuses a value that is not a
+ * positive whole number. */
+export function textRetentionMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.HANDRAIL_STREAM_RETENTION_S;
+  if (raw === undefined || raw === '') return DEFAULT_TEXT_RETENTION_MS;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) === 0)
+    throw new Error(
+      `HANDRAIL_STREAM_RETENTION_S must be a whole number of seconds (1 or more), not ${JSON.stringify(raw)}`,
+    );
+  return Number(raw) * 1000;
+}
+
 const TEXT_PREFIX = 'text:';
+
+/** The key of a hop's start in a job's stream (./events.ts derives it under this key). */
+export const hopStartKey = (hop: number) => `hop:${hop}`;
 
 /** Numbers the durable events the journal does not hold yet, in their order. */
 export async function journalRailEvents(
@@ -33,10 +48,20 @@ export async function journalText(
   store: StreamStore,
   jobId: string,
   text: Omit<TextDelta, 'type'> & { part: number },
-  retentionMs = DEFAULT_TEXT_RETENTION_MS,
+  retentionMs = textRetentionMs(),
 ): Promise<void> {
   const { part, ...delta } = text;
   await store.appendStreamEntries(jobId, [
+    // The hop's start is numbered before its first text, whether or not a follower saw it start:
+    // only its key counts (a reader shows the rail's record of it, never this body).
+    ...(part === 0
+      ? [
+          {
+            key: hopStartKey(text.hop),
+            body: JSON.stringify({ type: 'hop_started', stage: text.stage, hop: text.hop }),
+          },
+        ]
+      : []),
     {
       key: `${TEXT_PREFIX}${text.hop}:${text.stage}:${part}`,
       body: JSON.stringify({ type: 'text_delta', ...delta }),

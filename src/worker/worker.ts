@@ -2,6 +2,7 @@
  * The handrail worker: the rail (workflows) and the stages (activities) of a plugin's pipelines,
  * one Temporal worker per task queue they use. The shipped worker process is ./main.ts.
  */
+import { textRetentionMs } from '../stream/journal';
 import fs from 'node:fs';
 import type { Tracer } from '@opentelemetry/api';
 import type { DataConverter } from '@temporalio/common';
@@ -179,6 +180,10 @@ export async function createHandrailWorkers<P extends readonly Pipeline[]>(
     problems.push("the plugin has no `workflowsPath` (the module exporting createRail(pipelines)'s workflows)");
   if (problems.length > 0) throw new WorkerSetupError(problems);
   await opts.store.pruneStageSteps(new Date(Date.now() - (opts.stageStepsRetentionMs ?? STAGE_STEPS_RETENTION_MS)));
+  // Model text past its retention (HANDRAIL_STREAM_RETENTION_S, checked here, at start); the API
+  // servers prune as they serve too.
+  textRetentionMs();
+  await opts.store.pruneStreamEntries(new Date());
   // Only workflow code upserts search attributes; the writer side runs none.
   const unregistered = role === 'writer' ? [] : await missingSearchAttributes(opts.connection, config.namespace);
   if (unregistered.length > 0)

@@ -93,6 +93,20 @@ describe('following a job (client API)', () => {
     }
   });
 
+  it('following adds nothing to the job: a followed job has the history of one nobody followed, event for event', async () => {
+    const followed = jobRequest();
+    const alone = jobRequest();
+    await startJob(rail.client, followed, { taskQueue: rail.taskQueue });
+    await startJob(rail.client, alone, { taskQueue: rail.taskQueue });
+    await collect(followed.job_id);
+    await jobResult(rail.client, alone.job_id);
+    const kinds = async (id: string) =>
+      ((await rail.client.workflow.getHandle(id).fetchHistory()).events ?? []).map((e) => e.eventType);
+    const [a, b] = [await kinds(followed.job_id), await kinds(alone.job_id)];
+    expect(a).toEqual(b);
+    expect(a.length).toBeGreaterThan(0);
+  });
+
   it('a finished job reads the same events under the same ids from the first, and from an id exactly the rest', async () => {
     const request = jobRequest();
     await startJob(rail.client, request, { taskQueue: rail.taskQueue });

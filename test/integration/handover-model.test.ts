@@ -6,6 +6,7 @@
  */
 import type http from 'node:http';
 import { createServer } from 'node:http';
+import { completionAsStream } from '../../src/devtools/scripted-model';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -41,14 +42,15 @@ beforeAll(async () => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
     req.on('end', () => {
-      const { messages } = JSON.parse(body) as { messages: ChatMessage[] };
+      const { messages, stream } = JSON.parse(body) as { messages: ChatMessage[]; stream?: boolean };
       requests.push({ messages });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          choices: [{ index: 0, message: { role: 'assistant', content: reply(messages) } }],
-          usage: { prompt_tokens: 100, completion_tokens: 20 },
-        }),
-      );
+      const completion = {
+        choices: [{ index: 0, message: { role: 'assistant', content: reply(messages) }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 100, completion_tokens: 20 },
+      };
+      // A followed hop's model streams (src/worker/model/streaming.ts).
+      if (stream) res.writeHead(200, { 'content-type': 'text/event-stream' }).end(completionAsStream(completion));
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion));
     });
   });
   await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));

@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import { completionAsStream } from '../../src/devtools/scripted-model';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,18 +38,26 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-in-flight-'));
 
 beforeAll(async () => {
   model = http.createServer((req, res) => {
-    const call: HungCall = {
-      closed: new Promise<void>((resolve) => req.socket.once('close', () => resolve())),
-      answer: (text) =>
-        res.writeHead(200, { 'content-type': 'application/json' }).end(
-          JSON.stringify({
-            choices: [{ index: 0, message: { role: 'assistant', content: text } }],
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    const closed = new Promise<void>((resolve) => req.socket.once('close', () => resolve()));
+    req.on('end', () => {
+      const streamed = (JSON.parse(body) as { stream?: boolean }).stream === true;
+      const call: HungCall = {
+        closed,
+        answer: (text) => {
+          const completion = {
+            choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
             usage: { prompt_tokens: 900, completion_tokens: 120 },
-          }),
-        ),
-    };
-    calls.push(call);
-    onCall(call);
+          };
+          // A followed hop's model streams (src/worker/model/streaming.ts).
+          if (streamed) res.writeHead(200, { 'content-type': 'text/event-stream' }).end(completionAsStream(completion));
+          else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion));
+        },
+      };
+      calls.push(call);
+      onCall(call);
+    });
   });
   await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
   connection = await Connection.connect({ address: inject('temporalAddress') });

@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startJob } from '../../src/operator/client';
+import { followJob } from '../../src/stream/follow';
+import type { JobEvent } from '../../src/stream/events';
 import { startResearchModel } from '../../src/devtools/research-model';
 import type { ScriptedModel } from '../helpers/scripted-model';
 import { jobRequest, startRail, uniqueId, type Rail } from '../helpers/rail';
@@ -57,5 +59,36 @@ it(
     const writes = await rail.store.listWrites(request.job_id);
     expect(writes).toHaveLength(1);
     expect(result.spent_usd).toBeGreaterThan(0);
+  },
+);
+
+it(
+  "a follower sees each model stage's text while it works: its deltas come after the hop's start and before its finish, and together they are the model's answer",
+  { timeout: 60_000 },
+  async () => {
+    const request = { ...jobRequest({ job_id: uniqueId('brief-follow') }), pipeline: 'research-brief' };
+    const asked = model.requests.length;
+    await startJob(rail.client, request, rail);
+    const events: JobEvent[] = [];
+    for await (const item of followJob(rail.client, request.job_id, { store: rail.store }))
+      if (item.kind === 'event') events.push(item.event);
+    expect(events.at(-1)).toMatchObject({ type: 'job_finished', status: 'completed' });
+    const texts = new Map<string, string>();
+    for (const e of events) {
+      if (e.type !== 'text_delta') continue;
+      const started = events.findIndex((s) => s.type === 'hop_started' && s.hop === e.hop && s.stage === e.stage);
+      const finished = events.findIndex((s) => s.type === 'hop_finished' && s.hop === e.hop);
+      const at = events.indexOf(e);
+      expect([started >= 0 && started < at, finished > at], `${e.stage} hop ${e.hop}`).toEqual([true, true]);
+      texts.set(e.stage, (texts.get(e.stage) ?? '') + e.delta);
+    }
+    expect([...texts.keys()].sort()).toEqual(['critic', 'planner', 'researcher', 'writer']);
+    // What the model answered, as the scripted server saw each request answered (its last step's text).
+    const answers = model.requests.slice(asked).map((r) => model.answer(r));
+    for (const [stage, text] of texts)
+      expect(
+        answers.some((a) => 'text' in a && text.endsWith(a.text)),
+        `${stage}: ${text.slice(0, 80)}`,
+      ).toBe(true);
   },
 );

@@ -13,6 +13,7 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, NoObjectGeneratedError, Output, type LanguageModel, type LanguageModelUsage } from 'ai';
 import { asModelError, ModelError } from './errors';
+import { streamingWhenFollowed } from './streaming';
 import {
   parsePriceTable,
   priceFor,
@@ -127,8 +128,10 @@ export function openAICompatibleModel(
     baseURL: config.baseUrl.replace(/\/+$/, ''),
     ...(config.apiKey ? { apiKey: config.apiKey } : {}),
     supportsStructuredOutputs: true,
+    // A followed hop streams (streaming.ts): the wallet needs the usage at the stream's end too.
+    includeUsage: true,
   });
-  return provider.chatModel(config.model);
+  return streamingWhenFollowed(provider.chatModel(config.model));
 }
 
 export function createChatModel(config: ModelConfig): ChatModel {

@@ -12,6 +12,7 @@ import {
   type ModelConfig,
 } from '../../../src/worker/model';
 import type { Store } from '../../../src/worker/store';
+import { completionAsStream } from '../../../src/devtools/scripted-model';
 import { Relay, corpusStore, firstPackage, refundTicket, ticketRef } from './helpers';
 
 interface SeenRequest {
@@ -21,6 +22,7 @@ interface SeenRequest {
     messages: { role: string; content: string }[];
     temperature: number;
     response_format?: unknown;
+    stream?: boolean;
   };
 }
 
@@ -51,6 +53,11 @@ beforeAll(async () => {
       const request = { headers: req.headers, body: JSON.parse(data) as SeenRequest['body'] };
       seen.push(request);
       const out = answer(request);
+      // A stage's model streams while its hop is followed (src/worker/model/streaming.ts).
+      if (request.body.stream && out.json && (out.status ?? 200) === 200) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(completionAsStream(out.json as never));
+        return;
+      }
       res.writeHead(out.status ?? 200, { 'content-type': 'application/json' }).end(out.raw ?? JSON.stringify(out.json));
     });
   });

@@ -1,0 +1,74 @@
+/**
+ * Where a working hop's model text goes while it is generated: the job's stream in the store
+ * (live entries that expire), batched so a model writing a token at a time costs one write per
+ * batch. The stage's worker opens it around the stage's work (activities/stage.ts); the model
+ * finds it through async context (src/worker/model/streaming.ts), so no stage code changes.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { StreamStore } from '../worker/store/types';
+import { journalText, textRetentionMs } from './journal';
+
+/** How long deltas gather before they are written (ms), and how much text at most. */
+const BATCH_MS = 15;
+const BATCH_CHARS = 256;
+
+export interface HopTextTarget {
+  store: StreamStore;
+  jobId: string;
+  hop: number;
+  stage: string;
+  retentionMs?: number;
+}
+
+export class HopText {
+  private pending = '';
+  private part = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly target: HopTextTarget) {}
+
+  write(delta: string): void {
+    if (delta.length === 0) return;
+    this.pending += delta;
+    if (this.pending.length >= BATCH_CHARS) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), BATCH_MS);
+  }
+
+  /** Writes what is pending; resolves once every write so far is in the store. Never throws:
+   * the live text is a view, and a store hiccup must not fail the hop. */
+  async close(): Promise<void> {
+    this.flush();
+    await this.writing;
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.length === 0) return;
+    const delta = this.pending;
+    const part = this.part++;
+    this.pending = '';
+    const { store, jobId, hop, stage, retentionMs } = this.target;
+    this.writing = this.writing
+      .then(() => journalText(store, jobId, { hop, stage, delta, part }, retentionMs ?? textRetentionMs()))
+      .catch(() => undefined);
+  }
+}
+
+const current = new AsyncLocalStorage<HopText>();
+
+/** Runs `work` with its model text going to the job's stream; the text is all written when it ends. */
+export async function withHopText<T>(target: HopTextTarget, work: () => Promise<T>): Promise<T> {
+  const text = new HopText(target);
+  try {
+    return await current.run(text, work);
+  } finally {
+    await text.close();
+  }
+}
+
+/** The text sink of the hop this code runs in, if any. */
+export function hopText(): HopText | undefined {
+  return current.getStore();
+}
