@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { JobRequest } from '../../contracts';
 import { HandrailPipeline } from '../../workflows/search-attributes';
 import { AgUiConnection, type AgUiOut } from '../stream/ag-ui';
-import { followJob } from '../stream/follow';
+import { JobFeeds } from '../stream/feeds';
 import type { StreamStore } from '../worker/store/types';
 import type { ApiUser } from './api-users';
 import { ApiError } from './handoffs-api';
@@ -26,7 +26,10 @@ export interface JobEventsOptions {
   /** Whether this server serves jobs of the pipeline (a project of its workspace). */
   servesPipeline: (pipeline: string) => boolean;
   caller: (request: FastifyRequest) => ApiUser;
+  /** Bytes a follower's connection may leave unsent before it is dropped as lagged. */
   bufferBytes?: number;
+  /** Events a follower may leave untaken before it is dropped as lagged (JobFeeds). */
+  queueLimit?: number;
 }
 
 /** A `Last-Event-ID` (or `?after=`): absent is 0, from the first; anything but a whole number is 400. */
@@ -67,11 +70,27 @@ async function jobScope(temporal: Client, jobId: string): Promise<{ owner?: stri
   }
 }
 
+/** Resolves when the response can take more, or the follower went. */
+function drained(raw: NodeJS.WritableStream, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      raw.removeListener('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    raw.once('drain', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 /** How often a server removes model text past its retention while it serves followers. */
 const PRUNE_EVERY_MS = 60_000;
 
 export function registerJobEvents(app: FastifyInstance, options: JobEventsOptions): void {
   let pruned = 0;
+  const feeds = new JobFeeds(options.temporal, options.store, {
+    ...(options.queueLimit !== undefined ? { queueLimit: options.queueLimit } : {}),
+  });
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const user = options.caller(request);
     if (Date.now() - pruned > PRUNE_EVERY_MS) {
@@ -85,9 +104,11 @@ export function registerJobEvents(app: FastifyInstance, options: JobEventsOption
     const visible =
       scope !== undefined &&
       (scope.owner === undefined || user.role === 'root' || scope.owner === user.name) &&
-      options.servesPipeline(scope.pipeline ?? '');
+      // A job whose request named no pipeline runs the workers' first one, which the rail
+      // publishes at its first hop: until then it is taken to be one this server serves.
+      (scope.pipeline === undefined || options.servesPipeline(scope.pipeline));
     if (!visible) throw new ApiError(404, 'not_found', `no job ${id}`);
-    await streamJob(request, reply, options, id, from);
+    await streamJob(request, reply, options, feeds, id, from);
   };
   app.get('/jobs/:id/events', handler);
   app.post('/jobs/:id/events', handler);
@@ -97,6 +118,7 @@ async function streamJob(
   request: FastifyRequest,
   reply: FastifyReply,
   options: JobEventsOptions,
+  feeds: JobFeeds,
   jobId: string,
   from: number,
 ): Promise<void> {
@@ -110,19 +132,22 @@ async function streamJob(
     connection: 'keep-alive',
     'x-accel-buffering': 'no',
   });
-  request.raw.on('close', () => abort.abort());
+  // The response closes when the follower goes (or once it ended): the feed lets go of it.
+  raw.on('close', () => abort.abort());
   const limit = options.bufferBytes ?? FOLLOWER_BUFFER_BYTES;
   const agui = new AgUiConnection(jobId);
   const send = (out: AgUiOut) =>
     raw.write(`${out.id !== undefined ? `id: ${out.id}\n` : ''}${encoder.encodeSSE(out.event)}`);
   try {
     for (const out of agui.opening()) send(out);
-    for await (const item of followJob(options.temporal, jobId, { from, store: options.store, signal: abort.signal })) {
-      for (const out of agui.translate(item)) send(out);
-      if (raw.writableLength > limit) {
+    for await (const item of feeds.follow(jobId, from, abort.signal)) {
+      if (item.kind !== 'lagged') for (const out of agui.translate(item)) send(out);
+      if (item.kind === 'lagged' || raw.writableLength > limit) {
         send(agui.custom('stream_lagged', { message: 'the follower read too slowly: resume from the last event id' }));
         break;
       }
+      // A follower that reads slowly holds the loop here; the feed queues for it, up to its limit.
+      if (raw.writableNeedDrain) await drained(raw, abort.signal);
     }
   } catch (err) {
     if (!abort.signal.aborted)

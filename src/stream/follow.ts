@@ -23,6 +23,8 @@ export interface FollowOptions {
   /** How often the store is read for model text while a hop works (default 25 ms). */
   textPollMs?: number;
   signal?: AbortSignal;
+  /** Told of the rail's records each time they are read (a feed checks late joiners' reads with them). */
+  onRecords?: (events: readonly KeyedEvent[]) => void;
 }
 
 /** What a follower is handed: an event of the job's stream, or the job's state as it now stands
@@ -60,6 +62,7 @@ async function* followIn(
         continue;
       }
       await journalRailEvents(opts.store, jobId, rail.events);
+      opts.onRecords?.(rail.events);
       // The state as it now stands goes first: the events read next end with the job's end, if it ended.
       const state = JSON.stringify(rail.state);
       if (state !== shownState) yield { kind: 'state', state: rail.state };
@@ -75,6 +78,7 @@ async function* followIn(
           const again = await readRail(client, jobId);
           if (!again) break;
           await journalRailEvents(opts.store, jobId, again.events);
+          opts.onRecords?.(again.events);
           rail = again;
           reread = true;
         } else if (!moved) break;
@@ -91,7 +95,7 @@ async function* followIn(
 
 /** The rail's durable events and state now; undefined when no worker answers (the journal
  * keeps what was seen before, and the next history move asks again). */
-async function readRail(
+export async function readRail(
   client: Client,
   jobId: string,
 ): Promise<{ events: KeyedEvent[]; state: JobPublicState; ended: boolean } | undefined> {
