@@ -87,7 +87,11 @@ async function main(): Promise<void> {
       { ...sampleJobRequest(jobId), pipeline },
       { taskQueue: config.taskQueue },
     );
-    console.log(`Started job ${jobId} (pipeline ${pipeline}) — watch it: ${jobUrl(config, jobId)}`);
+    // The job page follows it live (hops, acks, wallet, model text) on the API server.
+    const jobPage = api ? `${api.url}/jobs/${encodeURIComponent(jobId)}` : undefined;
+    console.log(
+      `Started job ${jobId} (pipeline ${pipeline}) — watch it: ${jobUrl(config, jobId)}${jobPage ? ` or live at ${jobPage}` : ''}`,
+    );
     const result = await handle.result();
     console.log(`\nJob ${result.job_id}: ${result.status}${result.reason ? ` (${String(result.reason)})` : ''}`);
     console.log(
@@ -108,6 +112,7 @@ async function main(): Promise<void> {
       `\nWeb UI: ${jobUrl(config, jobId)}${codec ? ` (payloads encrypted; the UI decodes them through the codec server at ${codec.url})` : ''}`,
     );
     if (api) {
+      console.log(`Job page: ${jobPage} (it asks for the token in ${path.relative(process.cwd(), api.tokenFile)})`);
       console.log(
         `Handoff records API: ${api.url} (OpenAPI at ${api.url}/openapi.json; user "demo", token in ${path.relative(process.cwd(), api.tokenFile)}): try \`npm run cli -- handoffs list\``,
       );

@@ -34,6 +34,7 @@ import { RAIL_ACTOR } from '../../workflows/rail/escalation-record';
 import type { Store } from '../worker/store/types';
 import type { ApiUser, ApiUsers } from './api-users';
 import { registerJobEvents } from './job-events';
+import { JOB_PAGE_PUBLIC_ROUTES, registerJobPage } from './job-page';
 
 /** Large enough for every valid begin body (8,000-character summary, 2 × 64 items of 500, even
  * if every character is JSON-escaped), small enough that nobody streams megabytes at the store. */
@@ -470,7 +471,11 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
     openapi: async () => openapi,
   };
 
-  const publicRoutes = new Set(ROUTES.filter((r) => r.public).map((r) => `${r.method} ${r.url}`));
+  // The job page is public too (a static page that asks for the token); its stream is not.
+  const publicRoutes = new Set([
+    ...ROUTES.filter((r) => r.public).map((r) => `${r.method} ${r.url}`),
+    ...JOB_PAGE_PUBLIC_ROUTES,
+  ]);
   app.addHook('onRequest', async (request) => {
     if (publicRoutes.has(`${request.method} ${request.routeOptions.url ?? ''}`)) return;
     callers.set(request, bearer(request, users));
@@ -508,6 +513,7 @@ export function buildHandoffsApi(options: HandoffsApiOptions): FastifyInstance {
     caller,
     servesPipeline: (pipeline) => serves(temporal.options.namespace, pipeline),
   });
+  registerJobPage(app, { workspaces });
 
   app.setNotFoundHandler(async (request, reply) => {
     return reply
