@@ -10,11 +10,8 @@ import type { Escalation } from '../../workflows/definitions';
 import type { JobStatusShown } from '../operator/client';
 import { hopStartKey } from './journal';
 
-/** The rail's ack of a hop, as a follower reads it. */
-export type StreamAck = Pick<
-  AckRecord,
-  'ack' | 'stage' | 'hop' | 'reason' | 'at' | 'reserved_usd' | 'settled_usd' | 'actor' | 'invariant' | 'in_doubt'
->;
+/** The rail's ack of a hop, as a follower reads it: the rail's record as it is. */
+export type StreamAck = AckRecord;
 
 /** A durable event: derived from the rail's records, numbered once, read again from the first. */
 export type DurableEvent =
@@ -43,9 +40,14 @@ export interface JobPublicState {
   stage: string;
   hops: number;
   usd_remaining: number;
+  revisions_remaining: number;
   reserved_usd: number;
   spent_usd: number;
   working: { stage: string; hop: number }[];
+  /** While the job waits on a human: since when (the `escalated` event of that escalation has it too). */
+  escalated_since?: string;
+  /** Why the job ended, once it has. */
+  reason?: string;
 }
 
 /** What the rail recorded of a job at one moment: its status view and its acks, oldest first. */
@@ -125,24 +127,15 @@ export function publicState(status: JobStatusShown): JobPublicState {
     stage: status.stage,
     hops: status.hops,
     usd_remaining: status.usd_remaining,
+    revisions_remaining: status.revisions_remaining,
     reserved_usd: status.reserved_usd,
     spent_usd: status.spent_usd,
     working: status.reservations.map(({ stage, hop }) => ({ stage, hop })),
+    ...(status.escalation ? { escalated_since: status.escalation.since } : {}),
+    ...(status.reason ? { reason: status.reason } : {}),
   };
 }
 
 function streamAck(ack: AckRecord): StreamAck {
-  const { ack: kind, stage, hop, reason, at, reserved_usd, settled_usd, actor, invariant, in_doubt } = ack;
-  return {
-    ack: kind,
-    stage,
-    hop,
-    reason,
-    at,
-    ...(reserved_usd !== undefined ? { reserved_usd } : {}),
-    ...(settled_usd !== undefined ? { settled_usd } : {}),
-    ...(actor ? { actor } : {}),
-    ...(invariant ? { invariant } : {}),
-    ...(in_doubt ? { in_doubt } : {}),
-  };
+  return { ...ack };
 }

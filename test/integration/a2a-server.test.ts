@@ -45,7 +45,7 @@ beforeAll(async () => {
     pipelines: BUILT_IN_PIPELINES,
     entrySchemas: ticketArtifactBodies,
     taskQueue: rail.taskQueue,
-    pollMs: 100,
+    store: rail.store,
   });
   base = await app.listen({ port: 0, host: '127.0.0.1' });
   for (const caller of Object.keys(TOKENS) as Caller[]) {

@@ -3,7 +3,13 @@
  * (a real local HTTP server) answers the four model stages, the researcher searches through its
  * own MCP server (started over stdio per delivery), and the writer writes the brief once.
  */
+import { TaskState, type StreamResponse } from '@a2a-js/sdk';
+import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
+import { buildA2aServer } from '../../src/servers/a2a/server';
+import { apiUsers, sha256Token } from '../../src/servers/api-users';
+import { userMessage } from '../helpers/a2a-messages';
 import { startJob } from '../../src/operator/client';
 import { followJob } from '../../src/stream/follow';
 import type { JobEvent } from '../../src/stream/events';
@@ -90,5 +96,66 @@ it(
         answers.some((a) => 'text' in a && text.endsWith(a.text)),
         `${stage}: ${text.slice(0, 80)}`,
       ).toBe(true);
+  },
+);
+
+it(
+  "a streaming A2A client gets each model stage's text as artifact chunks while it works, before the task completes",
+  { timeout: 60_000 },
+  async () => {
+    const token = 'tok-a2a-brief';
+    const a2a = buildA2aServer({
+      temporal: rail.client,
+      users: apiUsers({ ana: { token_sha256: sha256Token(token), role: 'user' } }),
+      pipelines: BUILT_IN_PIPELINES,
+      taskQueue: rail.taskQueue,
+      store: rail.store,
+    });
+    const base = await a2a.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const fetchImpl: typeof fetch = (input, init) => {
+        const headers = new Headers(init?.headers);
+        headers.set('authorization', `Bearer ${token}`);
+        return fetch(input, { ...init, headers });
+      };
+      const client = await new ClientFactory(
+        ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+          transports: [new JsonRpcTransportFactory({ fetchImpl })],
+        }),
+      ).createFromUrl(base);
+      const { job_id: _id, ...request } = jobRequest();
+      const events: StreamResponse[] = [];
+      for await (const e of client.sendMessageStream({
+        tenant: '',
+        message: userMessage({ ...request, pipeline: 'research-brief' }),
+        configuration: undefined,
+        metadata: undefined,
+      }))
+        events.push(e);
+      const chunks = events.flatMap((e, at) =>
+        e.payload?.$case === 'artifactUpdate' && e.payload.value.artifact?.artifactId.startsWith('text-hop-')
+          ? [{ at, id: e.payload.value.artifact.artifactId, name: e.payload.value.artifact.name, e: e.payload.value }]
+          : [],
+      );
+      const last = events.at(-1)!;
+      expect(last.payload?.$case === 'statusUpdate' && last.payload.value.status?.state).toBe(
+        TaskState.TASK_STATE_COMPLETED,
+      );
+      expect([...new Set(chunks.map((c) => c.name))].sort()).toEqual([
+        'critic text',
+        'planner text',
+        'researcher text',
+        'writer text',
+      ]);
+      // Each hop's text: a first chunk, appended to, closed by a last chunk; all before the ending.
+      for (const id of new Set(chunks.map((c) => c.id))) {
+        const mine = chunks.filter((c) => c.id === id);
+        expect(mine.map((c) => c.e.append)).toEqual([false, ...mine.slice(1).map(() => true)]);
+        expect(mine.map((c) => c.e.lastChunk)).toEqual([...mine.slice(1).map(() => false), true]);
+        expect(mine.at(-1)!.at).toBeLessThan(events.length - 1);
+      }
+    } finally {
+      await a2a.close();
+    }
   },
 );

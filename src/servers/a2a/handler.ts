@@ -30,9 +30,12 @@ import {
   decide,
   getJob,
   startJob,
-  watchJob,
   type JobView,
 } from '../../operator/client';
+import { loadConfig } from '../../config';
+import { JobFeeds } from '../../stream/feeds';
+import { openStore } from '../../worker/store';
+import type { Store, StreamStore } from '../../worker/store/types';
 import type { ApiUser } from '../api-users';
 import { dataOf, decisionOf, decisionUpdateId, jobRequestOf, mayAccess } from './task-messages';
 import {
@@ -43,7 +46,7 @@ import {
   submittedTask,
   taskOf,
   taskStateOf,
-  taskStatusOf,
+  textPart,
 } from './task-view';
 
 /** The authenticated caller, as the SDK carries it in the call context. */
@@ -67,7 +70,9 @@ export interface A2aHandlerOptions {
   /** How long a blocking SendMessage waits for the job to end or wait for input before it answers
    * with the task as it stands (still working). */
   blockingWaitMs?: number;
-  pollMs?: number;
+  /** Where the jobs' streams are kept (the workers' store); default: the configured one, opened
+   * on the first follow and closed by `close()`. */
+  store?: StreamStore;
 }
 
 const DEFAULT_BLOCKING_WAIT_MS = 30_000;
@@ -83,7 +88,24 @@ const stillWorking = (view: JobView) =>
   taskStateOf(view.status.status, view.run_status) === TaskState.TASK_STATE_WORKING;
 
 export class HandrailA2aHandler implements A2ARequestHandler {
+  private feeds: Promise<JobFeeds> | undefined;
+  private opened: Store | undefined;
+
   constructor(private readonly options: A2aHandlerOptions) {}
+
+  /** Closes the store this handler opened itself, if it did. */
+  async close(): Promise<void> {
+    await this.opened?.close();
+  }
+
+  /** The jobs' feeds: one reader per followed job, shared by every stream this server serves. */
+  private jobFeeds(): Promise<JobFeeds> {
+    this.feeds ??= (async () => {
+      const store = this.options.store ?? (this.opened = await openStore(loadConfig()));
+      return new JobFeeds(this.options.temporal, store);
+    })();
+    return this.feeds;
+  }
 
   async getAgentCard(): Promise<AgentCard> {
     return this.options.card();
@@ -206,52 +228,80 @@ export class HandrailA2aHandler implements A2ARequestHandler {
     }
   }
 
-  /** Polls the job until it ends or waits for input (with `toEnd`, until it ends), or the blocking
-   * wait passes: the view then. */
+  /** Waits for the job to end or wait for input (with `toEnd`, to end), following its stream, or
+   * for the blocking wait to pass: the view then. */
   private async untilStopped(taskId: string, view: JobView | null, toEnd = false): Promise<JobView | null> {
-    const deadline = Date.now() + (this.options.blockingWaitMs ?? DEFAULT_BLOCKING_WAIT_MS);
-    let now = view;
-    while (Date.now() < deadline) {
-      if (now && (toEnd ? FINAL_STATES.has(taskStateOf(now.status.status, now.run_status)) : !stillWorking(now)))
-        return now;
-      await new Promise((r) => setTimeout(r, this.options.pollMs ?? 250));
-      now = (await this.read(taskId)) ?? now;
+    if (view && (toEnd ? FINAL_STATES.has(taskStateOf(view.status.status, view.run_status)) : !stillWorking(view)))
+      return view;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.options.blockingWaitMs ?? DEFAULT_BLOCKING_WAIT_MS);
+    try {
+      const feeds = await this.jobFeeds();
+      for await (const item of feeds.follow(taskId, 0, abort.signal)) {
+        if (item.kind === 'lagged') break;
+        if (item.kind === 'event' && item.event.type === 'job_finished') break;
+        if (!toEnd && item.kind === 'state' && item.state.status !== 'running') break;
+      }
+    } finally {
+      clearTimeout(timer);
+      abort.abort();
     }
-    return now;
+    return (await this.read(taskId)) ?? view;
   }
 
-  /** The job's progress after `after` as status updates: one per ack the rail records, in order
-   * (the ack its message), and one for a status that is news without an ack of its own (waiting
-   * for input); then its new artifacts, then how it ended or that it waits. */
+  /** The job's progress after `after`, from its stream: a status update per ack the rail records,
+   * in order (the ack its message), the model's text as artifact chunks while a stage works (one
+   * artifact per hop), then its new artifacts, then how it ended or that it waits for input. */
   private async *follow(taskId: string, after: JobView | null): AsyncGenerator<StreamResponse, void, undefined> {
     const runStatus = after?.run_status ?? 'RUNNING';
-    const update = (status: TaskStatus, view: Pick<JobView, 'status' | 'run_status'>): StreamResponse => ({
+    const update = (status: TaskStatus, facts: StatusFacts): StreamResponse => ({
       payload: {
         $case: 'statusUpdate',
-        value: { taskId, contextId: taskId, status, metadata: handrailMetadata(view) },
+        value: {
+          taskId,
+          contextId: taskId,
+          status,
+          metadata: handrailMetadata({ status: facts, run_status: runStatus }),
+        },
       },
     });
     let told = (after ? taskOf(after) : submittedTask(taskId)).status?.message?.messageId;
-    const watch = watchJob(this.options.temporal, taskId, {
-      ...(after ? { after } : {}),
-      ...(this.options.pollMs ? { pollMs: this.options.pollMs } : {}),
-    });
-    let step = await watch.next();
-    while (!step.done) {
-      const view = { status: step.value.status, run_status: runStatus };
-      for (const ack of step.value.acks) yield update(ackStatus(taskId, ack), view);
-      const status = taskStatusOf(taskId, step.value.status, runStatus);
-      // The ending is told last, after the artifacts it brought, as the job was read once it stopped;
-      // a working job's acks told where it is.
-      const working = status.state === TaskState.TASK_STATE_WORKING && step.value.acks.length > 0;
-      if (!FINAL_STATES.has(status.state) && !working && status.message?.messageId !== told) yield update(status, view);
-      told = status.message?.messageId;
-      step = await watch.next();
+    // The acks the task already holds are not told again.
+    let known = after?.acks.length ?? 0;
+    let facts: StatusFacts | undefined = after?.status;
+    let waitingSince: string | undefined;
+    const text = new Set<number>();
+    const abort = new AbortController();
+    try {
+      const feeds = await this.jobFeeds();
+      for await (const item of feeds.follow(taskId, 0, abort.signal)) {
+        if (item.kind === 'lagged') break;
+        if (item.kind === 'state') {
+          facts = item.state;
+          waitingSince = item.state.status === 'escalated' ? item.state.escalated_since : undefined;
+          continue;
+        }
+        const e = item.event;
+        if (e.type === 'ack' || e.type === 'decision') {
+          if (known > 0) known--;
+          else if (facts) yield update(ackStatus(taskId, e.ack), facts);
+        } else if (e.type === 'text_delta') {
+          yield textChunk(taskId, e.hop, e.stage, e.delta, text.has(e.hop));
+          text.add(e.hop);
+        } else if (e.type === 'hop_finished' && text.has(e.hop)) {
+          yield textChunk(taskId, e.hop, e.stage, '', true, true);
+        } else if (e.type === 'job_finished') break;
+        // The escalation the job waits on now (an earlier one was decided): the stream stops there.
+        else if (e.type === 'escalated' && e.escalation.since === waitingSince) break;
+      }
+    } finally {
+      abort.abort();
     }
-    const stopped = step.value;
-    const known = new Set((after ? artifactsOf(after) : []).map((a) => a.artifactId));
+    const stopped = await this.read(taskId);
+    if (!stopped) return;
+    const had = new Set((after ? artifactsOf(after) : []).map((a) => a.artifactId));
     for (const artifact of artifactsOf(stopped)) {
-      if (known.has(artifact.artifactId)) continue;
+      if (had.has(artifact.artifactId)) continue;
       yield {
         payload: {
           $case: 'artifactUpdate',
@@ -260,6 +310,42 @@ export class HandrailA2aHandler implements A2ARequestHandler {
       };
     }
     const last = taskOf(stopped).status!;
-    if (FINAL_STATES.has(last.state) || last.message?.messageId !== told) yield update(last, stopped);
+    if (FINAL_STATES.has(last.state) || last.message?.messageId !== told) yield update(last, stopped.status);
+    told = last.message?.messageId;
   }
+}
+
+/** What a status update's metadata says of the job. */
+type StatusFacts = Parameters<typeof handrailMetadata>[0]['status'];
+
+/** A piece of a hop's model text as an artifact chunk: one artifact per hop, appended to as the
+ * model writes; `last` closes it when the hop finished. */
+function textChunk(
+  taskId: string,
+  hop: number,
+  stage: string,
+  delta: string,
+  append: boolean,
+  last = false,
+): StreamResponse {
+  return {
+    payload: {
+      $case: 'artifactUpdate',
+      value: {
+        taskId,
+        contextId: taskId,
+        artifact: {
+          artifactId: `text-hop-${hop}`,
+          name: `${stage} text`,
+          description: `what the model wrote at hop ${hop} (${stage}), as it wrote it`,
+          parts: [textPart(delta)],
+          metadata: undefined,
+          extensions: [],
+        },
+        append,
+        lastChunk: last,
+        metadata: undefined,
+      },
+    },
+  };
 }

@@ -9,6 +9,7 @@
  * someone else's task (-32001). HTTP statuses other than 200 are kept for what happens before a
  * call is read: no or a bad token (401), a body over the limit (413), a body that is not JSON (415).
  */
+import type { StreamStore } from '../../worker/store/types';
 import { AgentCard, SSE_HEADERS, formatSSEErrorEvent, formatSSEEvent } from '@a2a-js/sdk';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from '@a2a-js/sdk/server';
@@ -38,7 +39,9 @@ export interface A2aServerOptions {
   bodyLimit?: number;
   logger?: boolean;
   blockingWaitMs?: number;
-  pollMs?: number;
+  /** Where the jobs' streams are kept (the workers' store), which streamed answers follow;
+   * default: the configured store (DATABASE_URL, else SQLite under HANDRAIL_DATA_DIR). */
+  store?: StreamStore;
 }
 
 type RpcId = string | number | null;
@@ -117,10 +120,11 @@ export function buildA2aServer(options: A2aServerOptions): FastifyInstance {
     pipelines,
     ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
     ...(options.blockingWaitMs !== undefined ? { blockingWaitMs: options.blockingWaitMs } : {}),
-    ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+    ...(options.store ? { store: options.store } : {}),
     card: () => card(options.baseUrl ?? ''),
   });
   const transport = new JsonRpcTransportHandler(handler);
+  app.addHook('onClose', async () => handler.close());
 
   // JSON only, read as text: a body that is not JSON is the protocol's parse error, not Fastify's.
   app.removeAllContentTypeParsers();

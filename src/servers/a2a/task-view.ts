@@ -122,7 +122,12 @@ export function artifactsOf(view: JobView): Artifact[] {
 }
 
 /** What the job spent and where it is, for callers that settle costs. */
-export function handrailMetadata(view: Pick<JobView, 'status' | 'run_status'>): Record<string, unknown> {
+export function handrailMetadata(view: {
+  status: Pick<JobStatusShown, 'stage' | 'hops' | 'spent_usd' | 'usd_remaining' | 'revisions_remaining' | 'reason'> & {
+    status: string;
+  };
+  run_status: string;
+}): Record<string, unknown> {
   const { status } = view;
   return {
     handrail: {
