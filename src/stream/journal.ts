@@ -7,6 +7,8 @@
  * appended by the stage's worker as live entries that expire, shown only for a hop the rail
  * started at that stage.
  */
+import { temporal } from '@temporalio/proto';
+import { AesGcmCodec, codecKeysFromEnv } from '../codec';
 import type { StreamStore } from '../worker/store/types';
 import type { DurableEvent, JobEvent, KeyedEvent, TextDelta } from './events';
 
@@ -30,6 +32,44 @@ const TEXT_PREFIX = 'text:';
 /** The key of a hop's start in a job's stream (./events.ts derives it under this key). */
 export const hopStartKey = (hop: number) => `hop:${hop}`;
 
+/** A sealed body's prefix: the rest is a payload the codec encrypted, base64. */
+const SEALED = 'sealed:';
+
+let sealer: { source: string; codec: AesGcmCodec | undefined } | undefined;
+
+/** The payload codec of this process's keys (HANDRAIL_CODEC_KEYS / _FILE), as the data converter has them. */
+function codec(): AesGcmCodec | undefined {
+  const source = `${process.env.HANDRAIL_CODEC_KEYS ?? ''}\u0000${process.env.HANDRAIL_CODEC_KEYS_FILE ?? ''}`;
+  if (sealer?.source !== source) {
+    const keys = codecKeysFromEnv();
+    sealer = { source, codec: keys ? new AesGcmCodec(keys) : undefined };
+  }
+  return sealer.codec;
+}
+
+/** A body as the store keeps it: with codec keys, encrypted as a payload is (nothing plaintext
+ * lands in the store: model text, reasons); without, as it is. */
+export async function sealBody(body: string): Promise<string> {
+  const c = codec();
+  if (!c) return body;
+  const [payload] = await c.encode([{ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(body) }]);
+  return `${SEALED}${Buffer.from(temporal.api.common.v1.Payload.encode(payload!).finish()).toString('base64')}`;
+}
+
+/** A stored body as text; undefined when it is sealed with a key this process does not hold. */
+export async function openBody(stored: string): Promise<string | undefined> {
+  if (!stored.startsWith(SEALED)) return stored;
+  const c = codec();
+  if (!c) return undefined;
+  try {
+    const payload = temporal.api.common.v1.Payload.decode(Buffer.from(stored.slice(SEALED.length), 'base64'));
+    const [plain] = await c.decode([payload]);
+    return Buffer.from(plain!.data ?? []).toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 /** Numbers the durable events the journal does not hold yet, in their order. */
 export async function journalRailEvents(
   store: StreamStore,
@@ -39,7 +79,7 @@ export async function journalRailEvents(
   if (events.length === 0) return;
   await store.appendStreamEntries(
     jobId,
-    events.map(({ key, event }) => ({ key, body: JSON.stringify(event) })),
+    await Promise.all(events.map(async ({ key, event }) => ({ key, body: await sealBody(JSON.stringify(event)) }))),
   );
 }
 
@@ -58,13 +98,13 @@ export async function journalText(
       ? [
           {
             key: hopStartKey(text.hop),
-            body: JSON.stringify({ type: 'hop_started', stage: text.stage, hop: text.hop }),
+            body: await sealBody(JSON.stringify({ type: 'hop_started', stage: text.stage, hop: text.hop })),
           },
         ]
       : []),
     {
       key: `${TEXT_PREFIX}${text.hop}:${text.stage}:${part}`,
-      body: JSON.stringify({ type: 'text_delta', ...delta }),
+      body: await sealBody(JSON.stringify({ type: 'text_delta', ...delta })),
       expiresAt: new Date(Date.now() + retentionMs),
     },
   ]);
@@ -92,8 +132,9 @@ export async function readJournal(
   let reached = afterSeq;
   for (const entry of entries) {
     const event = entry.key.startsWith(TEXT_PREFIX)
-      ? shownText(entry.body, started)
-      : (byKey.get(entry.key) ?? pastEscalation(entry.key, entry.body));
+      ? shownText(await openBody(entry.body), started)
+      : (byKey.get(entry.key) ??
+        (entry.key.startsWith('escalation:') ? pastEscalation(await openBody(entry.body)) : undefined));
     if (event) events.push({ ...event, id: entry.seq });
     else if (!opts.skipUnplaced) return { events, reached, unplaced: true };
     reached = entry.seq;
@@ -103,8 +144,8 @@ export async function readJournal(
 
 /** An escalation the rail's status no longer shows (a human decided it): the journal's copy,
  * written when the status showed it (a limit: docs/threat-model.md, the stream). */
-function pastEscalation(key: string, body: string): DurableEvent | undefined {
-  if (!key.startsWith('escalation:')) return undefined;
+function pastEscalation(body: string | undefined): DurableEvent | undefined {
+  if (body === undefined) return undefined;
   try {
     const event = JSON.parse(body) as DurableEvent;
     return event.type === 'escalated' ? event : undefined;
@@ -114,7 +155,8 @@ function pastEscalation(key: string, body: string): DurableEvent | undefined {
 }
 
 /** A text entry, when it is well formed and belongs to a hop the rail started at its stage. */
-function shownText(body: string, started: ReadonlySet<string>): TextDelta | undefined {
+function shownText(body: string | undefined, started: ReadonlySet<string>): TextDelta | undefined {
+  if (body === undefined) return undefined;
   try {
     const t = JSON.parse(body) as Partial<TextDelta>;
     if (typeof t.delta !== 'string' || typeof t.stage !== 'string' || typeof t.hop !== 'number') return undefined;
