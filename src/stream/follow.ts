@@ -53,20 +53,28 @@ async function* followIn(
   const watch = new HistoryWatch(client, jobId, opts.signal);
   let cursor = opts.from ?? 0;
   let shownState = '';
+  let rail: RailRead | undefined;
+  // Whether the rail moved since its records were last read: only then are they read again (a
+  // text poll between two moves reads the journal alone).
+  let railMoved = true;
   try {
     for (;;) {
-      let rail = await readRail(client, jobId);
-      if (!rail) {
-        await watch.moved(undefined);
-        if (opts.signal?.aborted) return;
-        continue;
+      if (railMoved || !rail) {
+        const read = await readRail(client, jobId);
+        if (!read) {
+          rail = undefined;
+          railMoved = await watch.moved(undefined);
+          if (opts.signal?.aborted) return;
+          continue;
+        }
+        rail = read;
+        await journalRailEvents(opts.store, jobId, rail.events);
+        opts.onRecords?.(rail.events);
+        // The state as it now stands goes first: the events read next end with the job's end, if it ended.
+        const state = JSON.stringify(rail.state);
+        if (state !== shownState) yield { kind: 'state', state: rail.state };
+        shownState = state;
       }
-      await journalRailEvents(opts.store, jobId, rail.events);
-      opts.onRecords?.(rail.events);
-      // The state as it now stands goes first: the events read next end with the job's end, if it ended.
-      const state = JSON.stringify(rail.state);
-      if (state !== shownState) yield { kind: 'state', state: rail.state };
-      shownState = state;
       // Entries written after the records were read wait for the records read again once.
       let reread = false;
       for (;;) {
@@ -84,14 +92,16 @@ async function* followIn(
         } else if (!moved) break;
       }
       if (rail.ended || opts.signal?.aborted) return;
-      // Model text comes while a hop works: the store is read for it between history moves.
-      await watch.moved(rail.state.working.length > 0 ? (opts.textPollMs ?? 25) : undefined);
+      // Model text comes while a hop works: the store is read for it between the rail's moves.
+      railMoved = await watch.moved(rail.state.working.length > 0 ? (opts.textPollMs ?? 25) : undefined);
       if (opts.signal?.aborted) return;
     }
   } finally {
     watch.close();
   }
 }
+
+type RailRead = NonNullable<Awaited<ReturnType<typeof readRail>>>;
 
 /** The rail's durable events and state now; undefined when no worker answers (the journal
  * keeps what was seen before, and the next history move asks again). */

@@ -8,6 +8,15 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 
 const ALL_EVENTS = temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT;
+const { EventType } = temporal.api.enums.v1;
+
+/** A history event after which the rail's records may have changed. */
+const railMoved = (e: temporal.api.history.v1.IHistoryEvent) =>
+  e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED ||
+  e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED ||
+  e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED ||
+  e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED ||
+  e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT;
 
 /** How long to wait before polling again when the history cannot be read (a server restart). */
 const RETRY_MS = 500;
@@ -21,6 +30,8 @@ export class HistoryWatch {
   /** The watched run closed: the next poll waits a little and starts over on the newest run (a
    * job started again under its id). */
   private runClosed = false;
+  /** The first poll answers at once, whatever it read. */
+  private first = true;
 
   constructor(
     private readonly client: Client,
@@ -30,17 +41,18 @@ export class HistoryWatch {
     signal?.addEventListener('abort', () => this.close(), { once: true });
   }
 
-  /** Resolves when the history moved since the last call (or at once the first time), after
-   * `timeoutMs` when given, or when the watch closes. */
-  async moved(timeoutMs: number | undefined): Promise<void> {
-    if (this.closed) return;
+  /** Resolves true when the rail moved since the last call (a workflow task completed, or the
+   * run closed; at once the first time), false after `timeoutMs` when given, or when the watch closes. */
+  async moved(timeoutMs: number | undefined): Promise<boolean> {
+    if (this.closed) return false;
     this.pending ??= this.poll().finally(() => (this.pending = undefined));
     let timer: NodeJS.Timeout | undefined;
-    const closed = new Promise<void>((resolve) => this.abort.signal.addEventListener('abort', () => resolve()));
-    const waits: Promise<void>[] = [this.pending, closed];
-    if (timeoutMs !== undefined) waits.push(new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))));
+    const closed = new Promise<boolean>((resolve) => this.abort.signal.addEventListener('abort', () => resolve(false)));
+    const waits: Promise<boolean>[] = [this.pending.then(() => true), closed];
+    if (timeoutMs !== undefined)
+      waits.push(new Promise((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))));
     try {
-      await Promise.race(waits);
+      return await Promise.race(waits);
     } finally {
       clearTimeout(timer);
     }
@@ -82,7 +94,13 @@ export class HistoryWatch {
         }
         // The run closed: nothing more comes on it (a run continued as new goes on above).
         if (!next && !newRun) this.runClosed = true;
-        if (events.length > 0 || this.runClosed) return;
+        // Only the rail's own moves change what it recorded: a workflow task it completed (its
+        // decisions, acks, upserts), or the run's close. An activity starting or a task being
+        // scheduled changes nothing a follower reads.
+        if (this.runClosed || newRun || this.first || events.some(railMoved)) {
+          this.first = false;
+          return;
+        }
       } catch {
         if (this.closed) return;
         // A server restarting, a store failing: the follower reads again after a pause.
