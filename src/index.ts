@@ -9,6 +9,8 @@
  * - `handrail/client` — start, follow, decide, list, cancel and export jobs.
  * - `handrail/replay` — replay recorded or live histories against the workflow code.
  * - `handrail/testing` — a dev server per test run and helpers to run a job to its end.
+ * - `handrail/servers` — the A2A server, the handoff records API and the codec server, serving a
+ *   plugin's pipelines (what `handrail serve` runs).
  * - `handrail/pipelines` (definitions) and `handrail/pipelines/worker` (their activities and
  *   plugin) — the built-in example pipelines, users of these entries like any other.
  */

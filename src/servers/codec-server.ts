@@ -6,13 +6,16 @@
  * ignores). CORS answers the Web UI's origins only; with HANDRAIL_CODEC_TOKEN set, every request
  * needs `Authorization: Bearer <token>` (for `temporal … --codec-auth`; the dev server's Web UI
  * sends none, so keep a tokenless server on loopback).
- * `npm run codec-server` runs it on HANDRAIL_CODEC_URL; SIGINT/SIGTERM stop it.
+ * `npm run codec-server` and `handrail serve codec` both run `serveCodecServer`: on
+ * HANDRAIL_CODEC_URL, with the keys of HANDRAIL_CODEC_KEYS / HANDRAIL_CODEC_KEYS_FILE;
+ * SIGINT/SIGTERM stop it.
  */
 import crypto from 'node:crypto';
 import type { Payload } from '@temporalio/common';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { AesGcmCodec, CodecConfigError, CodecKeyError, codecKeysFromEnv, type CodecKeys } from '../codec';
 import { loadConfig, type HandrailConfig } from '../config';
+import type { RunningServer, ServeOptions } from './api-main';
 import { runServerProcess } from './process';
 
 export interface CodecServerOptions {
@@ -130,20 +133,27 @@ export function codecServerUrl(env: NodeJS.ProcessEnv = process.env): URL {
   return new URL(env.HANDRAIL_CODEC_URL || 'http://127.0.0.1:8888');
 }
 
-async function main() {
-  const keys = codecKeysFromEnv();
+/** The codec server listening on HANDRAIL_CODEC_URL. It serves keys, not pipelines: no plugin. */
+export async function serveCodecServer(options: Omit<ServeOptions, 'plugin'> = {}): Promise<RunningServer> {
+  const env = options.env ?? process.env;
+  const keys = codecKeysFromEnv(env);
   if (!keys)
     throw new CodecConfigError(
       'no codec keys configured: set HANDRAIL_CODEC_KEYS or HANDRAIL_CODEC_KEYS_FILE (docs/codec.md)',
     );
-  const url = codecServerUrl();
-  const origins = codecOrigins(loadConfig());
-  const app = buildCodecServer({ keys, origins, token: process.env.HANDRAIL_CODEC_TOKEN || undefined });
+  const url = codecServerUrl(env);
+  const origins = codecOrigins(loadConfig(env), env);
+  const app = buildCodecServer({
+    keys,
+    origins,
+    token: env.HANDRAIL_CODEC_TOKEN || undefined,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
   await app.listen({ host: url.hostname, port: Number(url.port || 80) });
-  console.log(
+  (options.log ?? console.log)(
     `codec server on ${url.origin} (keys ${[...keys.keys.keys()].join(', ')}; current ${keys.current}; CORS for ${origins.join(', ')})`,
   );
-  return app;
+  return { address: url.origin, close: () => app.close() };
 }
 
-if (require.main === module) runServerProcess(main);
+if (require.main === module) runServerProcess(() => serveCodecServer());

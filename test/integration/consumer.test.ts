@@ -11,13 +11,19 @@
  * in) serves both: the project resolves them from its parent folder, as Node and TypeScript do.
  * A second install inside the project would build the native SQLite module again, minutes on CI;
  * the note of the change that added this test shows that longer path run by hand.
+ *
+ * Then the project's servers: `npx handrail serve api|a2a --plugin ./dist/src/plugin.js` serve its
+ * own pipeline (the records API's project, the A2A card's skill) against the suite's dev server,
+ * and `serve codec` encodes; each is started, probed once and stopped (SIGTERM).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { codeRoot } from '../../src/config';
+import { freePort } from '../../src/devtools/devserver/server';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-consumer-'));
 const installer = path.join(tmp, 'installer');
@@ -28,16 +34,23 @@ interface Run {
   out: string;
 }
 
-/** Runs a command as a user would in a shell, in `cwd`; its output is kept for the assertion message. */
-function run(cwd: string, cmd: string, args: string[], timeoutMs = 600_000): Promise<Run> {
+/** This process's environment as a user's shell has it, plus `extra`. */
+function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   // The dev server the project's test starts resolves the `temporal` CLI as the suite's did.
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     npm_config_audit: 'false',
     npm_config_fund: 'false',
     npm_config_update_notifier: 'false',
+    ...extra,
   };
   delete env.NODE_OPTIONS;
+  return env;
+}
+
+/** Runs a command as a user would in a shell, in `cwd`; its output is kept for the assertion message. */
+function run(cwd: string, cmd: string, args: string[], timeoutMs = 600_000): Promise<Run> {
+  const env = userEnv();
   return new Promise((resolve) => {
     execFile(cmd, args, { cwd, env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       resolve({
@@ -80,6 +93,7 @@ describe('the packed package, from outside the repository', () => {
       'handrail/testing',
       'handrail/pipelines',
       'handrail/pipelines/worker',
+      'handrail/servers',
     ];
     const load = await run(installer, process.execPath, [
       '-e',
@@ -118,4 +132,116 @@ describe('the packed package, from outside the repository', () => {
       expect(source).not.toMatch(/from 'handrail\/(?!contracts'|workflow'|client'|testing'|replay'|pipelines)/);
     expect(fs.readFileSync(path.join(app, 'package.json'), 'utf8')).not.toContain('tsx');
   }, 900_000);
+
+  it("`npx handrail serve api|a2a --plugin` serve the project's own pipeline; `serve codec` encodes", async () => {
+    const plugin = path.join(app, 'dist', 'src', 'plugin.js');
+    expect(fs.existsSync(plugin), 'the previous test built the project').toBe(true);
+    const token = 'tok-consumer-ana';
+    const [apiPort, a2aPort, codecPort] = [await freePort(), await freePort(), await freePort()];
+    const env = userEnv({
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: inject('namespace'),
+      HANDRAIL_DATA_DIR: path.join(tmp, 'serve-data'),
+      HANDRAIL_API_USERS: '',
+      HANDRAIL_API_USERS_JSON: JSON.stringify({
+        ana: { token_sha256: crypto.createHash('sha256').update(token).digest('hex'), role: 'user' },
+      }),
+      HANDRAIL_API_PORT: String(apiPort),
+      HANDRAIL_A2A_PORT: String(a2aPort),
+      HANDRAIL_A2A_URL: '',
+      HANDRAIL_CODEC_KEYS: JSON.stringify({ keys: [{ id: 'k1', key: crypto.randomBytes(32).toString('base64') }] }),
+      HANDRAIL_CODEC_KEYS_FILE: '',
+      HANDRAIL_CODEC_URL: `http://127.0.0.1:${codecPort}`,
+    });
+    const api = `http://127.0.0.1:${apiPort}`;
+    const a2a = `http://127.0.0.1:${a2aPort}`;
+    const codec = `http://127.0.0.1:${codecPort}`;
+    // All three at once: each start is mostly npx and loading the package.
+    const servers = [
+      startServer(['serve', 'api', '--plugin', './dist/src/plugin.js'], env, `${api}/openapi.json`),
+      startServer(['serve', 'a2a', '--plugin', './dist/src/plugin.js'], env, `${a2a}/.well-known/agent-card.json`),
+      startServer(['serve', 'codec'], env, `${codec}/encode`),
+    ];
+    try {
+      await Promise.all(servers.map((s) => s.ready));
+      const auth = { authorization: `Bearer ${token}` };
+      // The records API's projects are the plugin's pipelines, not the built-ins.
+      const openapi = await fetch(`${api}/openapi.json`);
+      expect(openapi.status).toBe(200);
+      expect(((await openapi.json()) as { openapi: string }).openapi).toMatch(/^3\.1/);
+      const own = await fetch(`${api}/workspaces/default/projects/expense-approval/handoffs`, { headers: auth });
+      expect(own.status, await own.clone().text()).toBe(200);
+      expect(await own.json()).toEqual({ handoffs: [] });
+      const builtIn = await fetch(`${api}/workspaces/default/projects/ticket-triage/handoffs`, { headers: auth });
+      expect(builtIn.status).toBe(404);
+      // The A2A card: one skill, the project's pipeline.
+      const card = (await (await fetch(`${a2a}/.well-known/agent-card.json`)).json()) as {
+        skills: { id: string }[];
+        supportedInterfaces: { url: string }[];
+      };
+      expect(card.skills.map((s) => s.id)).toEqual(['expense-approval']);
+      expect(card.supportedInterfaces[0]!.url).toBe(`${a2a}/a2a`);
+      // The codec server encrypts with the configured key.
+      const encoded = await fetch(`${codec}/encode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: 'e30=' }],
+        }),
+      });
+      expect(encoded.status).toBe(200);
+      const [payload] = ((await encoded.json()) as { payloads: { metadata: Record<string, string> }[] }).payloads;
+      expect(Buffer.from(payload!.metadata['encryption-key-id']!, 'base64').toString()).toBe('k1');
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+    }
+    // SIGTERM stopped each server, not only npx: nothing answers any more.
+    for (const url of [api, a2a, codec]) await expect(fetch(url)).rejects.toThrow();
+    // Each said where it listened, and none reported an error.
+    for (const s of servers) expect(s.output()).toMatch(/ on http:\/\/127\.0\.0\.1:\d+ \(/);
+    for (const s of servers) expect(s.output()).not.toMatch(/^handrail: /m);
+  }, 120_000);
 });
+
+/**
+ * `npx handrail <args>` in the project, in a process group of its own (npx runs the command
+ * through a shell: stopping the group is what Ctrl-C does). `ready` resolves once `probe` answers
+ * (any HTTP status), and rejects with the output if the process ends first.
+ */
+function startServer(args: string[], env: NodeJS.ProcessEnv, probe: string) {
+  const child: ChildProcess = spawn('npx', ['--no-install', 'handrail', ...args], { cwd: app, env, detached: true });
+  let out = `$ npx handrail ${args.join(' ')}\n`;
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const ready = (async () => {
+    let ended = false;
+    void exited.then(() => (ended = true));
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline && !ended;) {
+      try {
+        await fetch(probe, { signal: AbortSignal.timeout(1_000) });
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    throw new Error(`${probe} did not answer\n${out}`);
+  })();
+  return {
+    ready,
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+      // npx ends at once; the server closes its sockets (and Temporal client, store) just after.
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+        try {
+          await fetch(probe, { signal: AbortSignal.timeout(500) });
+          await new Promise((r) => setTimeout(r, 100));
+        } catch {
+          return;
+        }
+      }
+    },
+  };
+}

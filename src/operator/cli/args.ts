@@ -60,6 +60,7 @@ export type Command =
   | { name: 'history'; jobId: string; out?: string; json: boolean }
   | { name: 'transcript'; jobId: string; stage?: string; format: TranscriptFormat; json: boolean }
   | HandoffsCommand
+  | ServeCommand
   | {
       name: 'replay';
       files: string[];
@@ -71,6 +72,14 @@ export type Command =
       json: boolean;
     }
   | EvalCommand;
+
+/** The servers `handrail serve` runs (src/servers: the same functions as `npm run a2a|api|codec-server`). */
+export const SERVERS = ['a2a', 'api', 'codec'] as const;
+export type ServerName = (typeof SERVERS)[number];
+
+/** `handrail serve …`: one server in the foreground until SIGINT/SIGTERM; `plugin` is the module
+ * exporting the project's `HandrailPlugin`, whose pipelines it serves (a2a and api only). */
+export type ServeCommand = { name: 'serve'; server: ServerName; plugin?: string };
 
 /** `handrail eval …`: score a dataset on the current build, or compare two builds' results. */
 export type EvalCommand =
@@ -106,6 +115,7 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   transcript: 'handrail transcript <job> [--stage STAGE] [--format text|xml] [--json]',
   handoffs:
     'handrail handoffs list [--project PIPELINE] [--state open|accepted|cancelled|closed] [--limit N] [--json] | show|accept|cancel <record> [--json] | decide <record> approve|reject|revise|top-up [--note TEXT] [--usd N] [--revisions N] [--json]',
+  serve: 'handrail serve a2a|api [--plugin PATH] | handrail serve codec',
   replay:
     "handrail replay [history.json]... [--job ID]... [--query 'VISIBILITY QUERY'] [--workflows PATH | --diff [--pipelines PATH]] [--json]",
   eval: "handrail eval [history.json]... [--query 'VISIBILITY QUERY'] [--jobs dataset.jsonl]... [--pipelines PATH] [--scorers PATH]... [--replay] [--address HOST:PORT] [--concurrency N] [--out results.json] [--json] | handrail eval compare <a.json> <b.json> [--gate 'METRIC[.STAT] OP BOUND']... [--html report.html] [--json]",
@@ -419,6 +429,19 @@ export function parseCommand(argv: string[]): Command {
     }
     case 'handoffs':
       return parseHandoffs(rest);
+    case 'serve': {
+      const p = parse('serve', rest, { plugin: { type: 'string' } }, ['server']);
+      if (p.help) return { name: 'help', topic: 'serve' };
+      const server = oneOf('serve <server>', p.args[0], SERVERS)!;
+      const plugin = text(p.values.plugin);
+      if (plugin !== undefined && server === 'codec')
+        throw new UsageError(
+          `serve codec takes no --plugin: the codec server holds keys, not pipelines\nusage: ${USAGE.serve}`,
+        );
+      if (plugin !== undefined && !plugin.trim())
+        throw new UsageError(`--plugin must name a module\nusage: ${USAGE.serve}`);
+      return { name: 'serve', server, ...defined({ plugin }) };
+    }
     case 'history': {
       const p = parse('history', rest, { ...json, out: { type: 'string', short: 'o' } }, ['job']);
       if (p.help) return { name: 'help', topic: 'history' };

@@ -54,7 +54,9 @@ import { BUILT_IN_PIPELINES } from '../../../contracts/pipelines';
 import { BUILT_IN_DIFF, BUILT_IN_WORKFLOWS } from '../../pipelines';
 import { InitError, initProject } from '../init';
 import { HandoffsApiRequestError, HandoffsApiUnavailableError, handoffsClient } from '../handoffs';
-import { USAGE, UsageError, parseCommand, type Command, type HandoffsCommand } from './args';
+import { HandrailPlugin } from '../../plugin';
+import type { RunningServer } from '../../servers/api-main';
+import { USAGE, UsageError, parseCommand, type Command, type HandoffsCommand, type ServeCommand } from './args';
 import {
   diffLine,
   diffSummary,
@@ -107,7 +109,7 @@ export interface CliIo {
 }
 
 const HELP = `handrail: start, follow, inspect, decide, cancel, list and export handrail jobs on Temporal, read their transcripts,
-and replay their histories against the current workflow code.
+replay their histories against the current workflow code, and serve a project's pipelines over A2A and the records API.
 
 ${Object.values(USAGE)
   .map((u) => `  ${u}`)
@@ -135,6 +137,12 @@ pipelines too) and fresh jobs from a JSONL dataset (--jobs), started through the
 --address. --out writes the results with the build (git commit, pipeline digests). eval compare
 prints a table per scorer and the moved jobs, --html writes an offline report, and it exits 1
 when a --gate fails: 'pass_rate>=-2pt', 'cost_per_job<=+10%', 'completed>=0.95', 'moved_jobs<=0'.
+
+serve runs one server in the foreground until Ctrl-C or SIGTERM, as npm run a2a|api|codec-server do.
+a2a (HANDRAIL_A2A_PORT, 8788) and api (HANDRAIL_API_PORT, 8787) serve the pipelines of --plugin, a
+module exporting the project's HandrailPlugin (e.g. ./dist/src/plugin.js; default: the built-in
+pipelines), to the users of HANDRAIL_API_USERS or HANDRAIL_API_USERS_JSON; api opens the store.
+codec serves the codec keys (HANDRAIL_CODEC_KEYS or _FILE) on HANDRAIL_CODEC_URL (docs/codec.md).
 
 Exit codes: 0 ok · 1 failed, a transcript that fails verification, a history that fails replay, a job --diff finds different, or an eval gate that fails · 2 usage, invalid ticket, unknown namespace or codec keys ·
 3 unknown job or record · 4 Temporal (or the API) unreachable · 5 refused (decision refused, job already ended,
@@ -269,7 +277,7 @@ async function handoffs(command: HandoffsCommand, config: HandrailConfig, io: Cl
 }
 
 async function execute(
-  command: Exclude<Command, { name: 'help' | 'init' | 'handoffs' | 'replay' | 'eval' }>,
+  command: Exclude<Command, { name: 'help' | 'init' | 'handoffs' | 'serve' | 'replay' | 'eval' }>,
   client: Client,
   config: HandrailConfig,
   io: CliIo,
@@ -508,6 +516,77 @@ async function diffPipelines(modulePath: string) {
   return loadDiffPipelines(modulePath);
 }
 
+/** `--plugin PATH` cannot be loaded or exports no `HandrailPlugin`. */
+class PluginModuleError extends Error {
+  override readonly name = 'PluginModuleError';
+}
+
+/** A server `serve` runs that could not start (a port in use, no API users): its message, no stack. */
+class ServerStartError extends Error {
+  override readonly name = 'ServerStartError';
+}
+
+/** A HandrailPlugin, also one of another copy of handrail than the CLI's (a project's plugin
+ * imports the installed package; `npm run cli` runs from the sources). */
+function isHandrailPlugin(value: unknown): value is HandrailPlugin {
+  if (value instanceof HandrailPlugin) return true;
+  const plugin = value as Partial<HandrailPlugin> | null;
+  return typeof plugin === 'object' && plugin !== null && plugin.name === 'handrail' && Array.isArray(plugin.pipelines);
+}
+
+/**
+ * `--plugin PATH`: the project's module exporting its HandrailPlugin (`src/plugin.ts` of a
+ * `handrail init` project, built: `./dist/src/plugin.js`), found and imported as `--pipelines`
+ * modules are (`loadDiffPipelines`): a path from the current folder. Any one export may be it.
+ */
+async function loadPlugin(modulePath: string): Promise<HandrailPlugin> {
+  if (!fs.existsSync(path.resolve(modulePath)))
+    throw new UsageError(`--plugin ${modulePath}: no such file (give the built module exporting your HandrailPlugin)`);
+  let loaded: Record<string, unknown>;
+  try {
+    loaded = (await import(path.resolve(modulePath))) as Record<string, unknown>;
+  } catch (err) {
+    throw new PluginModuleError(`--plugin ${modulePath}: ${(err as Error).message}`);
+  }
+  // A CommonJS module's exports are also its namespace's `default`.
+  const exported = [...Object.values(loaded), ...Object.values((loaded.default ?? {}) as object)];
+  const plugins = [...new Set(exported.filter(isHandrailPlugin))];
+  if (plugins.length !== 1)
+    throw new PluginModuleError(
+      plugins.length === 0
+        ? `--plugin ${modulePath} exports no HandrailPlugin (export the one your worker runs: \`export const handrail = new HandrailPlugin({ pipelines, … })\`)`
+        : `--plugin ${modulePath} exports ${plugins.length} HandrailPlugins: export the one to serve`,
+    );
+  return plugins[0]!;
+}
+
+/**
+ * `handrail serve`: the server `npm run a2a|api|codec-server` runs (the same function), serving
+ * the plugin's pipelines. A start that fails exits with the error's code (4 Temporal unreachable,
+ * 2 an unknown namespace or bad codec keys, else 1 with its message). Once it listens, the process
+ * is the server's until SIGINT/SIGTERM, which close it and exit 0 (src/servers/process.ts): the
+ * returned promise never settles.
+ */
+async function serve(command: ServeCommand, io: CliIo): Promise<number> {
+  const plugin = command.plugin === undefined ? undefined : await loadPlugin(command.plugin);
+  // Loaded here, not with the CLI: the other commands need no Fastify.
+  const servers = await import('../../servers');
+  const options = { env: io.env, log: (text: string) => line(io.stdout, text), ...(plugin ? { plugin } : {}) };
+  let server: RunningServer;
+  try {
+    server = await (command.server === 'a2a'
+      ? servers.serveA2a(options)
+      : command.server === 'api'
+        ? servers.serveHandoffsApi(options)
+        : servers.serveCodecServer(options));
+  } catch (err) {
+    if (exitCodeFor(err) !== EXIT.failed) throw err;
+    throw new ServerStartError(`serve ${command.server}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  servers.runServerProcess(async () => server);
+  return new Promise<number>(() => {});
+}
+
 /** `--package FILE` is not a JSON file. */
 class PackageFileError extends Error {
   override readonly name = 'PackageFileError';
@@ -539,7 +618,8 @@ function exitCodeFor(err: unknown): number {
     err instanceof StageNotInTranscriptError ||
     err instanceof HopNotFoundError ||
     err instanceof ForkRefusedError ||
-    err instanceof PackageFileError
+    err instanceof PackageFileError ||
+    err instanceof PluginModuleError
   )
     return EXIT.usage;
   // A wrong TEMPORAL_NAMESPACE or codec key is a setting to fix, not a server to start: not exit 4.
@@ -589,6 +669,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       return EXIT.ok;
     }
     if (command.name === 'init') return initCommand(command, io);
+    if (command.name === 'serve') return await serve(command, io);
     const config = loadConfig(io.env);
     if (command.name === 'handoffs') return await handoffs(command, config, io);
     // Only what needs the server connects: replaying files works offline.
@@ -599,7 +680,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   } catch (err) {
     const code = exitCodeFor(err);
     // A transcript failing verification is a finding about the store, not a bug in the CLI.
-    const stack = code === EXIT.failed && !(err instanceof TranscriptUnreadableError);
+    const stack =
+      code === EXIT.failed && !(err instanceof TranscriptUnreadableError || err instanceof ServerStartError);
     line(
       io.stderr,
       `handrail: ${err instanceof Error ? (stack ? (err.stack ?? err.message) : err.message) : String(err)}`,

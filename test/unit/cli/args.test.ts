@@ -74,6 +74,23 @@ describe('handrail command lines', () => {
     expect(parseCommand(['start', 't.json', '--owner', 'ana'])).toMatchObject({ flags: { owner: 'ana' } });
   });
 
+  it('serve: a2a or api with an optional --plugin module, codec without one', () => {
+    expect(parseCommand(['serve', 'a2a', '--plugin', './dist/src/plugin.js'])).toEqual({
+      name: 'serve',
+      server: 'a2a',
+      plugin: './dist/src/plugin.js',
+    });
+    expect(parseCommand(['serve', 'api'])).toEqual({ name: 'serve', server: 'api' });
+    expect(parseCommand(['serve', 'codec'])).toEqual({ name: 'serve', server: 'codec' });
+    expect(parseCommand(['serve', '--help'])).toEqual({ name: 'help', topic: 'serve' });
+    expect(() => parseCommand(['serve'])).toThrow(/missing <server>/);
+    expect(() => parseCommand(['serve', 'web'])).toThrow(/serve <server> must be one of a2a, api, codec; got "web"/);
+    expect(() => parseCommand(['serve', 'codec', '--plugin', 'p.js'])).toThrow(/serve codec takes no --plugin/);
+    expect(() => parseCommand(['serve', 'api', '--plugin', ' '])).toThrow(/--plugin must name a module/);
+    expect(() => parseCommand(['serve', 'api', '--port', '1'])).toThrow(/Unknown option '--port'/);
+    expect(() => parseCommand(['serve', 'api', 'a2a'])).toThrow(/unexpected argument "a2a"/);
+  });
+
   it('list checks filter values against the contract enums', () => {
     expect(parseCommand(['list', '--status', 'escalated', '--ack', 'rejected_budget', '--stage', 'draft'])).toEqual({
       name: 'list',
