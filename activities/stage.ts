@@ -115,8 +115,15 @@ export async function runStageOnce(
     // belongs to no job a follower reads).
     const output =
       scope === 'rail'
-        ? await withHopText({ store, jobId: pkg.job_id, hop: pkg.hop?.count ?? 0, stage: card.name }, () =>
-            work(pkg, turn),
+        ? await withHopText(
+            {
+              store,
+              jobId: pkg.job_id,
+              hop: pkg.hop?.count ?? 0,
+              stage: card.name,
+              showArguments: new Set(card.tools.filter((t) => t.showArguments).map((t) => t.name)),
+            },
+            () => work(pkg, turn),
           )
         : await work(pkg, turn);
     checkReceipt(card, output);

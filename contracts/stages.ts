@@ -134,6 +134,9 @@ export interface ToolGrant {
   system: string;
   /** What one call costs (USD), charged to the job's wallet with the stage's model tokens. */
   usdPerCall?: number;
+  /** Followers of the job see this tool's call arguments (its name, start and end they always
+   * see). Off by default: arguments can hold what a follower should not read. */
+  showArguments?: boolean;
 }
 
 /** Per-stage activity options, shaped so the rail can pass them to `proxyActivities` as is. */

@@ -6,6 +6,7 @@
  * untouched: replayed steps give it the same replies, so it takes the same path to where the
  * earlier attempt stopped, then goes on live.
  */
+import { hopText } from '../stream/hop-text';
 import { createHash } from 'node:crypto';
 import { wrapLanguageModel, type LanguageModel, type ToolSet } from 'ai';
 import { SpanKind } from '@opentelemetry/api';
@@ -99,8 +100,19 @@ export function checkpointedTools<T extends ToolSet>(tools: T, journal: StepJour
         };
         return inGenAiSpan(`execute_tool ${name}`, attributes, async () => {
           if (recorded !== undefined) return JSON.parse(recorded) as unknown;
-          const result: unknown = await (execute as (i: unknown, o: typeof options) => unknown)(input, options);
-          return JSON.parse(await journal.record(step, JSON.stringify(result ?? null))) as unknown;
+          // A follower sees the call start and end (src/stream/hop-text.ts); a replayed one ran before.
+          const followed = hopText();
+          const call = { call_id: options.toolCallId, name };
+          followed?.toolCall({ ...call, phase: 'start', args: input });
+          try {
+            const result: unknown = await (execute as (i: unknown, o: typeof options) => unknown)(input, options);
+            const kept = JSON.parse(await journal.record(step, JSON.stringify(result ?? null))) as unknown;
+            followed?.toolCall({ ...call, phase: 'end', ok: true });
+            return kept;
+          } catch (err) {
+            followed?.toolCall({ ...call, phase: 'end', ok: false });
+            throw err;
+          }
         });
       },
     } as ToolSet[string];

@@ -23,6 +23,10 @@ const ENDED_OUTSIDE_RAIL = new Set(['terminated', 'timed_out', 'failed', 'cancel
 export class AgUiConnection {
   private readonly steps = new Map<number, string>();
   private readonly messages = new Map<number, string>();
+  /** Messages a hop's text was split into so far (a tool call closes one). */
+  private readonly segments = new Map<number, number>();
+  /** Tool calls started on this connection, by their AG-UI id. */
+  private readonly calls = new Set<string>();
 
   constructor(private readonly jobId: string) {}
 
@@ -70,6 +74,8 @@ export class AgUiConnection {
           },
         ];
       }
+      case 'tool_call':
+        return this.toolCall(e);
       case 'hop_finished': {
         const out = [...this.closeMessage(e.hop)];
         if (!this.steps.has(e.hop)) out.push({ event: this.openStep(e.hop, e.stage) });
@@ -93,6 +99,39 @@ export class AgUiConnection {
     }
   }
 
+  /** A call's start: the hop's text so far closes, the call opens, shows its arguments when they
+   * may be shown, and ends (the model asked for it whole); its end is the call's result. */
+  private toolCall(e: Extract<JobEvent, { type: 'tool_call' }>): AgUiOut[] {
+    const toolCallId = `${this.jobId}/hop/${e.hop}/call/${e.call_id}`;
+    if (e.phase === 'start') {
+      this.calls.add(toolCallId);
+      return [
+        ...this.closeMessage(e.hop),
+        { id: e.id, event: { type: EventType.TOOL_CALL_START, toolCallId, toolCallName: e.name } as BaseEvent },
+        ...(e.args !== undefined
+          ? [{ event: { type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(e.args) } as BaseEvent }]
+          : []),
+        { event: { type: EventType.TOOL_CALL_END, toolCallId } as BaseEvent },
+      ];
+    }
+    const outcome = { ok: e.ok ?? false };
+    // A call this connection did not see start (it began before the follower's id) has no place
+    // in AG-UI's message list: its outcome goes as a CUSTOM event.
+    if (!this.calls.has(toolCallId))
+      return [{ id: e.id, ...this.custom('tool_result', { tool_call_id: toolCallId, name: e.name, ...outcome }) }];
+    return [
+      {
+        id: e.id,
+        event: {
+          type: EventType.TOOL_CALL_RESULT,
+          messageId: `${toolCallId}/result`,
+          toolCallId,
+          content: JSON.stringify(outcome),
+        } as BaseEvent,
+      },
+    ];
+  }
+
   private openStep(hop: number, stage: string): BaseEvent {
     const stepName = `hop ${hop}: ${stage}`;
     this.steps.set(hop, stepName);
@@ -101,7 +140,9 @@ export class AgUiConnection {
 
   private openMessage(hop: number): AgUiOut[] {
     if (this.messages.has(hop)) return [];
-    const messageId = `${this.jobId}/hop/${hop}`;
+    const segment = (this.segments.get(hop) ?? 0) + 1;
+    this.segments.set(hop, segment);
+    const messageId = `${this.jobId}/hop/${hop}${segment > 1 ? `/${segment}` : ''}`;
     this.messages.set(hop, messageId);
     return [{ event: { type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' } as BaseEvent }];
   }

@@ -31,8 +31,21 @@ export interface TextDelta {
   delta: string;
 }
 
+/** A live event: a model stage's tool call starting (its arguments only when the stage's card
+ * grants the tool with `showArguments`) or ending. */
+export interface ToolCallEvent {
+  type: 'tool_call';
+  stage: string;
+  hop: number;
+  call_id: string;
+  name: string;
+  phase: 'start' | 'end';
+  args?: unknown;
+  ok?: boolean;
+}
+
 /** What a follower receives: an event and its id in the job's stream (ids only grow). */
-export type JobEvent = (DurableEvent | TextDelta) & { id: number };
+export type JobEvent = (DurableEvent | TextDelta | ToolCallEvent) & { id: number };
 
 /** The job's public state, sent with the events as a snapshot (not numbered: it is read again). */
 export interface JobPublicState {

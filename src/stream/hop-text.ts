@@ -1,12 +1,12 @@
 /**
- * Where a working hop's model text goes while it is generated: the job's stream in the store
+ * Where a working hop's model text (and its tool calls) goes while it is generated: the job's stream in the store
  * (live entries that expire), batched so a model writing a token at a time costs one write per
  * batch. The stage's worker opens it around the stage's work (activities/stage.ts); the model
  * finds it through async context (src/worker/model/streaming.ts), so no stage code changes.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { StreamStore } from '../worker/store/types';
-import { journalText, textRetentionMs } from './journal';
+import { journalText, journalToolCall, textRetentionMs } from './journal';
 
 /** How long deltas gather before they are written (ms), and how much text at most. */
 const BATCH_MS = 15;
@@ -18,6 +18,8 @@ export interface HopTextTarget {
   hop: number;
   stage: string;
   retentionMs?: number;
+  /** The tools whose call arguments a follower may see (the card's grants with `showArguments`). */
+  showArguments?: ReadonlySet<string>;
 }
 
 export class HopText {
@@ -33,6 +35,18 @@ export class HopText {
     this.pending += delta;
     if (this.pending.length >= BATCH_CHARS) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), BATCH_MS);
+  }
+
+  /** A tool call starting or ending, after the text written before it. Arguments only for a
+   * tool the card lets followers see them for. */
+  toolCall(call: { call_id: string; name: string; phase: 'start' | 'end'; args?: unknown; ok?: boolean }): void {
+    this.flush();
+    const { store, jobId, hop, stage, retentionMs, showArguments } = this.target;
+    const { args, ...rest } = call;
+    const shown = args !== undefined && showArguments?.has(call.name) ? { args } : {};
+    this.writing = this.writing
+      .then(() => journalToolCall(store, jobId, { hop, stage, ...rest, ...shown }, retentionMs ?? textRetentionMs()))
+      .catch(() => undefined);
   }
 
   /** Writes what is pending; resolves once every write so far is in the store. Never throws:

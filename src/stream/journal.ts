@@ -10,7 +10,7 @@
 import { temporal } from '@temporalio/proto';
 import { AesGcmCodec, codecKeysFromEnv } from '../codec';
 import type { StreamStore } from '../worker/store/types';
-import type { DurableEvent, JobEvent, KeyedEvent, TextDelta } from './events';
+import type { DurableEvent, JobEvent, KeyedEvent, TextDelta, ToolCallEvent } from './events';
 
 /** How long model text stays readable by default: an hour. */
 export const DEFAULT_TEXT_RETENTION_MS = 60 * 60 * 1000;
@@ -28,6 +28,7 @@ export function textRetentionMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 const TEXT_PREFIX = 'text:';
+const TOOL_PREFIX = 'tool:';
 
 /** The key of a hop's start in a job's stream (./events.ts derives it under this key). */
 export const hopStartKey = (hop: number) => `hop:${hop}`;
@@ -110,6 +111,22 @@ export async function journalText(
   ]);
 }
 
+/** Appends a tool call's start or end (the stage's worker does, around the call). */
+export async function journalToolCall(
+  store: StreamStore,
+  jobId: string,
+  call: Omit<ToolCallEvent, 'type'>,
+  retentionMs = textRetentionMs(),
+): Promise<void> {
+  await store.appendStreamEntries(jobId, [
+    {
+      key: `${TOOL_PREFIX}${call.hop}:${call.stage}:${call.call_id}:${call.phase}`,
+      body: await sealBody(JSON.stringify({ type: 'tool_call', ...call })),
+      expiresAt: new Date(Date.now() + retentionMs),
+    },
+  ]);
+}
+
 /**
  * The job's events after `afterSeq` as a follower may see them, and the seq the read reached.
  * An entry these records cannot place (text of a hop they do not show started, a key they do not
@@ -133,8 +150,10 @@ export async function readJournal(
   for (const entry of entries) {
     const event = entry.key.startsWith(TEXT_PREFIX)
       ? shownText(await openBody(entry.body), started)
-      : (byKey.get(entry.key) ??
-        (entry.key.startsWith('escalation:') ? pastEscalation(await openBody(entry.body)) : undefined));
+      : entry.key.startsWith(TOOL_PREFIX)
+        ? shownToolCall(await openBody(entry.body), started)
+        : (byKey.get(entry.key) ??
+          (entry.key.startsWith('escalation:') ? pastEscalation(await openBody(entry.body)) : undefined));
     if (event) events.push({ ...event, id: entry.seq });
     else if (!opts.skipUnplaced) return { events, reached, unplaced: true };
     reached = entry.seq;
@@ -149,6 +168,29 @@ function pastEscalation(body: string | undefined): DurableEvent | undefined {
   try {
     const event = JSON.parse(body) as DurableEvent;
     return event.type === 'escalated' ? event : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A tool call entry, when it is well formed and belongs to a hop the rail started at its stage. */
+function shownToolCall(body: string | undefined, started: ReadonlySet<string>): ToolCallEvent | undefined {
+  if (body === undefined) return undefined;
+  try {
+    const t = JSON.parse(body) as Partial<ToolCallEvent>;
+    if (typeof t.stage !== 'string' || typeof t.hop !== 'number' || typeof t.call_id !== 'string') return undefined;
+    if (typeof t.name !== 'string' || (t.phase !== 'start' && t.phase !== 'end')) return undefined;
+    if (!started.has(`${t.hop}:${t.stage}`)) return undefined;
+    return {
+      type: 'tool_call',
+      stage: t.stage,
+      hop: t.hop,
+      call_id: t.call_id,
+      name: t.name,
+      phase: t.phase,
+      ...(t.args !== undefined ? { args: t.args } : {}),
+      ...(typeof t.ok === 'boolean' ? { ok: t.ok } : {}),
+    };
   } catch {
     return undefined;
   }

@@ -7,7 +7,9 @@ import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
+import { HttpAgent } from '@ag-ui/client';
 import { buildA2aServer } from '../../src/servers/a2a/server';
+import { buildHandoffsApi } from '../../src/servers/handoffs-api';
 import { apiUsers, sha256Token } from '../../src/servers/api-users';
 import { userMessage } from '../helpers/a2a-messages';
 import { startJob } from '../../src/operator/client';
@@ -89,6 +91,18 @@ it(
       texts.set(e.stage, (texts.get(e.stage) ?? '') + e.delta);
     }
     expect([...texts.keys()].sort()).toEqual(['critic', 'planner', 'researcher', 'writer']);
+    // The researcher's searches: each call starts and ends inside its hop, its arguments not shown
+    // (the card does not grant `search` with showArguments).
+    const calls = events.filter((e) => e.type === 'tool_call');
+    expect(calls.length).toBeGreaterThan(0);
+    for (const call of calls) {
+      expect([call.stage, call.name, call.args]).toEqual(['researcher', 'search', undefined]);
+      const finished = events.findIndex((s) => s.type === 'hop_finished' && s.hop === call.hop);
+      expect(events.indexOf(call)).toBeLessThan(finished);
+    }
+    const ids = (phase: string) => calls.flatMap((c) => (c.phase === phase ? [c.call_id] : []));
+    expect(ids('end')).toEqual(ids('start'));
+    expect(calls.filter((c) => c.phase === 'end').every((c) => c.ok === true)).toBe(true);
     // What the model answered, as the scripted server saw each request answered (its last step's text).
     const answers = model.requests.slice(asked).map((r) => model.answer(r));
     for (const [stage, text] of texts)
@@ -156,6 +170,42 @@ it(
       }
     } finally {
       await a2a.close();
+    }
+  },
+);
+
+it(
+  "an @ag-ui/client HttpAgent follows a model job with tool calls: its messages hold each stage's text and the search calls",
+  { timeout: 60_000 },
+  async () => {
+    const token = 'tok-agui-brief';
+    const api = buildHandoffsApi({
+      store: rail.store,
+      users: apiUsers({ ana: { token_sha256: sha256Token(token), role: 'user' } }),
+      temporal: rail.client,
+      workspaces: { [rail.client.options.namespace]: BUILT_IN_PIPELINES.map((p) => p.name) },
+    });
+    const base = await api.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const request = { ...jobRequest({ job_id: uniqueId('brief-agui') }), pipeline: 'research-brief' };
+      await startJob(rail.client, request, rail);
+      const agent = new HttpAgent({
+        url: `${base}/jobs/${request.job_id}/events`,
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const { result } = await agent.runAgent({});
+      expect(result).toMatchObject({ status: 'completed' });
+      const calls = agent.messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []));
+      expect(calls.length).toBeGreaterThan(0);
+      expect(new Set(calls.map((c) => c.function.name))).toEqual(new Set(['search']));
+      const results = agent.messages.filter((m) => m.role === 'tool');
+      expect(results.map((m) => m.toolCallId).sort()).toEqual(calls.map((c) => c.id).sort());
+      const text = agent.messages
+        .map((m) => (m.role === 'assistant' && typeof m.content === 'string' ? m.content : ''))
+        .join('');
+      expect(text.length).toBeGreaterThan(0);
+    } finally {
+      await api.close();
     }
   },
 );

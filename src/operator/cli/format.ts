@@ -315,5 +315,9 @@ export function streamEventLine(event: JobEvent, paint: Paint = plain): string |
       return `finished ${event.status}${event.reason ? `: ${terminalSafe(event.reason)}` : ''}`;
     case 'text_delta':
       return undefined;
+    case 'tool_call':
+      return event.phase === 'start'
+        ? `hop ${event.hop}  ${event.stage.padEnd(9)}  calls ${terminalSafe(event.name)}${event.args !== undefined ? ` ${terminalSafe(JSON.stringify(event.args)).slice(0, 200)}` : ''}`
+        : `hop ${event.hop}  ${event.stage.padEnd(9)}  ${terminalSafe(event.name)} ${event.ok ? 'answered' : 'failed'}`;
   }
 }
