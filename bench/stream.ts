@@ -113,7 +113,7 @@ async function follow(
   }
 }
 
-async function tokenLatency(lab: Lab, bundlePath: string): Promise<{ samples: number; p50: number; p95: number }> {
+async function tokenLatency(lab: Lab, bundlePath: string) {
   const model = await timedModel();
   const dataDir = fs.mkdtempSync(path.join(lab.tmp, 'latency-'));
   const taskQueue = `bench-stream-latency-${runId()}`;
@@ -134,10 +134,24 @@ async function tokenLatency(lab: Lab, bundlePath: string): Promise<{ samples: nu
   const api = apiFor(lab, store);
   const base = await api.listen({ port: 0, host: '127.0.0.1' });
   const latencies: number[] = [];
+  const toStore = { p50: NaN, p95: NaN };
   try {
     const jobId = `stream-latency-${runId()}`;
     await startJob(lab.client, { ...sampleJobRequest(jobId), budget: { usd: 1, revisions: 0 } }, { taskQueue });
     const abort = new AbortController();
+    // Where the time goes: when each token is first in the store (read on a connection of its own).
+    const stored: number[] = [];
+    const seen = new Set<string>();
+    const probe = setInterval(() => {
+      void store.readStreamEntries(jobId, 0, 10_000).then((rows) => {
+        const at = Date.now();
+        for (const r of rows)
+          if (r.key.startsWith('text:') && !seen.has(r.key)) {
+            seen.add(r.key);
+            for (const m of r.body.matchAll(/⟨(\d+)⟩/g)) stored.push(at - Number(m[1]));
+          }
+      });
+    }, 5);
     await follow(
       `${base}/jobs/${jobId}/events`,
       (event, at) => {
@@ -146,6 +160,9 @@ async function tokenLatency(lab: Lab, bundlePath: string): Promise<{ samples: nu
       },
       abort.signal,
     );
+    clearInterval(probe);
+    toStore.p50 = percentile(stored, 0.5);
+    toStore.p95 = percentile(stored, 0.95);
     await cancelJob(lab.client, jobId).catch(() => undefined);
   } finally {
     api.server.closeAllConnections();
@@ -154,7 +171,13 @@ async function tokenLatency(lab: Lab, bundlePath: string): Promise<{ samples: nu
     await worker.stop();
     await model.close();
   }
-  return { samples: latencies.length, p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95) };
+  return {
+    samples: latencies.length,
+    p50: percentile(latencies, 0.5),
+    p95: percentile(latencies, 0.95),
+    to_store_p50: toStore.p50,
+    to_store_p95: toStore.p95,
+  };
 }
 
 function apiFor(lab: Lab, store: Awaited<ReturnType<typeof openStore>>) {
@@ -317,6 +340,11 @@ async function main(): Promise<boolean> {
           [
             ['model token → SSE client, p50', `${fmt(latency.p50)} ms (${latency.samples} tokens)`, '≤ 50 ms'],
             ['model token → SSE client, p95', `${fmt(latency.p95)} ms`, ''],
+            [
+              'model token → in the store (of the above), p50 / p95',
+              `${fmt(latency.to_store_p50)} / ${fmt(latency.to_store_p95)} ms`,
+              '',
+            ],
             [
               `jobs/s, ${followers} followers per job / none`,
               `${fmt(ratio.jobs_per_s)}× (${fmt(throughput.jobs_per_s.followed)} / ${fmt(throughput.jobs_per_s.none)})`,

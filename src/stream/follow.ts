@@ -93,7 +93,7 @@ async function* followIn(
       }
       if (rail.ended || opts.signal?.aborted) return;
       // Model text comes while a hop works: the store is read for it between the rail's moves.
-      railMoved = await watch.moved(rail.state.working.length > 0 ? (opts.textPollMs ?? 25) : undefined);
+      railMoved = await watch.moved(rail.state.working.length > 0 ? (opts.textPollMs ?? 10) : undefined);
       if (opts.signal?.aborted) return;
     }
   } finally {

@@ -9,7 +9,7 @@ import type { StreamStore } from '../worker/store/types';
 import { journalText, journalToolCall, textRetentionMs } from './journal';
 
 /** How long deltas gather before they are written (ms), and how much text at most. */
-const BATCH_MS = 15;
+const BATCH_MS = 5;
 const BATCH_CHARS = 256;
 
 export interface HopTextTarget {
@@ -27,6 +27,15 @@ export class HopText {
   private part = 0;
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
+  /** Whether the hop's first entry is written (the keys it must follow go with it). */
+  private placed = false;
+
+  /** True the first time: the entry to write now is the hop's first. */
+  private firstEntry(): boolean {
+    const first = !this.placed;
+    this.placed = true;
+    return first;
+  }
 
   constructor(private readonly target: HopTextTarget) {}
 
@@ -44,8 +53,11 @@ export class HopText {
     const { store, jobId, hop, stage, retentionMs, showArguments } = this.target;
     const { args, ...rest } = call;
     const shown = args !== undefined && showArguments?.has(call.name) ? { args } : {};
+    const first = this.firstEntry();
     this.writing = this.writing
-      .then(() => journalToolCall(store, jobId, { hop, stage, ...rest, ...shown }, retentionMs ?? textRetentionMs()))
+      .then(() =>
+        journalToolCall(store, jobId, { hop, stage, ...rest, ...shown }, retentionMs ?? textRetentionMs(), first),
+      )
       .catch(() => undefined);
   }
 
@@ -64,8 +76,9 @@ export class HopText {
     const part = this.part++;
     this.pending = '';
     const { store, jobId, hop, stage, retentionMs } = this.target;
+    const first = this.firstEntry();
     this.writing = this.writing
-      .then(() => journalText(store, jobId, { hop, stage, delta, part }, retentionMs ?? textRetentionMs()))
+      .then(() => journalText(store, jobId, { hop, stage, delta, part }, retentionMs ?? textRetentionMs(), first))
       .catch(() => undefined);
   }
 }

@@ -84,25 +84,20 @@ export async function journalRailEvents(
   );
 }
 
-/** Appends one piece of a hop's model text (the stage's worker does, as the model writes it). */
+/** Appends one piece of a hop's model text (the stage's worker does, as the model writes it);
+ * `first`: the hop's first entry, placed after the keys it must follow (placeHolders). */
 export async function journalText(
   store: StreamStore,
   jobId: string,
   text: Omit<TextDelta, 'type'> & { part: number },
   retentionMs = textRetentionMs(),
+  first = text.part === 0,
 ): Promise<void> {
   const { part, ...delta } = text;
   await store.appendStreamEntries(jobId, [
     // The hop's start is numbered before its first text, whether or not a follower saw it start:
     // only its key counts (a reader shows the rail's record of it, never this body).
-    ...(part === 0
-      ? [
-          {
-            key: hopStartKey(text.hop),
-            body: await sealBody(JSON.stringify({ type: 'hop_started', stage: text.stage, hop: text.hop })),
-          },
-        ]
-      : []),
+    ...(first ? await placeHolders(text.hop, text.stage) : []),
     {
       key: `${TEXT_PREFIX}${text.hop}:${text.stage}:${part}`,
       body: await sealBody(JSON.stringify({ type: 'text_delta', ...delta })),
@@ -111,14 +106,36 @@ export async function journalText(
   ]);
 }
 
+/** How many earlier hops a hop's first entry places keys for (each key already numbered is left as it is). */
+const PLACED_HOPS = 8;
+
+/**
+ * The keys a hop's first entry must come after, in the order a reader derives them, so that text
+ * written before any follower read the job still reads in the job's order: the job's start, the
+ * last PLACED_HOPS hops before it as a relay's accepted hops (start, ack, finish), this hop's
+ * start. Only keys count (a reader shows the rail's record under a key, never these bodies); one
+ * the rail's records do not hold (the earlier hop was refused, or a human's) is never shown, and
+ * the real one is numbered where a reader first sees it.
+ */
+async function placeHolders(hop: number, stage: string): Promise<{ key: string; body: string }[]> {
+  const keys = ['job'];
+  for (let earlier = Math.max(0, hop - PLACED_HOPS); earlier < hop; earlier++)
+    keys.push(hopStartKey(earlier), `ack:${earlier}:accepted:0`, `${hopStartKey(earlier)}:end`);
+  keys.push(hopStartKey(hop));
+  const body = await sealBody(JSON.stringify({ type: 'placeholder', stage, hop }));
+  return keys.map((key) => ({ key, body }));
+}
+
 /** Appends a tool call's start or end (the stage's worker does, around the call). */
 export async function journalToolCall(
   store: StreamStore,
   jobId: string,
   call: Omit<ToolCallEvent, 'type'>,
   retentionMs = textRetentionMs(),
+  first = false,
 ): Promise<void> {
   await store.appendStreamEntries(jobId, [
+    ...(first ? await placeHolders(call.hop, call.stage) : []),
     {
       key: `${TOOL_PREFIX}${call.hop}:${call.stage}:${call.call_id}:${call.phase}`,
       body: await sealBody(JSON.stringify({ type: 'tool_call', ...call })),

@@ -209,3 +209,25 @@ it(
     }
   },
 );
+
+it("a model job nobody followed while it ran reads in the job's order afterwards: its start first, each hop's text inside its hop, hops in order", async () => {
+  const request = { ...jobRequest({ job_id: uniqueId('brief-later') }), pipeline: 'research-brief' };
+  const { handle } = await startJob(rail.client, request, rail);
+  expect((await handle.result()).status).toBe('completed');
+  const events: JobEvent[] = [];
+  for await (const item of followJob(rail.client, request.job_id, { store: rail.store }))
+    if (item.kind === 'event') events.push(item.event);
+
+  expect(events[0]!.type).toBe('job_started');
+  const starts = events.flatMap((e) => (e.type === 'hop_started' ? [e.hop] : []));
+  expect(starts).toEqual([...starts].sort((a, b) => a - b));
+  for (const e of events.filter((x) => x.type === 'text_delta' || x.type === 'tool_call')) {
+    const at = events.indexOf(e);
+    const hop = 'hop' in e ? e.hop : -1;
+    const started = events.findIndex((s) => s.type === 'hop_started' && s.hop === hop);
+    const finished = events.findIndex((s) => s.type === 'hop_finished' && s.hop === hop);
+    // The hop before it has finished before this hop's text.
+    const before = events.findIndex((s) => s.type === 'hop_finished' && s.hop === hop - 1);
+    expect([started < at, at < finished, before < at], `${e.type} of hop ${hop}`).toEqual([true, true, true]);
+  }
+});
