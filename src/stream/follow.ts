@@ -6,7 +6,9 @@
  * servers read the same ids; a follower that resumes from its last id misses nothing durable.
  */
 import type { Client } from '@temporalio/client';
-import { getJob, NoWorkerAnsweredError } from '../operator/client';
+import { getJob, NoWorkerAnsweredError, type JobView } from '../operator/client';
+import { acksQuery, statusQuery } from '../../workflows/definitions';
+import type { handoffJob } from '../../workflows';
 import { loadConfig } from '../config';
 import { openStore } from '../worker/store';
 import type { StreamStore } from '../worker/store/types';
@@ -60,7 +62,8 @@ async function* followIn(
   try {
     for (;;) {
       if (railMoved || !rail) {
-        const read = await readRail(client, jobId);
+        // While the run is open and was read before, the light read does (two queries).
+        const read = await readRail(client, jobId, { running: rail !== undefined && !watch.closedRun });
         if (!read) {
           rail = undefined;
           railMoved = await watch.moved(undefined);
@@ -108,13 +111,36 @@ type RailRead = NonNullable<Awaited<ReturnType<typeof readRail>>>;
 export async function readRail(
   client: Client,
   jobId: string,
+  opts: { running?: boolean } = {},
 ): Promise<{ events: KeyedEvent[]; state: JobPublicState; ended: boolean } | undefined> {
   try {
-    const view = await getJob(client, jobId);
-    const events = railEvents({ jobId, status: view.status, acks: view.acks });
-    return { events, state: publicState(view.status), ended: jobEnded(view.status) };
+    const records = (opts.running ? await runningRecords(client, jobId) : undefined) ?? (await getJob(client, jobId));
+    const events = railEvents({ jobId, status: records.status, acks: records.acks });
+    return { events, state: publicState(records.status), ended: jobEnded(records.status) };
   } catch (err) {
     if (err instanceof NoWorkerAnsweredError) return undefined;
     throw err;
   }
 }
+
+/**
+ * A job known to be running, read with the two queries a follower needs (`status`, then `acks`:
+ * the acks then include every hop the status reflects) and nothing else: no describe, no
+ * package. Undefined when the rail says the job ended or no worker answered in time: `getJob`
+ * then reads it whole (the closed run's result, or Temporal's word on how it ended).
+ */
+async function runningRecords(client: Client, jobId: string): Promise<Pick<JobView, 'status' | 'acks'> | undefined> {
+  const handle = client.workflow.getHandle<typeof handoffJob>(jobId);
+  try {
+    return await client.connection.withDeadline(Date.now() + RUNNING_READ_DEADLINE_MS, async () => {
+      const status = await handle.query(statusQuery);
+      if (status.status !== 'running' && status.status !== 'escalated') return undefined;
+      return { status, acks: await handle.query(acksQuery) };
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+/** How long the light read waits for a worker before the whole read (with its own deadline) takes over. */
+const RUNNING_READ_DEADLINE_MS = 5_000;

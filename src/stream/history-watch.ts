@@ -58,6 +58,11 @@ export class HistoryWatch {
     }
   }
 
+  /** Whether the watched run has closed (the next read must learn how it ended). */
+  get closedRun(): boolean {
+    return this.runClosed;
+  }
+
   close(): void {
     this.closed = true;
     this.abort.abort();

@@ -318,7 +318,9 @@ export const JOB_PAGE_SCRIPT = `
     out.className = '';
     out.textContent = 'sending…';
     try {
-      const res = await fetch(apiBase + '/handoffs/' + encodeURIComponent(record.id) + '/decide', {
+      // The stream may move the job on (and clear the escalation) before the answer comes back.
+      const target = record;
+      const res = await fetch(apiBase + '/handoffs/' + encodeURIComponent(target.id) + '/decide', {
         method: 'POST',
         headers: { ...auth(), 'content-type': 'application/json', 'idempotency-key': decideKey.key },
         body: text,
@@ -326,7 +328,7 @@ export const JOB_PAGE_SCRIPT = `
       const reply = await res.json().catch(() => ({}));
       decideKey = null;
       if (res.ok) {
-        decided.add(record.id);
+        decided.add(target.id);
         out.className = 'done';
         out.textContent = 'decided: ' + reply.decision.action + ' by ' + reply.decision.actor + ' (next: ' + reply.decision.next + ')';
       } else {
