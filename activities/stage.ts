@@ -27,12 +27,12 @@ import {
   type StageNameOf,
   type ToolTried,
 } from '../contracts';
-import { constraintBreaches, redactPersonalDataFor } from '../contracts/constraints';
+import { constraintBreaches, masksPersonalData, redactPersonalDataFor } from '../contracts/constraints';
 import type { StageCard, StageResult, StageWork } from '../contracts/stages';
 import { sha256Hex } from '../src/worker/store/content';
 import { withHopText } from '../src/stream/hop-text';
 import type { DeliveryFacts, StageRecord, Store, WritesStore } from '../src/worker/store';
-import { asyncLocalStorage, log } from '@temporalio/activity';
+import { asyncLocalStorage, Context, log } from '@temporalio/activity';
 import type { ApplicationFailure } from '@temporalio/common';
 import { takeInDoubtDecision } from './effect-ledger';
 import { stageFailure } from './failures';
@@ -113,19 +113,23 @@ export async function runStageOnce(
     if (card.writes !== null) await takeInDoubtDecision(store, card, pkg, delivery.hook_results, key);
     // The model's text while it works goes to the job's stream (a rail's delivery: a direct one
     // belongs to no job a follower reads).
-    const output =
-      scope === 'rail'
-        ? await withHopText(
-            {
-              store,
-              jobId: pkg.job_id,
-              hop: pkg.hop?.count ?? 0,
-              stage: card.name,
-              showArguments: new Set(card.tools.filter((t) => t.showArguments).map((t) => t.name)),
-            },
-            () => work(pkg, turn),
-          )
-        : await work(pkg, turn);
+    // A job whose constraints mask personal data shows no live text: the stage masks what it
+    // returns, and a delta cut mid-word could not be masked.
+    const live = scope === 'rail' && !masksPersonalData(pkg.constraints);
+    const output = live
+      ? await withHopText(
+          {
+            store,
+            jobId: pkg.job_id,
+            hop: pkg.hop?.count ?? 0,
+            stage: card.name,
+            showArguments: new Set(card.tools.filter((t) => t.showArguments).map((t) => t.name)),
+            attempt: activityAttempt(),
+            chain: pkg.hop?.chain ?? [],
+          },
+          () => work(pkg, turn),
+        )
+      : await work(pkg, turn);
     checkReceipt(card, output);
     const { transcript, handover } = await close(output);
     const recorded = await store.recordStageCompletion(
@@ -451,6 +455,15 @@ function checkEntries(card: StageCard, pkg: HandoffV1): void {
       'StageInputInvalid',
       `${card.name}: ${foreign.type} ${foreign.uri.slice(0, 120)} is another job's entry, not job ${pkg.job_id}'s`,
     );
+}
+
+/** The attempt of the activity this runs in (1 outside one: a stage run directly, in a test). */
+function activityAttempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1;
+  }
 }
 
 /** A stage's work: what it does with the package it was delivered, in its turn of the job's

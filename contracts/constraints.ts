@@ -96,7 +96,12 @@ export function policiesFor(constraints: readonly string[]): ConstraintPolicy[] 
 /** `text` as a stage writes it under the job's constraints: personal data masked when one of them
  * asks for that (redact_personal_data), unchanged otherwise. */
 export function redactPersonalDataFor(constraints: readonly string[], text: string): string {
-  return policiesFor(constraints).some((p) => p.id === 'redact_personal_data') ? maskPersonalData(text) : text;
+  return masksPersonalData(constraints) ? maskPersonalData(text) : text;
+}
+
+/** Whether the job's constraints ask for personal data to be masked (redact_personal_data). */
+export function masksPersonalData(constraints: readonly string[]): boolean {
+  return policiesFor(constraints).some((p) => p.id === 'redact_personal_data');
 }
 
 /** Every breach of the job's enforceable constraints by one stage output. */

@@ -134,6 +134,8 @@ async function streamJob(
   });
   // The response closes when the follower goes (or once it ended): the feed lets go of it.
   raw.on('close', () => abort.abort());
+  // Gone already (while its job was looked up): nothing to follow for.
+  if (raw.destroyed) abort.abort();
   const limit = options.bufferBytes ?? FOLLOWER_BUFFER_BYTES;
   const agui = new AgUiConnection(jobId);
   const send = (out: AgUiOut) =>

@@ -8,7 +8,7 @@
 import type { AckRecord } from '../../contracts';
 import type { Escalation } from '../../workflows/definitions';
 import type { JobStatusShown } from '../operator/client';
-import { hopStartKey } from './journal';
+import { hopEndKey, hopStartKey } from './journal';
 
 /** The rail's ack of a hop, as a follower reads it: the rail's record as it is. */
 export type StreamAck = AckRecord;
@@ -90,27 +90,27 @@ export function jobEnded(status: JobStatusShown): boolean {
  */
 export function railEvents(records: RailRecords): KeyedEvent[] {
   const { status, acks } = records;
-  const working = new Set(status.reservations.map((r) => r.hop));
+  const working = new Set(status.reservations.map((r) => `${r.hop}:${r.stage}`));
   const events: KeyedEvent[] = [{ key: 'job', event: { type: 'job_started', job_id: records.jobId } }];
-  const started = new Set<number>();
+  const started = new Set<string>();
   const seen = new Map<string, number>();
   const start = (stage: string, hop: number, reserved: number) => {
-    if (started.has(hop)) return;
-    started.add(hop);
-    events.push({ key: hopStartKey(hop), event: { type: 'hop_started', stage, hop, reserved_usd: reserved } });
+    if (started.has(hopStartKey(hop, stage))) return;
+    started.add(hopStartKey(hop, stage));
+    events.push({ key: hopStartKey(hop, stage), event: { type: 'hop_started', stage, hop, reserved_usd: reserved } });
   };
   for (const ack of acks) {
     const worked = ack.ack === 'accepted' && !ack.actor;
     if (worked) start(ack.stage, ack.hop, ack.reserved_usd ?? 0);
     // An admission ack (a fan-out branch's, recorded before its work) waits for the hop to settle it.
-    if (worked && ack.settled_usd === undefined && working.has(ack.hop)) continue;
+    if (worked && ack.settled_usd === undefined && working.has(`${ack.hop}:${ack.stage}`)) continue;
     const base = `ack:${ack.hop}:${ack.ack}`;
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     events.push({ key: `${base}:${n}`, event: { type: ack.actor ? 'decision' : 'ack', ack: streamAck(ack) } });
     if (worked)
       events.push({
-        key: `hop:${ack.hop}:end`,
+        key: hopEndKey(ack.hop, ack.stage),
         event: {
           type: 'hop_finished',
           stage: ack.stage,

@@ -44,7 +44,9 @@ export class JobFeeds {
   async *follow(jobId: string, from: number, signal: AbortSignal): AsyncGenerator<FeedItem> {
     let feed = this.feeds.get(jobId);
     if (!feed || feed.stopped) {
-      feed = new JobFeed(this.client, this.store, jobId, from, this.options, () => this.feeds.delete(jobId));
+      // A feed reads the job from its first event whoever starts it: a follower's id (any
+      // number a caller sends) never decides where the others start.
+      feed = new JobFeed(this.client, this.store, jobId, 0, this.options, () => this.feeds.delete(jobId));
       this.feeds.set(jobId, feed);
     }
     yield* feed.follow(from, signal);
@@ -53,6 +55,8 @@ export class JobFeeds {
 
 class Follower {
   readonly items: FeedItem[] = [];
+  /** The newest id this follower has been handed: older items are not queued for it. */
+  cursor = 0;
   wake: (() => void) | undefined;
   lagged = false;
   ended = false;
@@ -62,6 +66,7 @@ class Follower {
 
   push(item: FeedItem): void {
     if (this.lagged) return;
+    if (item.kind === 'event' && item.event.id <= this.cursor) return;
     if (this.items.length >= this.limit) {
       this.lagged = true;
       this.items.length = 0;
@@ -79,6 +84,8 @@ class Follower {
 
 class JobFeed {
   private readonly followers = new Set<Follower>();
+  /** Followers in `follow`, joined or still catching up. */
+  private joining = 0;
   private readonly abort = new AbortController();
   /** The newest id the feed has handed out, and the job's state as last handed out. */
   private reached: number;
@@ -103,12 +110,15 @@ class JobFeed {
     const me = new Follower(this.options.queueLimit ?? 10_000);
     const leave = () => me.end();
     signal.addEventListener('abort', leave, { once: true });
+    // A follower counts from here: one still reading what it missed keeps the feed going.
+    this.joining++;
     try {
       if (this.state) yield this.state;
       // What this follower missed before it joined is read from the journal, as often as the feed
       // moved on meanwhile; it joins the feed once it has caught up, in the same turn as the check,
       // so the feed's next item is the first it has not read.
       let cursor = from;
+      me.cursor = from;
       while (cursor < this.reached && !this.stopped) {
         const read = await this.missed(cursor, this.reached, signal);
         if (!read) return;
@@ -117,7 +127,7 @@ class JobFeed {
           if (event.type === 'job_finished') return;
         }
         if (read.reached === cursor) break;
-        cursor = read.reached;
+        cursor = me.cursor = read.reached;
       }
       if (this.stopped) {
         // The feed ended while this follower caught up: what is left is in the journal.
@@ -130,7 +140,7 @@ class JobFeed {
           const item = me.items.shift()!;
           if (item.kind === 'event') {
             if (item.event.id <= cursor) continue;
-            cursor = item.event.id;
+            cursor = me.cursor = item.event.id;
           }
           yield item;
           if (item.kind === 'lagged' || (item.kind === 'event' && item.event.type === 'job_finished')) return;
@@ -145,7 +155,8 @@ class JobFeed {
     } finally {
       signal.removeEventListener('abort', leave);
       this.followers.delete(me);
-      if (this.followers.size === 0) this.stop();
+      this.joining--;
+      if (this.joining === 0) this.stop();
     }
   }
 

@@ -56,6 +56,14 @@ async function* followIn(
   let cursor = opts.from ?? 0;
   let shownState = '';
   let rail: RailRead | undefined;
+  // Keys this follower has seen numbered: a rail read journals only what is new to it.
+  const numbered = new Set<string>();
+  const journal = async (events: RailRead['events']) => {
+    const fresh = events.filter((e) => !numbered.has(e.key));
+    await journalRailEvents(opts.store, jobId, fresh);
+    for (const e of fresh) numbered.add(e.key);
+    opts.onRecords?.(events);
+  };
   // Whether the rail moved since its records were last read: only then are they read again (a
   // text poll between two moves reads the journal alone).
   let railMoved = true;
@@ -71,28 +79,28 @@ async function* followIn(
           continue;
         }
         rail = read;
-        await journalRailEvents(opts.store, jobId, rail.events);
-        opts.onRecords?.(rail.events);
+        await journal(rail.events);
         // The state as it now stands goes first: the events read next end with the job's end, if it ended.
         const state = JSON.stringify(rail.state);
         if (state !== shownState) yield { kind: 'state', state: rail.state };
         shownState = state;
       }
-      // Entries written after the records were read wait for the records read again once.
+      // An entry written after the records were read waits for them to be read again once; the
+      // read right after that passes over what they still cannot place (only that read).
       let reread = false;
       for (;;) {
         const read = await readJournal(opts.store, jobId, cursor, rail.events, { skipUnplaced: reread });
         for (const event of read.events) yield { kind: 'event', event };
         const moved = read.reached !== cursor;
         cursor = read.reached;
-        if (read.unplaced) {
+        if (read.unplaced && !reread) {
           const again = await readRail(client, jobId);
           if (!again) break;
-          await journalRailEvents(opts.store, jobId, again.events);
-          opts.onRecords?.(again.events);
+          await journal(again.events);
           rail = again;
           reread = true;
         } else if (!moved) break;
+        else reread = false;
       }
       if (rail.ended || opts.signal?.aborted) return;
       // Model text comes while a hop works: the store is read for it between the rail's moves.

@@ -26,6 +26,10 @@ export class HistoryWatch {
   private token: Uint8Array | undefined;
   private runId: string | undefined;
   private pending: Promise<void> | undefined;
+  /** The pending poll as a wait's outcome, made once per poll (not once per wait). */
+  private moves: Promise<boolean> = Promise.resolve(true);
+  /** Resolves false when the watch closes; made once. */
+  private readonly closing: Promise<boolean>;
   private closed = false;
   /** The watched run closed: the next poll waits a little and starts over on the newest run (a
    * job started again under its id). */
@@ -39,16 +43,21 @@ export class HistoryWatch {
     signal?: AbortSignal,
   ) {
     signal?.addEventListener('abort', () => this.close(), { once: true });
+    this.closing = new Promise((resolve) =>
+      this.abort.signal.addEventListener('abort', () => resolve(false), { once: true }),
+    );
   }
 
   /** Resolves true when the rail moved since the last call (a workflow task completed, or the
    * run closed; at once the first time), false after `timeoutMs` when given, or when the watch closes. */
   async moved(timeoutMs: number | undefined): Promise<boolean> {
     if (this.closed) return false;
-    this.pending ??= this.poll().finally(() => (this.pending = undefined));
+    if (!this.pending) {
+      this.pending = this.poll().finally(() => (this.pending = undefined));
+      this.moves = this.pending.then(() => true);
+    }
     let timer: NodeJS.Timeout | undefined;
-    const closed = new Promise<boolean>((resolve) => this.abort.signal.addEventListener('abort', () => resolve(false)));
-    const waits: Promise<boolean>[] = [this.pending.then(() => true), closed];
+    const waits: Promise<boolean>[] = [this.moves, this.closing];
     if (timeoutMs !== undefined)
       waits.push(new Promise((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))));
     try {

@@ -6,7 +6,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { StreamStore } from '../worker/store/types';
-import { journalText, journalToolCall, textRetentionMs } from './journal';
+import { journalText, journalToolCall, textRetentionMs, type EntryPlace } from './journal';
 
 /** How long deltas gather before they are written (ms), and how much text at most. */
 const BATCH_MS = 5;
@@ -20,6 +20,9 @@ export interface HopTextTarget {
   retentionMs?: number;
   /** The tools whose call arguments a follower may see (the card's grants with `showArguments`). */
   showArguments?: ReadonlySet<string>;
+  /** The activity's attempt (a retry's entries are its own) and the package's hop chain. */
+  attempt?: number;
+  chain?: readonly string[];
 }
 
 export class HopText {
@@ -30,11 +33,11 @@ export class HopText {
   /** Whether the hop's first entry is written (the keys it must follow go with it). */
   private placed = false;
 
-  /** True the first time: the entry to write now is the hop's first. */
-  private firstEntry(): boolean {
+  /** Where the entry to write now belongs (the hop's first, the first time). */
+  private place(): EntryPlace {
     const first = !this.placed;
     this.placed = true;
-    return first;
+    return { attempt: this.target.attempt ?? 1, first, chain: this.target.chain ?? [] };
   }
 
   constructor(private readonly target: HopTextTarget) {}
@@ -53,10 +56,10 @@ export class HopText {
     const { store, jobId, hop, stage, retentionMs, showArguments } = this.target;
     const { args, ...rest } = call;
     const shown = args !== undefined && showArguments?.has(call.name) ? { args } : {};
-    const first = this.firstEntry();
+    const at = this.place();
     this.writing = this.writing
       .then(() =>
-        journalToolCall(store, jobId, { hop, stage, ...rest, ...shown }, retentionMs ?? textRetentionMs(), first),
+        journalToolCall(store, jobId, { hop, stage, ...rest, ...shown }, retentionMs ?? textRetentionMs(), at),
       )
       .catch(() => undefined);
   }
@@ -76,14 +79,18 @@ export class HopText {
     const part = this.part++;
     this.pending = '';
     const { store, jobId, hop, stage, retentionMs } = this.target;
-    const first = this.firstEntry();
+    const at = this.place();
     this.writing = this.writing
-      .then(() => journalText(store, jobId, { hop, stage, delta, part }, retentionMs ?? textRetentionMs(), first))
+      .then(() => journalText(store, jobId, { hop, stage, delta, part }, retentionMs ?? textRetentionMs(), at))
       .catch(() => undefined);
   }
 }
 
 const current = new AsyncLocalStorage<HopText>();
+
+/** How often a worker removes text past its retention: after a hop, at most this often. */
+const PRUNE_EVERY_MS = 10 * 60 * 1000;
+let pruned = Date.now();
 
 /** Runs `work` with its model text going to the job's stream; the text is all written when it ends. */
 export async function withHopText<T>(target: HopTextTarget, work: () => Promise<T>): Promise<T> {
@@ -92,6 +99,11 @@ export async function withHopText<T>(target: HopTextTarget, work: () => Promise<
     return await current.run(text, work);
   } finally {
     await text.close();
+    // The workers that write text are the ones that keep the store rid of it once it expired.
+    if (Date.now() - pruned > PRUNE_EVERY_MS) {
+      pruned = Date.now();
+      await target.store.pruneStreamEntries(new Date()).catch(() => undefined);
+    }
   }
 }
 

@@ -10,6 +10,8 @@
 import { temporal } from '@temporalio/proto';
 import { AesGcmCodec, codecKeysFromEnv } from '../codec';
 import type { StreamStore } from '../worker/store/types';
+import type { Escalation } from '../../workflows/definitions';
+import { HUMAN } from '../../contracts/pipeline';
 import type { DurableEvent, JobEvent, KeyedEvent, TextDelta, ToolCallEvent } from './events';
 
 /** How long model text stays readable by default: an hour. */
@@ -30,8 +32,10 @@ export function textRetentionMs(env: NodeJS.ProcessEnv = process.env): number {
 const TEXT_PREFIX = 'text:';
 const TOOL_PREFIX = 'tool:';
 
-/** The key of a hop's start in a job's stream (./events.ts derives it under this key). */
-export const hopStartKey = (hop: number) => `hop:${hop}`;
+/** The keys of a hop's start and finish in a job's stream (./events.ts derives them). A hop is
+ * its number and its stage: a fan-out's branches share a number, each its own stage. */
+export const hopStartKey = (hop: number, stage: string) => `hop:${hop}:${stage}`;
+export const hopEndKey = (hop: number, stage: string) => `hop:${hop}:${stage}:end`;
 
 /** A sealed body's prefix: the rest is a payload the codec encrypted, base64. */
 const SEALED = 'sealed:';
@@ -91,19 +95,28 @@ export async function journalText(
   jobId: string,
   text: Omit<TextDelta, 'type'> & { part: number },
   retentionMs = textRetentionMs(),
-  first = text.part === 0,
+  at: EntryPlace = { attempt: 1, first: text.part === 0, chain: [] },
 ): Promise<void> {
   const { part, ...delta } = text;
   await store.appendStreamEntries(jobId, [
     // The hop's start is numbered before its first text, whether or not a follower saw it start:
     // only its key counts (a reader shows the rail's record of it, never this body).
-    ...(first ? await placeHolders(text.hop, text.stage) : []),
+    ...(at.first ? await placeHolders(text.hop, text.stage, at.chain) : []),
     {
-      key: `${TEXT_PREFIX}${text.hop}:${text.stage}:${part}`,
+      // An attempt's text is its own: a retried activity's parts count from 0 again.
+      key: `${TEXT_PREFIX}${text.hop}:${text.stage}:${at.attempt}:${part}`,
       body: await sealBody(JSON.stringify({ type: 'text_delta', ...delta })),
       expiresAt: new Date(Date.now() + retentionMs),
     },
   ]);
+}
+
+/** Where a live entry belongs: the activity attempt that wrote it, whether it is the hop's first
+ * (placed after the keys it must follow), and the package's hop chain (stages by hop). */
+export interface EntryPlace {
+  attempt: number;
+  first: boolean;
+  chain: readonly string[];
 }
 
 /** How many earlier hops a hop's first entry places keys for (each key already numbered is left as it is). */
@@ -112,18 +125,43 @@ const PLACED_HOPS = 8;
 /**
  * The keys a hop's first entry must come after, in the order a reader derives them, so that text
  * written before any follower read the job still reads in the job's order: the job's start, the
- * last PLACED_HOPS hops before it as a relay's accepted hops (start, ack, finish), this hop's
- * start. Only keys count (a reader shows the rail's record under a key, never these bodies); one
+ * last PLACED_HOPS hops before it (their stages from the package's hop chain) as a relay's
+ * accepted hops (start, ack, finish), this hop's start. Only keys count (a reader shows the rail's record under a key, never these bodies); one
  * the rail's records do not hold (the earlier hop was refused, or a human's) is never shown, and
  * the real one is numbered where a reader first sees it.
  */
-async function placeHolders(hop: number, stage: string): Promise<{ key: string; body: string }[]> {
+async function placeHolders(
+  hop: number,
+  stage: string,
+  chain: readonly string[],
+): Promise<{ key: string; body: string }[]> {
   const keys = ['job'];
-  for (let earlier = Math.max(0, hop - PLACED_HOPS); earlier < hop; earlier++)
-    keys.push(hopStartKey(earlier), `ack:${earlier}:accepted:0`, `${hopStartKey(earlier)}:end`);
-  keys.push(hopStartKey(hop));
+  for (const earlier of chainHops(chain, hop).slice(-PLACED_HOPS))
+    keys.push(
+      hopStartKey(earlier.hop, earlier.stage),
+      `ack:${earlier.hop}:accepted:0`,
+      hopEndKey(earlier.hop, earlier.stage),
+    );
+  keys.push(hopStartKey(hop, stage));
   const body = await sealBody(JSON.stringify({ type: 'placeholder', stage, hop }));
   return keys.map((key) => ({ key, body }));
+}
+
+/**
+ * The stages' hops before this one, numbered as the rail numbers them (workflows/rail/hop-chain.ts:
+ * a hop to or from a human keeps the count), from the chain the package carries (it starts at the
+ * client; the last entry is this hop). None when the numbers do not come out at `hop` (a chain
+ * cut short, a fork): then only this hop's start is placed.
+ */
+function chainHops(chain: readonly string[], hop: number): { hop: number; stage: string }[] {
+  const hops: { hop: number; stage: string }[] = [];
+  let count = 0;
+  for (let i = 1; i < chain.length; i++) {
+    if (i > 1 && chain[i - 1] !== HUMAN && chain[i] !== HUMAN) count++;
+    if (chain[i] !== HUMAN) hops.push({ hop: count, stage: chain[i]! });
+  }
+  const last = hops.pop();
+  return last?.hop === hop ? hops : [];
 }
 
 /** Appends a tool call's start or end (the stage's worker does, around the call). */
@@ -132,12 +170,12 @@ export async function journalToolCall(
   jobId: string,
   call: Omit<ToolCallEvent, 'type'>,
   retentionMs = textRetentionMs(),
-  first = false,
+  at: EntryPlace = { attempt: 1, first: false, chain: [] },
 ): Promise<void> {
   await store.appendStreamEntries(jobId, [
-    ...(first ? await placeHolders(call.hop, call.stage) : []),
+    ...(at.first ? await placeHolders(call.hop, call.stage, at.chain) : []),
     {
-      key: `${TOOL_PREFIX}${call.hop}:${call.stage}:${call.call_id}:${call.phase}`,
+      key: `${TOOL_PREFIX}${call.hop}:${call.stage}:${at.attempt}:${call.call_id}:${call.phase}`,
       body: await sealBody(JSON.stringify({ type: 'tool_call', ...call })),
       expiresAt: new Date(Date.now() + retentionMs),
     },
@@ -170,7 +208,7 @@ export async function readJournal(
       : entry.key.startsWith(TOOL_PREFIX)
         ? shownToolCall(await openBody(entry.body), started)
         : (byKey.get(entry.key) ??
-          (entry.key.startsWith('escalation:') ? pastEscalation(await openBody(entry.body)) : undefined));
+          (entry.key.startsWith('escalation:') ? pastEscalation(entry.key, await openBody(entry.body)) : undefined));
     if (event) events.push({ ...event, id: entry.seq });
     else if (!opts.skipUnplaced) return { events, reached, unplaced: true };
     reached = entry.seq;
@@ -180,11 +218,19 @@ export async function readJournal(
 
 /** An escalation the rail's status no longer shows (a human decided it): the journal's copy,
  * written when the status showed it (a limit: docs/threat-model.md, the stream). */
-function pastEscalation(body: string | undefined): DurableEvent | undefined {
+function pastEscalation(key: string, body: string | undefined): DurableEvent | undefined {
   if (body === undefined) return undefined;
   try {
-    const event = JSON.parse(body) as DurableEvent;
-    return event.type === 'escalated' ? event : undefined;
+    const event = JSON.parse(body) as { type?: unknown; escalation?: Partial<Escalation> };
+    const e = event.escalation;
+    const strings = (x: unknown) => Array.isArray(x) && x.every((v) => typeof v === 'string');
+    if (event.type !== 'escalated' || !e || typeof e.since !== 'string' || key !== `escalation:${e.since}`)
+      return undefined;
+    if (!strings(e.reasons) || !strings(e.options) || typeof e.blocked !== 'string') return undefined;
+    return {
+      type: 'escalated',
+      escalation: { reasons: e.reasons!, blocked: e.blocked, options: e.options!, since: e.since },
+    };
   } catch {
     return undefined;
   }

@@ -308,7 +308,7 @@ export function streamEventLine(event: JobEvent, paint: Paint = plain): string |
     case 'decision':
       return `${progressLine(event.ack as AckRecord, undefined, paint)} — ${terminalSafe(event.ack.reason)}${event.ack.settled_usd !== undefined ? ` (${usd(event.ack.settled_usd)})` : ''}`;
     case 'escalated':
-      return `waiting for a human: ${terminalSafe(event.escalation.reasons.join('; '))} (decide: ${event.escalation.options.join(', ')})`;
+      return `waiting for a human: ${terminalSafe(event.escalation.reasons.join('; '))} (decide: ${terminalSafe(event.escalation.options.join(', '))})`;
     case 'hop_finished':
       return undefined;
     case 'job_finished':

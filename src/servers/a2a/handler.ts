@@ -237,10 +237,14 @@ export class HandrailA2aHandler implements A2ARequestHandler {
     const timer = setTimeout(() => abort.abort(), this.options.blockingWaitMs ?? DEFAULT_BLOCKING_WAIT_MS);
     try {
       const feeds = await this.jobFeeds();
+      // A feed's first state may be older than `view` (read after a decision): it is passed over.
+      let first = view !== null;
       for await (const item of feeds.follow(taskId, 0, abort.signal)) {
+        const stale = first && item.kind === 'state';
+        first = false;
         if (item.kind === 'lagged') break;
         if (item.kind === 'event' && item.event.type === 'job_finished') break;
-        if (!toEnd && item.kind === 'state' && item.state.status !== 'running') break;
+        if (!toEnd && !stale && item.kind === 'state' && item.state.status !== 'running') break;
       }
     } finally {
       clearTimeout(timer);
@@ -269,13 +273,18 @@ export class HandrailA2aHandler implements A2ARequestHandler {
     // The acks the task already holds are not told again.
     let known = after?.acks.length ?? 0;
     let facts: StatusFacts | undefined = after?.status;
-    let waitingSince: string | undefined;
+    let waitingSince: string | undefined = after?.status.escalation?.since;
     const text = new Set<number>();
     const abort = new AbortController();
     try {
       const feeds = await this.jobFeeds();
+      // A feed's first state may be older than `after` (read after a decision): it is passed over.
+      let first = after !== null;
       for await (const item of feeds.follow(taskId, 0, abort.signal)) {
+        const stale = first && item.kind === 'state';
+        first = false;
         if (item.kind === 'lagged') break;
+        if (stale) continue;
         if (item.kind === 'state') {
           facts = item.state;
           waitingSince = item.state.status === 'escalated' ? item.state.escalated_since : undefined;
