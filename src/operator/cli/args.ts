@@ -181,8 +181,12 @@ function bindNegativeNumbers(argv: string[], options: NonNullable<ParseArgsConfi
   return bound;
 }
 
-/** A hop count: 0, 1, 2 … (`--from-hop`, `--hop`). */
-const isHopCount = (n: number | undefined): n is number => n !== undefined && Number.isInteger(n) && n >= 0;
+/** A hop count as typed: digits only (`3.0`, `1e1` or `-0` is no hop count), for `--from-hop`
+ * and `--hop`; undefined when the flag is absent. */
+function hopCountFlag(raw: unknown): number | undefined | 'invalid' {
+  if (raw === undefined) return undefined;
+  return typeof raw === 'string' && /^\d{1,9}$/.test(raw) ? Number(raw) : 'invalid';
+}
 
 function numberFlag(flag: string, raw: unknown): number | undefined {
   if (raw === undefined) return undefined;
@@ -336,9 +340,11 @@ export function parseCommand(argv: string[]): Command {
         ['job'],
       );
       if (p.help) return { name: 'help', topic: name };
-      const fromHop = numberFlag('from-hop', p.values['from-hop']);
-      if (!isHopCount(fromHop))
-        throw new UsageError(`--from-hop N is required: the hop to fork from, 0 or more\nusage: ${USAGE.fork}`);
+      const fromHop = hopCountFlag(p.values['from-hop']);
+      if (fromHop === undefined || fromHop === 'invalid')
+        throw new UsageError(
+          `--from-hop N is required: the hop to fork from, 0, 1, 2 …${fromHop === 'invalid' ? `, not "${String(p.values['from-hop'])}"` : ''}\nusage: ${USAGE.fork}`,
+        );
       return {
         name: 'fork',
         jobId: p.args[0]!,
@@ -355,8 +361,8 @@ export function parseCommand(argv: string[]): Command {
     case 'show': {
       const p = parse(name, rest, { ...json, hop: { type: 'string' } }, ['job']);
       if (p.help) return { name: 'help', topic: name };
-      const hop = numberFlag('hop', p.values.hop);
-      if (hop !== undefined && !isHopCount(hop))
+      const hop = hopCountFlag(p.values.hop);
+      if (hop === 'invalid')
         throw new UsageError(`--hop must be a hop count (0, 1, 2 …), got "${String(p.values.hop)}"`);
       return { name, jobId: p.args[0]!, ...(hop === undefined ? {} : { hop }), json: Boolean(p.values.json) };
     }

@@ -117,6 +117,9 @@ describe('handrail command lines', () => {
     });
     expect(() => parseCommand(['fork', 'job-1'])).toThrow(/--from-hop N is required/);
     expect(() => parseCommand(['fork', 'job-1', '--from-hop', '1.5'])).toThrow(/--from-hop N is required/);
+    // Typed as a number but not as a hop count: refused, not read as 3.
+    expect(() => parseCommand(['fork', 'job-1', '--from-hop', '3.0'])).toThrow(/not "3\.0"/);
+    expect(() => parseCommand(['show', 'job-1', '--hop', '1e1'])).toThrow(/--hop must be a hop count/);
     expect(() => parseCommand(['fork', '--from-hop', '1'])).toThrow(/missing <job>/);
   });
 
