@@ -121,6 +121,23 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   eval: "handrail eval [history.json]... [--query 'VISIBILITY QUERY'] [--jobs dataset.jsonl]... [--pipelines PATH] [--scorers PATH]... [--replay] [--address HOST:PORT] [--concurrency N] [--out results.json] [--json] | handrail eval compare <a.json> <b.json> [--gate 'METRIC[.STAT] OP BOUND']... [--html report.html] [--json]",
 };
 
+/** What `handrail <command> --help` says after the usage line, where a line is not enough. */
+export const DETAILS: Partial<Record<keyof typeof USAGE, string>> = {
+  fork: [
+    "Starts a new job from hop N's snapshot of <job> (`handrail show <job> --hop N --json` prints it):",
+    'without --package it runs hop N again; with one it starts from your edit. Artifacts there are',
+    'store addresses; an artifact you edit goes inline, with no hash:',
+    '  {"type": "summary_md", "uri": "data:application/json,<the JSON body, percent-encoded>"}',
+    'An edit that keeps the parent'"'"'s pass verdict is refused: reset evaluator.last_verdict to "none".',
+    'More: docs/operate.md "Forking from a hop".',
+  ].join('\n'),
+  follow: [
+    "Prints the job's stream: each hop as it starts and is acked, a model's text as it comes, the end.",
+    '--from ID resumes after an event id (--json prints each event with its id). Ctrl-C stops',
+    'following; the job runs on. More: docs/operate.md "Following a job live".',
+  ].join('\n'),
+};
+
 const HANDOFF_ACTIONS = ['list', 'show', 'accept', 'cancel', 'decide'] as const;
 
 const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = ['text', 'xml'];

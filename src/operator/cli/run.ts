@@ -56,7 +56,15 @@ import { InitError, initProject } from '../init';
 import { HandoffsApiRequestError, HandoffsApiUnavailableError, handoffsClient } from '../handoffs';
 import { HandrailPlugin } from '../../plugin';
 import type { RunningServer } from '../../servers/api-main';
-import { USAGE, UsageError, parseCommand, type Command, type HandoffsCommand, type ServeCommand } from './args';
+import {
+  DETAILS,
+  USAGE,
+  UsageError,
+  parseCommand,
+  type Command,
+  type HandoffsCommand,
+  type ServeCommand,
+} from './args';
 import {
   diffLine,
   diffSummary,
@@ -664,7 +672,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (command.name === 'help') {
       line(
         io.stdout,
-        command.topic && command.topic in USAGE ? `usage: ${USAGE[command.topic as keyof typeof USAGE]}` : HELP,
+        command.topic && command.topic in USAGE
+          ? `usage: ${USAGE[command.topic as keyof typeof USAGE]}${DETAILS[command.topic as keyof typeof USAGE] ? `\n\n${DETAILS[command.topic as keyof typeof USAGE]}` : ''}`
+          : HELP,
       );
       return EXIT.ok;
     }
