@@ -128,7 +128,7 @@ export const DETAILS: Partial<Record<keyof typeof USAGE, string>> = {
     'without --package it runs hop N again; with one it starts from your edit. Artifacts there are',
     'store addresses; an artifact you edit goes inline, with no hash:',
     '  {"type": "summary_md", "uri": "data:application/json,<the JSON body, percent-encoded>"}',
-    'An edit that keeps the parent'"'"'s pass verdict is refused: reset evaluator.last_verdict to "none".',
+    'An edit that keeps the parent\'s pass verdict is refused: reset evaluator.last_verdict to "none".',
     'More: docs/operate.md "Forking from a hop".',
   ].join('\n'),
   follow: [
