@@ -96,8 +96,19 @@ export async function connectHandrail(config: HandrailConfig = loadConfig(), plu
  * pipeline's entry schema when the pipelines are known (the rail checks it again either way). */
 export function parseJobRequest(input: unknown, pipelines: readonly Pipeline[] = []): JobRequest {
   const parsed = JobRequest.safeParse(input);
-  if (!parsed.success)
-    throw new InvalidJobRequestError(parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  if (!parsed.success) {
+    // Every problem at once, in one wording: a missing entry is named with the contract's issues.
+    const issues = parsed.error.issues.map((i) => ({
+      path: i.path.join('.'),
+      message: i.code === 'invalid_type' && / received undefined$/.test(i.message) ? 'Required' : i.message,
+    }));
+    const raw = (input !== null && typeof input === 'object' ? input : {}) as Record<string, unknown>;
+    const pipeline = findPipeline(pipelines, typeof raw.pipeline === 'string' ? raw.pipeline : undefined);
+    const alias = pipeline?.entrySpec.alias;
+    if (pipeline && raw.entry === undefined && (alias === undefined || raw[alias] === undefined))
+      issues.push({ path: 'entry', message: `Required (a ${pipeline.entry})` });
+    throw new InvalidJobRequestError(issues);
+  }
   // The entry as the rail will check it, so a caller hears what is wrong before a job starts.
   const pipeline = findPipeline(pipelines, parsed.data.pipeline);
   if (pipeline) {

@@ -132,6 +132,12 @@ describe('a client starting a job checks the entry as the rail will', () => {
     ]);
   });
 
+  it('a request holding only its job id: every missing field named at once, the entry too, each as Required', () => {
+    const issues = refused({ job_id: 'exp-only' });
+    expect(issues.map((i) => i.path).sort()).toEqual(['budget', 'constraints', 'entry', 'goal']);
+    expect(issues.map((i) => i.message.split(' (')[0])).toEqual(issues.map(() => 'Required'));
+  });
+
   it('missing: says what the pipeline takes', () => {
     const { entry: _gone, ...missing } = expenseRequest;
     expect(refused(missing)).toEqual([{ path: 'entry', message: 'Required (a expense.v1)' }]);
