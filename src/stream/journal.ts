@@ -8,9 +8,9 @@
  * started at that stage.
  */
 import { temporal } from '@temporalio/proto';
+import { z } from 'zod';
 import { AesGcmCodec, codecKeysFromEnv } from '../codec';
 import type { StreamStore } from '../worker/store/types';
-import type { Escalation } from '../../workflows/definitions';
 import { HUMAN } from '../../contracts/pipeline';
 import type { DurableEvent, JobEvent, KeyedEvent, TextDelta, ToolCallEvent } from './events';
 
@@ -203,12 +203,15 @@ export async function readJournal(
   const events: JobEvent[] = [];
   let reached = afterSeq;
   for (const entry of entries) {
-    const event = entry.key.startsWith(TEXT_PREFIX)
-      ? shownText(await openBody(entry.body), started)
+    const live = entry.key.startsWith(TEXT_PREFIX)
+      ? 'text_delta'
       : entry.key.startsWith(TOOL_PREFIX)
-        ? shownToolCall(await openBody(entry.body), started)
-        : (byKey.get(entry.key) ??
-          (entry.key.startsWith('escalation:') ? pastEscalation(entry.key, await openBody(entry.body)) : undefined));
+        ? 'tool_call'
+        : undefined;
+    const event = live
+      ? shownLive(live, await openBody(entry.body), started)
+      : (byKey.get(entry.key) ??
+        (entry.key.startsWith('escalation:') ? pastEscalation(entry.key, await openBody(entry.body)) : undefined));
     if (event) events.push({ ...event, id: entry.seq });
     else if (!opts.skipUnplaced) return { events, reached, unplaced: true };
     reached = entry.seq;
@@ -216,58 +219,58 @@ export async function readJournal(
   return { events, reached, unplaced: false };
 }
 
+/** What a live entry may hold (model text, a tool call), and a past escalation's copy: checked
+ * with zod before anything from the store is shown (a store writer's row is only a claim). */
+const LiveEntry = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text_delta'), stage: z.string(), hop: z.number().int(), delta: z.string() }),
+  z.object({
+    type: z.literal('tool_call'),
+    stage: z.string(),
+    hop: z.number().int(),
+    call_id: z.string(),
+    name: z.string(),
+    phase: z.enum(['start', 'end']),
+    args: z.unknown().optional(),
+    ok: z.boolean().optional(),
+  }),
+]);
+const PastEscalation = z.object({
+  type: z.literal('escalated'),
+  escalation: z.object({
+    reasons: z.array(z.string()),
+    blocked: z.string(),
+    options: z.array(z.string()),
+    since: z.string(),
+  }),
+});
+
+/** A stored body as JSON, or undefined (sealed with a key this process lacks, or not JSON). */
+function parsedBody(body: string | undefined): unknown {
+  if (body === undefined) return undefined;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /** An escalation the rail's status no longer shows (a human decided it): the journal's copy,
- * written when the status showed it (a limit: docs/threat-model.md, the stream). */
+ * written when the status showed it, shown only when well formed under its own key (a limit:
+ * docs/threat-model.md, the stream). */
 function pastEscalation(key: string, body: string | undefined): DurableEvent | undefined {
-  if (body === undefined) return undefined;
-  try {
-    const event = JSON.parse(body) as { type?: unknown; escalation?: Partial<Escalation> };
-    const e = event.escalation;
-    const strings = (x: unknown) => Array.isArray(x) && x.every((v) => typeof v === 'string');
-    if (event.type !== 'escalated' || !e || typeof e.since !== 'string' || key !== `escalation:${e.since}`)
-      return undefined;
-    if (!strings(e.reasons) || !strings(e.options) || typeof e.blocked !== 'string') return undefined;
-    return {
-      type: 'escalated',
-      escalation: { reasons: e.reasons!, blocked: e.blocked, options: e.options!, since: e.since },
-    };
-  } catch {
-    return undefined;
-  }
+  const parsed = PastEscalation.safeParse(parsedBody(body));
+  if (!parsed.success || key !== `escalation:${parsed.data.escalation.since}`) return undefined;
+  return parsed.data as DurableEvent;
 }
 
-/** A tool call entry, when it is well formed and belongs to a hop the rail started at its stage. */
-function shownToolCall(body: string | undefined, started: ReadonlySet<string>): ToolCallEvent | undefined {
-  if (body === undefined) return undefined;
-  try {
-    const t = JSON.parse(body) as Partial<ToolCallEvent>;
-    if (typeof t.stage !== 'string' || typeof t.hop !== 'number' || typeof t.call_id !== 'string') return undefined;
-    if (typeof t.name !== 'string' || (t.phase !== 'start' && t.phase !== 'end')) return undefined;
-    if (!started.has(`${t.hop}:${t.stage}`)) return undefined;
-    return {
-      type: 'tool_call',
-      stage: t.stage,
-      hop: t.hop,
-      call_id: t.call_id,
-      name: t.name,
-      phase: t.phase,
-      ...(t.args !== undefined ? { args: t.args } : {}),
-      ...(typeof t.ok === 'boolean' ? { ok: t.ok } : {}),
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-/** A text entry, when it is well formed and belongs to a hop the rail started at its stage. */
-function shownText(body: string | undefined, started: ReadonlySet<string>): TextDelta | undefined {
-  if (body === undefined) return undefined;
-  try {
-    const t = JSON.parse(body) as Partial<TextDelta>;
-    if (typeof t.delta !== 'string' || typeof t.stage !== 'string' || typeof t.hop !== 'number') return undefined;
-    if (!started.has(`${t.hop}:${t.stage}`)) return undefined;
-    return { type: 'text_delta', stage: t.stage, hop: t.hop, delta: t.delta };
-  } catch {
-    return undefined;
-  }
+/** A live entry (text, a tool call) when it is well formed, of the kind its key says, and belongs
+ * to a hop the rail started at its stage. */
+function shownLive(
+  type: (TextDelta | ToolCallEvent)['type'],
+  body: string | undefined,
+  started: ReadonlySet<string>,
+): TextDelta | ToolCallEvent | undefined {
+  const parsed = LiveEntry.safeParse(parsedBody(body));
+  if (!parsed.success || parsed.data.type !== type) return undefined;
+  return started.has(`${parsed.data.hop}:${parsed.data.stage}`) ? parsed.data : undefined;
 }

@@ -33,7 +33,7 @@ import {
   type JobView,
 } from '../../operator/client';
 import { loadConfig } from '../../config';
-import { JobFeeds } from '../../stream/feeds';
+import { JobFeeds, type FeedItem } from '../../stream/feeds';
 import { openStore } from '../../worker/store';
 import type { Store, StreamStore } from '../../worker/store/types';
 import type { ApiUser } from '../api-users';
@@ -237,14 +237,10 @@ export class HandrailA2aHandler implements A2ARequestHandler {
     const timer = setTimeout(() => abort.abort(), this.options.blockingWaitMs ?? DEFAULT_BLOCKING_WAIT_MS);
     try {
       const feeds = await this.jobFeeds();
-      // A feed's first state may be older than `view` (read after a decision): it is passed over.
-      let first = view !== null;
-      for await (const item of feeds.follow(taskId, 0, abort.signal)) {
-        const stale = first && item.kind === 'state';
-        first = false;
+      for await (const item of newerThan(view, feeds.follow(taskId, 0, abort.signal))) {
         if (item.kind === 'lagged') break;
         if (item.kind === 'event' && item.event.type === 'job_finished') break;
-        if (!toEnd && !stale && item.kind === 'state' && item.state.status !== 'running') break;
+        if (!toEnd && item.kind === 'state' && item.state.status !== 'running') break;
       }
     } finally {
       clearTimeout(timer);
@@ -278,13 +274,8 @@ export class HandrailA2aHandler implements A2ARequestHandler {
     const abort = new AbortController();
     try {
       const feeds = await this.jobFeeds();
-      // A feed's first state may be older than `after` (read after a decision): it is passed over.
-      let first = after !== null;
-      for await (const item of feeds.follow(taskId, 0, abort.signal)) {
-        const stale = first && item.kind === 'state';
-        first = false;
+      for await (const item of newerThan(after, feeds.follow(taskId, 0, abort.signal))) {
         if (item.kind === 'lagged') break;
-        if (stale) continue;
         if (item.kind === 'state') {
           facts = item.state;
           waitingSince = item.state.status === 'escalated' ? item.state.escalated_since : undefined;
@@ -321,6 +312,16 @@ export class HandrailA2aHandler implements A2ARequestHandler {
     const last = taskOf(stopped).status!;
     if (FINAL_STATES.has(last.state) || last.message?.messageId !== told) yield update(last, stopped.status);
     told = last.message?.messageId;
+  }
+}
+
+/** A feed's items for a caller that read the job already (`view`): the feed's first state, kept
+ * from before, may be older than that view (read after a decision), so it is passed over. */
+async function* newerThan(view: JobView | null, items: AsyncGenerator<FeedItem>): AsyncGenerator<FeedItem> {
+  let first = view !== null;
+  for await (const item of items) {
+    if (!(first && item.kind === 'state')) yield item;
+    first = false;
   }
 }
 
