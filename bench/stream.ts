@@ -299,7 +299,12 @@ async function idleRss(lab: Lab, bundlePath: string, idle: number) {
       kb_per_follower: (after - before) / 1024 / Math.max(1, waiting),
     };
   } finally {
+    // The server ends its streams and exits on SIGTERM; a SIGKILL after 10 s leaves nothing behind.
+    const exited = new Promise((resolve) => server.once('exit', resolve));
     server.kill('SIGTERM');
+    const late = setTimeout(() => server.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(late);
     await worker.stop();
   }
 }

@@ -91,6 +91,12 @@ export function registerJobEvents(app: FastifyInstance, options: JobEventsOption
   const feeds = new JobFeeds(options.temporal, options.store, {
     ...(options.queueLimit !== undefined ? { queueLimit: options.queueLimit } : {}),
   });
+  // The streams open now: a server that stops ends them first (its followers resume elsewhere
+  // with their last id), or closing would wait on them for as long as their jobs run.
+  const open = new Set<AbortController>();
+  app.addHook('preClose', async () => {
+    for (const stream of open) stream.abort();
+  });
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const user = options.caller(request);
     if (Date.now() - pruned > PRUNE_EVERY_MS) {
@@ -108,7 +114,13 @@ export function registerJobEvents(app: FastifyInstance, options: JobEventsOption
       // publishes at its first hop: until then it is taken to be one this server serves.
       (scope.pipeline === undefined || options.servesPipeline(scope.pipeline));
     if (!visible) throw new ApiError(404, 'not_found', `no job ${id}`);
-    await streamJob(request, reply, options, feeds, id, from);
+    const stream = new AbortController();
+    open.add(stream);
+    try {
+      await streamJob(request, reply, options, feeds, id, from, stream);
+    } finally {
+      open.delete(stream);
+    }
   };
   app.get('/jobs/:id/events', handler);
   app.post('/jobs/:id/events', handler);
@@ -121,9 +133,9 @@ async function streamJob(
   feeds: JobFeeds,
   jobId: string,
   from: number,
+  abort: AbortController,
 ): Promise<void> {
   const encoder = new EventEncoder();
-  const abort = new AbortController();
   const raw = reply.raw;
   reply.hijack();
   raw.writeHead(200, {

@@ -197,3 +197,33 @@ describe('GET /jobs/{id}/events (AG-UI over SSE)', () => {
     await jobResult(rail.client, request.job_id);
   });
 });
+
+describe('a server stopping with followers attached', () => {
+  it('ends its open streams and closes (followers resume elsewhere), however long their job waits', async () => {
+    const server = buildHandoffsApi({
+      store: rail.store,
+      users,
+      temporal: rail.client,
+      workspaces: { [rail.client.options.namespace]: BUILT_IN_PIPELINES.map((p) => p.name) },
+    });
+    const at = await server.listen({ port: 0, host: '127.0.0.1' });
+    // A wallet too small for the draft: the job waits on a human, its stream stays open.
+    const request = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
+    await startJob(rail.client, request, { taskQueue: rail.taskQueue });
+    const res = await fetch(`${at}/jobs/${request.job_id}/events`, {
+      headers: { authorization: `Bearer ${TOKENS.ana}` },
+    });
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('handrail.escalation')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    expect(text).toContain('handrail.escalation');
+    // No closeAllConnections: the server's own close must end the stream.
+    await server.close();
+    for (;;) if ((await reader.read()).done) break;
+    await rail.client.workflow.getHandle(request.job_id).cancel();
+  });
+});
