@@ -37,12 +37,26 @@ export interface Lab {
 export async function startLab(name: string): Promise<Lab> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `handrail-${name}-`));
   const dbFile = path.join(tmp, 'temporal.sqlite');
-  const [port, uiPort] = [await freePort(), await freePort()];
-  const serverOptions = { port, uiPort, dbFile, logFile: path.join(tmp, 'temporal-server.log'), log: () => undefined };
+  const logFile = path.join(tmp, 'temporal-server.log');
+  let serverOptions = { port: await freePort(), uiPort: await freePort(), dbFile, logFile, log: () => undefined };
   let server: DevServer | undefined;
   let connection: Connection | undefined;
   try {
-    server = await ensureDevServer(serverOptions);
+    try {
+      server = await ensureDevServer(serverOptions);
+    } catch (err) {
+      // A free port can be taken between freePort and the server's bind (another test's server
+      // on a loaded machine): one more start on fresh ports, the first failure's log kept in the error.
+      const log = fs.existsSync(logFile)
+        ? fs.readFileSync(logFile, 'utf8').trim().split('\n').slice(-3).join(' | ')
+        : '';
+      serverOptions = { ...serverOptions, port: await freePort(), uiPort: await freePort() };
+      try {
+        server = await ensureDevServer(serverOptions);
+      } catch (again) {
+        throw new Error(`${(again as Error).message}; the first start failed too: ${(err as Error).message} ${log}`);
+      }
+    }
     connection = await Connection.connect({ address: server.address });
   } catch (err) {
     await server?.stop();
