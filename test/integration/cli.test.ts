@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { workflowRuntime } from '../../src/worker/worker';
@@ -84,6 +85,33 @@ describe('handrail CLI against the real dev server', () => {
       history,
       jobId,
     );
+  });
+
+  it('start sets the first search attributes with the start, as a client that knows the pipelines does: the reference job shows them before its first hop and its history is no longer', async () => {
+    const { file, jobId } = ticketFile();
+    expect((await handrail(['start', file, '--follow'])).code).toBe(0);
+    const viaCli = (await rail.client.workflow.getHandle(jobId).fetchHistory()).events ?? [];
+    // The same job through the client API, whose plugin names the pipelines.
+    const { handle } = await startJob(rail.client, jobRequest(), { taskQueue: rail.taskQueue });
+    expect((await handle.result()).status).toBe('completed');
+    const viaClient = (await handle.fetchHistory()).events ?? [];
+    const started = (events: typeof viaCli) =>
+      Object.fromEntries(
+        decodeTypedSearchAttributes(events[0]?.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields)
+          .getAll()
+          .map(({ key, value }) => [key.name, value]),
+      );
+    expect(started(viaCli)).toEqual({
+      HandrailStatus: 'running',
+      HandrailPipeline: 'ticket-triage',
+      HandrailStage: 'intake',
+      HandrailAck: 'none',
+      HandrailVerdict: 'none',
+      HandrailHops: 0,
+      HandrailUsdRemaining: 1,
+    });
+    expect(started(viaCli)).toEqual(started(viaClient));
+    expect(viaCli).toHaveLength(viaClient.length);
   });
 
   it('follow <job> prints each hop as it starts and as it is acked, then how the job finished; --from resumes after an event id; a bad --from is usage', async () => {

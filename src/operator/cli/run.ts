@@ -295,7 +295,13 @@ async function execute(
       const source = command.ticket === '-' ? 'stdin' : command.ticket;
       const text = command.ticket === '-' ? await readAll(io.stdin) : readTicketFile(command.ticket);
       const request = jobRequestFromFile(text, source, command.flags);
-      const { created } = await startJob(client, request, config);
+      // The CLI has no plugin: it starts with the built-in pipelines its ticket files are checked
+      // against (jobRequestFromFile), so a job shows its first search attributes from its start, as
+      // one started by a client that knows the pipelines, and the rail's first hop upserts none.
+      const { created } = await startJob(client, request, {
+        taskQueue: config.taskQueue,
+        pipelines: BUILT_IN_PIPELINES,
+      });
       const url = jobUrl(config, request.job_id);
       if (command.json)
         line(io.stdout, JSON.stringify({ job_id: request.job_id, created, task_queue: config.taskQueue, url }));
