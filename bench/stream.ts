@@ -39,8 +39,10 @@ const USERS_JSON = JSON.stringify({ bench: { token_sha256: sha256Token(TOKEN), r
 const CHUNKS = 150;
 const CHUNK_MS = 10;
 
-/** A model endpoint: a draft streams `CHUNKS` chunks, each carrying the time it was sent; the judge passes. */
-async function timedModel(): Promise<{ url: string; close(): Promise<void> }> {
+/** A model endpoint: a draft streams `CHUNKS` chunks, each carrying the time it was sent, once
+ * `attached` resolves (a follower is reading the job: a token's latency is its path to a reader,
+ * not how long a new follower takes to catch up); the judge passes. */
+async function timedModel(attached: Promise<void>): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString('utf8')));
@@ -70,14 +72,16 @@ async function timedModel(): Promise<{ url: string; close(): Promise<void> }> {
           choices: [{ index: 0, delta, finish_reason: finish }],
         });
       chunk({ role: 'assistant', content: '' });
-      let sent = 0;
-      const timer = setInterval(() => {
-        if (sent++ < CHUNKS) return void chunk({ content: `⟨${Date.now()}⟩ ` });
-        clearInterval(timer);
-        chunk({}, 'stop');
-        frame({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'timed', choices: [], usage });
-        res.end('data: [DONE]\n\n');
-      }, CHUNK_MS);
+      void attached.then(() => {
+        let sent = 0;
+        const timer = setInterval(() => {
+          if (sent++ < CHUNKS) return void chunk({ content: `⟨${Date.now()}⟩ ` });
+          clearInterval(timer);
+          chunk({}, 'stop');
+          frame({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'timed', choices: [], usage });
+          res.end('data: [DONE]\n\n');
+        }, CHUNK_MS);
+      });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -114,7 +118,8 @@ async function follow(
 }
 
 async function tokenLatency(lab: Lab, bundlePath: string) {
-  const model = await timedModel();
+  let onAttached = () => {};
+  const model = await timedModel(new Promise<void>((resolve) => (onAttached = resolve)));
   const dataDir = fs.mkdtempSync(path.join(lab.tmp, 'latency-'));
   const taskQueue = `bench-stream-latency-${runId()}`;
   const worker = await startWorkerProcess({
@@ -155,6 +160,7 @@ async function tokenLatency(lab: Lab, bundlePath: string) {
     await follow(
       `${base}/jobs/${jobId}/events`,
       (event, at) => {
+        onAttached();
         for (const m of (event.delta ?? '').matchAll(/⟨(\d+)⟩/g)) latencies.push(at - Number(m[1]));
         if (latencies.length >= CHUNKS || event.type === 'RUN_FINISHED' || event.type === 'RUN_ERROR') return 'stop';
       },

@@ -52,6 +52,13 @@ export const packageQuery = defineQuery<HandoffV1>('package');
  * kept (`status.earlier_acks` counts the rest by kind). */
 export const acksQuery = defineQuery<AckRecord[]>('acks');
 export const statusQuery = defineQuery<JobStatusView>('status');
+/** What a follower reads each time the rail moves: the status and the acks, read at one moment
+ * (one query where `status` and `acks` take two: a query is a task the worker serves). */
+export interface RailProgress {
+  status: JobStatusView;
+  acks: AckRecord[];
+}
+export const progressQuery = defineQuery<RailProgress>('progress');
 /** A snapshot no stage's worker stored (a refused hop, a duplicate, a hop to a human), by its
  * `handrail://snapshots/…` address: its canonical JSON, or null when the job holds none by it. */
 export const snapshotQuery = defineQuery<string | null, [string]>('snapshot');

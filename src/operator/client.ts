@@ -304,7 +304,8 @@ export interface JobView {
   result?: JobResult;
 }
 
-async function describeJob(client: Client, jobId: string) {
+/** Temporal's description of the job's newest run (no worker asked); JobNotFoundError when it knows none. */
+export async function describeJob(client: Client, jobId: string) {
   try {
     return await client.workflow.getHandle<typeof handoffJob>(jobId).describe();
   } catch (err) {
@@ -330,7 +331,7 @@ function shownStatus(rail: string | undefined, runStatus: string): string | unde
 /** Rail statuses of a job still under way: a closed run that last said one of these was stopped from outside. */
 const OPEN_RAIL_STATUSES: ReadonlySet<string> = new Set(['running', 'escalated']);
 
-type DescribedJob = Awaited<ReturnType<typeof describeJob>>;
+export type DescribedJob = Awaited<ReturnType<typeof describeJob>>;
 
 /** What Temporal says about the run, as a JobView carries it. */
 function runFacts(described: DescribedJob): Pick<JobView, 'run_status' | 'task_queue' | 'started_at' | 'closed_at'> {
@@ -360,7 +361,8 @@ export async function getJob(client: Client, jobId: string): Promise<JobView> {
   return readJob(client, jobId, await describeJob(client, jobId));
 }
 
-async function readJob(client: Client, jobId: string, described: DescribedJob): Promise<JobView> {
+/** `getJob` for a job Temporal has just described (a closed run is read without asking again). */
+export async function readJob(client: Client, jobId: string, described: DescribedJob): Promise<JobView> {
   const handle = client.workflow.getHandle<typeof handoffJob>(jobId);
   const run = runFacts(described);
   if (described.status.name === 'COMPLETED') return completedJob(client, jobId, described);

@@ -5,9 +5,9 @@
  * model text is read from the store while a hop works. Any number of followers on any number of
  * servers read the same ids; a follower that resumes from its last id misses nothing durable.
  */
-import type { Client } from '@temporalio/client';
-import { getJob, NoWorkerAnsweredError, type JobView } from '../operator/client';
-import { acksQuery, statusQuery } from '../../workflows/definitions';
+import { QueryNotRegisteredError, type Client } from '@temporalio/client';
+import { describeJob, getJob, NoWorkerAnsweredError, readJob, type JobView } from '../operator/client';
+import { acksQuery, progressQuery, statusQuery } from '../../workflows/definitions';
 import type { handoffJob } from '../../workflows';
 import { loadConfig } from '../config';
 import { openStore } from '../worker/store';
@@ -68,10 +68,13 @@ async function* followIn(
   // text poll between two moves reads the journal alone).
   let railMoved = true;
   try {
+    // The watch reads the history as it stands first, so the rail read next is as new as that
+    // history and only a later move wakes the follower (not a second read of the same records).
+    await watch.moved(undefined);
     for (;;) {
       if (railMoved || !rail) {
-        // While the run is open and was read before, the light read does (two queries).
-        const read = await readRail(client, jobId, { running: rail !== undefined && !watch.closedRun });
+        // While the run is open and was read before, the light read does (one query).
+        const read = await readRail(client, jobId, rail && !watch.closedRun ? { running: true } : {});
         if (!read) {
           rail = undefined;
           railMoved = await watch.moved(undefined);
@@ -115,14 +118,21 @@ async function* followIn(
 type RailRead = NonNullable<Awaited<ReturnType<typeof readRail>>>;
 
 /** The rail's durable events and state now; undefined when no worker answers (the journal
- * keeps what was seen before, and the next history move asks again). */
+ * keeps what was seen before, and the next history move asks again). `running`: whether the
+ * run is known to be open (unknown: Temporal is asked, so a running job is read with the one
+ * query and a closed one from its result, without a worker replaying it). */
 export async function readRail(
   client: Client,
   jobId: string,
   opts: { running?: boolean } = {},
 ): Promise<{ events: KeyedEvent[]; state: JobPublicState; ended: boolean } | undefined> {
   try {
-    const records = (opts.running ? await runningRecords(client, jobId) : undefined) ?? (await getJob(client, jobId));
+    const described = opts.running ? undefined : await describeJob(client, jobId);
+    const running = opts.running ?? described?.status.name === 'RUNNING';
+    const light = running ? await runningRecords(client, jobId) : undefined;
+    // A run described as closed is read as described; one that was running is read anew (it ended meanwhile).
+    const records =
+      light ?? (described && !running ? await readJob(client, jobId, described) : await getJob(client, jobId));
     const events = railEvents({ jobId, status: records.status, acks: records.acks });
     return { events, state: publicState(records.status), ended: jobEnded(records.status) };
   } catch (err) {
@@ -132,19 +142,25 @@ export async function readRail(
 }
 
 /**
- * A job known to be running, read with the two queries a follower needs (`status`, then `acks`:
- * the acks then include every hop the status reflects) and nothing else: no describe, no
- * package. Undefined when the rail says the job ended or no worker answered in time: `getJob`
+ * A job known to be running, read with the one query a follower needs (`progress`: the status
+ * and the acks at one moment) and nothing else: no describe, no package. A worker of a build
+ * without it answers `status`, then `acks` (the acks then include every hop the status
+ * reflects). Undefined when the rail says the job ended or no worker answered in time: `getJob`
  * then reads it whole (the closed run's result, or Temporal's word on how it ended).
  */
 async function runningRecords(client: Client, jobId: string): Promise<Pick<JobView, 'status' | 'acks'> | undefined> {
   const handle = client.workflow.getHandle<typeof handoffJob>(jobId);
   try {
-    return await client.connection.withDeadline(Date.now() + RUNNING_READ_DEADLINE_MS, async () => {
-      const status = await handle.query(statusQuery);
-      if (status.status !== 'running' && status.status !== 'escalated') return undefined;
-      return { status, acks: await handle.query(acksQuery) };
+    const records = await client.connection.withDeadline(Date.now() + RUNNING_READ_DEADLINE_MS, async () => {
+      try {
+        return await handle.query(progressQuery);
+      } catch (err) {
+        if (!(err instanceof QueryNotRegisteredError)) throw err;
+        const status = await handle.query(statusQuery);
+        return { status, acks: await handle.query(acksQuery) };
+      }
     });
+    return records.status.status === 'running' || records.status.status === 'escalated' ? records : undefined;
   } catch {
     return undefined;
   }

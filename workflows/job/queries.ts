@@ -1,6 +1,6 @@
 /** The job's queries: what operators read while it runs (CLI, Web UI, client). */
 import { setHandler } from '@temporalio/workflow';
-import { acksQuery, packageQuery, snapshotQuery, statusQuery } from '../definitions';
+import { acksQuery, packageQuery, progressQuery, snapshotQuery, statusQuery } from '../definitions';
 import type { JobState } from './state';
 
 export function answerQueries(job: JobState): void {
@@ -11,6 +11,9 @@ export function answerQueries(job: JobState): void {
   });
   setHandler(statusQuery, () => job.view(), {
     description: 'Status, stage, hops, wallet, and the open escalation if any.',
+  });
+  setHandler(progressQuery, () => ({ status: job.view(), acks: job.acks }), {
+    description: 'The status and every ack at one moment: what a follower of the job reads when the rail moves.',
   });
   setHandler(snapshotQuery, (uri) => job.snapshots.get(uri) ?? null, {
     description:
