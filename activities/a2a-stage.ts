@@ -3,13 +3,16 @@
  * client) and waits for the remote task's end, polling it while the stage activity heartbeats.
  * The message's id is the delivery key, and the remote task's id is recorded under that key as
  * soon as the agent answers, so a retried attempt (a worker killed mid-wait) resumes polling the
- * same remote task instead of sending another. The remote artifact must be a valid body of the
- * artifact type the stage emits; a remote agent asking for input is the job's escalation.
+ * same remote task instead of sending another. A send whose outcome no one can know (sent, no
+ * task recorded, an agent that neither lists tasks nor dedupes message ids) is not repeated: the
+ * stage fails `RemoteTaskInDoubt` and a human reconciles. The remote artifact must be a valid body
+ * of the artifact type the stage emits; a remote agent asking for input is the job's escalation.
  */
 import { Role, TaskState, type Artifact as A2aArtifact, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import {
   assistantMessage,
@@ -24,7 +27,7 @@ import { attemptSteps, storedSteps, type StepJournal } from '../src/agents';
 import type { Store } from '../src/worker/store';
 import { readArtifactText, writeArtifact } from './artifacts';
 import { stageFailure } from './failures';
-import { noteAnswered, noteWaiting, waitingTaskToAnswer } from './a2a-waiting';
+import { noteAnswered, noteWaiting, waitingTaskToAnswer, type WaitingTask } from './a2a-waiting';
 import { abandonedSignal } from './model-call';
 import type { StageOutput } from './stage';
 import type { StageTurn } from './turn';
@@ -37,6 +40,13 @@ export interface A2aAgent {
   grant: string;
   /** A bearer token for the agent, when it asks for one. */
   token?: string;
+  /**
+   * The agent answers a repeated `messageId` with the task the first one started (handrail's own
+   * A2A server does). Only then may a send whose outcome is unknown be repeated when the agent
+   * cannot list its tasks; otherwise the stage fails `RemoteTaskInDoubt` rather than risk paying
+   * for a second task. The agent's documentation vouches for it, not the protocol.
+   */
+  dedupesMessageIds?: boolean;
 }
 
 export interface A2aStageSpec<S extends z.ZodType> {
@@ -80,6 +90,13 @@ const STOPPED = new Set([
 const remoteFailure = (type: StageFailureType, message: string, details: Record<string, unknown>) =>
   stageFailure(type, message.slice(0, 1_000), details);
 
+/**
+ * The failure type of a send that may have started a remote task no one can find: non-retryable
+ * (a retry could only send again, and pay twice), so the rail escalates and a human reconciles
+ * with the agent. Not (yet) in the contracts' STAGE_FAILURE_TYPES, hence thrown directly.
+ */
+export const REMOTE_TASK_IN_DOUBT = 'RemoteTaskInDoubt';
+
 export async function runA2aStage<S extends z.ZodType>(
   store: Store,
   pkg: HandoffV1,
@@ -99,7 +116,7 @@ export async function runA2aStage<S extends z.ZodType>(
   const remote =
     recordedTask(journal) ??
     (await answerWaiting(store, client, journal, turn)) ??
-    (await startRemoteTask(client, journal, spec.agent.url, messageId, {
+    (await startRemoteTask(client, journal, spec.agent, messageId, {
       question: prompt.questionText,
       data: { handoff: pkg, input: await inputOf(store, pkg) },
     }));
@@ -146,22 +163,21 @@ function recordedTask(journal: StepJournal): RemoteTask | undefined {
 
 /**
  * Sends the message once per delivery, unless an earlier attempt may have sent it (it noted that
- * it was sending, and died before the task id was recorded): then the agent is asked for a task in
- * this delivery's context first, and only a message no task answers is sent again — under the
- * same message id, which an agent that dedupes on it (handrail's own server) answers with the
- * same task. The agent answers at once (`returnImmediately`), so the task id is recorded before
+ * it was sending, and died before the task id was recorded): then what became of that send is
+ * settled first (`earlierSend`), and the message is sent again only where that cannot start a
+ * second task. The agent answers at once (`returnImmediately`), so the task id is recorded before
  * the remote work is waited for.
  */
 async function startRemoteTask(
   client: Client,
   journal: StepJournal,
-  agent: string,
+  { url: agent, dedupesMessageIds }: A2aAgent,
   messageId: string,
   content: { question: string; data: unknown },
 ): Promise<RemoteTask> {
   const contextId = `ctx-${messageId}`;
   if (journal.find(SENDING_STEP) !== undefined) {
-    const found = await taskInContext(client, contextId);
+    const found = await earlierSend(client, { agent, messageId, contextId }, dedupesMessageIds === true);
     if (found) return record(journal, { agent, task_id: found.id, context_id: found.contextId });
   } else await journal.record(SENDING_STEP, messageId);
   const answer = await refusedAsFailure(agent, () =>
@@ -191,8 +207,21 @@ async function answerWaiting(
   if (turn.deliveryKey === undefined) return undefined;
   const found = await waitingTaskToAnswer(store, turn.deliveryKey, turn.hooks ?? []);
   if (!found) return undefined;
-  const { task, answer } = found;
-  const message = { ...requestMessage(turn.deliveryKey, task.context_id, { question: answer }), taskId: task.task_id };
+  const { task } = found;
+  // Noted only once sent, and a retry of this delivery that finds its own note follows the task
+  // without sending: a worker that dies before the task is journalled below leaves a note that
+  // keeps the retry on this task (without it, the retry found nothing waiting and started,
+  // and paid for, a second one).
+  if (!found.sent) {
+    await sendAnswer(client, turn.deliveryKey, task, found.answer);
+    await noteAnswered(store, turn.deliveryKey, found.round);
+  }
+  return record(journal, { agent: task.agent, task_id: task.task_id, context_id: task.context_id });
+}
+
+/** The human's answer, as the waiting task's next message (under this delivery's key). */
+async function sendAnswer(client: Client, deliveryKey: string, task: WaitingTask, answer: string): Promise<void> {
+  const message = { ...requestMessage(deliveryKey, task.context_id, { question: answer }), taskId: task.task_id };
   await refusedAsFailure(task.agent, () =>
     client.sendMessage({
       tenant: '',
@@ -201,8 +230,6 @@ async function answerWaiting(
       metadata: undefined,
     }),
   );
-  await noteAnswered(store, turn.deliveryKey, task.task_id);
-  return record(journal, { agent: task.agent, task_id: task.task_id, context_id: task.context_id });
 }
 
 async function record(journal: StepJournal, task: RemoteTask): Promise<RemoteTask> {
@@ -229,24 +256,55 @@ function messageTask(message: Message): Task {
   };
 }
 
-async function taskInContext(client: Client, contextId: string): Promise<Task | undefined> {
+interface EarlierSend {
+  agent: string;
+  messageId: string;
+  contextId: string;
+}
+
+/**
+ * What an earlier attempt's send started, when it died before recording the answer: the task in
+ * this delivery's context, as the agent lists it; undefined when the message may be sent again —
+ * the agent lists no task there, or it cannot list but dedupes message ids (the same task comes
+ * back). An agent that can do neither leaves the send in doubt: sending again could start, and
+ * pay for, a second task, so the stage fails `RemoteTaskInDoubt` for a human to reconcile.
+ */
+async function earlierSend(client: Client, send: EarlierSend, dedupes: boolean): Promise<Task | undefined> {
+  let listed: Task[];
   try {
-    const listed = await client.listTasks({
-      tenant: '',
-      contextId,
-      status: TaskState.TASK_STATE_UNSPECIFIED,
-      pageToken: '',
-      statusTimestampAfter: undefined,
-    });
-    return listed.tasks[0];
+    listed = await tasksInContext(client, send.contextId);
   } catch (error) {
-    // An agent that lists no tasks: the message is sent again under its id.
-    log.warn('the A2A agent could not list the tasks of a message that may have been sent', {
-      context_id: contextId,
+    // Only the agent's own refusal says it cannot list; a network error is retried as it is.
+    if (!(error instanceof A2AError && REFUSALS.has(error.reason))) throw error;
+    if (!dedupes) throw remoteTaskInDoubt(send, error);
+    log.warn('the A2A agent cannot list tasks; it dedupes message ids, so the message is sent again', {
+      context_id: send.contextId,
       error: String(error),
     });
     return undefined;
   }
+  return listed[0];
+}
+
+async function tasksInContext(client: Client, contextId: string): Promise<Task[]> {
+  const listed = await client.listTasks({
+    tenant: '',
+    contextId,
+    status: TaskState.TASK_STATE_UNSPECIFIED,
+    pageToken: '',
+    statusTimestampAfter: undefined,
+  });
+  return listed.tasks;
+}
+
+function remoteTaskInDoubt(send: EarlierSend, listing: A2AError): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    `the message ${send.messageId} to the A2A agent ${send.agent} may have started a remote task: it was sent and ` +
+      `no answer was recorded, and the agent can neither list its tasks (${listing.message}) nor dedupe message ` +
+      `ids, so it is not sent again; ask the agent about context ${send.contextId} before deciding`,
+    REMOTE_TASK_IN_DOUBT,
+    { agent: send.agent, message_id: send.messageId, context_id: send.contextId, list_refused: listing.reason },
+  );
 }
 
 function requestMessage(messageId: string, contextId: string, content: { question: string; data?: unknown }): Message {

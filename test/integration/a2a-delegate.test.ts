@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeRoot } from '../../src/config';
 import { decide, startJob } from '../../src/operator/client';
 import { bundleRail } from '../../src/worker/bundle';
+import { statusQuery } from '../../workflows/definitions';
 import { dataOf, startCountingAgent, type AgentPlan, type CountingAgent } from '../helpers/a2a-agent';
 import { forkWorker, sigkill } from '../helpers/worker-process';
 import { jobRequest, startRail, uniqueId, until, waitForStatus, type Rail } from '../helpers/rail';
@@ -30,13 +31,24 @@ const FIXTURE = path.join(codeRoot, 'test', 'integration', 'fixtures', 'a2a-dele
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-a2a-delegate-'));
 const bundlePath = path.join(dataDir, 'workflows.js');
 
-/** What the agent does, by the ticket's subject; `hold` answers once the test opens the gate. */
+/** What the agent does, by the ticket's subject; `hold` answers once the test opens the gate;
+ * `twice` asks a second question once the first is answered (its follow-up carries no subject). */
 let openGate: () => void = () => undefined;
 let gate = new Promise<void>((resolve) => (openGate = resolve));
+const askingTwice = new Map<string, number>();
 function plan(message: Message): AgentPlan {
   const input = dataOf(message).input as { body?: { subject?: string; body?: string } } | undefined;
   const subject = input?.body?.subject ?? '';
   const answer = { summary: `Customer asks: ${subject}`, words: 3 };
+  const asked = askingTwice.get(message.contextId);
+  if (asked === 1) {
+    askingTwice.set(message.contextId, 2);
+    return { kind: 'input-required', question: 'And which month?' };
+  }
+  if (subject.startsWith('twice')) {
+    askingTwice.set(message.contextId, 1);
+    return { kind: 'input-required', question: 'Which invoice do you mean?' };
+  }
   if (subject.startsWith('bad')) return { kind: 'complete', body: { summary: '', words: 'many' } };
   if (subject.startsWith('ask')) return { kind: 'input-required', question: 'Which invoice do you mean?' };
   if (subject.startsWith('hold')) return { kind: 'complete', body: answer, gate };
@@ -132,6 +144,33 @@ describe('a stage delegating to an A2A agent built with the official SDK', () =>
     expect(followUps[0]!.text).toMatch(/decided approve by ana\.\nDecision note: Invoice INV-7, the second charge/);
     expect(result.spent_usd).toBeCloseTo(TASK_PRICE_USD, 9);
     expect(result.acks.filter((a) => a.stage === 'delegate').map((a) => a.ack)).toEqual(['accepted', 'accepted']);
+  });
+
+  it('a remote task that asks again after an answer: the second answer goes to that task too — one remote task, one charge', async () => {
+    const job = request('twice asked, about an invoice');
+    const { handle } = await startJob(rail.client, job, rail);
+    await waitForStatus(handle, 'escalated');
+    const [asking] = tasksOf(job.job_id);
+    await decide(rail.client, job.job_id, { action: 'approve', actor: 'ana', note: 'Invoice INV-7' });
+    const reasonNow = async () => (await handle.query(statusQuery)).escalation?.reasons[0] ?? '';
+    await until('the task asks a second time', async () => /And which month\?/.test(await reasonNow()));
+
+    await decide(rail.client, job.job_id, { action: 'approve', actor: 'ana', note: 'November' });
+    await until('the job ends or asks once more', async () => {
+      const view = await handle.query(statusQuery);
+      return (
+        view.status === 'completed' || (view.status === 'escalated' && !/And which month\?/.test(await reasonNow()))
+      );
+    });
+    // Both answers continued the task that asked: no second remote task was started or paid for.
+    expect(tasksOf(job.job_id)).toEqual([asking]);
+    expect(agent.followUps.filter((f) => f.taskId === asking!.taskId).map((f) => f.text)).toEqual([
+      expect.stringMatching(/Decision note: Invoice INV-7/),
+      expect.stringMatching(/Decision note: November/),
+    ]);
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(result.spent_usd).toBeCloseTo(TASK_PRICE_USD, 9);
   });
 });
 
