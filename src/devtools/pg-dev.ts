@@ -18,10 +18,15 @@ import {
 } from './postgres-server';
 
 const DATABASE = 'handrail';
+/** fsync off: a throwaway cluster trades durability for speed (a restart of the process alone
+ * loses nothing: the machine's page cache still holds what was written). */
+const THROWAWAY = ['fsync=off', 'full_page_writes=off'];
 
 export interface DevPostgres {
   /** `postgresql://handrail@127.0.0.1:<port>/handrail` */
   url: string;
+  /** Stops the cluster at once (no shutdown checkpoint, as a crash) and starts it again on its data and port. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -42,8 +47,7 @@ export async function startDevPostgres(): Promise<DevPostgres> {
 
   try {
     initPostgres(home, DATABASE, { sync: false });
-    // fsync off: a throwaway cluster trades durability for speed.
-    const port = await startOnFreePort((p) => startPostgres(home, p, ['fsync=off', 'full_page_writes=off']));
+    const port = await startOnFreePort((p) => startPostgres(home, p, THROWAWAY));
     const admin = new pg.Client({ host: '127.0.0.1', port, user: DATABASE, database: 'postgres' });
     await admin.connect();
     try {
@@ -51,7 +55,14 @@ export async function startDevPostgres(): Promise<DevPostgres> {
     } finally {
       await admin.end();
     }
-    return { url: `postgresql://${DATABASE}@127.0.0.1:${port}/${DATABASE}`, stop: async () => stopSync() };
+    return {
+      url: `postgresql://${DATABASE}@127.0.0.1:${port}/${DATABASE}`,
+      restart: async () => {
+        stopPostgres(home, 'immediate');
+        startPostgres(home, port, THROWAWAY);
+      },
+      stop: async () => stopSync(),
+    };
   } catch (error) {
     stopSync();
     throw error;
