@@ -93,9 +93,9 @@ const remoteFailure = (type: StageFailureType, message: string, details: Record<
 /**
  * The failure type of a send that may have started a remote task no one can find: non-retryable
  * (a retry could only send again, and pay twice), so the rail escalates and a human reconciles
- * with the agent. Not (yet) in the contracts' STAGE_FAILURE_TYPES, hence thrown directly.
+ * with the agent.
  */
-export const REMOTE_TASK_IN_DOUBT = 'RemoteTaskInDoubt';
+export const REMOTE_TASK_IN_DOUBT = 'RemoteTaskInDoubt' satisfies StageFailureType;
 
 export async function runA2aStage<S extends z.ZodType>(
   store: Store,
@@ -298,11 +298,11 @@ async function tasksInContext(client: Client, contextId: string): Promise<Task[]
 }
 
 function remoteTaskInDoubt(send: EarlierSend, listing: A2AError): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(
+  return stageFailure(
+    REMOTE_TASK_IN_DOUBT,
     `the message ${send.messageId} to the A2A agent ${send.agent} may have started a remote task: it was sent and ` +
       `no answer was recorded, and the agent can neither list its tasks (${listing.message}) nor dedupe message ` +
       `ids, so it is not sent again; ask the agent about context ${send.contextId} before deciding`,
-    REMOTE_TASK_IN_DOUBT,
     { agent: send.agent, message_id: send.messageId, context_id: send.contextId, list_refused: listing.reason },
   );
 }

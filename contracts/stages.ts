@@ -112,6 +112,10 @@ export const STAGE_FAILURE_TYPES = [
   /** The remote agent asks for input (or auth) the stage cannot give: a human answers, so the
    * rail escalates (details: the agent, its task and what it asks). */
   'RemoteInputRequired',
+  /** A message to the remote agent may have started a task no one can find (sent, no answer
+   * recorded, and the agent can neither list tasks nor dedupe message ids): sending again could
+   * pay twice, so the rail escalates and a human asks the agent (details: agent, message, context). */
+  'RemoteTaskInDoubt',
 ] as const;
 export type StageFailureType = (typeof STAGE_FAILURE_TYPES)[number];
 
