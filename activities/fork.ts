@@ -6,8 +6,25 @@
  * name (`forkedPackage`); an artifact the parent never recorded (an operator's edit) under
  * `FORK_EDIT_STAGE`, once its bytes are read and checked against its address and hash. Keys are
  * `fork:<fork>:<parent>:<artifact index>:<n>`, first one wins: a retried record changes nothing.
+ *
+ * Before anything is recorded, the fork's snapshot address is looked up among the parent's own
+ * acks (its rail's records, read through the worker's Temporal client): workflow code checks that
+ * the package is the snapshot its address names, but any caller can hash a package under the
+ * parent's name, so only an address the parent's rail acked at that hop makes the package the
+ * parent's.
  */
-import { FORK_EDIT_STAGE, forkedPackage, type Artifact, type HandoffV1, type StageResult } from '../contracts';
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  FORK_EDIT_STAGE,
+  forkedPackage,
+  type AckRecord,
+  type Artifact,
+  type HandoffV1,
+  type JobResult,
+  type StageResult,
+} from '../contracts';
+import { acksQuery } from '../workflows/definitions';
 import { sha256Hex } from '../src/worker/store/content';
 import type { Store } from '../src/worker/store';
 import { readArtifactText } from './artifacts';
@@ -18,17 +35,30 @@ export interface ForkEvidence {
   of: string;
   /** The package the fork starts from, in its own name. */
   package: HandoffV1;
+  /** The snapshot address the fork names, and its hop: the parent's acks must name it there.
+   * Absent only in what a rail built before this check scheduled (its jobs are not re-checked). */
+  snapshot?: string;
+  hop?: number;
 }
 
+/** The invariant a fork breaks whose snapshot address no ack of its parent's hop names. */
+export const FORK_SNAPSHOT_RECORDED = 'fork_snapshot_recorded';
+
 /** What the record gave the rail: the bodies of the newest artifact of each type (routing reads
- * them), or why an edit's artifact cannot be evidence (nothing was recorded). */
-export type ForkRecord = { bodies: Record<string, Record<string, unknown>> } | { refused: string };
+ * them), or why the fork cannot start from it (nothing was recorded): the invariant it broke, when
+ * not an edit's unreadable artifact (`fork_edit_readable`). */
+export type ForkRecord =
+  { bodies: Record<string, Record<string, unknown>> } | { refused: string; invariant?: typeof FORK_SNAPSHOT_RECORDED };
 
 type Planned = { key: string; stage: string; result: StageResult };
 
 export function forkActivities(store: Store) {
   return {
-    async recordForkEvidence({ of, package: pkg }: ForkEvidence): Promise<ForkRecord> {
+    async recordForkEvidence({ of, package: pkg, snapshot, hop }: ForkEvidence): Promise<ForkRecord> {
+      if (snapshot !== undefined && hop !== undefined) {
+        const unrecorded = await notRecordedBy(Context.current().client, of, hop, snapshot);
+        if (unrecorded !== undefined) return { refused: unrecorded, invariant: FORK_SNAPSHOT_RECORDED };
+      }
       const planned: Planned[] = [];
       const identity = { job_id: pkg.job_id, traceparent: pkg.trace.traceparent };
       for (const [n, artifact] of pkg.artifacts.entries()) {
@@ -65,6 +95,26 @@ export function forkActivities(store: Store) {
       return { bodies };
     },
   };
+}
+
+/** Why `snapshot` is not the parent's at `hop` (no such job, or no ack of that hop names it), or
+ * undefined when one does. A finished parent is read from its result, any other asked for its acks
+ * (a run continued as new answers with the acks it kept, as `handrail show --hop` reads them). */
+async function notRecordedBy(client: Client, of: string, hop: number, snapshot: string): Promise<string | undefined> {
+  const handle = client.workflow.getHandle(of);
+  let acks: AckRecord[];
+  try {
+    const described = await handle.describe();
+    acks =
+      described.status.name === 'COMPLETED'
+        ? ((await handle.result()) as JobResult).acks
+        : await handle.query(acksQuery);
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return `no job ${of} to fork from`;
+    throw err;
+  }
+  if (acks.some((a) => a.hop === hop && a.snapshot === snapshot)) return undefined;
+  return `${snapshot} is not a snapshot job ${of}'s rail recorded at hop ${hop}: a fork starts only from a package the parent's acks name`;
 }
 
 /** An operator's artifact as the fork's evidence: its bytes read and checked (address, hash), a

@@ -3,7 +3,10 @@
  * hops (`request.fork`), or from an operator's edit of it, instead of from its entry alone.
  *
  * The request's fork is checked like any input, before anything runs: the parent's package must
- * be the snapshot its address names, of that hop, with this request's entry. An edit is checked
+ * be the snapshot its address names, of that hop, with this request's entry. That the address is
+ * the parent's — an ack of the parent's rail at that hop names it — needs the parent's records, so
+ * the rail's activity that re-records the evidence checks it first (`fork_snapshot_recorded`,
+ * nothing recorded when it fails). An edit is checked
  * against it before the fork's first hop, and refused with an ack naming what it broke — above
  * all, an edit whose content changed but which keeps the parent's pass: that pass covers the
  * parent's package, never the edit. An accepted start has the rail re-record the parent's
@@ -191,9 +194,17 @@ export async function beginFork(job: JobState, start: ForkStart): Promise<Route 
     refuseFork(job, start, checked.refused);
     return { kind: 'refused', reason: checked.refused.reason };
   }
-  const recorded = await recordForkEvidence({ of: start.of, package: checked.package });
+  // The activity's input names the snapshot, so the rail's own worker checks that the parent's
+  // acks hold it before recording anything (the workflow cannot read another job). No new command:
+  // the same activity, with more input, so recorded forks replay as they ran (docs/replay.md).
+  const recorded = await recordForkEvidence({
+    of: start.of,
+    package: checked.package,
+    snapshot: start.snapshot,
+    hop: start.hop,
+  });
   if ('refused' in recorded) {
-    const decision = invariantDecision('fork_edit_readable', recorded.refused);
+    const decision = invariantDecision(recorded.invariant ?? 'fork_edit_readable', recorded.refused);
     refuseFork(job, start, decision);
     return { kind: 'refused', reason: decision.reason };
   }
@@ -203,11 +214,11 @@ export async function beginFork(job: JobState, start: ForkStart): Promise<Route 
   return forkStep(start, checked.package, checked.edited, job.pipeline, job.bodies);
 }
 
-/** The refusal as the fork's one ack, at the parent's hop, with the edit as it arrived kept as
- * that hop's snapshot (no stage stored it). */
+/** The refusal as the fork's one ack, at the parent's hop, with the edit as it arrived (or, with
+ * none, the package the request named) kept as that hop's snapshot (no stage stored it). */
 function refuseFork(job: JobState, start: ForkStart, decision: AckDecision): void {
   const hop = start.parent.hop!;
-  const snapshot = snapshotOf(job.jobId, start.edit);
+  const snapshot = snapshotOf(job.jobId, start.edit ?? start.parent);
   job.keepSnapshot(snapshot);
   job.acks.push({
     ...ackRecord(decision, {
