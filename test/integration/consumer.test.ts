@@ -7,8 +7,9 @@
  * but its `exports`. A deep import, a `.ts` in the package, a missing runtime dependency or a
  * second copy of the workflow SDK in the bundle fails one of these steps.
  *
- * One `npm install` (the tarball, TypeScript and Node's types, into the folder the project is made
- * in) serves both: the project resolves them from its parent folder, as Node and TypeScript do.
+ * One `npm ci` (the tarball, TypeScript and Node's types, into the folder the project is made
+ * in, pinned by a lock cut from the repository's: test/helpers/consumer-lock.ts) serves both: the
+ * project resolves them from its parent folder, as Node and TypeScript do.
  * A second install inside the project would build the native SQLite module again, minutes on CI;
  * the note of the change that added this test shows that longer path run by hand.
  *
@@ -24,6 +25,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { codeRoot } from '../../src/config';
 import { freePort } from '../../src/devtools/devserver/server';
+import { consumerProject, repositoryLock } from '../helpers/consumer-lock';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'handrail-consumer-'));
 const installer = path.join(tmp, 'installer');
@@ -78,12 +80,31 @@ afterAll(() => {
 
 describe('the packed package, from outside the repository', () => {
   it('installs from the tarball and loads every entry with plain node', async () => {
-    fs.writeFileSync(
-      path.join(installer, 'package.json'),
-      `${JSON.stringify({ name: 'installer', private: true }, null, 2)}\n`,
-    );
-    const install = await run(installer, 'npm', ['install', tarball, 'typescript@~5.9.3', '@types/node@^22.10.0']);
+    // The tarball and the template's tools, at the versions of the repository's package-lock.json
+    // (test/helpers/consumer-lock.ts): `npm ci` resolves no range, so a registry in the middle of a
+    // publish cannot fail it, and --prefer-offline takes what the npm cache holds.
+    const { packageJson, lock } = consumerProject(installer, 'installer', tarball, {
+      typescript: '~5.9.3',
+      '@types/node': '^22.10.0',
+    });
+    fs.writeFileSync(path.join(installer, 'package.json'), `${JSON.stringify(packageJson, null, 2)}\n`);
+    fs.writeFileSync(path.join(installer, 'package-lock.json'), `${JSON.stringify(lock, null, 2)}\n`);
+    const install = await run(installer, 'npm', ['ci', '--prefer-offline']);
     expect(install.code, install.out).toBe(0);
+    // Installed as locked: every package at its locked version (the platforms' optional binaries
+    // but this one's are absent), `@ai-sdk/provider` at the repository's.
+    const installed = (location: string): string | undefined => {
+      const file = path.join(installer, location, 'package.json');
+      return fs.existsSync(file)
+        ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version
+        : undefined;
+    };
+    const drift = Object.entries(lock.packages).filter(
+      ([location, entry]) =>
+        location !== '' && installed(location) !== entry.version && !(entry.optional && !installed(location)),
+    );
+    expect(drift).toEqual([]);
+    expect(installed('node_modules/@ai-sdk/provider')).toBe(repositoryLock()['node_modules/@ai-sdk/provider']!.version);
     const entries = [
       'handrail',
       'handrail/contracts',
