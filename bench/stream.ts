@@ -13,7 +13,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
 import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
+import { handrailDataConverter } from '../src/codec';
 import { freePort } from '../src/devtools/devserver/server';
 import { completionAsStream } from '../src/devtools/scripted-model';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
@@ -186,11 +188,23 @@ async function tokenLatency(lab: Lab, bundlePath: string) {
   };
 }
 
+/** The rail's queries the API servers asked, by name (what following costs the jobs' workers). */
+const queriesAsked: Record<string, number> = {};
+
 function apiFor(lab: Lab, store: Awaited<ReturnType<typeof openStore>>) {
+  const counter: WorkflowClientInterceptor = {
+    query: (input, next) => ((queriesAsked[input.queryType] = (queriesAsked[input.queryType] ?? 0) + 1), next(input)),
+  };
+  const temporal = new Client({
+    connection: lab.client.connection,
+    namespace: lab.client.options.namespace,
+    dataConverter: handrailDataConverter(),
+    interceptors: { workflow: [counter] },
+  });
   return buildHandoffsApi({
     store,
     users: apiUsers(JSON.parse(USERS_JSON) as Parameters<typeof apiUsers>[0]),
-    temporal: lab.client,
+    temporal,
     workspaces: { default: BUILT_IN_PIPELINES.map((p) => p.name) },
   });
 }
@@ -324,6 +338,7 @@ async function main(): Promise<boolean> {
     const jobs = Number(args.jobs);
     const followers = Number(args.followers);
     const sides: { none: Side[]; followed: Side[] } = { none: [], followed: [] };
+    for (const k of Object.keys(queriesAsked)) delete queriesAsked[k];
     for (let round = 0; round < Number(args.rounds); round++) {
       console.error(`round ${round + 1}: ${jobs} jobs, none / ${followers} followers each …`);
       sides.none.push(await batch(lab, bundlePath, jobs, 0));
@@ -335,6 +350,7 @@ async function main(): Promise<boolean> {
     const throughput = {
       jobs_per_s: { none: jobsPerS(sides.none), followed: jobsPerS(sides.followed) },
       worker_cpu_ms_per_job: { none: cpuPerJob(sides.none), followed: cpuPerJob(sides.followed) },
+      queries_per_followed_job: Object.values(queriesAsked).reduce((a, b) => a + b, 0) / (sides.followed.length * jobs),
     };
     console.error(`${args.idle} idle followers …`);
     const idle = await idleRss(lab, bundlePath, Number(args.idle));
@@ -366,6 +382,7 @@ async function main(): Promise<boolean> {
               `${fmt(ratio.worker_cpu)}× (${fmt(throughput.worker_cpu_ms_per_job.followed)} / ${fmt(throughput.worker_cpu_ms_per_job.none)} ms)`,
               '≤ 1.05×',
             ],
+            ['rail queries per followed job (all its followers)', fmt(throughput.queries_per_followed_job), ''],
             [
               `API server RSS, ${idle.followers} idle followers`,
               `${fmt(idle.rss_after_mb)} MB (${fmt(idle.rss_before_mb)} MB before; ${fmt(idle.kb_per_follower)} KB each)`,

@@ -73,6 +73,9 @@ async function* followIn(
     await watch.moved(undefined);
     for (;;) {
       if (railMoved || !rail) {
+        // A query is a task the job's worker serves (a few ms of its CPU each): a burst of moves
+        // (a fast stage's hop ends, the next begins) is read once, a moment late.
+        if (rail) await watch.quiet(QUIET_MS, QUIET_CAP_MS);
         // While the run is open and was read before, the light read does (one query).
         const read = await readRail(client, jobId, rail && !watch.closedRun ? { running: true } : {});
         if (!read) {
@@ -165,6 +168,10 @@ async function runningRecords(client: Client, jobId: string): Promise<Pick<JobVi
     return undefined;
   }
 }
+
+/** The rail is read once it has been still this long after a move, or this long at most after it. */
+const QUIET_MS = 50;
+const QUIET_CAP_MS = 250;
 
 /** How long the light read waits for a worker before the whole read (with its own deadline) takes over. */
 const RUNNING_READ_DEADLINE_MS = 5_000;

@@ -67,6 +67,16 @@ export class HistoryWatch {
     }
   }
 
+  /** Waits until the rail has not moved for `quietMs`, at most `capMs` (at once when the run
+   * closed): moves close together are then read once, not once each. */
+  async quiet(quietMs: number, capMs: number): Promise<void> {
+    const until = Date.now() + capMs;
+    while (!this.closed && !this.runClosed) {
+      const left = until - Date.now();
+      if (left <= 0 || !(await this.moved(Math.min(quietMs, left)))) return;
+    }
+  }
+
   /** Whether the watched run has closed (the next read must learn how it ended). */
   get closedRun(): boolean {
     return this.runClosed;
