@@ -9,6 +9,15 @@
  * `--faults` network faults (commit then drop, commit then silence, drop before commit); the
  * `--kills` land while a committed payment's answer is held; a scripted human settles the `none`
  * jobs' writes in doubt from the API's log. Prints a table per mode.
+ *
+ * `--cluster --soak [--write-kills 150 --faults 220 --server-restarts 3 --database-restarts 3]`:
+ * the soak, both at once on a cluster of its own: jobs of every built-in pipeline, the
+ * ticket-triage and ticket-hub ones paying through the payments APIs (one per reconcile mode,
+ * `none` keyless) with `--faults` injected network faults, the others writing the CRM; `--kills`
+ * of either worker at random moments plus `--write-kills` of the writer while a payment it sent is
+ * held; the Temporal server and PostgreSQL restarted that many times, spread over the window.
+ * Its workers start from a prebuilt bundle (bench/soak-worker.ts), so a restart takes seconds.
+ * Every server it started stops on success, on failure and on SIGTERM or SIGINT.
  */
 import { parseArgs } from 'node:util';
 import { isTty, liveLine } from '../src/operator/cli/terminal';
@@ -29,6 +38,10 @@ const { values: args } = parseArgs({
     cluster: { type: 'boolean', default: false },
     writes: { type: 'boolean', default: false },
     faults: { type: 'string' },
+    soak: { type: 'boolean', default: false },
+    'write-kills': { type: 'string' },
+    'server-restarts': { type: 'string' },
+    'database-restarts': { type: 'string' },
   },
 });
 
@@ -36,6 +49,11 @@ const { values: args } = parseArgs({
 const live = liveLine(process.stderr, isTty(process.stderr));
 
 async function main(): Promise<boolean> {
+  const soak = args.soak;
+  const count = (name: 'server-restarts' | 'database-restarts', soakDefault: number) =>
+    args[name] !== undefined ? Number(args[name]) : soak ? soakDefault : undefined;
+  const serverRestarts = count('server-restarts', 3);
+  const databaseRestarts = count('database-restarts', 3);
   const report = await runChaos({
     jobs: Number(args.jobs),
     kills: Number(args.kills),
@@ -44,13 +62,30 @@ async function main(): Promise<boolean> {
     settleMs: Number(args['settle-ms']),
     cluster: args.cluster,
     ...(args.writes ? { writes: { faults: Number(args.faults ?? Math.ceil(Number(args.jobs) / 2)) } } : {}),
+    ...(soak
+      ? {
+          soak,
+          writes: {
+            faults: Number(args.faults ?? Math.ceil(Number(args.jobs) / 3)),
+            kills: Number(args['write-kills'] ?? Math.ceil(Number(args.jobs) / 4)),
+          },
+        }
+      : {}),
+    ...(serverRestarts !== undefined ? { serverRestarts } : {}),
+    ...(databaseRestarts !== undefined ? { databaseRestarts } : {}),
     log: (m) => live.print(`chaos: ${m}`),
     onProgress: live.show,
   });
   live.clear();
   printReport('chaos', report, Boolean(args.json), () =>
     [
-      `\n## Chaos: ${report.jobs} jobs, ${report.kills} worker SIGKILLs, ${report.server_restarts} ${report.server} restart, ${report.database_restarts} database restart (seed ${report.seed})\n`,
+      `\n## ${soak ? 'Soak' : 'Chaos'}: ${report.jobs} jobs, ${report.kills} worker SIGKILLs (${Object.entries(
+        report.kills_by_worker,
+      )
+        .map(([w, n]) => `${w} ${n}`)
+        .join(
+          ', ',
+        )}), ${report.server_restarts} ${report.server === 'cluster' ? 'Temporal server' : report.server} restarts, ${report.database_restarts} database restarts${faultsNote(report.writes)} (seed ${report.seed})\n`,
       markdownTable(
         [
           'seconds',
@@ -74,6 +109,13 @@ async function main(): Promise<boolean> {
     ].join('\n'),
   );
   return report.checks.every((c) => c.ok);
+}
+
+/** The injected network faults in all, for the title. */
+function faultsNote(writes: WriteChaosReport | undefined): string {
+  if (!writes) return '';
+  const n = writes.rows.reduce((sum, r) => sum + Object.values(r.faults).reduce((a, b) => a + b, 0), 0);
+  return `, ${n} injected network faults`;
 }
 
 function writesTable(writes: WriteChaosReport): string {
