@@ -2,12 +2,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ZodError } from 'zod';
 import { apiUsers, loadApiUsers, sha256Token } from '../../../src/servers/api-users';
 
 const config = {
   ana: { token_sha256: sha256Token('t-ana'), role: 'user' },
   ops: { token_sha256: sha256Token('t-ops'), role: 'root' },
 };
+
+/** The config check's refusal: a ZodError whose one issue is `issue` (what was wrong, and where). */
+const refusal = (issue: Record<string, unknown>) =>
+  expect.objectContaining({ name: ZodError.name, issues: [expect.objectContaining(issue)] });
 
 describe('API users', () => {
   it('authenticates by token hash and knows its users', () => {
@@ -32,11 +37,17 @@ describe('API users', () => {
 
   it('refuses bad configs: plain tokens, unknown roles, odd names, shared hashes', () => {
     expect(() => apiUsers({ ana: { token_sha256: 't-ana', role: 'user' } })).toThrow(/64 lowercase hex/);
-    expect(() => apiUsers({ ana: { token_sha256: sha256Token('x'), role: 'admin' } })).toThrow();
-    expect(() => apiUsers({ 'ana smith': { token_sha256: sha256Token('x'), role: 'user' } })).toThrow();
+    expect(() => apiUsers({ ana: { token_sha256: sha256Token('x'), role: 'admin' } })).toThrow(
+      refusal({ code: 'invalid_value', path: ['ana', 'role'] }),
+    );
+    expect(() => apiUsers({ 'ana smith': { token_sha256: sha256Token('x'), role: 'user' } })).toThrow(
+      refusal({ code: 'invalid_key', path: ['ana smith'] }),
+    );
     // The rail's own name: records it creates are the only ones that decide a job.
     expect(() => apiUsers({ rail: { token_sha256: sha256Token('x'), role: 'user' } })).toThrow(/the rail's name/);
-    expect(() => apiUsers({ ana: { token_sha256: sha256Token('x'), role: 'user', token: 'x' } })).toThrow();
+    expect(() => apiUsers({ ana: { token_sha256: sha256Token('x'), role: 'user', token: 'x' } })).toThrow(
+      refusal({ code: 'unrecognized_keys', path: ['ana'], keys: ['token'] }),
+    );
     expect(() =>
       apiUsers({
         ana: { token_sha256: sha256Token('x'), role: 'user' },

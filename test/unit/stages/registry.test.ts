@@ -1,3 +1,4 @@
+import { msToNumber } from '@temporalio/common/lib/time';
 import { describe, expect, it } from 'vitest';
 import { judgeStage, ticketTriage, writebackStage } from '../../../contracts/pipelines/ticket-triage';
 import {
@@ -47,8 +48,9 @@ describe('stage cards', () => {
 
   it('puts activity options on every card: timeouts, bounded retries, non-retryable business failures', () => {
     for (const card of ticketTriage.cards) {
-      expect(card.activity.startToCloseTimeout).toBeTruthy();
-      expect(card.activity.scheduleToStartTimeout).toBeTruthy();
+      // Durations Temporal reads as positive milliseconds (0 or an unparsable string is no timeout).
+      for (const timeout of ['startToCloseTimeout', 'scheduleToStartTimeout', 'heartbeatTimeout'] as const)
+        expect(msToNumber(card.activity[timeout]), `${card.name} ${timeout}`).toBeGreaterThan(0);
       expect(card.activity.retry.maximumAttempts).toBeGreaterThanOrEqual(1);
       expect(card.activity.retry.nonRetryableErrorTypes).toEqual(expect.arrayContaining([...STAGE_FAILURE_TYPES]));
       expect(card.nominalCostUsd).toBeGreaterThanOrEqual(0);

@@ -63,8 +63,12 @@ for (const backend of storeBackends()) {
       await expect(store.decideInDoubt(intent.key, { ...send, id: 'job-1:payout:9' })).rejects.toThrow(
         'write job-1:payout:payout.v1 is not in doubt: payments named it pay_7',
       );
-      await expect(store.decideInDoubt('job-1:other:x.v1', send)).rejects.toThrow(TypeError);
-      expect(await store.findEffect('job-2:payout:payout.v1')).toBeNull();
+      // A decision on a write key the ledger never noted is refused, and notes nothing under it.
+      await expect(store.decideInDoubt('job-1:other:x.v1', send)).rejects.toThrow(
+        new TypeError('no effect recorded under write key job-1:other:x.v1'),
+      );
+      expect(await store.findEffect('job-1:other:x.v1')).toBeNull();
+      expect((await store.listEffects('job-1')).map((e) => e.write_key)).toEqual([intent.key]);
     });
   });
 }

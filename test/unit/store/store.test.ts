@@ -159,14 +159,17 @@ for (const backend of storeBackends()) {
           payload_hash: `sha256:${sha256Hex(write.payload)}`,
         });
         // Every other call answers the first write's receipt as existing, whatever it asked.
-        for (const r of receipts) expect(r).toEqual({ ...created[0], status: r.status });
+        for (const r of receipts)
+          expect(r).toEqual({ ...created[0], status: r === created[0] ? 'created' : 'existing' });
         expect((await store.writeOnce({ ...write, payload: '{"amount":43}' })).payload_hash).toBe(
           created[0]!.payload_hash,
         );
         expect(await store.listWrites('job_1')).toEqual([created[0]]);
         expect(await store.findWrite(write.key)).toEqual(created[0]);
         expect(await store.findWrite('job_1:payout:other.v1')).toBeNull();
-        await expect(store.writeOnce({ ...write, key: 'job_1:payout' })).rejects.toThrow(TypeError);
+        await expect(store.writeOnce({ ...write, key: 'job_1:payout' })).rejects.toThrow(
+          new TypeError('idempotency key "job_1:payout" is not job_id:stage:artifact_type'),
+        );
       });
 
       it('applies one write once when 5 separate connections (worker processes) race on it', async () => {
@@ -204,8 +207,12 @@ for (const backend of storeBackends()) {
       });
 
       it('refuses a malformed idempotency key before writing anything', async () => {
-        await expect(store.patchCrmOnce('job_1:writeback', patch)).rejects.toThrow(TypeError);
-        await expect(store.patchCrmOnce('job:1:writeback:receipt.v1', patch)).rejects.toThrow(TypeError);
+        await expect(store.patchCrmOnce('job_1:writeback', patch)).rejects.toThrow(
+          new TypeError('idempotency key "job_1:writeback" is not job_id:stage:artifact_type'),
+        );
+        await expect(store.patchCrmOnce('job:1:writeback:receipt.v1', patch)).rejects.toThrow(
+          new TypeError('idempotency key "job:1:writeback:receipt.v1" is not job_id:stage:artifact_type'),
+        );
         expect(await store.getCrmTicket('tkt_1')).toBeNull();
       });
 
