@@ -213,6 +213,8 @@ for (const backend of storeBackends()) {
         const result = await handle.result();
         expect(result.status).toBe('completed');
         const { turns } = await readLog(api.rail.store, result.package, request.job_id);
+        // The job's log is read (an empty one would hold no delta either), and no turn holds one.
+        expect(turns.map((t) => t.stage)).toEqual(['intake', 'retrieve', 'draft', 'judge', 'writeback']);
         expect(turns.some((t) => t.messages.some((m) => m.origin))).toBe(false);
       });
 
@@ -264,6 +266,8 @@ for (const backend of storeBackends()) {
           cancelled_by: 'ana',
         });
         const { turns } = await readLog(api.rail.store, result.package, request.job_id);
+        // The job's log is read (an empty one would hold no delta either), and no turn holds one.
+        expect(turns.map((t) => t.stage)).toEqual(['intake', 'retrieve', 'draft', 'judge', 'writeback']);
         expect(turns.some((t) => t.messages.some((m) => m.origin))).toBe(false);
       });
     },

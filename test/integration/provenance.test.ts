@@ -7,7 +7,9 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AckRecord, HandoffV1, JobRequest, JobResult } from '../../contracts';
+import { SummaryMd, type AckRecord, type HandoffV1, type JobRequest, type JobResult } from '../../contracts';
+import { sha256Hex } from '../../contracts/sha256';
+import { readArtifactBody } from '../../activities/artifacts';
 import type { StageHopRequest } from '../../workflows/stage-hop';
 import { firstPackage } from '../../workflows/rail/first-package';
 import { startJob } from '../../src/operator/client';
@@ -111,7 +113,14 @@ describe('provenance: a writer acts only on evidence the rail recorded for this 
     const result = await completedJob(request);
     const written = await rail.store.getCrmTicket(request.ticket.id);
     expect(written?.note).not.toMatch(/refund you in full/);
-    expect(result.receipt?.payload_hash).toBeDefined();
+    // The note in the CRM is X's own judged summary, and X's receipt is of that write.
+    const summary = result.package.artifacts.filter((a) => a.type === 'summary_md').at(-1)!;
+    expect(written?.note).toBe((await readArtifactBody(rail.store, summary, SummaryMd)).markdown);
+    expect(result.receipt).toMatchObject({
+      write_key: `${request.job_id}:writeback:receipt.v1`,
+      status: 'created',
+      payload_hash: `sha256:${sha256Hex(written!.note)}`,
+    });
     expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
   });
 

@@ -52,7 +52,12 @@ for (const backend of storeBackends()) {
         expect(result.package.budget.usd_remaining).toBeCloseTo(request.budget.usd - result.spent_usd, 6);
         expect(new Set(result.acks.map((a) => a.traceparent)).size).toBe(1);
         expect(await rail.store.listWrites(request.job_id)).toHaveLength(1);
-        expect((await rail.store.getCrmTicket(request.ticket.id))?.status).toBeTruthy();
+        // The ticket's CRM record, changed once, by this job's write.
+        expect(await rail.store.getCrmTicket(request.ticket.id)).toMatchObject({
+          status: 'triaged',
+          revision: 1,
+          updated_by: `${request.job_id}:writeback:receipt.v1`,
+        });
         expect(await scheduledActivities(rail.client, request.job_id)).toEqual([
           'intake',
           'retrieve',
