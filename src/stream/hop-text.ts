@@ -30,14 +30,19 @@ export class HopText {
   private part = 0;
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
-  /** Whether the hop's first entry is written (the keys it must follow go with it). */
+  /** Whether an entry of this hop is in the store (the keys it must follow went with it). */
   private placed = false;
 
-  /** Where the entry to write now belongs (the hop's first, the first time). */
-  private place(): EntryPlace {
-    const first = !this.placed;
-    this.placed = true;
-    return { attempt: this.target.attempt ?? 1, first, chain: this.target.chain ?? [] };
+  /** Writes one entry after those before it: the hop's first carries the keys it must follow,
+   * until one write holding them succeeded (a refused first write must not leave the next one's
+   * text ahead of its hop's start). A failure loses this entry only: the live text is a view. */
+  private append(write: (at: EntryPlace) => Promise<void>): void {
+    this.writing = this.writing
+      .then(async () => {
+        await write({ attempt: this.target.attempt ?? 1, first: !this.placed, chain: this.target.chain ?? [] });
+        this.placed = true;
+      })
+      .catch(() => undefined);
   }
 
   constructor(private readonly target: HopTextTarget) {}
@@ -56,12 +61,9 @@ export class HopText {
     const { store, jobId, hop, stage, retentionMs, showArguments } = this.target;
     const { args, ...rest } = call;
     const shown = args !== undefined && showArguments?.has(call.name) ? { args } : {};
-    const at = this.place();
-    this.writing = this.writing
-      .then(() =>
-        journalToolCall(store, jobId, { hop, stage, ...rest, ...shown }, retentionMs ?? textRetentionMs(), at),
-      )
-      .catch(() => undefined);
+    this.append((at) =>
+      journalToolCall(store, jobId, { hop, stage, ...rest, ...shown }, retentionMs ?? textRetentionMs(), at),
+    );
   }
 
   /** Writes what is pending; resolves once every write so far is in the store. Never throws:
@@ -79,10 +81,7 @@ export class HopText {
     const part = this.part++;
     this.pending = '';
     const { store, jobId, hop, stage, retentionMs } = this.target;
-    const at = this.place();
-    this.writing = this.writing
-      .then(() => journalText(store, jobId, { hop, stage, delta, part }, retentionMs ?? textRetentionMs(), at))
-      .catch(() => undefined);
+    this.append((at) => journalText(store, jobId, { hop, stage, delta, part }, retentionMs ?? textRetentionMs(), at));
   }
 }
 
