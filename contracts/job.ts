@@ -124,6 +124,8 @@ export const JobResult = z.looseObject({
   /** What a stage spent beyond the wallet (the wallet is clamped at zero; this is never hidden). */
   overspent_usd: usd.optional(),
   hops: count,
+  /** How many runs the job took, when it continued as new (absent: one). */
+  runs: count.optional(),
   /** Why the job ended: completion, escalation reason, rejecting actor, cancellation. */
   reason: text(LIMITS.shortText).optional(),
 });

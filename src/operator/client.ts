@@ -439,6 +439,7 @@ function statusFromResult(result: JobResult, stage: string | undefined): JobStat
     last_verdict: result.package.evaluator.last_verdict,
     ...(last ? { last_ack: last } : {}),
     ...(result.reason ? { reason: result.reason } : {}),
+    ...(result.runs ? { runs: result.runs, earlier_acks: result.earlier_acks ?? {} } : {}),
   };
 }
 

@@ -59,6 +59,8 @@ export class AgUiConnection {
         return [{ id, ...this.custom('decision', e.ack) }];
       case 'escalated':
         return [{ id, ...this.custom('escalation', e.escalation) }];
+      case 'job_continued':
+        return [{ id, ...this.custom('continued', { run: e.run }) }];
       case 'text_delta': {
         if (e.delta.length === 0) return [];
         const opened = this.openMessage(e.hop);

@@ -21,6 +21,8 @@ export type DurableEvent =
   | { type: 'decision'; ack: StreamAck }
   | { type: 'hop_finished'; stage: string; hop: number; settled_usd?: number }
   | { type: 'escalated'; escalation: Escalation }
+  /** The job handed itself on to run `run` (continue-as-new): same job, same stream. */
+  | { type: 'job_continued'; run: number }
   | { type: 'job_finished'; status: string; reason?: string };
 
 /** A live event: model text as it is generated, kept for the stream's retention only. */
@@ -120,6 +122,9 @@ export function railEvents(records: RailRecords): KeyedEvent[] {
       });
   }
   for (const r of status.reservations) start(r.stage, r.hop, r.usd);
+  // The rail counts its runs (a run carries the count on): each new run once, where it is first seen.
+  for (let run = 2; run <= (status.runs ?? 1); run++)
+    events.push({ key: `run:${run}`, event: { type: 'job_continued', run } });
   if (status.escalation)
     events.push({
       key: `escalation:${status.escalation.since}`,

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { relentingJudge } from '../../bench/long-jobs/activities';
 import { startJob } from '../../src/operator/client';
+import { followJob, type JobEvent } from '../../src/client';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -101,4 +102,14 @@ it('a long critique loop continues as new on its history length and completes wi
   expect(runs.length).toBeGreaterThan(1);
   expect(runs.at(-1)).toMatch(/:COMPLETED$/);
   expect(result.acks.map((a) => a.stage).filter((s) => s === 'writeback')).toEqual(['writeback']);
+  // The result counts the runs, and a follower of the finished job reads each new run once, in order.
+  expect(result.runs).toBe(runs.length);
+  const events: JobEvent[] = [];
+  for await (const item of followJob(rail.client, request.job_id, { store }))
+    if (item.kind === 'event') events.push(item.event);
+  const continued = events.flatMap((e) => (e.type === 'job_continued' ? [e.run] : []));
+  expect(continued).toEqual(Array.from({ length: runs.length - 1 }, (_, i) => i + 2));
+  const ids = events.map((e) => e.id);
+  expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));
+  expect(events.at(-1)).toMatchObject({ type: 'job_finished', status: 'completed' });
 });

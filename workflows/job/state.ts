@@ -188,6 +188,7 @@ export class JobState {
       spent_usd: this.spentUsd,
       ...(this.overspentUsd > 0 ? { overspent_usd: this.overspentUsd } : {}),
       hops: this.package.hop?.count ?? 0,
+      ...(this.runs > 1 ? { runs: this.runs } : {}),
     };
   }
 }

@@ -311,6 +311,8 @@ export function streamEventLine(event: JobEvent, paint: Paint = plain): string |
       return `waiting for a human: ${terminalSafe(event.escalation.reasons.join('; '))} (decide: ${terminalSafe(event.escalation.options.join(', '))})`;
     case 'hop_finished':
       return undefined;
+    case 'job_continued':
+      return `continued as new: run ${event.run}`;
     case 'job_finished':
       return `finished ${event.status}${event.reason ? `: ${terminalSafe(event.reason)}` : ''}`;
     case 'text_delta':
