@@ -1,6 +1,7 @@
 /** The rail's own activities: its record of deliveries, a fan-out's merge, an escalation's record,
- * a fork's evidence. */
-import type { HandoffV1 } from '../contracts';
+ * a fork's evidence, its check that a snapshot a fold points at is stored. */
+import { parseSnapshotUri, type HandoffV1 } from '../contracts';
+import { sha256Hex } from '../src/worker/store/content';
 import type { StageResult } from '../contracts/stages';
 import type { Store } from '../src/worker/store';
 import { earlierRunActivities } from './earlier-run';
@@ -46,6 +47,14 @@ export function railActivities(store: Store) {
         ...deliveryFacts(pkg, stage),
         job_id: scopedJob(scope, pkg.job_id),
       });
+    },
+    /** Whether the store holds the snapshot at `snapshot`, bytes that hash to its address: asked
+     * by the rail before it takes a package folded behind it (a stage's word that its worker
+     * stored it is a claim; `jobArtifacts` reads it from the store later). */
+    snapshotHeld: async ({ snapshot }: { snapshot: string }): Promise<boolean> => {
+      const address = parseSnapshotUri(snapshot);
+      const text = address ? await store.getContent(address.sha) : null;
+      return address !== undefined && text !== null && sha256Hex(text) === address.sha;
     },
     ...mergeActivities(store),
     ...escalationRecordActivities(store),

@@ -15,6 +15,15 @@ export const { priorDelivery, recordDelivery } = proxyActivities<
   summary: 'delivery record',
 });
 
+// One read: is the snapshot a fold points at in the store? Asked only for a package folded behind
+// its own hop's snapshot (patch `fold-snapshot-checked`, run-hop.ts). A store that stays down
+// leaves the fold unproven, and the rail refuses it as it would an unstored one.
+export const { snapshotHeld } = proxyActivities<Pick<RailActivities, 'snapshotHeld'>>({
+  startToCloseTimeout: '10s',
+  retry: { maximumAttempts: 6, maximumInterval: '10s' },
+  summary: 'snapshot check',
+});
+
 // The merge of a fan-out: one write of a content-addressed artifact and one keyed record.
 export const { mergeBranches } = proxyActivities<Pick<RailActivities, 'mergeBranches'>>({
   startToCloseTimeout: '30s',

@@ -10,6 +10,7 @@ import {
   CancellationScope,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   TimeoutFailure,
   workflowInfo,
@@ -39,9 +40,10 @@ import {
   type HopRequest,
   type StageAnswer,
 } from './rail/hop-decisions';
-import { claimsRecorded, concludeHop } from './rail/conclude';
+import { claimsRecorded, concludeHop, foldsBehind } from './rail/conclude';
+import { foldArtifacts } from './rail/earlier-artifacts';
 import type { StageActivity } from '../activities/stage';
-import { priorDelivery, recordDelivery } from './activities';
+import { priorDelivery, recordDelivery, snapshotHeld } from './activities';
 import { edgeSender } from './rail/hop-chain';
 import { traceHop, type HopTrace } from './tracing';
 
@@ -128,12 +130,27 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
       // A stage's word that another delivery recorded this one is never taken: the rail looks.
       const claimed = claimsRecorded(answer);
       const recorded = claimed ? await priorDelivery({ delivery_key: a.key, package: a.arrived }) : null;
-      const concluded = concludeHop(a, r, ack, new Date(), prior, answer, recorded);
+      const now = new Date();
+      let concluded = concludeHop(a, r, ack, now, prior, answer, recorded);
+      // A stage stores the snapshot before its work, so one that answered should hold it; one that
+      // failed may have failed before (nobody picked the hop up, or it refused the delivery outright).
+      let stored = 'result' in answer;
+      // But a worker's storing is its word: before a package that points at the snapshot is taken
+      // — folded behind it by the stage, or long enough that the job's rail folds it there — the
+      // rail asks the store. A fold the stage made is refused at this hop (`fold_snapshot_stored`),
+      // not found broken later by `jobArtifacts`; the rail keeps the snapshot, and folds nothing
+      // behind it itself. Asked only for such a package, so only a revision loop pays the read.
+      if (stored && reliesOnSnapshot(concluded, snapshot.uri, r.pipeline) && patched(FOLD_SNAPSHOT_PATCH)) {
+        const unheld = await unheldSnapshot(snapshot.uri);
+        if (unheld !== undefined) {
+          stored = false;
+          if (foldsBehind(concluded, snapshot.uri))
+            concluded = concludeHop(a, r, ack, now, prior, answer, recorded, unheld);
+        }
+      }
       if (options.checkPriorDelivery && concluded.ok && concluded.result && !claimed)
         await recordAccepted(a.key, concluded.stage, a.arrived, concluded.result);
-      // A stage stores the snapshot before its work, so one that answered holds it; one that failed
-      // may have failed before (nobody picked the hop up, or it refused the delivery outright).
-      outcome = withSnapshot(concluded, snapshot, 'result' in answer);
+      outcome = withSnapshot(concluded, snapshot, stored);
     }
     trace(outcome.acks, {
       cost_usd: outcome.costUsd,
@@ -146,6 +163,31 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
     throw err;
   } finally {
     options.onEnd?.();
+  }
+}
+
+/** The patch that has the rail check the store for a snapshot a package relies on
+ * (docs/replay.md): histories from before it schedule no `snapshotHeld` and replay without it. */
+export const FOLD_SNAPSHOT_PATCH = 'fold-snapshot-checked';
+
+/** Whether the accepted package will point at this hop's snapshot: the stage folded it there, or
+ * it is long enough that the job's rail folds it there between hops (earlier-artifacts.ts). */
+function reliesOnSnapshot(outcome: HopOutcome, snapshot: string, pipeline: Pipeline): boolean {
+  if (!outcome.ok || !outcome.package) return false;
+  if (foldsBehind(outcome, snapshot)) return true;
+  const at = { card: pipeline.get(outcome.stage), storedSnapshot: snapshot };
+  return foldArtifacts(outcome.package, at) !== outcome.package;
+}
+
+/** Why the store does not hold `snapshot`, or undefined when it does. A store the rail cannot
+ * read proves nothing either: the fold is refused as unproven (the job escalates; a human retries). */
+async function unheldSnapshot(snapshot: string): Promise<string | undefined> {
+  try {
+    if (await snapshotHeld({ snapshot })) return undefined;
+    return `the package was folded behind ${snapshot}, which the store does not hold: the stage's worker did not store its delivery's snapshot`;
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return `the package was folded behind ${snapshot}, and the rail could not read the store to check it holds it (${describeFailure(err)})`;
   }
 }
 

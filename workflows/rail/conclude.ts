@@ -51,6 +51,10 @@ export function noProgress(delivered: HandoffV1, settled: Settlement, card: Stag
     : undefined;
 }
 
+/** The invariant a stage breaks when it folds the package it emits behind the snapshot of its
+ * delivery and the store does not hold that snapshot (the rail's `snapshotHeld` looked). */
+export const FOLD_SNAPSHOT_INVARIANT = 'fold_snapshot_stored';
+
 /** The invariant a stage breaks when it answers that another delivery recorded this one and the
  * rail's own lookup of the delivery key finds no such record. */
 export const DUPLICATE_CLAIM_INVARIANT = 'duplicate_claim_verified';
@@ -69,6 +73,8 @@ export function claimsRecorded(answer: StageAnswer): boolean {
  * rejected_conflict), a false one is `rejected_invariant`; otherwise the output is settled, a hop
  * that made no progress becomes a `no_progress` ack, and any broken invariant a
  * `rejected_invariant` ack. A recorded result answered as a duplicate is checked too.
+ * `unheldFold`: why the snapshot of this delivery is not in the store, when the shell looked
+ * (`foldsBehind`) and it is not: a package folded behind it then breaks `fold_snapshot_stored`.
  */
 export function concludeHop(
   a: Admission,
@@ -78,6 +84,7 @@ export function concludeHop(
   prior: StageResult | null,
   answer?: StageAnswer,
   recorded?: StageResult | null,
+  unheldFold?: string,
 ): HopOutcome {
   const free = { costUsd: 0, overspentUsd: 0 };
   const refused = (extra: Partial<HopOutcome> = {}): HopOutcome => ({
@@ -124,7 +131,14 @@ export function concludeHop(
       ? answerFromRecord(a, r, again, recorded, now)
       : refused({ acks: [again], package: { ...a.arrived, ack: again } });
   }
-  return settleAnswer(admitted, r, delivered, { result, card, snapshot: answer.snapshot }, booked, now);
+  return settleAnswer(admitted, r, delivered, { result, card, snapshot: answer.snapshot }, booked, now, unheldFold);
+}
+
+/** Whether an accepted hop's package is folded behind `snapshot`, the snapshot of its own delivery
+ * (the stage moved superseded artifacts off behind it), so that `jobArtifacts` will read it from
+ * the store: the shell then asks the store before it takes the package. */
+export function foldsBehind(outcome: HopOutcome, snapshot: string): boolean {
+  return outcome.ok && outcome.package?.earlier_artifacts?.snapshot === snapshot;
 }
 
 /** An answer the stage gave for this delivery, settled: charged, checked for progress and invariants. */
@@ -135,6 +149,7 @@ function settleAnswer(
   { result, card, snapshot }: Extract<StageAnswer, { result: StageResult }>,
   booked: (settledUsd: number) => AckRecord,
   now: Date,
+  unheldFold?: string,
 ): HopOutcome {
   const reservedUsd = reservationUsd(a.card);
   // Only a declared worst case caps the charge: a nominal cost is the offline figure, and a real
@@ -145,6 +160,10 @@ function settleAnswer(
     ...(snapshot !== undefined ? { foldSnapshot: snapshot } : {}),
     ...(r.earlierOutputs ? { earlierOutputs: r.earlierOutputs } : {}),
   });
+  // A fold behind a snapshot the store lacks: refused like any broken invariant, so the package
+  // goes on as delivered, with nothing pointing at the missing bytes.
+  if (unheldFold !== undefined && snapshot !== undefined && settled.emitted?.earlier_artifacts?.snapshot === snapshot)
+    settled.violations.push({ invariant: FOLD_SNAPSHOT_INVARIANT, reason: unheldFold });
   const paid = { result, stage: card.name, costUsd: settled.costUsd, overspentUsd: settled.overspentUsd };
   const first = booked(settled.costUsd);
   const stalled = noProgress(delivered, settled, card);

@@ -230,8 +230,8 @@ export interface HopOutcome {
   costUsd: number;
   overspentUsd: number;
   /** The snapshot of a hop no stage answered (refused, a duplicate the rail looked up, or the
-   * stage failed): no worker may have stored it, so the rail keeps it and answers the `snapshot`
-   * query with it. */
+   * stage failed), or one the rail found missing from the store when the package pointed at it: no
+   * worker may have stored it, so the rail keeps it and answers the `snapshot` query with it. */
   unstoredSnapshot?: Snapshot;
 }
 
