@@ -1,7 +1,8 @@
 /**
  * What every benchmark command stands on: its own dev server on free loopback ports (never a
  * user's 7233) with a SQLite file in a temp dir, workflow bundles built once, and a client.
- * `stop()` tears down everything the command started, also after a failure.
+ * `stop()` tears down everything the command started, also after a failure, and so do SIGTERM and
+ * SIGINT (src/devtools/stop-on-signal.ts; a cluster lab's through `startOwnCluster`).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +13,7 @@ import { Client, Connection } from '@temporalio/client';
 import { handrailDataConverter } from '../src/codec';
 import { codeRoot } from '../src/config';
 import { ensureDevServer, freePort, type DevServer } from '../src/devtools/devserver/server';
+import { startStoppable } from '../src/devtools/stop-on-signal';
 import { bundleRail } from '../src/worker/bundle';
 import { BUILT_IN_WORKFLOWS } from '../src/pipelines';
 
@@ -41,32 +43,40 @@ export async function startLab(name: string): Promise<Lab> {
   let serverOptions = { port: await freePort(), uiPort: await freePort(), dbFile, logFile, log: () => undefined };
   let server: DevServer | undefined;
   let connection: Connection | undefined;
-  try {
-    try {
-      server = await ensureDevServer(serverOptions);
-    } catch (err) {
-      // A free port can be taken between freePort and the server's bind (another test's server
-      // on a loaded machine): one more start on fresh ports, the first failure's log kept in the error.
-      const log = fs.existsSync(logFile)
-        ? fs.readFileSync(logFile, 'utf8').trim().split('\n').slice(-3).join(' | ')
-        : '';
-      serverOptions = { ...serverOptions, port: await freePort(), uiPort: await freePort() };
+  const { started, stop } = await startStoppable(
+    async () => {
       try {
         server = await ensureDevServer(serverOptions);
-      } catch (again) {
-        throw new Error(`${(again as Error).message}; the first start failed too: ${(err as Error).message} ${log}`);
+      } catch (err) {
+        // A free port can be taken between freePort and the server's bind (another test's server
+        // on a loaded machine): one more start on fresh ports, the first failure's log kept in the error.
+        const log = fs.existsSync(logFile)
+          ? fs.readFileSync(logFile, 'utf8').trim().split('\n').slice(-3).join(' | ')
+          : '';
+        serverOptions = { ...serverOptions, port: await freePort(), uiPort: await freePort() };
+        try {
+          server = await ensureDevServer(serverOptions);
+        } catch (again) {
+          throw new Error(`${(again as Error).message}; the first start failed too: ${(err as Error).message} ${log}`);
+        }
       }
-    }
-    connection = await Connection.connect({ address: server.address });
-  } catch (err) {
-    await server?.stop();
-    fs.rmSync(tmp, { recursive: true, force: true });
-    throw err;
-  }
+      connection = await Connection.connect({ address: server.address });
+      return { address: server.address, connection };
+    },
+    async () => {
+      await connection?.close().catch(() => undefined);
+      await server?.stop();
+      fs.rmSync(tmp, { recursive: true, force: true });
+    },
+  );
   // The same codec keys as the workers it serves, which read them from this environment too.
-  const client = new Client({ connection, namespace: NAMESPACE, dataConverter: handrailDataConverter() });
+  const client = new Client({
+    connection: started.connection,
+    namespace: NAMESPACE,
+    dataConverter: handrailDataConverter(),
+  });
   return {
-    address: server.address,
+    address: started.address,
     tmp,
     client,
     async restartServer() {
@@ -75,11 +85,7 @@ export async function startLab(name: string): Promise<Lab> {
       server = await ensureDevServer(serverOptions);
     },
     serverCpuMicros: () => (server?.process?.pid === undefined ? undefined : treeCpuMicros(server.process.pid)),
-    async stop() {
-      await connection?.close().catch(() => undefined);
-      await server?.stop();
-      fs.rmSync(tmp, { recursive: true, force: true });
-    },
+    stop,
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { stopOnSignal } from '../src/devtools/stop-on-signal';
 import type { WorkerKind, WorkerMessage, WorkerUsage } from './worker-process';
 
 export interface WorkerProcessOptions {
@@ -85,6 +86,10 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
     if (!gone()) child.kill(sig);
     await exited;
   };
+  // A SIGTERM or SIGINT to the bench stops it (drained) before the lab it works on, which was
+  // started before it: left to the disconnect, it would drain after the lab's data dir was removed.
+  const stop = stopOnSignal(() => signal('SIGTERM'));
+  void exited.then(stop);
   return {
     pid: child.pid!,
     child,
@@ -99,7 +104,7 @@ export async function startWorkerProcess(opts: WorkerProcessOptions): Promise<Wo
         child.on('message', onMessage);
         child.send('usage');
       }),
-    stop: () => signal('SIGTERM'),
+    stop,
     kill: () => signal('SIGKILL'),
   };
 }
