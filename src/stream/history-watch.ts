@@ -134,7 +134,13 @@ export class HistoryWatch {
     }
   }
 
+  /** A pause the watch's close ends. It holds the process while it lasts: a follower waiting out
+   * a server restart is still waiting (an unref'd timer let a CLI's process end there, silently). */
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, ms).unref());
+    return new Promise((resolve) => {
+      const done = () => (clearTimeout(timer), resolve());
+      const timer = setTimeout(() => (this.abort.signal.removeEventListener('abort', done), resolve()), ms);
+      this.abort.signal.addEventListener('abort', done, { once: true });
+    });
   }
 }

@@ -145,6 +145,13 @@ describe('handrail CLI against the real dev server', () => {
     expect(rest).toEqual(numbered.filter((e) => e.id! > cut));
     const bad = await handrail(['follow', jobId, '--from', '3.0']);
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('--from must be an event id')]);
+    // A job Temporal does not know is said so, as `status` says it (the process does not just end).
+    const missing = await handrail(['follow', 'no-such-job-to-follow']);
+    expect([missing.code, missing.stdout, missing.stderr]).toEqual([
+      3,
+      '',
+      expect.stringContaining('no job "no-such-job-to-follow"'),
+    ]);
   });
 
   it("show --hop N prints the package exactly as delivered at that hop: a stage's from the store, a refused or human hop's from the job", async () => {
