@@ -6,6 +6,7 @@
  * make an ack, a hop or an ending appear.
  */
 import type { AckRecord } from '../../contracts';
+import { HUMAN } from '../../contracts/pipeline';
 import type { Escalation } from '../../workflows/definitions';
 import type { JobStatusShown } from '../operator/client';
 import { hopEndKey, hopStartKey } from './journal';
@@ -102,7 +103,10 @@ export function railEvents(records: RailRecords): KeyedEvent[] {
     events.push({ key: hopStartKey(hop, stage), event: { type: 'hop_started', stage, hop, reserved_usd: reserved } });
   };
   for (const ack of acks) {
-    const worked = ack.ack === 'accepted' && !ack.actor;
+    // A hop a stage worked: its accepted ack, whoever sent it on (a human's decision or a fork
+    // names an actor on the hop it resumes). A human's own decision is not one: its hop to the
+    // human was.
+    const worked = ack.ack === 'accepted' && !(ack.actor && ack.stage === HUMAN);
     if (worked) start(ack.stage, ack.hop, ack.reserved_usd ?? 0);
     // An admission ack (a fan-out branch's, recorded before its work) waits for the hop to settle it.
     if (worked && ack.settled_usd === undefined && working.has(`${ack.hop}:${ack.stage}`)) continue;
