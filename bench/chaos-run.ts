@@ -16,7 +16,14 @@ import type { JobRequest, JobResult } from '../contracts';
 import { startOwnCluster } from '../src/devtools/cluster/own-cluster';
 import { ensurePostgres, stopClusterPostgres } from '../src/devtools/cluster/postgres';
 import { runningPid, stopDaemon } from '../src/devtools/cluster/processes';
-import { clusterEnv, crmUrl, storeUrl, type ClusterPorts } from '../src/devtools/cluster/settings';
+import {
+  clusterEnv,
+  crmUrl,
+  storeUrl,
+  type ClusterPorts,
+  type ClusterSettings,
+} from '../src/devtools/cluster/settings';
+import { stopOnSignal } from '../src/devtools/stop-on-signal';
 import { startWorker, workerEnv, workerUp } from '../src/devtools/cluster/workers';
 import { CRM_DATABASE_URL_ENV, type WorkerRole } from '../src/config';
 import { startJob } from '../src/operator/client';
@@ -222,12 +229,7 @@ async function clusterWorld(note: (msg: string) => void): Promise<ChaosWorld> {
         return `${victim.name} ${pid}`;
       },
       restartServer: () => cluster.restartServer(),
-      async restartDatabase(downMs) {
-        if (!stopClusterPostgres(s))
-          throw new Error(`the cluster's PostgreSQL (${s.host}:${s.postgres.port}) was not running`);
-        await sleep(downMs);
-        await ensurePostgres(s, note);
-      },
+      restartDatabase: (downMs) => restartClusterPostgres(s, downMs, note),
       stop: closeAll,
     };
   } catch (err) {
@@ -319,12 +321,7 @@ async function soakWorld(
         return kill;
       },
       restartServer: () => cluster.restartServer(),
-      async restartDatabase(downMs) {
-        if (!stopClusterPostgres(s))
-          throw new Error(`the cluster's PostgreSQL (${s.host}:${s.postgres.port}) was not running`);
-        await sleep(downMs);
-        await ensurePostgres(s, note);
-      },
+      restartDatabase: (downMs) => restartClusterPostgres(s, downMs, note),
       stop: closeAll,
     };
   } catch (err) {
@@ -333,45 +330,12 @@ async function soakWorld(
   }
 }
 
-/** What a SIGTERM or SIGINT must stop before the process exits: the running world and the payments APIs. */
-const teardowns = new Set<() => Promise<void>>();
-let signalled = false;
-function onSignal(signal: NodeJS.Signals): void {
-  if (signalled) return;
-  signalled = true;
-  process.stderr.write(`chaos: ${signal}; stopping every server it started\n`);
-  void (async () => {
-    for (const teardown of [...teardowns].reverse()) await teardown().catch(() => undefined);
-    process.exit(signal === 'SIGINT' ? 130 : 143);
-  })();
-}
-
-/** Runs `teardown` on SIGTERM or SIGINT while `body` runs, and once it ends whatever it did. */
-async function tornDownWith<T>(teardown: () => Promise<void>, body: () => Promise<T>): Promise<T> {
-  let done = false;
-  const once = async () => {
-    if (done) return;
-    done = true;
-    await teardown();
-  };
-  if (teardowns.size === 0) {
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  }
-  teardowns.add(once);
-  try {
-    return await body();
-  } finally {
-    // On a signal, its handler runs the teardown and exits: the body's end must not race it.
-    if (!signalled) {
-      teardowns.delete(once);
-      if (teardowns.size === 0) {
-        process.off('SIGTERM', onSignal);
-        process.off('SIGINT', onSignal);
-      }
-      await once();
-    }
-  }
+/** Stops the cluster's PostgreSQL at once, waits `downMs`, and starts it again on its data. */
+async function restartClusterPostgres(s: ClusterSettings, downMs: number, note: (msg: string) => void): Promise<void> {
+  if (!stopClusterPostgres(s))
+    throw new Error(`the cluster's PostgreSQL (${s.host}:${s.postgres.port}) was not running`);
+  await sleep(downMs);
+  await ensurePostgres(s, note);
 }
 
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
@@ -391,15 +355,15 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   let writes: WriteChaos | undefined;
   let world: Promise<ChaosWorld> | undefined;
   // Every server it started stops on success, on failure, and on SIGTERM or SIGINT.
-  return tornDownWith(
-    async () => {
-      try {
-        await (await world?.catch(() => undefined))?.stop();
-      } finally {
-        await writes?.close();
-      }
-    },
-    async () => {
+  const stop = stopOnSignal(async () => {
+    try {
+      await (await world?.catch(() => undefined))?.stop();
+    } finally {
+      await writes?.close();
+    }
+  });
+  try {
+    return await (async () => {
       const paying = opts.soak ? soakRequests('', opts.jobs).paying.length : opts.jobs;
       writes = opts.writes
         ? await startWriteChaos(
@@ -413,8 +377,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           ? clusterWorld(note)
           : devServerWorld(opts, note, writes?.workerEnv);
       return chaosIn(await world, opts, { random, started, timeline, note, writes });
-    },
-  );
+    })();
+  } finally {
+    await stop();
+  }
 }
 
 /** The soak's jobs, in turn: ticket-triage, ticket-hub, ticket-triage, support-routing,

@@ -20,8 +20,9 @@ import { builtInPlugin } from '../src/pipelines';
 import { loadHelpCenter } from '../src/worker/corpus';
 import { handrailLogger } from '../src/worker/logger';
 import { openStore } from '../src/worker/store';
-import { createHandrailWorkers, runWorkers } from '../src/worker/worker';
+import { createHandrailWorkers } from '../src/worker/worker';
 import { MODES, PAYMENTS_ENV, payingActivities, type PaymentsUrls } from './paying-worker';
+import { childMain, runAsChild, type WorkerMessage } from './worker-process';
 
 export interface SoakWorker {
   pid: number;
@@ -60,7 +61,7 @@ export async function startSoakWorker(
       reject(new Error(`${role} worker did not poll within ${READY_TIMEOUT_MS / 1000}s (log ${logFile})`));
     }, READY_TIMEOUT_MS);
     child.on('message', (msg) => {
-      if (msg !== 'ready') return;
+      if ((msg as WorkerMessage).type !== 'ready') return;
       clearTimeout(timer);
       resolve();
     });
@@ -116,11 +117,7 @@ async function main(): Promise<void> {
           }
         : {}),
     });
-    // The parent going away must not leave a worker polling its server.
-    process.on('disconnect', () => workers.forEach((w) => w.shutdown()));
-    const running = runWorkers(workers);
-    process.send?.('ready');
-    await running;
+    await runAsChild(workers);
   } finally {
     await crm?.close();
     await store.close();
@@ -128,13 +125,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  main().then(
-    // The IPC channel to the parent would keep a drained worker alive.
-    () => process.exit(0),
-    (err: Error) => {
-      console.error(`soak worker: ${err.stack ?? err.message}`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) childMain('soak worker', main);

@@ -73,25 +73,33 @@ async function main(): Promise<void> {
   process.on('message', (msg) => {
     if (msg === 'usage') process.send?.({ type: 'usage', ...usage() } satisfies WorkerMessage);
   });
-  // The parent going away must not leave a worker polling its server.
-  process.on('disconnect', () => workers.forEach((w) => w.shutdown()));
-  const running = runWorkers(workers);
-  process.send?.({ type: 'ready' } satisfies WorkerMessage);
   try {
-    await running;
+    await runAsChild(workers);
   } finally {
     await store.close();
     await connection.close();
   }
 }
 
-if (require.main === module) {
+/** A child worker process's workers, run until they drain: the parent hears `ready` once they
+ * poll, and its going away shuts them down (it must not leave a worker polling its server). */
+export async function runAsChild(workers: readonly Worker[]): Promise<void> {
+  process.on('disconnect', () => workers.forEach((w) => w.shutdown()));
+  const running = runWorkers([...workers]);
+  process.send?.({ type: 'ready' } satisfies WorkerMessage);
+  await running;
+}
+
+/** A child worker process's entry: exits 0 once drained (the IPC channel to the parent would
+ * keep it alive), 1 with the error's stack on failure. */
+export function childMain(name: string, main: () => Promise<void>): void {
   main().then(
-    // The IPC channel to the parent would keep a drained worker alive.
     () => process.exit(0),
     (err: Error) => {
-      console.error(`bench worker: ${err.stack ?? err.message}`);
+      console.error(`${name}: ${err.stack ?? err.message}`);
       process.exit(1);
     },
   );
 }
+
+if (require.main === module) childMain('bench worker', main);
