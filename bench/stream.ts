@@ -18,6 +18,7 @@ import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
 import { handrailDataConverter } from '../src/codec';
 import { freePort } from '../src/devtools/devserver/server';
 import { completionAsStream } from '../src/devtools/scripted-model';
+import { sseFrames } from '../test/helpers/sse';
 import { sampleJobRequest } from '../src/devtools/samples/tickets';
 import { cancelJob, jobResult, startJob } from '../src/operator/client';
 import { apiUsers, sha256Token } from '../src/servers/api-users';
@@ -100,20 +101,11 @@ async function follow(
   signal?: AbortSignal,
 ): Promise<void> {
   const res = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}` }, ...(signal ? { signal } : {}) });
-  const decoder = new TextDecoder();
-  let buffered = '';
   try {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      const at = Date.now();
-      buffered += decoder.decode(chunk, { stream: true });
-      let cut: number;
-      while ((cut = buffered.indexOf('\n\n')) >= 0) {
-        const frame = buffered.slice(0, cut);
-        buffered = buffered.slice(cut + 2);
-        const data = /^data: (.*)$/m.exec(frame)?.[1];
-        if (data && onFrame(JSON.parse(data) as { type: string }, at) === 'stop') return;
-      }
-    }
+    for await (const frame of sseFrames<{ type: string; delta?: string; name?: string }>(
+      res.body as unknown as AsyncIterable<Uint8Array>,
+    ))
+      if (onFrame(frame.event, frame.at) === 'stop') return;
   } catch (err) {
     if (!signal?.aborted) throw err;
   }

@@ -21,6 +21,7 @@ import { buildHandoffsApi } from '../../src/servers/handoffs-api';
 import { JobFeeds, type FeedItem } from '../../src/stream/feeds';
 import { openStore, type Store } from '../../src/worker/store';
 import { jobRequest, uniqueId } from '../helpers/rail';
+import { sseFrames } from '../helpers/sse';
 
 const TOKEN = 'tok-follow-faults';
 const users = apiUsers({ ops: { token_sha256: sha256Token(TOKEN), role: 'user' } });
@@ -95,23 +96,11 @@ async function readFrames(
     signal: abort.signal,
   });
   expect(res.status).toBe(200);
-  const decoder = new TextDecoder();
-  let buffered = '';
   try {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buffered += decoder.decode(chunk, { stream: true });
-      let at: number;
-      while ((at = buffered.indexOf('\n\n')) >= 0) {
-        const text = buffered.slice(0, at);
-        buffered = buffered.slice(at + 2);
-        const id = /^id: (\d+)$/m.exec(text)?.[1];
-        const frame = {
-          ...(id ? { id: Number(id) } : {}),
-          event: JSON.parse(/^data: (.*)$/m.exec(text)![1]!),
-        } as Frame;
-        if (onFrame(frame) === 'stop') return;
-      }
-    }
+    for await (const { at: _at, ...frame } of sseFrames<Frame['event']>(
+      res.body as unknown as AsyncIterable<Uint8Array>,
+    ))
+      if (onFrame(frame) === 'stop') return;
   } finally {
     abort.abort();
   }

@@ -18,6 +18,7 @@ import { buildHandoffsApi } from '../../src/servers/handoffs-api';
 import { openStore, type Store } from '../../src/worker/store';
 import { postgresUnavailable } from '../helpers/store-backends';
 import { jobRequest, uniqueId } from '../helpers/rail';
+import { sseFrames } from '../helpers/sse';
 
 const TOKEN = 'tok-follow-restarts';
 const pgSkip = postgresUnavailable();
@@ -63,21 +64,11 @@ async function readUntilBreak(url: string, lastId: number | undefined, onFrame: 
       headers: { authorization: `Bearer ${TOKEN}`, ...(lastId ? { 'last-event-id': String(lastId) } : {}) },
     });
     if (res.status !== 200) return false;
-    const decoder = new TextDecoder();
-    let buffered = '';
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buffered += decoder.decode(chunk, { stream: true });
-      let at: number;
-      while ((at = buffered.indexOf('\n\n')) >= 0) {
-        const text = buffered.slice(0, at);
-        buffered = buffered.slice(at + 2);
-        const data = /^data: (.*)$/m.exec(text)?.[1];
-        if (!data) continue;
-        const id = /^id: (\d+)$/m.exec(text)?.[1];
-        const frame = { ...(id ? { id: Number(id) } : {}), event: JSON.parse(data) } as Frame;
-        onFrame(frame);
-        if (frame.event.type === 'RUN_FINISHED') return true;
-      }
+    for await (const { at: _at, ...frame } of sseFrames<Frame['event']>(
+      res.body as unknown as AsyncIterable<Uint8Array>,
+    )) {
+      onFrame(frame);
+      if (frame.event.type === 'RUN_FINISHED') return true;
     }
   } catch {
     // A broken connection: the caller resumes from its last id.
