@@ -7,7 +7,7 @@
  */
 import type { Duration, RetryPolicy } from '@temporalio/common';
 import type { WriteReceipt } from './artifacts';
-import type { Artifact, HandoffV1 } from './handoff';
+import type { AckRecord, Artifact, HandoffV1 } from './handoff';
 import type { EdgeOptions } from './pipeline';
 import { LIMITS } from './limits';
 import { HANDOFF_V1, isId, isSlug } from './names';
@@ -33,6 +33,20 @@ export interface StageWork {
   /** The rail asks the stage to move the job's inline entry (the first package's body) to
    * the store and emit its reference instead (contracts/entry.ts), so no later package carries it. */
   store_entry?: true;
+  /** The rail's records as they stand when it schedules this delivery (its status and its acks
+   * since the last delivery it scheduled): they ride in the history's scheduled event, where a
+   * job's followers read them without asking the worker a query (src/stream/carried.ts). A stage
+   * ignores them; a worker of an older build never sees the field. */
+  rail?: CarriedProgress;
+}
+
+/** The rail's records on a delivery: `acks` replace the job's acks from index `acks_from` on
+ * (the acks before it are those earlier deliveries carried). `status` is the `status` query's
+ * answer at that moment (workflows/definitions.ts `JobStatusView`). */
+export interface CarriedProgress {
+  acks_from: number;
+  acks: AckRecord[];
+  status: Record<string, unknown>;
 }
 
 /** The hook result that carries a human's word on a write in doubt to the writer's retried hop:

@@ -22,6 +22,7 @@ import {
   inlineText,
   snapshotOf,
   type AckRecord,
+  type CarriedProgress,
   type HandoffV1,
   type Pipeline,
   type Snapshot,
@@ -77,6 +78,9 @@ export interface HopOptions {
   onAck?: (ack: AckRecord) => void;
   /** Told when the hop ends, settled or thrown (the job releases the hop's reservation here). */
   onEnd?: () => void;
+  /** The job's records as they stand, carried on each delivery the hop schedules (followers read
+   * them from the history instead of asking the worker: contracts/stages.ts `CarriedProgress`). */
+  carry?: () => CarriedProgress;
 }
 
 /**
@@ -126,7 +130,7 @@ export async function runHop(r: HopRequest, options: HopOptions): Promise<HopOut
         ...(r.hookResults?.length ? { hook_results: r.hookResults } : {}),
         ...(inlineText(delivered.artifacts[0]) !== undefined ? { store_entry: true as const } : {}),
       };
-      const answer = await runStage(r.pipeline, options.stages, a.card, work, a.reason);
+      const answer = await runStage(r.pipeline, options, a.card, work, a.reason);
       // A stage's word that another delivery recorded this one is never taken: the rail looks.
       const claimed = claimsRecorded(answer);
       const recorded = claimed ? await priorDelivery({ delivery_key: a.key, package: a.arrived }) : null;
@@ -223,7 +227,7 @@ function withSnapshot(outcome: HopOutcome, snapshot: Snapshot, stored: boolean):
  */
 async function runStage(
   pipeline: Pipeline,
-  proxies: StageProxies,
+  { stages: proxies, carry }: Pick<HopOptions, 'stages' | 'carry'>,
   card: StageCard,
   work: StageWork,
   reason: string,
@@ -237,7 +241,8 @@ async function runStage(
     // cancelled meanwhile: no half-done write (the write itself is idempotent).
     const run = () =>
       activity.executeWithOptions({ ...activityOptions(target), summary: `${target.name}: ${reason}`.slice(0, 200) }, [
-        { ...work, stage: target.name },
+        // Carried as each attempt is scheduled: another branch may have settled since the last.
+        { ...work, stage: target.name, ...(carry ? { rail: carry() } : {}) },
       ]);
     try {
       const result = target.writes !== null ? await CancellationScope.nonCancellable(run) : await run();

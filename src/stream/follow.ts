@@ -1,7 +1,8 @@
 /**
  * Following a job: its events from an id on, as they happen, until it ends. The rail's records
- * are read when Temporal's history of the job moves (a long poll on the history: no polling of
- * queries, no history event added), journaled, and read back from the store in the job's order;
+ * are read when Temporal's history of the job moves (a long poll on the history: no history event
+ * added) — from the delivery the move scheduled (./carried.ts), else with one query —
+ * journaled, and read back from the store in the job's order;
  * model text is read from the store while a hop works. Any number of followers on any number of
  * servers read the same ids; a follower that resumes from its last id misses nothing durable.
  */
@@ -13,6 +14,7 @@ import { loadConfig } from '../config';
 import { openStore } from '../worker/store';
 import type { StreamStore } from '../worker/store/types';
 import { jobEnded, publicState, railEvents, type JobEvent, type JobPublicState, type KeyedEvent } from './events';
+import type { CarriedRecords } from './carried';
 import { HistoryWatch } from './history-watch';
 import { journalRailEvents, readJournal } from './journal';
 
@@ -22,7 +24,8 @@ export interface FollowOptions {
   /** Where the job's stream is kept: the workers' store (default: the configured one, opened
    * for this follow and closed after it: DATABASE_URL, else SQLite under HANDRAIL_DATA_DIR). */
   store?: StreamStore;
-  /** How often the store is read for model text while a hop works (default 25 ms). */
+  /** How often the store is read for model text while a hop works and text comes (default 10 ms;
+   * a read that finds nothing doubles the wait, up to 160 ms, until text comes again). */
   textPollMs?: number;
   signal?: AbortSignal;
   /** Told of the rail's records each time they are read (a feed checks late joiners' reads with them). */
@@ -67,17 +70,25 @@ async function* followIn(
   // Whether the rail moved since its records were last read: only then are they read again (a
   // text poll between two moves reads the journal alone).
   let railMoved = true;
+  let textWait = opts.textPollMs ?? TEXT_POLL_MS;
   try {
     // The watch reads the history as it stands first, so the rail read next is as new as that
     // history and only a later move wakes the follower (not a second read of the same records).
     await watch.moved(undefined);
     for (;;) {
       if (railMoved || !rail) {
-        // A query is a task the job's worker serves (a few ms of its CPU each): a burst of moves
-        // (a fast stage's hop ends, the next begins) is read once, a moment late.
-        if (rail) await watch.quiet(QUIET_MS, QUIET_CAP_MS);
-        // While the run is open and was read before, the light read does (one query).
-        const read = await readRail(client, jobId, rail && !watch.closedRun ? { running: true } : {});
+        // The records the rail's newest delivery carried, when it has not moved since: no query.
+        let read = carriedRail(jobId, watch.records);
+        if (!read) {
+          // A query is a task the job's worker serves (a few ms of its CPU each): a burst of moves
+          // (a fast stage's hop ends, the next begins) is read once, a moment late — from the
+          // history still, when the burst ends in a delivery.
+          if (rail) await watch.quiet(QUIET_MS, QUIET_CAP_MS);
+          // While the run is open and was read before, the light read does (one query).
+          read =
+            carriedRail(jobId, watch.records) ??
+            (await readRail(client, jobId, rail && !watch.closedRun ? { running: true } : {}));
+        }
         if (!read) {
           rail = undefined;
           railMoved = await watch.moved(undefined);
@@ -94,9 +105,11 @@ async function* followIn(
       // An entry written after the records were read waits for them to be read again once; the
       // read right after that passes over what they still cannot place (only that read).
       let reread = false;
+      let found = false;
       for (;;) {
         const read = await readJournal(opts.store, jobId, cursor, rail.events, { skipUnplaced: reread });
         for (const event of read.events) yield { kind: 'event', event };
+        found ||= read.events.length > 0;
         const moved = read.reached !== cursor;
         cursor = read.reached;
         if (read.unplaced && !reread) {
@@ -110,7 +123,10 @@ async function* followIn(
       }
       if (rail.ended || opts.signal?.aborted) return;
       // Model text comes while a hop works: the store is read for it between the rail's moves.
-      railMoved = await watch.moved(rail.state.working.length > 0 ? (opts.textPollMs ?? 10) : undefined);
+      // A hop that streams nothing (most stages are no model) is read less and less often: the
+      // store's reads are the API server's, and a thousand quiet hops would keep it busy.
+      textWait = found ? (opts.textPollMs ?? TEXT_POLL_MS) : Math.min(textWait * 2, TEXT_POLL_MAX_MS);
+      railMoved = await watch.moved(rail.state.working.length > 0 ? textWait : undefined);
       if (opts.signal?.aborted) return;
     }
   } finally {
@@ -119,6 +135,13 @@ async function* followIn(
 }
 
 type RailRead = NonNullable<Awaited<ReturnType<typeof readRail>>>;
+
+/** The rail's durable events and state as its newest delivery carried them (./carried.ts). */
+function carriedRail(jobId: string, records: CarriedRecords | undefined): RailRead | undefined {
+  if (!records) return undefined;
+  const { status, acks } = records;
+  return { events: railEvents({ jobId, status, acks }), state: publicState(status), ended: jobEnded(status) };
+}
 
 /** The rail's durable events and state now; undefined when no worker answers (the journal
  * keeps what was seen before, and the next history move asks again). `running`: whether the
@@ -168,6 +191,10 @@ async function runningRecords(client: Client, jobId: string): Promise<Pick<JobVi
     return undefined;
   }
 }
+
+/** The store is read for a working hop's text this often while it comes, and at most this long apart. */
+const TEXT_POLL_MS = 10;
+const TEXT_POLL_MAX_MS = 160;
 
 /** The rail is read once it has been still this long after a move, or this long at most after it. */
 const QUIET_MS = 50;

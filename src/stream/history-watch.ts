@@ -6,6 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { CarriedReader, type CarriedRecords } from './carried';
 
 const ALL_EVENTS = temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT;
 const { EventType } = temporal.api.enums.v1;
@@ -20,6 +21,10 @@ const railMoved = (e: temporal.api.history.v1.IHistoryEvent) =>
 
 /** How long to wait before polling again when the history cannot be read (a server restart). */
 const RETRY_MS = 500;
+
+/** Events asked per page, below the frontend's cap (256 by default): a shorter page is the
+ * history's end as it stood, so what the watch read of the rail is current. */
+const PAGE_SIZE = 200;
 
 export class HistoryWatch {
   private readonly abort = new AbortController();
@@ -36,12 +41,17 @@ export class HistoryWatch {
   private runClosed = false;
   /** The first poll answers at once, whatever it read. */
   private first = true;
+  /** The rail's records as the run's deliveries carried them. */
+  private readonly carried: CarriedReader;
+  /** The last page read was the history's end as it stood (a longer history reads in pages). */
+  private caughtUp = false;
 
   constructor(
     private readonly client: Client,
     private readonly jobId: string,
     signal?: AbortSignal,
   ) {
+    this.carried = new CarriedReader(client.options.loadedDataConverter);
     signal?.addEventListener('abort', () => this.close(), { once: true });
     this.closing = new Promise((resolve) =>
       this.abort.signal.addEventListener('abort', () => resolve(false), { once: true }),
@@ -77,6 +87,12 @@ export class HistoryWatch {
     }
   }
 
+  /** The rail's records as the newest delivery of the open run carried them, when the rail has
+   * not moved since (./carried.ts); undefined when the rail must be asked. */
+  get records(): CarriedRecords | undefined {
+    return this.caughtUp && !this.runClosed ? this.carried.records : undefined;
+  }
+
   /** Whether the watched run has closed (the next read must learn how it ended). */
   get closedRun(): boolean {
     return this.runClosed;
@@ -93,6 +109,7 @@ export class HistoryWatch {
       await this.sleep(RETRY_MS);
       this.runClosed = false;
       this.token = this.runId = undefined;
+      this.carried.reset();
     }
     for (;;) {
       if (this.closed) return;
@@ -104,17 +121,21 @@ export class HistoryWatch {
             waitNewEvent: true,
             skipArchival: true,
             historyEventFilterType: ALL_EVENTS,
+            maximumPageSize: PAGE_SIZE,
             ...(this.token ? { nextPageToken: this.token } : {}),
           }),
         );
         const events = res.history?.events ?? [];
         const next = res.nextPageToken && res.nextPageToken.length > 0 ? res.nextPageToken : undefined;
         this.token = next;
+        await this.carried.read(events);
+        this.caughtUp = events.length < PAGE_SIZE;
         const last = events.at(-1);
         const newRun = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
         if (newRun) {
           this.runId = newRun;
           this.token = undefined;
+          this.carried.reset();
         }
         // The run closed: nothing more comes on it (a run continued as new goes on above).
         if (!next && !newRun) this.runClosed = true;

@@ -6,7 +6,9 @@
  * API does, and nothing a process writes into the journal is shown as the rail's.
  */
 import { HttpAgent, type BaseEvent } from '@ag-ui/client';
+import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handrailDataConverter } from '../../src/codec';
 import { jobResult, startJob } from '../../src/operator/client';
 import { apiUsers, sha256Token } from '../../src/servers/api-users';
 import { buildHandoffsApi } from '../../src/servers/handoffs-api';
@@ -105,6 +107,33 @@ describe('following a job (client API)', () => {
     const [a, b] = [await kinds(followed.job_id), await kinds(alone.job_id)];
     expect(a).toEqual(b);
     expect(a.length).toBeGreaterThan(0);
+  });
+
+  it("a follower asks the job's worker no query while its hops go on: each delivery carries the rail's records into the history, and they read as a query's would", async () => {
+    const asked: string[] = [];
+    const counting = new Client({
+      connection: rail.client.connection,
+      namespace: rail.client.options.namespace,
+      dataConverter: handrailDataConverter(),
+      interceptors: { workflow: [{ query: (input, next) => (asked.push(input.queryType), next(input)) }] },
+    });
+    const request = jobRequest();
+    await startJob(rail.client, request, { taskQueue: rail.taskQueue });
+    // Followed once the first delivery is scheduled (before it the rail has carried nothing yet).
+    const handle = rail.client.workflow.getHandle(request.job_id);
+    const scheduled = async () =>
+      ((await handle.fetchHistory()).events ?? []).some((e) => e.activityTaskScheduledEventAttributes);
+    await expect.poll(scheduled, { timeout: 10_000, interval: 20 }).toBe(true);
+    const events: JobEvent[] = [];
+    for await (const item of followJob(counting, request.job_id, { store: rail.store }))
+      if (item.kind === 'event') events.push(item.event);
+    expect(asked).toEqual([]);
+    // What the carried records gave is what the rail's result holds: every ack, the ending.
+    const result = await jobResult(rail.client, request.job_id);
+    const acks = events.flatMap((e) => (e.type === 'ack' ? [e.ack] : []));
+    expect(acks).toEqual(result.acks);
+    expect(events.at(-1)).toMatchObject({ type: 'job_finished', status: 'completed' });
+    expect(events.filter((e) => e.type === 'hop_started').length).toBe(result.hops + 1);
   });
 
   it('a finished job reads the same events under the same ids from the first, and from an id exactly the rest', async () => {

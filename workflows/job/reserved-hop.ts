@@ -62,6 +62,7 @@ export function deliver(job: JobState, step: HopStep, onAdmitted?: (ack: AckReco
       onEnd: () => {
         if (reservation) job.reservations.release(reservation);
       },
+      carry: () => job.carried(),
     },
   );
 }

@@ -10,6 +10,7 @@ import {
   movedByStage,
   type AckRecord,
   type CarriedJob,
+  type CarriedProgress,
   type HandoffV1,
   type JobRequest,
   type JobResult,
@@ -69,6 +70,8 @@ export class JobState {
   /** Acks of earlier runs no longer kept (a run hands on the newest), counted by kind. */
   readonly earlierAcks: Record<string, number> = {};
   private readonly visibility = new Visibility();
+  /** The acks as the last delivery carried them (contracts/stages.ts `CarriedProgress`). */
+  private carriedAcks: readonly AckRecord[] = [];
 
   constructor(
     readonly settings: JobSettings,
@@ -165,6 +168,16 @@ export class JobState {
       ...(this.reason ? { reason: this.reason } : {}),
       ...(this.runs > 1 ? { runs: this.runs, earlier_acks: this.earlierAcks } : {}),
     };
+  }
+
+  /** The records a delivery carries for the job's followers: the status, and the acks from the
+   * first one that changed since the last delivery carried them (an admission ack is replaced in
+   * place when its hop settles). Deterministic: it reads only the job's state. */
+  carried(): CarriedProgress {
+    let from = 0;
+    while (from < this.acks.length && this.acks[from] === this.carriedAcks[from]) from++;
+    this.carriedAcks = this.acks.slice();
+    return { acks_from: from, acks: this.acks.slice(from), status: { ...this.view() } };
   }
 
   /** The newest `LIMITS.acks` acks, and every older one (earlier runs' included) counted by kind. */
