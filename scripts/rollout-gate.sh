@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Gate a rollout (docs/eval.md "Gate a rollout"): before this checkout's build takes traffic,
-#  1. every recent history of the fleet replays on it (handrail replay),
+#  1. every open job of the fleet, and every recent history, replays on it (handrail replay),
 #  2. the recent jobs scored as recorded and walked through its pipelines (handrail eval --replay):
 #     at most MAX_MOVED of them may route differently now,
 #  3. the dataset's fresh jobs run through it on a dev server of its own and are compared with the
@@ -24,7 +24,11 @@ fi
 GATES=${GATES:-$'completed>=-2pt\npass_rate>=-2pt\ncost_per_job<=+10%\nlatency_ms.p95<=+50%'}
 mkdir -p "$OUT"
 
-echo "== 1. replay the fleet's recent histories on this build ($RECENT)"
+# The open jobs first: a rolling replace (docs/cluster.md, the route handrail takes) moves each of
+# them onto this build at its next workflow task — a job waiting days for a human included — so
+# each must replay here, whatever RECENT says.
+echo "== 1. replay the fleet's open jobs, then its recent histories, on this build ($RECENT)"
+$HANDRAIL replay --query 'ExecutionStatus="Running"'
 $HANDRAIL replay --query "$RECENT"
 
 echo "== 2. score them as recorded, and walk them through this build's pipelines"
