@@ -27,6 +27,8 @@ export class CarriedReader {
   private status: JobStatusView | undefined;
   /** A workflow task completed after the newest carrier: the rail may have moved past it. */
   private stale = true;
+  /** No workflow task of the run has completed yet: the rail has recorded nothing to ask about. */
+  unmoved = true;
 
   constructor(private readonly converter: LoadedDataConverter) {}
 
@@ -41,12 +43,16 @@ export class CarriedReader {
     this.acks = [];
     this.status = undefined;
     this.stale = true;
+    this.unmoved = true;
   }
 
   /** Takes the next events of the run's history, in order. */
   async read(events: readonly temporal.api.history.v1.IHistoryEvent[]): Promise<void> {
     for (const event of events) {
-      if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) this.stale = true;
+      if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) {
+        this.stale = true;
+        this.unmoved = false;
+      }
       const scheduled = event.activityTaskScheduledEventAttributes;
       if (event.eventType !== EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED || !scheduled) continue;
       const carried = await this.decode(scheduled.input?.payloads);

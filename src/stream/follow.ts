@@ -84,10 +84,13 @@ async function* followIn(
           // (a fast stage's hop ends, the next begins) is read once, a moment late — from the
           // history still, when the burst ends in a delivery.
           if (rail) await watch.quiet(QUIET_MS, QUIET_CAP_MS);
-          // While the run is open and was read before, the light read does (one query).
+          // While the run is open and was read before, the light read does (one query). A run
+          // whose rail has not moved yet is not asked: its first move is a delivery, read next.
           read =
             carriedRail(jobId, watch.records) ??
-            (await readRail(client, jobId, rail && !watch.closedRun ? { running: true } : {}));
+            (watch.unmoved
+              ? undefined
+              : await readRail(client, jobId, rail && !watch.closedRun ? { running: true } : {}));
         }
         if (!read) {
           rail = undefined;

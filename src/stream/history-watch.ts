@@ -93,6 +93,12 @@ export class HistoryWatch {
     return this.caughtUp && !this.runClosed ? this.carried.records : undefined;
   }
 
+  /** The open run as read to its end has completed no workflow task: the rail recorded nothing
+   * yet (its first move is awaited, not asked about). */
+  get unmoved(): boolean {
+    return this.caughtUp && !this.runClosed && this.carried.unmoved;
+  }
+
   /** Whether the watched run has closed (the next read must learn how it ended). */
   get closedRun(): boolean {
     return this.runClosed;
