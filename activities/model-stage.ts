@@ -13,8 +13,10 @@ import {
   toolCall,
   toolResult,
   reservationUsd,
+  toolCallDigest,
   writeKey,
   type HandoffV1,
+  type ToolCallAwaiting,
   type Message,
   type StageCard,
 } from '../contracts';
@@ -24,6 +26,9 @@ import {
   ReservationExhausted,
   runAgent,
   storedSteps,
+  ToolApprovalPending,
+  approvalGate,
+  approvalWords,
   type AgentStep,
 } from '../src/agents';
 import { connectMcp, type McpConnection, type McpServerSpec } from '../src/agents/mcp';
@@ -93,7 +98,7 @@ export async function runModelStage<S extends z.ZodType>(
     const servers: McpConnection[] = [];
     try {
       const remote = await mcpTools(spec.card, pkg, spec.mcp ?? [], servers);
-      const output = await runLoop(store, model, turn, spec, messages, { ...remote, ...local });
+      const output = await runLoop(store, model, turn, spec, messages, { ...remote, ...local }, pkg);
       span.setAttributes({
         'handrail.cost_usd': output.cost_usd,
         'handrail.artifact_type': output.artifact.type,
@@ -113,9 +118,15 @@ async function runLoop<S extends z.ZodType>(
   spec: ModelStageSpec<S>,
   messages: Awaited<ReturnType<StageTurn['prompt']>>['messages'],
   offered: ToolSet,
+  pkg: Pick<HandoffV1, 'job_id'>,
 ): Promise<StageOutput> {
   const tools = Object.keys(offered).length > 0 ? offered : undefined;
-  const journal = turn.deliveryKey === undefined ? attemptSteps() : await storedSteps(store, turn.deliveryKey);
+  // A hop resumed after a human's word on a tool call goes on from the steps of the hop that
+  // stopped at it (the rail names that hop's delivery key: this job's, this stage's).
+  const words = approvalWords(turn.hooks).filter((w) => w.resume_key.startsWith(`${pkg.job_id}:${spec.card.name}:`));
+  const journalKey = turn.deliveryKey === undefined ? undefined : (words[0]?.resume_key ?? turn.deliveryKey);
+  const journal = journalKey === undefined ? attemptSteps() : await storedSteps(store, journalKey);
+  const approvals = journalKey === undefined ? undefined : approvalGate(spec.card.tools, words, journalKey);
   const signal = abandonedSignal();
   const answer = await runAgent({
     model,
@@ -127,9 +138,16 @@ async function runLoop<S extends z.ZodType>(
     ...(spec.maxOutputTokens ? { maxOutputTokens: spec.maxOutputTokens } : {}),
     ...(spec.maxPromptTokens ? { maxPromptTokens: spec.maxPromptTokens } : {}),
     ...(signal ? { signal } : {}),
+    ...(approvals ? { approvals } : {}),
     toolUsd: (name) => spec.card.tools.find((t) => t.name === name)?.usdPerCall ?? 0,
     reservationUsd: reservationUsd(spec.card),
   }).catch((error: unknown) => {
+    if (error instanceof ToolApprovalPending && journalKey !== undefined) {
+      const { name, callId, input } = error.call;
+      const call = { name, call_id: callId, args: input ?? null, resume_key: journalKey };
+      const tool_call: ToolCallAwaiting = { ...call, digest: toolCallDigest(call) };
+      throw stageFailure('ToolApprovalRequired', `${spec.card.name}: ${error.message}`, { tool_call });
+    }
     if (error instanceof ReservationExhausted)
       throw stageFailure('ReservationExhausted', `${spec.card.name}: ${error.message}`, {
         spent_usd: error.spentUsd,

@@ -6,6 +6,7 @@ export * from './limits';
 export * from './traceparent';
 export * from './names';
 export * from './stages';
+export * from './tool-approval';
 export * from './versions';
 export * from './validate';
 export { clip, refusalLines, toContractErrors } from './errors';

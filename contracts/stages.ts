@@ -130,6 +130,9 @@ export const STAGE_FAILURE_TYPES = [
    * recorded, and the agent can neither list tasks nor dedupe message ids): sending again could
    * pay twice, so the rail escalates and a human asks the agent (details: agent, message, context). */
   'RemoteTaskInDoubt',
+  /** The stage's loop stopped at a tool call its grant says a human must approve first (details:
+   * `tool_call`, a ToolCallAwaiting): nothing of the call ran; its steps so far are checkpointed. */
+  'ToolApprovalRequired',
 ] as const;
 export type StageFailureType = (typeof STAGE_FAILURE_TYPES)[number];
 
@@ -155,6 +158,36 @@ export interface ToolGrant {
   /** Followers of the job see this tool's call arguments (its name, start and end they always
    * see). Off by default: arguments can hold what a follower should not read. */
   showArguments?: boolean;
+  /** When a call of this tool waits for a human first: `'never'` (the default), `'always'`, or a
+   * pure predicate over the call's arguments (`(args) => args.usd > 100`), checked in the worker.
+   * A call that needs approval stops the stage's loop at that call (ToolApprovalRequired). */
+  approval?: ToolApproval;
+}
+
+export type ToolApproval = 'always' | 'never' | ((args: unknown) => boolean);
+
+/** The hook result that carries a human's word on one tool call to the stage's resumed hop: its
+ * text is a `ToolApprovalDecided`, as JSON. */
+export const TOOL_APPROVAL_DECIDED = 'tool.approval.decided';
+
+export interface ToolApprovalDecided {
+  /** The call's digest (toolCallDigest): the word holds for that call only. */
+  digest: string;
+  verdict: 'approve' | 'deny';
+  actor: string;
+  note?: string;
+  /** The delivery key of the hop whose loop stopped at the call: its checkpointed steps resume. */
+  resume_key: string;
+}
+
+/** A tool call a stage's loop stopped at, waiting for a human (ToolApprovalRequired's details). */
+export interface ToolCallAwaiting {
+  name: string;
+  call_id: string;
+  args: unknown;
+  digest: string;
+  /** The delivery key whose checkpointed steps hold the call. */
+  resume_key: string;
 }
 
 /** Per-stage activity options, shaped so the rail can pass them to `proxyActivities` as is. */
@@ -316,6 +349,11 @@ export function checkStageRegistry(cards: readonly StageCard[], entryTypes: read
       const price = grant.usdPerCall;
       if (price !== undefined && !(Number.isFinite(price) && price >= 0))
         problems.push(`${at} prices tool ${grant.name} at ${price} per call; a price is a finite amount, 0 or more`);
+      const approval: unknown = grant.approval;
+      if (approval !== undefined && approval !== 'always' && approval !== 'never' && typeof approval !== 'function')
+        problems.push(
+          `${at} asks approval for tool ${grant.name} as ${JSON.stringify(approval)}; give 'always', 'never' or a predicate over the call's arguments`,
+        );
     }
     const writeTools = card.tools.filter((t) => t.access === 'write');
     if (card.role === 'critic' && (writeTools.length > 0 || card.writes !== null)) {

@@ -78,8 +78,13 @@ export function checkpointedModel(model: StageLanguageModel, journal: StepJourna
   });
 }
 
-/** The tools, each call id run at most once under `journal` (its result recorded as it returns). */
-export function checkpointedTools<T extends ToolSet>(tools: T, journal: StepJournal): T {
+/** What a loop does with a tool call that has not run yet: run it, hand the model a refusal in its
+ * place (a tool error), or stop the loop at it for a human (the call does not run). */
+export type CallGate = (call: { name: string; callId: string; input: unknown }) => 'run' | 'stop' | { refused: string };
+
+/** The tools, each call id run at most once under `journal` (its result recorded as it returns);
+ * a call that has not run passes `gate` first. */
+export function checkpointedTools<T extends ToolSet>(tools: T, journal: StepJournal, gate?: CallGate): T {
   const wrapped: ToolSet = {};
   for (const [name, tool] of Object.entries(tools)) {
     const execute = tool.execute;
@@ -100,6 +105,10 @@ export function checkpointedTools<T extends ToolSet>(tools: T, journal: StepJour
         };
         return inGenAiSpan(`execute_tool ${name}`, attributes, async () => {
           if (recorded !== undefined) return JSON.parse(recorded) as unknown;
+          const passed = gate?.({ name, callId: options.toolCallId, input }) ?? 'run';
+          // Stopped: the loop ends before its next step (runAgent); refused: the model reads why.
+          if (passed === 'stop') throw new Error(`${name} waits for a human's approval`);
+          if (passed !== 'run') throw new Error(passed.refused);
           // A follower sees the call start and end (src/stream/hop-text.ts); a replayed one ran before.
           const followed = hopText();
           const call = { call_id: options.toolCallId, name };

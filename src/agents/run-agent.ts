@@ -8,7 +8,7 @@ import { generateText, isStepCount, NoObjectGeneratedError, NoOutputGeneratedErr
 import type { z } from 'zod';
 import { type ChatMessage, type ChatModel, type TokenUsage, tokenUsage } from '../worker/model';
 import { asModelError } from '../worker/model/errors';
-import { checkpointedModel, checkpointedTools } from './checkpoint';
+import { checkpointedModel, checkpointedTools, type CallGate } from './checkpoint';
 import type { StepJournal } from './step-journal';
 
 export interface AgentRun<S extends z.ZodType> {
@@ -30,6 +30,26 @@ export interface AgentRun<S extends z.ZodType> {
   /** The most one step may send: with `maxSteps` and `maxOutputTokens`, what bounds the loop's
    * worst case (loopWorstCaseUsd); a step whose prompt could be longer is not taken. */
   maxPromptTokens?: number;
+  /** Whether a call must wait for a human first, and the human's word where one was given
+   * (src/agents/approval.ts): unset, every call runs. */
+  approvals?: ApprovalGate;
+}
+
+/** What the loop asks before a tool call runs (a call that ran before is not asked again). */
+export interface ApprovalGate {
+  /** Whether this call needs a human's approval (the grant's `approval`). */
+  needed(name: string, input: unknown): boolean;
+  /** The human's word on this call, if one was given for it. */
+  decided(call: { name: string; callId: string; input: unknown }): { approved: true } | { refused: string } | undefined;
+}
+
+/** The loop stopped at a call that waits for a human: nothing of it ran, the steps before it are
+ * in the journal, so the loop resumes at this call once it is decided. */
+export class ToolApprovalPending extends Error {
+  override readonly name = 'ToolApprovalPending';
+  constructor(readonly call: { name: string; callId: string; input: unknown }) {
+    super(`the model called ${call.name}, which waits for a human's approval`);
+  }
 }
 
 /** What happened at one step, as the job's conversation records it. */
@@ -79,13 +99,17 @@ export async function runAgent<S extends z.ZodType>(run: AgentRun<S>): Promise<A
   const price = model.price;
   const costOf = (step: AgentStep) =>
     price(step.usage, step.modelId) + step.toolCalls.reduce((sum, c) => sum + (run.toolUsd?.(c.name) ?? 0), 0);
-  const generated = await generate(run, model.languageModel, price, costOf).catch((error: unknown) => {
+  const stop = stopAtApproval(run.approvals);
+  const generated = await generate(run, model.languageModel, price, costOf, stop).catch((error: unknown) => {
     if (run.signal?.aborted) throw run.signal.reason ?? error;
-    if (error instanceof ReservationExhausted) throw error;
+    if (error instanceof ReservationExhausted || error instanceof ToolApprovalPending) throw error;
+    if (stop?.pending) throw new ToolApprovalPending(stop.pending);
     if (NoObjectGeneratedError.isInstance(error) || NoOutputGeneratedError.isInstance(error))
       throw new ModelOutputError(`the model's answer is not a valid artifact: ${error.message}`, textOf(error));
     throw asModelError(error);
   });
+  // The call was the last step's: no step came after it to stop at.
+  if (stop?.pending) throw new ToolApprovalPending(stop.pending);
   const steps = generated.steps.map(agentStep);
   const cached = sum(steps.map((s) => s.usage.cached_tokens ?? 0));
   const usage = {
@@ -142,13 +166,39 @@ function reservationGuard(
   };
 }
 
+/** The gate a loop's tools pass, and the call it stopped at: a call that needs a human and has
+ * no word runs nothing, and the loop ends before its next step. */
+function stopAtApproval(approvals: ApprovalGate | undefined) {
+  if (!approvals) return undefined;
+  const stop: { pending?: ToolApprovalPending['call']; gate: CallGate } = {
+    gate: (call) => {
+      if (stop.pending) return 'stop';
+      const word = approvals.decided(call);
+      if (word) return 'approved' in word ? 'run' : word;
+      if (!approvals.needed(call.name, call.input)) return 'run';
+      stop.pending = call;
+      return 'stop';
+    },
+  };
+  return stop;
+}
+
 async function generate<S extends z.ZodType>(
   run: AgentRun<S>,
   languageModel: NonNullable<ChatModel['languageModel']>,
   price: (usage: TokenUsage, answeredBy?: string) => number,
   costOf: (step: AgentStep) => number,
+  stop: ReturnType<typeof stopAtApproval>,
 ) {
-  const guard = reservationGuard(run, price, costOf);
+  const budget = reservationGuard(run, price, costOf);
+  // Before each step: a call that waits for a human ends the loop there (nothing more is asked).
+  const guard =
+    budget || stop
+      ? (options: Parameters<NonNullable<typeof budget>>[0]) => {
+          if (stop?.pending) throw new ToolApprovalPending(stop.pending);
+          return budget?.(options);
+        }
+      : undefined;
   const result = await generateText({
     model: checkpointedModel(languageModel, run.journal),
     messages: [...run.messages],
@@ -159,7 +209,7 @@ async function generate<S extends z.ZodType>(
     maxRetries: 0,
     stopWhen: isStepCount(run.maxSteps ?? 1),
     output: Output.object({ schema: run.schema }),
-    ...(run.tools ? { tools: checkpointedTools(run.tools, run.journal) } : {}),
+    ...(run.tools ? { tools: checkpointedTools(run.tools, run.journal, stop?.gate) } : {}),
     ...(run.maxOutputTokens ? { maxOutputTokens: run.maxOutputTokens } : {}),
     ...(run.model.timeoutMs ? { timeout: { stepMs: run.model.timeoutMs } } : {}),
     ...(run.signal ? { abortSignal: run.signal } : {}),

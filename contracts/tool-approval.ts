@@ -1,0 +1,15 @@
+/**
+ * A tool call that waits for a human, named by a digest over where the loop stopped (the delivery
+ * key whose checkpointed steps hold the call), the call's id there, the tool and its arguments in
+ * canonical JSON. The worker computes it when its loop stops; the rail computes it again from the
+ * call it shows the human, so an approval holds for the call the human saw and no other. Pure:
+ * the workflow sandbox imports it.
+ */
+import { canonicalJson } from './canonical-json';
+import { sha256Hex } from './sha256';
+import type { ToolCallAwaiting } from './stages';
+
+export function toolCallDigest(call: Pick<ToolCallAwaiting, 'resume_key' | 'call_id' | 'name' | 'args'>): string {
+  const named = { resume_key: call.resume_key, call_id: call.call_id, tool: call.name, args: call.args ?? null };
+  return `sha256:${sha256Hex(canonicalJson(named))}`;
+}
