@@ -204,6 +204,9 @@ function apiFor(lab: Lab, store: Awaited<ReturnType<typeof openStore>>) {
 interface Side {
   seconds: number;
   cpuMicros: number;
+  /** The Temporal server's CPU, and this process's (the API server and the SSE clients). */
+  serverMicros: number;
+  apiMicros: number;
 }
 
 /** `jobs` jobs at once on a fresh worker, with `followers` SSE followers each: wall time and worker CPU. */
@@ -222,6 +225,8 @@ async function batch(lab: Lab, bundlePath: string, jobs: number, followers: numb
   const base = await api.listen({ port: 0, host: '127.0.0.1' });
   try {
     const before = (await worker.usage()).cpuMicros;
+    const serverBefore = lab.serverCpuMicros() ?? 0;
+    const apiBefore = process.cpuUsage();
     const started = Date.now();
     const ids = Array.from({ length: jobs }, (_, i) => `stream-bench-${runId()}-${i}`);
     await Promise.all(ids.map((id) => startJob(lab.client, sampleJobRequest(id), { taskQueue })));
@@ -235,8 +240,10 @@ async function batch(lab: Lab, bundlePath: string, jobs: number, followers: numb
     await Promise.all(ids.map((id) => jobResult(lab.client, id)));
     const seconds = (Date.now() - started) / 1000;
     const cpuMicros = (await worker.usage()).cpuMicros - before;
+    const serverMicros = (lab.serverCpuMicros() ?? 0) - serverBefore;
+    const api = process.cpuUsage(apiBefore);
     await Promise.all(followed);
-    return { seconds, cpuMicros };
+    return { seconds, cpuMicros, serverMicros, apiMicros: api.user + api.system };
   } finally {
     api.server.closeAllConnections();
     await api.close();
@@ -338,10 +345,17 @@ async function main(): Promise<boolean> {
     }
     const sum = (xs: Side[], k: keyof Side) => xs.reduce((a, s) => a + s[k], 0);
     const jobsPerS = (xs: Side[]) => (xs.length * jobs) / sum(xs, 'seconds');
-    const cpuPerJob = (xs: Side[]) => sum(xs, 'cpuMicros') / (xs.length * jobs) / 1000;
+    const perJob = (xs: Side[], k: keyof Side) => sum(xs, k) / (xs.length * jobs) / 1000;
+    const cpuPerJob = (xs: Side[]) => perJob(xs, 'cpuMicros');
     const throughput = {
       jobs_per_s: { none: jobsPerS(sides.none), followed: jobsPerS(sides.followed) },
       worker_cpu_ms_per_job: { none: cpuPerJob(sides.none), followed: cpuPerJob(sides.followed) },
+      // Where the rest of the machine's time went: the jobs/s ratio is the whole machine's.
+      server_cpu_ms_per_job: {
+        none: perJob(sides.none, 'serverMicros'),
+        followed: perJob(sides.followed, 'serverMicros'),
+      },
+      api_cpu_ms_per_job: { none: perJob(sides.none, 'apiMicros'), followed: perJob(sides.followed, 'apiMicros') },
       queries_per_followed_job: Object.values(queriesAsked).reduce((a, b) => a + b, 0) / (sides.followed.length * jobs),
     };
     console.error(`${args.idle} idle followers …`);
@@ -375,6 +389,16 @@ async function main(): Promise<boolean> {
               '≤ 1.05×',
             ],
             ['rail queries per followed job (all its followers)', fmt(throughput.queries_per_followed_job), ''],
+            [
+              'Temporal server CPU per job, followed / none',
+              `${fmt(throughput.server_cpu_ms_per_job.followed)} / ${fmt(throughput.server_cpu_ms_per_job.none)} ms`,
+              'reported',
+            ],
+            [
+              'API server and its SSE clients (this process) CPU per job, followed / none',
+              `${fmt(throughput.api_cpu_ms_per_job.followed)} / ${fmt(throughput.api_cpu_ms_per_job.none)} ms`,
+              'reported',
+            ],
             [
               `API server RSS, ${idle.followers} idle followers`,
               `${fmt(idle.rss_after_mb)} MB (${fmt(idle.rss_before_mb)} MB before; ${fmt(idle.kb_per_follower)} KB each)`,
