@@ -111,6 +111,9 @@ export async function runModelStage<S extends z.ZodType>(
   });
 }
 
+/** The journal step that keeps the prompt a loop that may stop at a call began with. */
+const RESUMED_PROMPT = 'prompt';
+
 async function runLoop<S extends z.ZodType>(
   store: Store,
   model: ChatModel,
@@ -127,10 +130,16 @@ async function runLoop<S extends z.ZodType>(
   const journalKey = turn.deliveryKey === undefined ? undefined : (words[0]?.resume_key ?? turn.deliveryKey);
   const journal = journalKey === undefined ? attemptSteps() : await storedSteps(store, journalKey);
   const approvals = journalKey === undefined ? undefined : approvalGate(spec.card.tools, words, journalKey);
+  // A loop that may stop at a call keeps the prompt it began with: resumed, it goes on from that
+  // prompt (the resumed hop's own prompt differs: its hop, the human's word in its history), so
+  // every step it already took replays from the journal and no model call is repeated.
+  const asked = approvals
+    ? (JSON.parse(await journal.record(RESUMED_PROMPT, JSON.stringify(messages))) as typeof messages)
+    : messages;
   const signal = abandonedSignal();
   const answer = await runAgent({
     model,
-    messages,
+    messages: asked,
     schema: spec.output.schema,
     journal,
     ...(tools ? { tools } : {}),

@@ -173,5 +173,11 @@ export const HumanDecision = z.looseObject({
   in_doubt: z
     .union([z.strictObject({ happened: readableText(LIMITS.shortText) }), z.strictObject({ send: z.literal(true) })])
     .optional(),
+  /** On an approve of an escalation that waits on a tool call: the human's word on that call,
+   * bound to it by the digest the escalation shows. `approve` runs it once, `deny` hands the model
+   * the denial (with the decision's note) as the tool's error. */
+  tool_call: z
+    .strictObject({ digest: z.string().regex(/^sha256:[0-9a-f]{64}$/), verdict: z.enum(['approve', 'deny']) })
+    .optional(),
 });
 export type HumanDecision = z.infer<typeof HumanDecision>;

@@ -15,6 +15,9 @@ export interface Escalation {
   /** Actions `decide` accepts for this escalation. */
   options: HumanDecision['action'][];
   since: string;
+  /** A tool call that waits for this human's word (per-call approval): approve it with
+   * `tool_call: { digest, verdict }`, the digest shown here. */
+  tool_call?: { name: string; call_id: string; args: unknown; digest: string };
 }
 
 export interface JobStatusView {

@@ -85,7 +85,14 @@ async function runJob(request: JobRequest, job: JobState, humans: Escalations, f
             step = job.route();
           } else if (outcome.acks.some((a) => a.ack === 'target_unavailable'))
             step = returnToSender(job.pipeline, job.package, step, reason);
-          else step = { kind: 'escalate', reason, resume: step.to, retry: step };
+          else
+            step = {
+              kind: 'escalate',
+              reason,
+              resume: step.to,
+              retry: step,
+              ...(outcome.toolCall ? { tool_call: outcome.toolCall } : {}),
+            };
         }
       }
     }

@@ -18,9 +18,13 @@ import {
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import {
+  LIMITS,
+  TOOL_APPROVAL_DECIDED,
+  canonicalJson,
   edgeOptions,
   inlineText,
   snapshotOf,
+  toolCallDigest,
   type AckRecord,
   type CarriedProgress,
   type HandoffV1,
@@ -29,7 +33,10 @@ import {
   stageTaskQueue,
   type StageCard,
   type StageResult,
+  type StageFailureType,
   type StageWork,
+  type ToolApprovalDecided,
+  type ToolCallAwaiting,
 } from '../contracts/rail';
 import {
   admitHop,
@@ -260,10 +267,41 @@ async function runStage(
         continue;
       }
       const type = stageFailureType(err);
-      return { failure: `${target.name} failed: ${describeFailure(err)}`, ...(type ? { failureType: type } : {}) };
+      const toolCall = type === TOOL_APPROVAL_REQUIRED ? awaitedCall(err, work) : undefined;
+      return {
+        failure: `${target.name} failed: ${describeFailure(err)}`,
+        ...(type ? { failureType: type } : {}),
+        ...(toolCall ? { toolCall } : {}),
+      };
     }
   }
   return { failure: `stage unavailable: ${lastTimeout}`, failureType: TARGET_UNAVAILABLE };
+}
+
+const TOOL_APPROVAL_REQUIRED = 'ToolApprovalRequired' satisfies StageFailureType;
+
+/**
+ * The tool call a stage's loop stopped at, as the rail names it: where its steps resume is the
+ * rail's own word (this hop's delivery key, or the one a human's earlier word on this hop's loop
+ * named), never the stage's; the digest is computed here over the call shown, so an approval holds
+ * for what the human read. Undefined (the hop escalates as any failed one) when the call is malformed.
+ */
+function awaitedCall(err: unknown, work: StageWork): ToolCallAwaiting | undefined {
+  const cause = causeOf(err);
+  const details = cause instanceof ApplicationFailure ? cause.details?.[0] : undefined;
+  const call = (details as { tool_call?: Partial<ToolCallAwaiting> } | undefined)?.tool_call;
+  if (typeof call?.name !== 'string' || typeof call.call_id !== 'string') return undefined;
+  if (call.name.length > LIMITS.name * 4 || call.call_id.length > LIMITS.name * 4) return undefined;
+  const shown = { name: call.name, call_id: call.call_id, args: call.args ?? null, resume_key: resumeKeyOf(work) };
+  if (canonicalJson(shown.args).length > LIMITS.shortText * 8) return undefined;
+  return { ...shown, digest: toolCallDigest(shown) };
+}
+
+/** Where a stage's loop keeps its steps: this hop's delivery, or the hop a human's word resumes. */
+function resumeKeyOf(work: StageWork): string {
+  const word = work.hook_results?.find((h) => h.event === TOOL_APPROVAL_DECIDED);
+  const resumed = word ? (JSON.parse(word.text) as Partial<ToolApprovalDecided>).resume_key : undefined;
+  return typeof resumed === 'string' ? resumed : work.delivery_key;
 }
 
 /** What an activity failure says happened: the stage's own failure under Temporal's wrapper. */

@@ -10,7 +10,8 @@ export const HandrailHops = defineSearchAttributeKey('HandrailHops', SearchAttri
 export const HandrailUsdRemaining = defineSearchAttributeKey('HandrailUsdRemaining', SearchAttributeType.DOUBLE);
 /** Every ack kind the job has seen (HandrailAck is only the newest): `HandrailAcks = "rejected_budget"`
  * finds a job refused for money even while it waits at the human hop, whose ack is `accepted`.
- * Beside them, `in_doubt` once a writer's write of the job was in doubt. */
+ * Beside them, `in_doubt` once a writer's write of the job was in doubt, and `tool_approval` while
+ * a tool call waits for a human. */
 export const HandrailAcks = defineSearchAttributeKey('HandrailAcks', SearchAttributeType.KEYWORD_LIST);
 /** The pipeline a job runs (contracts/pipeline.ts). */
 export const HandrailPipeline = defineSearchAttributeKey('HandrailPipeline', SearchAttributeType.KEYWORD);

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { canonicalJson, type HandoffV1 } from '../../contracts';
+import { canonicalJson, type HandoffV1, type ToolApproval } from '../../contracts';
 import { TicketRaw } from '../../contracts/pipelines/ticket-artifacts';
 import {
   BRIEF,
@@ -73,10 +73,18 @@ export async function runPlanner(store: Store, model: ChatModel, pkg: HandoffV1,
   });
 }
 
-export async function runResearcher(store: Store, model: ChatModel, pkg: HandoffV1, turn: StageTurn) {
+/** `approvals`: the researcher's grants asking a human first, by tool (`{ search: 'always' }`). */
+export async function runResearcher(
+  store: Store,
+  model: ChatModel,
+  pkg: HandoffV1,
+  turn: StageTurn,
+  approvals: Readonly<Record<string, ToolApproval>> = {},
+) {
   const plan = await body(store, pkg, researcherStage.name, RESEARCH_PLAN, ResearchPlan);
+  const tools = researcherStage.tools.map((t) => (approvals[t.name] ? { ...t, approval: approvals[t.name] } : t));
   return runModelStage(store, model, pkg, turn, {
-    card: researcherStage,
+    card: { ...researcherStage, tools },
     system: SYSTEM.researcher,
     question: `Question: ${plan.question}\nQueries:\n${plan.queries.map((q) => `- ${q}`).join('\n')}`,
     output: { type: RESEARCH_NOTES, schema: ResearchNotes },

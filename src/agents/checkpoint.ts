@@ -105,10 +105,14 @@ export function checkpointedTools<T extends ToolSet>(tools: T, journal: StepJour
         };
         return inGenAiSpan(`execute_tool ${name}`, attributes, async () => {
           if (recorded !== undefined) return JSON.parse(recorded) as unknown;
+          // A refusal is recorded like a result: the call is decided once, whenever the loop resumes.
+          const refusal = `refused:${name}:${options.toolCallId}`;
+          const refused = journal.find(refusal);
+          if (refused !== undefined) throw new Error(refused);
           const passed = gate?.({ name, callId: options.toolCallId, input }) ?? 'run';
           // Stopped: the loop ends before its next step (runAgent); refused: the model reads why.
           if (passed === 'stop') throw new Error(`${name} waits for a human's approval`);
-          if (passed !== 'run') throw new Error(passed.refused);
+          if (passed !== 'run') throw new Error(await journal.record(refusal, passed.refused));
           // A follower sees the call start and end (src/stream/hop-text.ts); a replayed one ran before.
           const followed = hopText();
           const call = { call_id: options.toolCallId, name };

@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import type { Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { ticketArtifactBodies } from '../../contracts/pipelines/ticket-artifacts';
@@ -16,7 +16,7 @@ import { HANDRAIL_SKILLS_EXTENSION } from '../../src/servers/a2a/agent-card';
 import { buildA2aServer } from '../../src/servers/a2a/server';
 import { taskIdOf } from '../../src/servers/a2a/task-messages';
 import { EMPTY_WALLET } from '../helpers/handoffs-rail-api';
-import { userMessage } from '../helpers/a2a-messages';
+import { a2aClient, userMessage } from '../helpers/a2a-messages';
 import { pipPackage } from '../helpers/python-temporalio';
 import { jobRequest, startRail, until, type Rail } from '../helpers/rail';
 
@@ -49,17 +49,7 @@ beforeAll(async () => {
   });
   base = await app.listen({ port: 0, host: '127.0.0.1' });
   for (const caller of Object.keys(TOKENS) as Caller[]) {
-    const fetchImpl: typeof fetch = (input, init) => {
-      const headers = new Headers(init?.headers);
-      headers.set('authorization', `Bearer ${TOKENS[caller]}`);
-      return fetch(input, { ...init, headers });
-    };
-    const factory = new ClientFactory(
-      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-        transports: [new JsonRpcTransportFactory({ fetchImpl })],
-      }),
-    );
-    clients.set(caller, await factory.createFromUrl(base));
+    clients.set(caller, await a2aClient(base, TOKENS[caller]));
   }
 });
 

@@ -15,7 +15,10 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
-import { jobResult, startJob } from '../../src/operator/client';
+import { builtInActivities } from '../../activities/built-in';
+import { researchBriefActivities } from '../../activities/research-brief';
+import { startResearchModel } from '../../src/devtools/research-model';
+import { cancelJob, jobResult, startJob } from '../../src/operator/client';
 import { apiUsers, sha256Token } from '../../src/servers/api-users';
 import { buildHandoffsApi } from '../../src/servers/handoffs-api';
 import { journalText } from '../../src/stream/journal';
@@ -211,6 +214,68 @@ describe('the job page', () => {
       expect(errors).toEqual([]);
     } finally {
       await page.close();
+    }
+  });
+
+  it("a job waiting on a tool call: the page shows the call as text with its digest; the form's run-it decides that call through the records API, and a word on another digest is a 409", async (ctx) => {
+    if (unavailable || !browser) return ctx.skip(`chromium unavailable: ${unavailable}`);
+    // The research pipeline, its researcher's library search granted with approval: 'always'.
+    const model = await startResearchModel();
+    Object.assign(process.env, {
+      HANDRAIL_MODEL_BASE_URL: model.baseUrl,
+      HANDRAIL_MODEL: 'research-offline',
+      HANDRAIL_MODEL_USD_PER_MTOK_IN: '1',
+      HANDRAIL_MODEL_USD_PER_MTOK_OUT: '4',
+    });
+    const asking = await startRail({
+      store: rail.store,
+      stageActivities: (deps) => ({
+        ...builtInActivities(deps),
+        ...researchBriefActivities(deps, undefined, { approvals: { search: 'always' } }),
+      }),
+    });
+    const request = { ...jobRequest({ owner: 'ana' }), pipeline: 'research-brief' };
+    const { handle } = await startJob(asking.client, request, asking);
+    const { page, errors } = await openJob(request.job_id);
+    try {
+      const waiting = await waitForStatus(handle, 'escalated');
+      const call = waiting.escalation!.tool_call!;
+      const shown = page.getByTestId('escalation-tool-call');
+      await shown.waitFor({ state: 'visible', timeout: 30_000 });
+      expect(await page.locator('#esc-call-name').textContent()).toBe('search');
+      expect(await page.locator('#esc-call-digest').textContent()).toBe(call.digest);
+      expect(JSON.parse((await page.locator('#esc-call-args').textContent())!)).toEqual(call.args);
+      await expect.poll(() => page.getByTestId('decide-submit').isEnabled(), { timeout: 30_000 }).toBe(true);
+      const recordId = (await page.getByTestId('escalation-record').getAttribute('data-record'))!;
+      // A word on a call this escalation does not wait on: refused, with the digest it waits on.
+      const refused = await fetch(`${base}/handoffs/${recordId}/decide`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'tool-call-other-digest',
+        },
+        body: JSON.stringify({
+          action: 'approve',
+          tool_call: { digest: `sha256:${'1'.repeat(64)}`, verdict: 'approve' },
+        }),
+      });
+      expect([refused.status, ((await refused.json()) as { error: string }).error]).toEqual([409, 'decision_refused']);
+      await screenshot(page, 'tool-call');
+      await page.getByTestId('decide-action').selectOption('approve');
+      expect(await page.getByTestId('decide-verdict').isVisible()).toBe(true);
+      await page.getByTestId('decide-verdict').selectOption('approve');
+      await page.getByTestId('decide-submit').click();
+      await expect.poll(() => page.getByTestId('decide-result').textContent()).toMatch(/^decided: approve by ana/);
+      // The rail took the word for that call: the next wait (if any) is another call.
+      const acks = (await handle.query('acks')) as { actor?: string; reason: string }[];
+      expect(acks.filter((a) => a.actor === 'ana')).toHaveLength(1);
+      await cancelJob(asking.client, request.job_id);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+      await asking.stop();
+      await model.close();
     }
   });
 

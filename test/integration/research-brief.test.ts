@@ -4,14 +4,13 @@
  * own MCP server (started over stdio per delivery), and the writer writes the brief once.
  */
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { HttpAgent } from '@ag-ui/client';
 import { buildA2aServer } from '../../src/servers/a2a/server';
 import { buildHandoffsApi } from '../../src/servers/handoffs-api';
 import { apiUsers, sha256Token } from '../../src/servers/api-users';
-import { userMessage } from '../helpers/a2a-messages';
+import { a2aClient, userMessage } from '../helpers/a2a-messages';
 import { startJob } from '../../src/operator/client';
 import { followJob } from '../../src/stream/follow';
 import type { JobEvent } from '../../src/stream/events';
@@ -127,16 +126,7 @@ it(
     });
     const base = await a2a.listen({ port: 0, host: '127.0.0.1' });
     try {
-      const fetchImpl: typeof fetch = (input, init) => {
-        const headers = new Headers(init?.headers);
-        headers.set('authorization', `Bearer ${token}`);
-        return fetch(input, { ...init, headers });
-      };
-      const client = await new ClientFactory(
-        ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-          transports: [new JsonRpcTransportFactory({ fetchImpl })],
-        }),
-      ).createFromUrl(base);
+      const client = await a2aClient(base, token);
       const { job_id: _id, ...request } = jobRequest();
       const events: StreamResponse[] = [];
       for await (const e of client.sendMessageStream({

@@ -7,11 +7,13 @@ import {
   HUMAN_NOTE_PREFIX,
   IN_DOUBT_DECIDED,
   LIMITS,
+  TOOL_APPROVAL_DECIDED,
   snapshotOf,
   type AckRecord,
   type Hop,
   type HookResult,
   type HumanDecision,
+  type ToolApprovalDecided,
 } from '../../contracts/rail';
 import { ackRecord } from '../rail/ack';
 import { topUp } from '../rail/budget';
@@ -85,11 +87,14 @@ export class Escalations {
     job.status = 'escalated';
     job.stage = HUMAN;
     const options = decisionOptions(job.package, step.ack ?? job.acks[job.acks.length - 1], step.resume, job.pipeline);
+    const call = step.tool_call;
     job.escalation = {
       reasons: [step.reason],
       blocked: step.resume ?? 'route',
-      options,
+      // A call waiting for a word: approve (with the word: run it, or deny it) or reject the job.
+      options: call ? options.filter((o) => o === 'approve' || o === 'reject') : options,
       since: new Date().toISOString(),
+      ...(call ? { tool_call: { name: call.name, call_id: call.call_id, args: call.args, digest: call.digest } } : {}),
       step,
     };
     // A writer's write in doubt waits for this human: their hop says so too (the status's last ack).
@@ -121,8 +126,8 @@ function humanAck(job: JobState, hop: Hop, reason: string, actor?: string): AckR
 /** Turns a human decision into the next step. The human's hop carries the actor on its ack. */
 function apply(job: JobState, decision: HumanDecision, step: EscalateStep, hooks?: HookResult[]): Route | 'rejected' {
   job.countAtLastHumanDecision = job.package.hop?.count ?? 0;
-  const said = inDoubtHook(decision);
-  const handed = said ? [...(hooks ?? []), said] : hooks;
+  const said = [inDoubtHook(decision), toolCallHook(decision, step)].filter((h) => h !== undefined);
+  const handed = said.length > 0 ? [...(hooks ?? []), ...said] : hooks;
   const human = { from: HUMAN, actor: decision.actor, ...(handed ? { hooks: handed } : {}) };
   switch (decision.action) {
     case 'reject':
@@ -159,6 +164,22 @@ function apply(job: JobState, decision: HumanDecision, step: EscalateStep, hooks
 function inDoubtHook(decision: HumanDecision): HookResult | undefined {
   if (decision.in_doubt === undefined) return undefined;
   return { event: IN_DOUBT_DECIDED, text: JSON.stringify({ ...decision.in_doubt, actor: decision.actor }) };
+}
+
+/** A human's word on the tool call the blocked stage's loop stopped at, for its resumed hop: the
+ * call's digest as the rail computed it, and where its steps resume (the validator took the
+ * decision only with that digest). */
+function toolCallHook(decision: HumanDecision, step: EscalateStep): HookResult | undefined {
+  const call = step.tool_call;
+  if (!call || decision.tool_call === undefined) return undefined;
+  const word: ToolApprovalDecided = {
+    digest: call.digest,
+    verdict: decision.tool_call.verdict,
+    actor: decision.actor,
+    ...(decision.note ? { note: decision.note } : {}),
+    resume_key: call.resume_key,
+  };
+  return { event: TOOL_APPROVAL_DECIDED, text: JSON.stringify(word) };
 }
 
 /** Retry what was blocked: the refused hop, or the routing decision with the new wallet. */

@@ -215,5 +215,11 @@ function keepNewest<K>(entries: { size: number; keys(): Iterable<K>; delete(key:
 }
 
 function publicEscalation(e: Escalation): Escalation {
-  return { reasons: e.reasons, blocked: e.blocked, options: e.options, since: e.since };
+  return {
+    reasons: e.reasons,
+    blocked: e.blocked,
+    options: e.options,
+    since: e.since,
+    ...(e.tool_call ? { tool_call: e.tool_call } : {}),
+  };
 }

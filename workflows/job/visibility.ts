@@ -52,12 +52,13 @@ export function jobAttributes(view: JobStatusView, pipeline: string, acks: reado
     usdRemaining: view.usd_remaining,
     pipeline,
     // `in_doubt` beside the ack kinds once a write of the job was in doubt: the Web UI finds such
-    // jobs with `HandrailAcks = "in_doubt"`.
+    // jobs with `HandrailAcks = "in_doubt"`; `tool_approval` while a tool call waits for a human.
     acks: [
       ...new Set([
         ...Object.keys(view.earlier_acks ?? {}),
         ...acks.map((a) => a.ack),
         ...(acks.some((a) => a.in_doubt) ? ['in_doubt'] : []),
+        ...(view.escalation?.tool_call ? ['tool_approval'] : []),
       ]),
     ],
   };

@@ -103,7 +103,11 @@ export function concludeHop(
   const reservedUsd = reservationUsd(a.card);
   const booked = (settledUsd: number): AckRecord => ({ ...ack, reserved_usd: reservedUsd, settled_usd: settledUsd });
   if ('failure' in answer) {
-    const failed = { failure: answer.failure, ...(answer.failureType ? { failureType: answer.failureType } : {}) };
+    const failed = {
+      failure: answer.failure,
+      ...(answer.failureType ? { failureType: answer.failureType } : {}),
+      ...(answer.toolCall ? { toolCall: answer.toolCall } : {}),
+    };
     const second = failureAck(answer);
     if (!second) return refused({ acks: [booked(0)], ...failed, package: delivered });
     const refusal = stampAck(a, r, second, now);

@@ -42,6 +42,26 @@ export function decisionOptions(
   return options;
 }
 
+/**
+ * A word on a tool call is for the call the escalation shows and no other: an escalation that
+ * waits on a call is approved only with a word naming its digest (run or deny), and a word is
+ * taken only on such an escalation.
+ */
+function checkToolCallWord(d: HumanDecision, escalation: Escalation): void {
+  const call = escalation.tool_call;
+  if (d.tool_call === undefined) {
+    if (call && d.action === 'approve')
+      throw new Error(
+        `this escalation waits on a tool call: approve it with tool_call { digest: "${call.digest}", verdict: "approve" | "deny" }`,
+      );
+    return;
+  }
+  if (!call) throw new Error('tool_call is a word on a tool call: no tool call waits on this escalation');
+  if (d.action !== 'approve') throw new Error('tool_call is given with approve (reject ends the job)');
+  if (d.tool_call.digest !== call.digest)
+    throw new Error(`tool_call.digest ${d.tool_call.digest} is not the call this escalation waits on (${call.digest})`);
+}
+
 /** `openRecord`: the id of the escalation record of the escalation the job waits on, if it has one;
  * `blockedWrites`: whether the step the escalation blocked is a writer's (a word on a write in doubt
  * is taken for a writer only). */
@@ -71,6 +91,7 @@ export function validateDecision(
   if (d.in_doubt !== undefined && (d.action !== 'approve' || !blockedWrites)) {
     throw new Error('in_doubt is a word on a write in doubt: give it with approve, on an escalated writer');
   }
+  checkToolCallWord(d, escalation);
   if (d.action === 'top_up' && !((d.usd ?? 0) > 0 || (d.revisions ?? 0) > 0)) {
     throw new Error('top_up needs usd > 0 or revisions > 0');
   }

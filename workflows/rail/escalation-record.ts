@@ -22,7 +22,7 @@ const item = (s: string) => clip(wellFormed(s).trim(), LIMITS.shortText);
  */
 export function escalationRecord(
   pkg: Pick<HandoffV1, 'job_id' | 'goal' | 'summary' | 'open_questions'>,
-  escalation: Pick<Escalation, 'reasons' | 'blocked' | 'options'>,
+  escalation: Pick<Escalation, 'reasons' | 'blocked' | 'options' | 'tool_call'>,
   where: { workspace: string; project: string; owner?: string | undefined },
 ): EscalationRecordBeginInput {
   const summary = wellFormed(pkg.summary ?? '').trim()
@@ -31,6 +31,7 @@ export function escalationRecord(
   const steps = [
     ...escalation.reasons.map((reason) => item(`resolve: ${reason}`)),
     item(`decide ${escalation.options.join(' | ')} (the job is blocked at ${escalation.blocked})`),
+    ...(escalation.tool_call ? [toolCallStep(escalation.tool_call)] : []),
   ];
   return {
     workspace: where.workspace,
@@ -45,6 +46,12 @@ export function escalationRecord(
     ...(where.owner !== undefined ? { owner: where.owner } : {}),
     created_by: RAIL_ACTOR,
   };
+}
+
+/** The tool call a human is asked about, and how to answer it (the model's words: made readable). */
+function toolCallStep(call: NonNullable<Escalation['tool_call']>): string {
+  const args = JSON.stringify(call.args ?? null);
+  return item(`approve or deny the call ${call.name} ${args.slice(0, 200)} with tool_call.digest ${call.digest}`);
 }
 
 /** The idempotency keys of a run's n-th escalation record (n from 1): a retried activity writes

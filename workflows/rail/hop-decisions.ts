@@ -20,6 +20,7 @@ import {
   type Pipeline,
   type StageCard,
   type StageResult,
+  type ToolCallAwaiting,
 } from '../../contracts/rail';
 import { ackRecord, decideAck, type AckDecision } from './ack';
 import { charge, reportedUsd, settle } from './budget';
@@ -225,6 +226,9 @@ export interface HopOutcome {
   /** The type of the stage's typed failure (an ApplicationFailure's), when it threw one: read from
    * the failure itself, never from its message, which the stage wrote. */
   failureType?: string;
+  /** The tool call the stage's loop stopped at for a human (ToolApprovalRequired), as the rail
+   * names it: its digest computed by the rail over the call it shows. */
+  toolCall?: ToolCallAwaiting;
   /** Which stage actually did the work (differs when the fallback stage answered). */
   stage: string;
   costUsd: number;
@@ -240,7 +244,8 @@ export interface HopOutcome {
 /** What the stage answered. `snapshot`: the address of the package as delivered (its
  * `context_ref`), behind which the stage may have folded its artifacts. */
 export type StageAnswer =
-  { result: StageResult; card: StageCard; snapshot?: string } | { failure: string; failureType?: string };
+  | { result: StageResult; card: StageCard; snapshot?: string }
+  | { failure: string; failureType?: string; toolCall?: ToolCallAwaiting };
 
 /** The stage refused the hop before any work because the edge's handover is over its token cap:
  * a refusal of the hop itself, acked like an unaffordable one. */

@@ -16,6 +16,7 @@ import {
   type HookResult,
   type Pipeline,
   type RouteFacts,
+  type ToolCallAwaiting,
 } from '../../contracts/rail';
 import type { HopOutcome } from './hop-decisions';
 import { spendRevision } from './budget';
@@ -65,7 +66,16 @@ export type Route =
   /** `resume`: the stage that was blocked; `retry`: the refused step to try again after a
    * decision; `ack`: the refusal, when it is not the job's newest ack (a fan-out's branch);
    * `after`: the hop the human follows, when it is not the package's (a fan-out's branches). */
-  | { kind: 'escalate'; reason: string; resume?: string; retry?: HopStep | FanOutStep; ack?: AckRecord; after?: Hop };
+  | {
+      kind: 'escalate';
+      reason: string;
+      resume?: string;
+      retry?: HopStep | FanOutStep;
+      ack?: AckRecord;
+      after?: Hop;
+      /** The tool call the blocked stage's loop stopped at, waiting for this human's word. */
+      tool_call?: ToolCallAwaiting;
+    };
 
 /** Bodies the rail recorded with each artifact type, newest last (what routing rules read). */
 export type RecordedBodies = Readonly<Record<string, Record<string, unknown>>>;

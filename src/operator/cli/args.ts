@@ -109,12 +109,12 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   show: 'handrail show <job> [--hop N] [--json]',
   fork: 'handrail fork <job> --from-hop N [--package edited.json] [--pipeline NAME] [--job-id ID] [--follow] [--json]',
   decide:
-    'handrail decide <job> approve|reject|revise|top-up --actor NAME [--note TEXT] [--usd N] [--revisions N] [--follow] [--json]',
+    'handrail decide <job> approve|reject|revise|top-up --actor NAME [--note TEXT] [--usd N] [--revisions N] [--tool-call DIGEST [--deny]] [--follow] [--json]',
   cancel: 'handrail cancel <job> [--json]',
   history: 'handrail history <job> [--out file.json] [--json]',
   transcript: 'handrail transcript <job> [--stage STAGE] [--format text|xml] [--json]',
   handoffs:
-    'handrail handoffs list [--project PIPELINE] [--state open|accepted|cancelled|closed] [--limit N] [--json] | show|accept|cancel <record> [--json] | decide <record> approve|reject|revise|top-up [--note TEXT] [--usd N] [--revisions N] [--json]',
+    'handrail handoffs list [--project PIPELINE] [--state open|accepted|cancelled|closed] [--limit N] [--json] | show|accept|cancel <record> [--json] | decide <record> approve|reject|revise|top-up [--note TEXT] [--usd N] [--revisions N] [--tool-call DIGEST [--deny]] [--json]',
   serve: 'handrail serve a2a|api [--plugin PATH] | handrail serve codec',
   replay:
     "handrail replay [history.json]... [--job ID]... [--query 'VISIBILITY QUERY'] [--workflows PATH | --diff [--pipelines PATH]] [--json]",
@@ -246,6 +246,11 @@ function decisionFlags(rawAction: string, values: Record<string, unknown>) {
     note: text(values.note),
     usd: numberFlag('usd', values.usd),
     revisions: numberFlag('revisions', values.revisions),
+    // A word on the tool call an escalation waits on: the digest it shows, run or deny.
+    tool_call:
+      values['tool-call'] === undefined
+        ? undefined
+        : { digest: String(values['tool-call']), verdict: values.deny ? ('deny' as const) : ('approve' as const) },
   });
 }
 
@@ -278,7 +283,14 @@ function parseHandoffs(argv: string[]): Command {
       const p = parse(
         'handoffs',
         rest,
-        { ...json, note: { type: 'string' }, usd: { type: 'string' }, revisions: { type: 'string' } },
+        {
+          ...json,
+          note: { type: 'string' },
+          usd: { type: 'string' },
+          revisions: { type: 'string' },
+          'tool-call': { type: 'string' },
+          deny: { type: 'boolean' },
+        },
         ['record', 'action'],
       );
       if (p.help) return { name: 'help', topic: 'handoffs' };
@@ -435,6 +447,8 @@ export function parseCommand(argv: string[]): Command {
           note: { type: 'string' },
           usd: { type: 'string' },
           revisions: { type: 'string' },
+          'tool-call': { type: 'string' },
+          deny: { type: 'boolean' },
         },
         ['job', 'action'],
       );

@@ -81,10 +81,12 @@ export function followLine(status: JobStatusShown, elapsedMs: number): string {
 /** How a followed job stopped, with what an operator can do next. */
 export function outcomeLine(status: JobStatusShown): string {
   if (status.status === 'escalated' && status.escalation) {
-    return (
-      `${status.job_id} is waiting for a human: ${status.escalation.reasons.join('; ')}\n` +
-      `  decide with: handrail decide ${status.job_id} ${status.escalation.options.map((o) => o.replace('_', '-')).join('|')} --actor <you>`
-    );
+    const call = status.escalation.tool_call;
+    return call
+      ? `${status.job_id} is waiting for a human's word on a tool call: ${toolCallText(call)}\n` +
+          `  decide with: handrail decide ${status.job_id} approve --tool-call ${call.digest} [--deny --note WHY] --actor <you> (or reject)`
+      : `${status.job_id} is waiting for a human: ${status.escalation.reasons.join('; ')}\n` +
+          `  decide with: handrail decide ${status.job_id} ${status.escalation.options.map((o) => o.replace('_', '-')).join('|')} --actor <you>`;
   }
   return `${status.job_id} ${status.status}${status.reason ? `: ${status.reason}` : ''} (hops ${status.hops}, spent ${usd(status.spent_usd)})`;
 }
@@ -111,6 +113,8 @@ export function statusText(status: JobStatusShown): string {
   if (status.escalation) {
     rows.push(['waiting', `since ${status.escalation.since}: ${status.escalation.reasons.join('; ')}`]);
     rows.push(['options', status.escalation.options.map((o) => o.replace('_', '-')).join(', ')]);
+    const call = status.escalation.tool_call;
+    if (call) rows.push(['tool call', `${toolCallText(call)} · digest ${call.digest}`]);
   }
   if (status.reason) rows.push(['reason', status.reason]);
   const width = Math.max(...rows.map(([k]) => k.length));
@@ -308,7 +312,9 @@ export function streamEventLine(event: JobEvent, paint: Paint = plain): string |
     case 'decision':
       return `${progressLine(event.ack as AckRecord, undefined, paint)} — ${terminalSafe(event.ack.reason)}${event.ack.settled_usd !== undefined ? ` (${usd(event.ack.settled_usd)})` : ''}`;
     case 'escalated':
-      return `waiting for a human: ${terminalSafe(event.escalation.reasons.join('; '))} (decide: ${terminalSafe(event.escalation.options.join(', '))})`;
+      return event.escalation.tool_call
+        ? `waiting for a human's word on a tool call: ${toolCallText(event.escalation.tool_call)} (digest ${event.escalation.tool_call.digest})`
+        : `waiting for a human: ${terminalSafe(event.escalation.reasons.join('; '))} (decide: ${terminalSafe(event.escalation.options.join(', '))})`;
     case 'hop_finished':
       return undefined;
     case 'job_continued':
@@ -322,4 +328,11 @@ export function streamEventLine(event: JobEvent, paint: Paint = plain): string |
         ? `hop ${event.hop}  ${event.stage.padEnd(9)}  calls ${terminalSafe(event.name)}${event.args !== undefined ? ` ${terminalSafe(JSON.stringify(event.args)).slice(0, 200)}` : ''}`
         : `hop ${event.hop}  ${event.stage.padEnd(9)}  ${terminalSafe(event.name)} ${event.ok ? 'answered' : 'failed'}`;
   }
+}
+
+/** A tool call waiting for a human, as a terminal shows it: its name and arguments are the
+ * model's, so control and bidirectional characters are taken out, and long arguments cut. */
+function toolCallText(call: { name: string; args: unknown }): string {
+  const args = JSON.stringify(call.args ?? null);
+  return terminalSafe(`${call.name} ${args.length > 400 ? `${args.slice(0, 400)}…` : args}`);
 }

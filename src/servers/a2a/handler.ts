@@ -270,6 +270,9 @@ export class HandrailA2aHandler implements A2ARequestHandler {
     let known = after?.acks.length ?? 0;
     let facts: StatusFacts | undefined = after?.status;
     let waitingSince: string | undefined = after?.status.escalation?.since;
+    // An escalation opened at or after the newest ack the caller has read is one it has not seen:
+    // the feed's first state (passed over: it may be older than `after`) cannot be the only word on it.
+    const seenUntil = after?.acks.at(-1)?.at ?? '';
     const text = new Set<number>();
     const abort = new AbortController();
     try {
@@ -292,7 +295,8 @@ export class HandrailA2aHandler implements A2ARequestHandler {
           yield textChunk(taskId, e.hop, e.stage, '', true, true);
         } else if (e.type === 'job_finished') break;
         // The escalation the job waits on now (an earlier one was decided): the stream stops there.
-        else if (e.type === 'escalated' && e.escalation.since === waitingSince) break;
+        else if (e.type === 'escalated' && (e.escalation.since === waitingSince || e.escalation.since >= seenUntil))
+          break;
       }
     } finally {
       abort.abort();

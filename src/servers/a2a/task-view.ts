@@ -64,6 +64,18 @@ export const FINAL_STATES: ReadonlySet<TaskState> = new Set([
  * or where it is. */
 function statusParts(status: JobStatusShown): Part[] {
   const escalation = status.escalation;
+  const call = escalation?.tool_call;
+  if (status.status === 'escalated' && call) {
+    // A tool call waiting for a word: the call in the data part, and the reply that decides it.
+    const tool_call = { digest: call.digest, verdict: 'approve | deny' };
+    return [
+      textPart(
+        `waiting for a word on the tool call ${call.name} before ${escalation.blocked}. ` +
+          `Reply to this task with a data part {"action": "approve", "tool_call": {"digest": "${call.digest}", "verdict": "approve" or "deny"}} (a "note" tells the model why), or {"action": "reject"}.`,
+      ),
+      dataPart({ escalation, decide: { actions: escalation.options, tool_call } }),
+    ];
+  }
   if (status.status === 'escalated' && escalation) {
     return [
       textPart(

@@ -53,6 +53,8 @@ main > section, .panel { border: 1px solid var(--line); border-radius: 8px; padd
 #escalation .caption { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; margin: 10px 0 2px; }
 #escalation ul { margin: 2px 0; padding-left: 20px; }
 #esc-summary { white-space: pre-wrap; margin: 2px 0; }
+#esc-call-digest { word-break: break-all; font-size: 11px; }
+#esc-call-args { white-space: pre-wrap; word-break: break-word; max-height: 12em; overflow: auto; margin: 2px 0; font-size: 12px; }
 #decide-form { display: grid; grid-template-columns: auto 1fr; gap: 6px 10px; align-items: center; margin-top: 10px; }
 #decide-form button { grid-column: 2; justify-self: start; }
 #decide-form input, #decide-form select { width: 100%; }
@@ -231,6 +233,12 @@ export const JOB_PAGE_SCRIPT = `
     $('esc-since').textContent = when(e.since);
     $('esc-since').title = String(e.since || '');
     $('esc-reasons').replaceChildren(...(e.reasons || []).map((r) => el('li', '', r)));
+    // A call the model asked for: shown as text (its arguments are the model's words), decided by its digest.
+    const call = e.tool_call && typeof e.tool_call === 'object' ? e.tool_call : null;
+    $('esc-call').hidden = !call;
+    $('esc-call-name').textContent = call ? String(call.name) : '';
+    $('esc-call-digest').textContent = call ? String(call.digest) : '';
+    $('esc-call-args').textContent = call ? JSON.stringify(call.args, null, 2) : '';
     const select = $('decide-action');
     select.replaceChildren(...(e.options || []).map((o) => {
       const opt = el('option', '', String(o).replace('_', ' '));
@@ -252,6 +260,8 @@ export const JOB_PAGE_SCRIPT = `
   function showTopUp() {
     const topUp = $('decide-action').value === 'top_up';
     for (const x of document.querySelectorAll('.top-up')) x.hidden = !topUp;
+    const onCall = Boolean(escalation && escalation.tool_call) && $('decide-action').value === 'approve';
+    for (const x of document.querySelectorAll('.tool-call')) x.hidden = !onCall;
   }
   async function listRecords(ws, p, state) {
     const url = apiBase + '/workspaces/' + encodeURIComponent(ws) + '/projects/' + encodeURIComponent(p) + '/handoffs?state=' + state + '&limit=200';
@@ -307,6 +317,8 @@ export const JOB_PAGE_SCRIPT = `
     const body = { action };
     const note = form.elements.note.value.trim();
     if (note) body.note = note;
+    if (action === 'approve' && escalation && escalation.tool_call)
+      body.tool_call = { digest: String(escalation.tool_call.digest), verdict: form.elements.verdict.value };
     if (action === 'top_up') {
       if (form.elements.usd.value !== '') body.usd = Number(form.elements.usd.value);
       if (form.elements.revisions.value !== '') body.revisions = Number(form.elements.revisions.value);
@@ -505,6 +517,11 @@ export function jobPageHtml(scope: Record<string, readonly string[]>): string {
       <p>Blocked before <strong id="esc-blocked"></strong>, since <span id="esc-since"></span></p>
       <p class="caption">Why</p>
       <ul id="esc-reasons" data-testid="escalation-reasons"></ul>
+      <div id="esc-call" data-testid="escalation-tool-call" hidden>
+        <p class="caption">The tool call it waits on</p>
+        <p><strong id="esc-call-name"></strong> <code id="esc-call-digest" class="muted"></code></p>
+        <pre id="esc-call-args"></pre>
+      </div>
       <p class="caption">The record</p>
       <p id="esc-summary"></p>
       <ul id="esc-questions"></ul>
@@ -512,6 +529,11 @@ export function jobPageHtml(scope: Record<string, readonly string[]>): string {
       <form id="decide-form" data-testid="decide-form">
         <label for="decide-action">Decision</label>
         <select id="decide-action" name="action" data-testid="decide-action"></select>
+        <label for="decide-verdict" class="tool-call">The call</label>
+        <select id="decide-verdict" name="verdict" class="tool-call" data-testid="decide-verdict">
+          <option value="approve">run it</option>
+          <option value="deny">deny it (the note tells the model why)</option>
+        </select>
         <label for="decide-usd" class="top-up">Add USD</label>
         <input id="decide-usd" name="usd" class="top-up" type="number" min="0" step="any" data-testid="decide-usd">
         <label for="decide-revisions" class="top-up">Add revisions</label>

@@ -38,6 +38,14 @@ describe('handrail command lines', () => {
       jobId: 'j1',
       decision: { action: 'top_up', actor: 'ops', usd: 1 },
     });
+    expect(
+      parseCommand(['decide', 'j1', 'approve', '--actor', 'ops', '--tool-call', 'sha256:ab', '--deny', '--note', 'no']),
+    ).toMatchObject({
+      decision: { action: 'approve', actor: 'ops', note: 'no', tool_call: { digest: 'sha256:ab', verdict: 'deny' } },
+    });
+    expect(parseCommand(['decide', 'j1', 'approve', '--actor', 'ops', '--tool-call', 'sha256:ab'])).toMatchObject({
+      decision: { tool_call: { digest: 'sha256:ab', verdict: 'approve' } },
+    });
     expect(() => parseCommand(['decide', 'j1', 'approve'])).toThrow(/decide needs --actor/);
     expect(() => parseCommand(['decide', 'j1', 'maybe', '--actor', 'ops'])).toThrow(
       /<action> must be one of approve, reject, revise, top_up/,

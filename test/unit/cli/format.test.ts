@@ -76,6 +76,25 @@ describe('CLI output', () => {
     );
   });
 
+  it("a job waiting on a tool call shows the call (the model's words made terminal-safe) and how to decide it by digest", () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const onCall: JobStatusView = {
+      ...escalated,
+      escalation: {
+        ...escalated.escalation!,
+        options: ['approve', 'reject'],
+        tool_call: { name: 'post\u202enote', call_id: 'c1', args: { text: 'hi\u001b[2J' }, digest },
+      },
+    };
+    expect(outcomeLine(onCall)).toBe(
+      `j is waiting for a human's word on a tool call: postnote {"text":"hi\\u001b[2J"}\n` +
+        `  decide with: handrail decide j approve --tool-call ${digest} [--deny --note WHY] --actor <you> (or reject)`,
+    );
+    expect(statusText(onCall)).toMatch(
+      new RegExp(`^tool call\\s+postnote \\{"text":"hi\\\\u001b\\[2J"\\} · digest ${digest}$`, 'm'),
+    );
+  });
+
   it('an empty list says so', () => {
     expect(listText([])).toBe('no jobs match');
   });

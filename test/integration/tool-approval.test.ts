@@ -1,0 +1,217 @@
+/**
+ * Ask before acting, on a real dev server: the research-brief researcher's worker grants its
+ * library `search` with `approval: 'always'`, so each search call stops the stage's loop and the
+ * rail escalates with the call shown (status, the stream's escalation, `HandrailAcks`). A decision
+ * is taken only with the digest of that call; approved, the resumed hop runs that call and the
+ * model is never asked a step twice; denied, the model reads the denial and the job goes on.
+ */
+import { TaskState, type StreamResponse } from '@a2a-js/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
+import { apiUsers, sha256Token } from '../../src/servers/api-users';
+import { buildA2aServer } from '../../src/servers/a2a/server';
+import { a2aClient, userMessage } from '../helpers/a2a-messages';
+import { builtInActivities } from '../../activities/built-in';
+import { researchBriefActivities } from '../../activities/research-brief';
+import { SYSTEM } from '../../activities/research-brief/stages';
+import { cancelJob, decide, startJob } from '../../src/operator/client';
+import { startResearchModel, type ResearchModel } from '../../src/devtools/research-model';
+import { statusQuery, type JobStatusView } from '../../workflows/definitions';
+import { HandrailAcks } from '../../workflows/search-attributes';
+import { jobRequest, startRail, uniqueId, waitForStatus, type Rail } from '../helpers/rail';
+
+let model: ResearchModel;
+let rail: Rail;
+beforeAll(async () => {
+  model = await startResearchModel();
+  Object.assign(process.env, {
+    HANDRAIL_MODEL_BASE_URL: model.baseUrl,
+    HANDRAIL_MODEL: 'research-offline',
+    HANDRAIL_MODEL_USD_PER_MTOK_IN: '1',
+    HANDRAIL_MODEL_USD_PER_MTOK_OUT: '4',
+  });
+  rail = await startRail({
+    stageActivities: (deps) => ({
+      ...builtInActivities(deps),
+      ...researchBriefActivities(deps, undefined, { approvals: { search: 'always' } }),
+    }),
+  });
+});
+afterAll(async () => {
+  await rail?.stop();
+  await model?.close();
+});
+
+/** How many requests the researcher's model has been sent so far (the file's jobs run one at a time). */
+const researcherAsked = () =>
+  model.requests.filter((r) => r.messages.some((m) => m.role === 'system' && m.content === SYSTEM.researcher)).length;
+
+async function briefJob() {
+  const request = { ...jobRequest({ job_id: uniqueId('approve') }), pipeline: 'research-brief' };
+  const { handle } = await startJob(rail.client, request, rail);
+  return { request, handle };
+}
+
+/** The job's status once it waits on a tool call, or once it ended. */
+async function nextWait(handle: Awaited<ReturnType<typeof briefJob>>['handle']): Promise<JobStatusView | undefined> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const described = await handle.describe();
+    if (described.status.name !== 'RUNNING') return undefined;
+    const view = await handle.query(statusQuery);
+    if (view.status === 'escalated') return view;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the job neither waited on a human nor ended');
+}
+
+describe('a tool call that waits for a human', () => {
+  it('escalates with the call shown; approved by its digest only, each search runs and the model is asked each step once', async () => {
+    const askedBefore = researcherAsked();
+    const { request, handle } = await briefJob();
+    let approvals = 0;
+    let first = true;
+    for (let view = await nextWait(handle); view; view = await nextWait(handle)) {
+      const call = view.escalation?.tool_call;
+      expect(call, JSON.stringify(view.escalation)).toMatchObject({
+        name: 'search',
+        args: { query: expect.any(String) },
+      });
+      expect(view.escalation!.options).toEqual(['approve', 'reject']);
+      if (first) {
+        first = false;
+        const attrs = (await handle.describe()).typedSearchAttributes.get(HandrailAcks);
+        expect(attrs).toContain('tool_approval');
+        // Approve names the call it approves: without a word, or with another call's digest, it is refused.
+        await expect(decide(rail.client, request.job_id, { action: 'approve', actor: 'ops.lead' })).rejects.toThrow(
+          /waits on a tool call: approve it with tool_call/,
+        );
+        const other = `sha256:${'0'.repeat(64)}`;
+        await expect(
+          decide(rail.client, request.job_id, {
+            action: 'approve',
+            actor: 'ops.lead',
+            tool_call: { digest: other, verdict: 'approve' },
+          }),
+        ).rejects.toThrow(/is not the call this escalation waits on/);
+      }
+      await decide(rail.client, request.job_id, {
+        action: 'approve',
+        actor: 'ops.lead',
+        tool_call: { digest: call!.digest, verdict: 'approve' },
+      });
+      approvals++;
+    }
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(approvals).toBeGreaterThan(0);
+    // One human hop per call, each decided once: escalated, then the decision.
+    const human = result.acks.filter((a) => a.stage === 'human');
+    expect(human.filter((a) => a.actor === 'ops.lead')).toHaveLength(approvals);
+    // The researcher's model was asked its two steps once each, however many times the hop resumed.
+    expect(researcherAsked() - askedBefore).toBe(2);
+    const attrs = (await handle.describe()).typedSearchAttributes.get(HandrailAcks);
+    expect(attrs).not.toContain('tool_approval');
+  });
+
+  it('denied: that call never runs, the model reads the denial as its error in its next step, and the job goes on', async () => {
+    const { request, handle } = await briefJob();
+    const denied = (await nextWait(handle))!.escalation!.tool_call!;
+    await decide(rail.client, request.job_id, {
+      action: 'approve',
+      actor: 'ops.lead',
+      note: 'not that library',
+      tool_call: { digest: denied.digest, verdict: 'deny' },
+    });
+    // The step's other searches wait in turn, each its own call and digest.
+    for (let view = await nextWait(handle); view; view = await nextWait(handle)) {
+      const call = view.escalation!.tool_call!;
+      expect(call.digest).not.toBe(denied.digest);
+      await decide(rail.client, request.job_id, {
+        action: 'approve',
+        actor: 'ops.lead',
+        tool_call: { digest: call.digest, verdict: 'approve' },
+      });
+    }
+    expect((await handle.result()).status).toBe('completed');
+    const told = model.requests.filter((r) =>
+      JSON.stringify(r.messages).includes('search was denied by ops.lead: not that library'),
+    );
+    expect(told).toHaveLength(1);
+  });
+
+  it('a job cancelled while a call waits ends cancelled, and a word on the call is refused', async () => {
+    const { request, handle } = await briefJob();
+    const call = (await nextWait(handle))!.escalation!.tool_call!;
+    await cancelJob(rail.client, request.job_id);
+    await expect(
+      decide(rail.client, request.job_id, {
+        action: 'approve',
+        actor: 'ops.lead',
+        tool_call: { digest: call.digest, verdict: 'approve' },
+      }),
+    ).rejects.toThrow(/not waiting for a human decision|cancelled|ended/);
+    expect((await handle.result()).status).toBe('cancelled');
+  });
+
+  it('a word on a tool call is refused on an escalation that waits on none', async () => {
+    const request = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
+    const { handle } = await startJob(rail.client, request, rail);
+    await waitForStatus(handle, 'escalated');
+    await expect(
+      decide(rail.client, request.job_id, {
+        action: 'approve',
+        actor: 'ops.lead',
+        tool_call: { digest: `sha256:${'a'.repeat(64)}`, verdict: 'approve' },
+      }),
+    ).rejects.toThrow(/no tool call waits on this escalation/);
+    await cancelJob(rail.client, request.job_id);
+  });
+});
+
+it('over A2A: each call waits as input-required with the call in a data part, and a reply naming its digest decides it', async () => {
+  const token = 'tok-a2a-approve';
+  const a2a = buildA2aServer({
+    temporal: rail.client,
+    users: apiUsers({ ana: { token_sha256: sha256Token(token), role: 'user' } }),
+    pipelines: BUILT_IN_PIPELINES,
+    taskQueue: rail.taskQueue,
+    store: rail.store,
+  });
+  const base = await a2a.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const client = await a2aClient(base, token);
+    const send = async (data: unknown, taskId = '') => {
+      const events: StreamResponse[] = [];
+      for await (const e of client.sendMessageStream({
+        tenant: '',
+        message: userMessage(data, { taskId }),
+        configuration: undefined,
+        metadata: undefined,
+      }))
+        events.push(e);
+      const last = events.at(-1)!;
+      if (last.payload?.$case !== 'statusUpdate') throw new Error('the stream did not end on a status');
+      const status = last.payload.value.status!;
+      const parts = status.message?.parts ?? [];
+      const shown = parts.flatMap((p) => (p.content?.$case === 'data' ? [p.content.value] : []))[0] as
+        { escalation?: { tool_call?: { name: string; digest: string } } } | undefined;
+      return { taskId: last.payload.value.taskId, state: status.state, call: shown?.escalation?.tool_call };
+    };
+    const { job_id: _id, ...request } = jobRequest();
+    let answer = await send({ ...request, pipeline: 'research-brief' });
+    let words = 0;
+    while (answer.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+      expect(answer.call).toMatchObject({ name: 'search', digest: expect.stringMatching(/^sha256:/) });
+      answer = await send(
+        { action: 'approve', tool_call: { digest: answer.call!.digest, verdict: 'approve' } },
+        answer.taskId,
+      );
+      words++;
+    }
+    expect(answer.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(words).toBeGreaterThan(0);
+  } finally {
+    await a2a.close();
+  }
+});
