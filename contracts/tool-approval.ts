@@ -6,10 +6,26 @@
  * the workflow sandbox imports it.
  */
 import { canonicalJson } from './canonical-json';
+import { masksPersonalData, redactPersonalDataFor } from './constraints';
 import { sha256Hex } from './sha256';
 import type { ToolCallAwaiting } from './stages';
 
 export function toolCallDigest(call: Pick<ToolCallAwaiting, 'resume_key' | 'call_id' | 'name' | 'args'>): string {
   const named = { resume_key: call.resume_key, call_id: call.call_id, tool: call.name, args: call.args ?? null };
   return `sha256:${sha256Hex(canonicalJson(named))}`;
+}
+
+/** A call's arguments as a human is shown them under the job's constraints: every string in them
+ * masked where the job masks personal data (the digest is over the arguments as the model gave
+ * them, so the word still names the call that runs). */
+export function shownArgs(constraints: readonly string[], args: unknown): unknown {
+  if (!masksPersonalData(constraints)) return args;
+  const mask = (value: unknown): unknown => {
+    if (typeof value === 'string') return redactPersonalDataFor(constraints, value);
+    if (Array.isArray(value)) return value.map(mask);
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mask(v)]));
+    return value;
+  };
+  return mask(args);
 }

@@ -24,6 +24,7 @@ import {
   edgeOptions,
   inlineText,
   snapshotOf,
+  shownArgs,
   toolCallDigest,
   type AckRecord,
   type CarriedProgress,
@@ -292,9 +293,10 @@ function awaitedCall(err: unknown, work: StageWork): ToolCallAwaiting | undefine
   const call = (details as { tool_call?: Partial<ToolCallAwaiting> } | undefined)?.tool_call;
   if (typeof call?.name !== 'string' || typeof call.call_id !== 'string') return undefined;
   if (call.name.length > LIMITS.name * 4 || call.call_id.length > LIMITS.name * 4) return undefined;
-  const shown = { name: call.name, call_id: call.call_id, args: call.args ?? null, resume_key: resumeKeyOf(work) };
-  if (canonicalJson(shown.args).length > LIMITS.shortText * 8) return undefined;
-  return { ...shown, digest: toolCallDigest(shown) };
+  const named = { name: call.name, call_id: call.call_id, args: call.args ?? null, resume_key: resumeKeyOf(work) };
+  if (canonicalJson(named.args).length > LIMITS.shortText * 8) return undefined;
+  // Shown as the job's constraints allow; named (the digest) as the model gave it.
+  return { ...named, args: shownArgs(work.package.constraints, named.args), digest: toolCallDigest(named) };
 }
 
 /** Where a stage's loop keeps its steps: this hop's delivery, or the hop a human's word resumes. */

@@ -154,6 +154,37 @@ describe('a tool call that waits for a human', () => {
     expect((await handle.result()).status).toBe('cancelled');
   });
 
+  it("two approvers racing on one call: one word is taken, the other refused; a word on another job's call is refused", async () => {
+    const { request, handle } = await briefJob();
+    const other = await briefJob();
+    const call = (await nextWait(handle))!.escalation!.tool_call!;
+    const otherCall = (await nextWait(other.handle))!.escalation!.tool_call!;
+    // The same tool and arguments in another job: another digest (the resume key is that job's).
+    expect(otherCall.args).toEqual(call.args);
+    expect(otherCall.digest).not.toBe(call.digest);
+    await expect(
+      decide(rail.client, request.job_id, {
+        action: 'approve',
+        actor: 'mallory',
+        tool_call: { digest: otherCall.digest, verdict: 'approve' },
+      }),
+    ).rejects.toThrow(/is not the call this escalation waits on/);
+    const word = (actor: string) =>
+      decide(rail.client, request.job_id, {
+        action: 'approve',
+        actor,
+        tool_call: { digest: call.digest, verdict: actor === 'ana' ? 'approve' : 'deny' },
+      });
+    const raced = await Promise.allSettled([word('ana'), word('bob')]);
+    expect(raced.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const refused = raced.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(String(refused.reason)).toMatch(/already being applied|not waiting for a human decision/);
+    const acks = (await handle.query('acks')) as { actor?: string }[];
+    expect(acks.filter((a) => a.actor === 'ana' || a.actor === 'bob')).toHaveLength(1);
+    await cancelJob(rail.client, request.job_id);
+    await cancelJob(rail.client, other.request.job_id);
+  });
+
   it('a word on a tool call is refused on an escalation that waits on none', async () => {
     const request = jobRequest({ budget: { usd: 0.005, revisions: 1 } });
     const { handle } = await startJob(rail.client, request, rail);

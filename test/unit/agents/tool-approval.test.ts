@@ -13,6 +13,7 @@ import { z } from 'zod';
 import {
   TOOL_APPROVAL_DECIDED,
   definePipeline,
+  shownArgs,
   toolCallDigest,
   type HandoffV1,
   type ToolApprovalDecided,
@@ -157,4 +158,12 @@ it('definePipeline refuses an approval that is neither always, never nor a predi
   expect(() => definePipeline({ name: 'approvals', stages: [card], routes: [] } as never)).toThrow(
     /asks approval for tool post_note as "sometimes"; give 'always', 'never' or a predicate/,
   );
+});
+
+it("the arguments a human is shown are masked where the job masks personal data; the digest stays the call's", () => {
+  const args = { to: 'ana@example.com', amounts: [{ card: '4111 1111 1111 1111' }], usd: 120 };
+  const masked = shownArgs(['redact personal data'], args) as typeof args;
+  expect(JSON.stringify(masked)).not.toMatch(/ana@example\.com|4111/);
+  expect(masked.usd).toBe(120);
+  expect(shownArgs(['no refund promises'], args)).toBe(args);
 });
