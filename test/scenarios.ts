@@ -6,7 +6,12 @@
 import type { Client } from '@temporalio/client';
 import type { HandrailActivities } from '../activities/built-in';
 import { readArtifactText } from '../activities/artifacts';
+import { ApplicationFailure } from '@temporalio/common';
 import {
+  TOOL_APPROVAL_DECIDED,
+  toolCallDigest,
+  type StageResult,
+  type StageWork,
   isSnapshotUri,
   type Artifact,
   isTranscriptUri,
@@ -416,6 +421,30 @@ export const SCENARIOS: readonly Scenario[] = [
       }),
     check: jobEnded('cancelled', ['draft:rejected_budget']),
   },
+  ...(['approve', 'deny'] as const).map((verdict): Scenario => ({
+    name: `tool-call-${verdict === 'approve' ? 'approved' : 'denied'}`,
+    summary: `draft's loop stops at a kb.search call that waits for a human (ToolApprovalRequired); ops.lead ${verdict === 'approve' ? 'approves' : 'denies'} it by its digest and the resumed draft completes the job`,
+    activities: (real) => ({ draft: (work) => askingDraft.deliver(work, real.draft) }),
+    run: (rail, jobId) =>
+      job(rail, refundJob(jobId, `tkt_call_${verdict}`), async (handle) => {
+        await untilEscalated(handle);
+        await handle.executeUpdate(decideUpdate, {
+          args: [
+            {
+              action: 'approve',
+              actor: 'ops.lead',
+              note: verdict === 'approve' ? 'search away' : 'not that index',
+              tool_call: { digest: askingDraft.digest(jobId), verdict },
+            },
+          ],
+        });
+      }),
+    check: (result) =>
+      jobEnded('completed', ['draft:accepted', 'writeback:accepted'])(result) ??
+      (isJob(result) && result.acks.some((a) => a.actor === 'ops.lead' && a.reason.includes(`decided approve`))
+        ? undefined
+        : "expected ops.lead's decision among the acks"),
+  })),
 ];
 
 /**
@@ -458,3 +487,31 @@ export function normalizeResult(result: ScenarioRun['result'], jobId: string): u
   };
   return walk(result);
 }
+
+/**
+ * A draft stage whose loop asks a human before its one kb.search call: a delivery without a word
+ * on the call stops at it (ToolApprovalRequired, the call in its details, as a model stage's loop
+ * reports it); the delivery the rail sends with the word does the draft's real work. The digest
+ * is the one the rail computes (the call's first delivery key is the rail's, so the scenario knows it).
+ */
+const askingDraft = {
+  call: { name: 'kb.search', call_id: 'call_1', args: { query: 'duplicate charge refund' } },
+  keys: new Map<string, string>(),
+  digest(jobId: string): string {
+    const resume = this.keys.get(jobId);
+    if (!resume) throw new Error(`no draft of ${jobId} stopped at its call`);
+    return toolCallDigest({ ...this.call, resume_key: resume });
+  },
+  async deliver(work: StageWork, draft: (work: StageWork) => Promise<StageResult>): Promise<StageResult> {
+    if (work.hook_results?.some((h) => h.event === TOOL_APPROVAL_DECIDED)) return draft(work);
+    this.keys.set(work.package.job_id, work.delivery_key);
+    const tool_call = { ...this.call, resume_key: work.delivery_key };
+    throw ApplicationFailure.nonRetryable(
+      'draft: the model called kb.search, which waits for a human',
+      'ToolApprovalRequired',
+      {
+        tool_call: { ...tool_call, digest: toolCallDigest(tool_call) },
+      },
+    );
+  },
+};
