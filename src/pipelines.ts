@@ -9,6 +9,8 @@ import { builtInActivities } from '../activities/built-in';
 import { BUILT_IN_PIPELINES } from '../contracts/pipelines';
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
+import type { ToolApproval } from '../contracts';
+import { researchBriefActivities } from '../activities/research-brief';
 import { HandrailPlugin } from './index';
 import type { DiffPipelines } from './replay';
 
@@ -36,13 +38,21 @@ export const BUILT_IN_DIFF: DiffPipelines = { pipelines: BUILT_IN_PIPELINES, act
 
 /** The plugin of the shipped worker: the built-in pipelines, the reference one first. */
 export function builtInPlugin(
-  options: { dataConverter?: DataConverter } = {},
+  options: {
+    dataConverter?: DataConverter;
+    /** The research-brief researcher's grants that ask a human first, by tool (`{ search: 'always' }`). */
+    researchApprovals?: Readonly<Record<string, ToolApproval>>;
+  } = {},
 ): HandrailPlugin<typeof BUILT_IN_PIPELINES> {
+  const { researchApprovals, ...rest } = options;
+  const approvals = researchApprovals;
   return new HandrailPlugin({
     pipelines: BUILT_IN_PIPELINES,
-    activities: builtInActivities,
+    activities: approvals
+      ? (deps) => ({ ...builtInActivities(deps), ...researchBriefActivities(deps, undefined, { approvals }) })
+      : builtInActivities,
     ...BUILT_IN_WORKFLOWS,
     preloadModules: [...BUILT_IN_WORKFLOWS.preloadModules],
-    ...options,
+    ...rest,
   });
 }

@@ -3,7 +3,9 @@
  * server and the records API, runs a worker, starts one job from a sample ticket, prints
  * its result, the Web UI link and the API's URL. The dev server and the API keep running
  * afterwards, so the job stays visible; `npm run server:stop` stops both.
- * `npm run demo -- --pipeline <name>` runs the job through another built-in pipeline.
+ * `npm run demo -- --pipeline <name>` runs the job through another built-in pipeline;
+ * `npm run demo -- --pipeline research-brief --approve` has its researcher ask a human before
+ * each library search, and says how to decide each call (CLI and job page) while the job waits.
  */
 import { handrailLogger } from '../worker/logger';
 import path from 'node:path';
@@ -11,9 +13,10 @@ import { parseArgs } from 'node:util';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { Runtime } from '@temporalio/worker';
 import { jobUrl, loadConfig } from '../config';
-import { connectHandrail, startJob } from '../operator/client';
+import { connectHandrail, startJob, type JobHandle } from '../operator/client';
+import { statusQuery } from '../../workflows/definitions';
 import { connectWorker } from '../connect';
-import { acksTable } from '../operator/cli/format';
+import { acksTable, terminalSafe } from '../operator/cli/format';
 import { paintFor } from '../operator/cli/terminal';
 import { agentNote, offlineModelFor } from './agent-note';
 import { ensureApiServer } from './api-server';
@@ -26,16 +29,43 @@ import { tracingFromEnv } from '../worker/tracing';
 import { builtInPlugin } from '../pipelines';
 import { createHandrailWorkers, handoverWorkspace, runWorkers } from '../worker/worker';
 
-function chosenPipeline(): string {
-  const { values } = parseArgs({ options: { pipeline: { type: 'string', default: BUILT_IN_PIPELINES[0]!.name } } });
+function demoOptions(): { pipeline: string; approve: boolean } {
+  const { values } = parseArgs({
+    options: { pipeline: { type: 'string', default: BUILT_IN_PIPELINES[0]!.name }, approve: { type: 'boolean' } },
+  });
   const names = BUILT_IN_PIPELINES.map((p) => p.name);
   if (!names.includes(values.pipeline))
     throw new Error(`unknown pipeline "${values.pipeline}"; built in: ${names.join(', ')}`);
-  return values.pipeline;
+  if (values.approve && values.pipeline !== 'research-brief')
+    throw new Error(
+      "--approve asks before the research-brief researcher's searches: use it with --pipeline research-brief",
+    );
+  return { pipeline: values.pipeline, approve: Boolean(values.approve) };
+}
+
+/** While the job runs: each tool call it waits on, with the commands that decide it. */
+async function announceCalls(handle: JobHandle, jobPage: string | undefined): Promise<void> {
+  const told = new Set<string>();
+  for (;;) {
+    if ((await handle.describe()).status.name !== 'RUNNING') return;
+    const call = (await handle.query(statusQuery).catch(() => undefined))?.escalation?.tool_call;
+    if (call && !told.has(call.digest)) {
+      told.add(call.digest);
+      console.log(
+        [
+          `\nThe researcher asks before calling ${terminalSafe(`${call.name} ${JSON.stringify(call.args)}`)}. Decide it:`,
+          `  npm run cli -- decide ${handle.workflowId} approve --tool-call ${call.digest} --actor <you>`,
+          `  npm run cli -- decide ${handle.workflowId} approve --tool-call ${call.digest} --deny --note "why" --actor <you>`,
+          ...(jobPage ? [`  or on the job page: ${jobPage}`] : []),
+        ].join('\n'),
+      );
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 async function main(): Promise<void> {
-  const pipeline = chosenPipeline();
+  const { pipeline, approve } = demoOptions();
   // The demo prints its own story; worker chatter stays at warnings.
   Runtime.install({ logger: handrailLogger() });
   const config = loadConfig();
@@ -64,7 +94,7 @@ async function main(): Promise<void> {
     console.log(`No HANDRAIL_MODEL_BASE_URL: ${pipeline} runs on its offline model at ${offlineModel.baseUrl}.`);
   const connection = await connectWorker(config);
   const store = await openStore(config);
-  const plugin = builtInPlugin();
+  const plugin = builtInPlugin(approve ? { researchApprovals: { search: 'always' } } : {});
   const client = await connectHandrail(config, plugin);
   const tracing = await tracingFromEnv();
   const workers = await createHandrailWorkers({
@@ -92,6 +122,7 @@ async function main(): Promise<void> {
     console.log(
       `Started job ${jobId} (pipeline ${pipeline}) — watch it: ${jobUrl(config, jobId)}${jobPage ? ` or live at ${jobPage}` : ''}`,
     );
+    if (approve) await announceCalls(handle, jobPage);
     const result = await handle.result();
     console.log(`\nJob ${result.job_id}: ${result.status}${result.reason ? ` (${String(result.reason)})` : ''}`);
     console.log(

@@ -195,5 +195,6 @@ function resume(job: JobState, step: EscalateStep, human: HumanSender, reason: s
 export function describeDecision(d: HumanDecision): string {
   const amounts = d.action === 'top_up' ? ` (+$${d.usd ?? 0}, +${d.revisions ?? 0} revisions)` : '';
   const inDoubt = decidedInDoubt(d);
-  return `decided ${d.action}${amounts} by ${d.actor}${d.note ? `: ${d.note}` : ''}${inDoubt ? `; ${describeInDoubt(inDoubt)}` : ''}`;
+  const call = d.tool_call ? `; the tool call ${d.tool_call.verdict === 'approve' ? 'runs' : 'is denied'}` : '';
+  return `decided ${d.action}${amounts} by ${d.actor}${d.note ? `: ${d.note}` : ''}${inDoubt ? `; ${describeInDoubt(inDoubt)}` : ''}${call}`;
 }
