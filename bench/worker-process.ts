@@ -49,9 +49,13 @@ async function main(): Promise<void> {
   if (kind === 'handrail') {
     await loadHelpCenter(store);
     const payments = process.env[PAYMENTS_ENV];
+    // Tools the research-brief researcher asks a human about first (comma-separated), for tests.
+    const asks = process.env.HANDRAIL_RESEARCH_APPROVALS?.split(',').filter(Boolean) ?? [];
     workers = await createHandrailWorkers({
       connection,
-      plugin: builtInPlugin(),
+      plugin: builtInPlugin(
+        asks.length > 0 ? { researchApprovals: Object.fromEntries(asks.map((t) => [t, 'always' as const])) } : {},
+      ),
       config,
       store,
       workflowBundle,

@@ -29,7 +29,8 @@ export interface ScriptedModel {
   baseUrl: string;
   /** Every request's body, in arrival order. */
   requests: ChatRequestBody[];
-  answer: (request: ChatRequestBody) => ScriptedReply;
+  /** May answer later (a test holding a request in flight). */
+  answer: (request: ChatRequestBody) => ScriptedReply | Promise<ScriptedReply>;
   close(): Promise<void>;
 }
 
@@ -43,17 +44,18 @@ export async function startScriptedModel(answer: ScriptedModel['answer']): Promi
     req.on('end', () => {
       const body = JSON.parse(data) as ChatRequestBody;
       model.requests.push(body);
-      const reply = model.answer(body);
-      if ('failure' in reply) {
-        res.writeHead(reply.failure, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: 'scripted failure', type: 'server_error' } }));
-        return;
-      }
-      if (body.stream) {
-        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(completionAsStream(completion(reply)));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion(reply)));
+      void Promise.resolve(model.answer(body)).then((reply) => {
+        if ('failure' in reply) {
+          res.writeHead(reply.failure, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { message: 'scripted failure', type: 'server_error' } }));
+          return;
+        }
+        if (body.stream) {
+          res.writeHead(200, { 'content-type': 'text/event-stream' }).end(completionAsStream(completion(reply)));
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion(reply)));
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
