@@ -66,6 +66,15 @@ export const AckInDoubt = z.looseObject({
 });
 export type AckInDoubt = z.infer<typeof AckInDoubt>;
 
+/** On a human's hop about a tool call (per-call approval): the call it asked about, by the rail's
+ * digest, and on the decision's ack the word given. */
+export const AckToolCall = z.looseObject({
+  name: text(LIMITS.shortText),
+  digest: text(LIMITS.shortText),
+  verdict: z.enum(['approve', 'deny']).optional(),
+});
+export type AckToolCall = z.infer<typeof AckToolCall>;
+
 export const AckRecord = z.looseObject({
   ack: AckState,
   stage: slug,
@@ -85,6 +94,8 @@ export const AckRecord = z.looseObject({
   snapshot: text(LIMITS.shortText).optional(),
   /** On a writer's hop or a human's, when the write was in doubt: where it stands. */
   in_doubt: AckInDoubt.optional(),
+  /** On a human's hop about a tool call: the call, and on the decision the word given. */
+  tool_call: AckToolCall.optional(),
 });
 export type AckRecord = z.infer<typeof AckRecord>;
 

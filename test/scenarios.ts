@@ -464,6 +464,8 @@ export function normalizeResult(result: ScenarioRun['result'], jobId: string): u
   const traces = new Map<string, string>();
   const transcripts = new Map<string, string>();
   const snapshots = new Map<string, string>();
+  // A tool call's digest covers its delivery key, which names the job: numbered like the others.
+  const digests = new Map<string, string>();
   const numbered = (seen: Map<string, string>, value: string, what: string) => {
     if (!seen.has(value)) seen.set(value, `<${what}-${seen.size + 1}>`);
     return seen.get(value)!;
@@ -472,6 +474,7 @@ export function normalizeResult(result: ScenarioRun['result'], jobId: string): u
     if (typeof value === 'string') {
       if (key === 'at' || key === 'written_at') return '<time>';
       if (key === 'traceparent') return numbered(traces, value, 'trace');
+      if (key === 'digest') return numbered(digests, value, 'tool-call');
       if (isTranscriptUri(value)) return numbered(transcripts, value, 'transcript');
       if (isSnapshotUri(value)) return numbered(snapshots, value, 'snapshot');
       return value.split(jobId).join('<job_id>');

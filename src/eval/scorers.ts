@@ -126,7 +126,47 @@ export const BUILT_IN_SCORERS: readonly Scorer[] = [
     unit: 'rate',
     score: (j) => (j.replay ? flag(j.replay.moved !== undefined) : undefined),
   },
+  {
+    name: 'approvals_asked',
+    description: 'tool calls that waited for a human (per-call approval)',
+    unit: 'count',
+    score: (j) => asked(j).length,
+  },
+  {
+    name: 'approvals_approved',
+    description: 'tool calls a human let run',
+    unit: 'count',
+    score: (j) => words(j).filter((a) => a.tool_call!.verdict === 'approve').length,
+  },
+  {
+    name: 'approvals_denied',
+    description: 'tool calls a human denied',
+    unit: 'count',
+    score: (j) => words(j).filter((a) => a.tool_call!.verdict === 'deny').length,
+  },
+  {
+    name: 'approval_wait_ms',
+    description: 'time tool calls waited for a human, in all (jobs that asked)',
+    unit: 'ms',
+    score: approvalWaitMs,
+  },
 ];
+
+/** The human hops that asked about a tool call, and those that gave a word on one. */
+const asked = (j: EvalJob) => j.acks.filter((a) => a.tool_call && a.tool_call.verdict === undefined && !a.actor);
+const words = (j: EvalJob) => j.acks.filter((a) => a.tool_call?.verdict !== undefined);
+
+/** From each call's escalation to the word on it (the same digest), summed; undefined when none asked. */
+function approvalWaitMs(j: EvalJob): number | undefined {
+  const waits = asked(j);
+  if (waits.length === 0) return undefined;
+  let total = 0;
+  for (const w of waits) {
+    const word = words(j).find((a) => a.tool_call!.digest === w.tool_call!.digest);
+    if (word) total += Date.parse(word.at) - Date.parse(w.at);
+  }
+  return total;
+}
 
 /** Every scorer's value for the job; a scorer that throws names itself in the error. */
 export async function scoreJob(job: EvalJob, scorers: readonly Scorer[]): Promise<Record<string, number>> {

@@ -140,18 +140,20 @@ describe('a tool call that waits for a human', () => {
     expect(told).toHaveLength(1);
   });
 
-  it('a job cancelled while a call waits ends cancelled, and a word on the call is refused', async () => {
+  it('a job cancelled while a call waits ends cancelled; a word on the call after that is refused and nothing runs', async () => {
     const { request, handle } = await briefJob();
     const call = (await nextWait(handle))!.escalation!.tool_call!;
+    const asked = researcherAsked();
     await cancelJob(rail.client, request.job_id);
+    expect((await handle.result()).status).toBe('cancelled');
     await expect(
       decide(rail.client, request.job_id, {
         action: 'approve',
         actor: 'ops.lead',
         tool_call: { digest: call.digest, verdict: 'approve' },
       }),
-    ).rejects.toThrow(/not waiting for a human decision|cancelled|ended/);
-    expect((await handle.result()).status).toBe('cancelled');
+    ).rejects.toThrow(/cancelled|ended/);
+    expect(researcherAsked()).toBe(asked);
   });
 
   it("two approvers racing on one call: one word is taken, the other refused; a word on another job's call is refused", async () => {

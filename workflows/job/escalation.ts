@@ -12,6 +12,7 @@ import {
   type AckRecord,
   type Hop,
   type HookResult,
+  type AckToolCall,
   type HumanDecision,
   type ToolApprovalDecided,
 } from '../../contracts/rail';
@@ -57,7 +58,9 @@ export class Escalations {
       // The decision is recorded like any hop's ack, with its actor (and a top-up's amounts).
       const inDoubt = decidedInDoubt(decision);
       const ack = humanAck(job, hop, describeDecision(decision), decision.actor);
-      job.acks.push(inDoubt ? { ...ack, in_doubt: inDoubt } : ack);
+      const word =
+        step.tool_call && decision.tool_call ? { tool_call: ackedCall(step, decision.tool_call.verdict) } : {};
+      job.acks.push({ ...ack, ...(inDoubt ? { in_doubt: inDoubt } : {}), ...word });
       const hooks =
         decision.handoff_record === undefined
           ? await this.records.close('decided', decision)
@@ -100,7 +103,11 @@ export class Escalations {
     // A writer's write in doubt waits for this human: their hop says so too (the status's last ack).
     const inDoubt = job.acks.at(-1)?.in_doubt;
     const ack = humanAck(job, hop, `escalated: ${step.reason}`);
-    job.acks.push(inDoubt?.resolution === 'escalated' ? { ...ack, in_doubt: inDoubt } : ack);
+    job.acks.push({
+      ...ack,
+      ...(inDoubt?.resolution === 'escalated' ? { in_doubt: inDoubt } : {}),
+      ...(call ? { tool_call: ackedCall(step) } : {}),
+    });
     job.publish();
     return hop;
   }
@@ -164,6 +171,12 @@ function apply(job: JobState, decision: HumanDecision, step: EscalateStep, hooks
 function inDoubtHook(decision: HumanDecision): HookResult | undefined {
   if (decision.in_doubt === undefined) return undefined;
   return { event: IN_DOUBT_DECIDED, text: JSON.stringify({ ...decision.in_doubt, actor: decision.actor }) };
+}
+
+/** The call a human's hop is about, as its acks record it (eval counts them). */
+function ackedCall(step: EscalateStep, verdict?: 'approve' | 'deny'): AckToolCall {
+  const { name, digest } = step.tool_call!;
+  return { name, digest, ...(verdict ? { verdict } : {}) };
 }
 
 /** A human's word on the tool call the blocked stage's loop stopped at, for its resumed hop: the

@@ -54,6 +54,27 @@ describe('built-in scorers on recorded jobs', () => {
     expect(job.written).toEqual(drafts.at(-1)!.body);
   });
 
+  it('per-call approval: a call asked about, approved or denied, and how long it waited', async () => {
+    for (const [name, verdict] of [
+      ['tool-call-approved', 'approve'],
+      ['tool-call-denied', 'deny'],
+    ] as const) {
+      const job = recorded(name);
+      const scores = await scoreJob(job, BUILT_IN_SCORERS);
+      expect(scores).toMatchObject({
+        approvals_asked: 1,
+        approvals_approved: verdict === 'approve' ? 1 : 0,
+        approvals_denied: verdict === 'deny' ? 1 : 0,
+        completed: 1,
+      });
+      const [asked, word] = job.acks.filter((a) => a.tool_call);
+      expect(scores.approval_wait_ms).toBe(Date.parse(word!.at) - Date.parse(asked!.at));
+    }
+    const none = await scoreJob(recorded('happy-path'), BUILT_IN_SCORERS);
+    expect(none).toMatchObject({ approvals_asked: 0, approvals_approved: 0, approvals_denied: 0 });
+    expect(none).not.toHaveProperty('approval_wait_ms');
+  });
+
   it('the hop cap: rejected by the human, nothing written', async () => {
     const scores = await scoreJob(recorded('hop-cap'), BUILT_IN_SCORERS);
     expect(scores).toMatchObject({ rejected: 1, completed: 0, written: 0 });
