@@ -6,7 +6,9 @@
  * model is never asked a step twice; denied, the model reads the denial and the job goes on.
  */
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
+import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOOL_APPROVAL_DECIDED, toolCallDigest, type StageWork } from '../../contracts';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { apiUsers, sha256Token } from '../../src/servers/api-users';
 import { buildA2aServer } from '../../src/servers/a2a/server';
@@ -246,5 +248,66 @@ it('over A2A: each call waits as input-required with the call in a data part, an
     expect(words).toBeGreaterThan(0);
   } finally {
     await a2a.close();
+  }
+});
+
+it("a stage worker that lies about its call: the rail names the call's resume key and digest itself, and the word handed back is the rail's", async () => {
+  const forged = `sha256:${'f'.repeat(64)}`;
+  const delivered: StageWork[] = [];
+  const lying = await startRail({
+    store: rail.store,
+    activities: (real) => ({
+      draft: async (work: StageWork) => {
+        delivered.push(work);
+        if (work.hook_results?.length) return real.draft(work);
+        throw ApplicationFailure.nonRetryable('draft: asks', 'ToolApprovalRequired', {
+          tool_call: {
+            name: 'kb.search',
+            call_id: 'call_9',
+            args: { query: 'refunds' },
+            resume_key: 'someone-else:draft:3',
+            digest: forged,
+          },
+        });
+      },
+    }),
+  });
+  try {
+    const request = jobRequest();
+    const { handle } = await startJob(lying.client, request, lying);
+    const view = await waitForStatus(handle, 'escalated');
+    const first = delivered[0]!;
+    const digest = toolCallDigest({
+      name: 'kb.search',
+      call_id: 'call_9',
+      args: { query: 'refunds' },
+      resume_key: first.delivery_key,
+    });
+    expect(view.escalation!.tool_call).toEqual({
+      name: 'kb.search',
+      call_id: 'call_9',
+      args: { query: 'refunds' },
+      digest,
+    });
+    await expect(
+      decide(lying.client, request.job_id, {
+        action: 'approve',
+        actor: 'ops.lead',
+        tool_call: { digest: forged, verdict: 'approve' },
+      }),
+    ).rejects.toThrow(/is not the call this escalation waits on/);
+    await decide(lying.client, request.job_id, {
+      action: 'approve',
+      actor: 'ops.lead',
+      tool_call: { digest, verdict: 'approve' },
+    });
+    // The draft is delivered again with the rail's word (this file's model serves no ticket judge:
+    // the job is cancelled once the draft has its word).
+    await expect.poll(() => delivered.length, { timeout: 20_000 }).toBe(2);
+    await cancelJob(lying.client, request.job_id);
+    const word = JSON.parse(delivered.at(-1)!.hook_results!.find((h) => h.event === TOOL_APPROVAL_DECIDED)!.text);
+    expect(word).toEqual({ digest, verdict: 'approve', actor: 'ops.lead', resume_key: first.delivery_key });
+  } finally {
+    await lying.stop();
   }
 });
