@@ -72,6 +72,8 @@ export const AckToolCall = z.looseObject({
   name: text(LIMITS.shortText),
   digest: text(LIMITS.shortText),
   verdict: z.enum(['approve', 'deny']).optional(),
+  /** The human ran it with other arguments. */
+  edited: z.boolean().optional(),
 });
 export type AckToolCall = z.infer<typeof AckToolCall>;
 

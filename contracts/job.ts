@@ -174,10 +174,16 @@ export const HumanDecision = z.looseObject({
     .union([z.strictObject({ happened: readableText(LIMITS.shortText) }), z.strictObject({ send: z.literal(true) })])
     .optional(),
   /** On an approve of an escalation that waits on a tool call: the human's word on that call,
-   * bound to it by the digest the escalation shows. `approve` runs it once, `deny` hands the model
-   * the denial (with the decision's note) as the tool's error. */
+   * bound to it by the digest the escalation shows. `approve` runs it once (with `args` instead of
+   * the model's where the grant allows edits), `deny` hands the model the denial (with the
+   * decision's note) as the tool's error. */
   tool_call: z
-    .strictObject({ digest: z.string().regex(/^sha256:[0-9a-f]{64}$/), verdict: z.enum(['approve', 'deny']) })
+    .strictObject({
+      digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+      verdict: z.enum(['approve', 'deny']),
+      /** Approve with other arguments, where the tool's grant allows edits (`approvalEdits`). */
+      args: z.record(z.string(), z.unknown()).optional(),
+    })
     .optional(),
 });
 export type HumanDecision = z.infer<typeof HumanDecision>;

@@ -162,6 +162,9 @@ export interface ToolGrant {
    * pure predicate over the call's arguments (`(args) => args.usd > 100`), checked in the worker.
    * A call that needs approval stops the stage's loop at that call (ToolApprovalRequired). */
   approval?: ToolApproval;
+  /** A human approving a call of this tool may run it with other arguments (the worker checks them
+   * against the tool's input schema); off by default: approve runs the call as the model made it. */
+  approvalEdits?: boolean;
 }
 
 export type ToolApproval = 'always' | 'never' | ((args: unknown) => boolean);
@@ -178,6 +181,8 @@ export interface ToolApprovalDecided {
   note?: string;
   /** The delivery key of the hop whose loop stopped at the call: its checkpointed steps resume. */
   resume_key: string;
+  /** On an approve where the grant allows edits: the arguments the call runs with instead. */
+  args?: Record<string, unknown>;
 }
 
 /** A tool call a stage's loop stopped at, waiting for a human (ToolApprovalRequired's details). */

@@ -17,7 +17,7 @@ export interface Escalation {
   since: string;
   /** A tool call that waits for this human's word (per-call approval): approve it with
    * `tool_call: { digest, verdict }`, the digest shown here. */
-  tool_call?: { name: string; call_id: string; args: unknown; digest: string };
+  tool_call?: { name: string; call_id: string; args: unknown; digest: string; editable?: true };
 }
 
 export interface JobStatusView {

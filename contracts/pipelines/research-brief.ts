@@ -25,7 +25,8 @@ export const researcherStage = defineStage({
   name: 'researcher',
   accepts: [RESEARCH_PLAN],
   outputs: [RESEARCH_NOTES],
-  tools: [{ name: 'search', access: 'read', system: 'library', usdPerCall: 0.0005 }],
+  // A human asked about a search (where a worker grants it with approval) may run it with another query.
+  tools: [{ name: 'search', access: 'read', system: 'library', usdPerCall: 0.0005, approvalEdits: true }],
   criteria: ['every finding comes from a search result, with its source'],
   nominalCostUsd: 0.005,
   worstCaseCostUsd: 0.2,

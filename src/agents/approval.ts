@@ -52,7 +52,7 @@ export function approvalGate(
       const word = words.find((w) => w.digest === digest);
       if (!word) return undefined;
       return word.verdict === 'approve'
-        ? { approved: true }
+        ? { approved: true, ...(word.args ? { args: word.args } : {}) }
         : { refused: `${name} was denied by ${word.actor}${word.note ? `: ${word.note}` : ''}` };
     },
   };

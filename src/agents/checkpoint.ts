@@ -8,7 +8,7 @@
  */
 import { hopText } from '../stream/hop-text';
 import { createHash } from 'node:crypto';
-import { wrapLanguageModel, type LanguageModel, type ToolSet } from 'ai';
+import { asSchema, wrapLanguageModel, type LanguageModel, type ToolSet } from 'ai';
 import { SpanKind } from '@opentelemetry/api';
 import type { StepJournal } from './step-journal';
 import { inGenAiSpan, usageAttributes } from './telemetry';
@@ -80,7 +80,11 @@ export function checkpointedModel(model: StageLanguageModel, journal: StepJourna
 
 /** What a loop does with a tool call that has not run yet: run it, hand the model a refusal in its
  * place (a tool error), or stop the loop at it for a human (the call does not run). */
-export type CallGate = (call: { name: string; callId: string; input: unknown }) => 'run' | 'stop' | { refused: string };
+export type CallGate = (call: {
+  name: string;
+  callId: string;
+  input: unknown;
+}) => 'run' | 'stop' | { refused: string } | { args: unknown };
 
 /** The tools, each call id run at most once under `journal` (its result recorded as it returns);
  * a call that has not run passes `gate` first. */
@@ -112,7 +116,10 @@ export function checkpointedTools<T extends ToolSet>(tools: T, journal: StepJour
           const passed = gate?.({ name, callId: options.toolCallId, input }) ?? 'run';
           // Stopped: the loop ends before its next step (runAgent); refused: the model reads why.
           if (passed === 'stop') throw new Error(`${name} waits for a human's approval`);
-          if (passed !== 'run') throw new Error(await journal.record(refusal, passed.refused));
+          if (typeof passed === 'object' && 'refused' in passed)
+            throw new Error(await journal.record(refusal, passed.refused));
+          // A human's arguments, where the grant allows edits: held to the tool's own schema.
+          if (typeof passed === 'object') input = await editedInput(tool, name, passed.args, journal, refusal);
           // A follower sees the call start and end (src/stream/hop-text.ts); a replayed one ran before.
           const followed = hopText();
           const call = { call_id: options.toolCallId, name };
@@ -131,6 +138,22 @@ export function checkpointedTools<T extends ToolSet>(tools: T, journal: StepJour
     } as ToolSet[string];
   }
   return wrapped as T;
+}
+
+/** The arguments a human gave a call instead of the model's, if they fit the tool's input schema;
+ * else the call is refused (recorded, so it is decided once) and the model reads why. */
+async function editedInput(
+  tool: ToolSet[string],
+  name: string,
+  args: unknown,
+  journal: StepJournal,
+  refusal: string,
+): Promise<unknown> {
+  const checked = await asSchema(tool.inputSchema).validate?.(args);
+  if (!checked || checked.success) return checked ? checked.value : args;
+  throw new Error(
+    await journal.record(refusal, `the arguments a human gave ${name} do not fit it: ${checked.error.message}`),
+  );
 }
 
 /** What the model is asked: the prompt and the tools and format it may answer with. */

@@ -40,7 +40,11 @@ export interface ApprovalGate {
   /** Whether this call needs a human's approval (the grant's `approval`). */
   needed(name: string, input: unknown): boolean;
   /** The human's word on this call, if one was given for it. */
-  decided(call: { name: string; callId: string; input: unknown }): { approved: true } | { refused: string } | undefined;
+  decided(call: {
+    name: string;
+    callId: string;
+    input: unknown;
+  }): { approved: true; args?: unknown } | { refused: string } | undefined;
 }
 
 /** The loop stopped at a call that waits for a human: nothing of it ran, the steps before it are
@@ -174,7 +178,7 @@ function stopAtApproval(approvals: ApprovalGate | undefined) {
     gate: (call) => {
       if (stop.pending) return 'stop';
       const word = approvals.decided(call);
-      if (word) return 'approved' in word ? 'run' : word;
+      if (word) return 'approved' in word ? (word.args !== undefined ? { args: word.args } : 'run') : word;
       if (!approvals.needed(call.name, call.input)) return 'run';
       stop.pending = call;
       return 'stop';

@@ -142,6 +142,28 @@ describe('a tool call that waits for a human', () => {
     expect(told).toHaveLength(1);
   });
 
+  it("approved with a human's arguments where the grant allows edits (research-brief's search): the decision records it, the job completes", async () => {
+    const { request, handle } = await briefJob();
+    const view = (await nextWait(handle))!;
+    expect(view.escalation!.tool_call).toMatchObject({ name: 'search', editable: true });
+    await decide(rail.client, request.job_id, {
+      action: 'approve',
+      actor: 'ops.lead',
+      tool_call: { digest: view.escalation!.tool_call!.digest, verdict: 'approve', args: { query: 'refund policy' } },
+    });
+    for (let next = await nextWait(handle); next; next = await nextWait(handle))
+      await decide(rail.client, request.job_id, {
+        action: 'approve',
+        actor: 'ops.lead',
+        tool_call: { digest: next.escalation!.tool_call!.digest, verdict: 'approve' },
+      });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    const edited = result.acks.filter((a) => a.tool_call?.edited);
+    expect(edited).toHaveLength(1);
+    expect(edited[0]!.reason).toContain('the tool call runs with edited arguments');
+  });
+
   it('a job cancelled while a call waits ends cancelled; a word on the call after that is refused and nothing runs', async () => {
     const { request, handle } = await briefJob();
     const call = (await nextWait(handle))!.escalation!.tool_call!;

@@ -26,6 +26,7 @@ import { traceHop } from '../tracing';
 import { Decisions } from './decisions';
 import { decidedInDoubt } from './in-doubt';
 import { EscalationRecords } from './records';
+import type { Escalation } from '../definitions';
 import type { EscalateStep, JobState } from './state';
 
 type HumanSender = { from: string; actor: string; hooks?: HookResult[] };
@@ -58,8 +59,7 @@ export class Escalations {
       // The decision is recorded like any hop's ack, with its actor (and a top-up's amounts).
       const inDoubt = decidedInDoubt(decision);
       const ack = humanAck(job, hop, describeDecision(decision), decision.actor);
-      const word =
-        step.tool_call && decision.tool_call ? { tool_call: ackedCall(step, decision.tool_call.verdict) } : {};
+      const word = step.tool_call && decision.tool_call ? { tool_call: ackedCall(step, decision.tool_call) } : {};
       job.acks.push({ ...ack, ...(inDoubt ? { in_doubt: inDoubt } : {}), ...word });
       const hooks =
         decision.handoff_record === undefined
@@ -97,7 +97,7 @@ export class Escalations {
       // A call waiting for a word: approve (with the word: run it, or deny it) or reject the job.
       options: call ? options.filter((o) => o === 'approve' || o === 'reject') : options,
       since: new Date().toISOString(),
-      ...(call ? { tool_call: { name: call.name, call_id: call.call_id, args: call.args, digest: call.digest } } : {}),
+      ...(call ? { tool_call: shownCall(job, step) } : {}),
       step,
     };
     // A writer's write in doubt waits for this human: their hop says so too (the status's last ack).
@@ -174,9 +174,17 @@ function inDoubtHook(decision: HumanDecision): HookResult | undefined {
 }
 
 /** The call a human's hop is about, as its acks record it (eval counts them). */
-function ackedCall(step: EscalateStep, verdict?: 'approve' | 'deny'): AckToolCall {
+function ackedCall(step: EscalateStep, word?: NonNullable<HumanDecision['tool_call']>): AckToolCall {
   const { name, digest } = step.tool_call!;
-  return { name, digest, ...(verdict ? { verdict } : {}) };
+  return { name, digest, ...(word ? { verdict: word.verdict } : {}), ...(word?.args ? { edited: true } : {}) };
+}
+
+/** The call as the escalation shows it: editable where the blocked stage's grant of the tool
+ * allows a human to run it with other arguments (the pipeline's card, not the stage's word). */
+function shownCall(job: JobState, step: EscalateStep): NonNullable<Escalation['tool_call']> {
+  const { name, call_id, args, digest } = step.tool_call!;
+  const grant = step.resume ? job.pipeline.get(step.resume)?.tools.find((t) => t.name === name) : undefined;
+  return { name, call_id, args, digest, ...(grant?.approvalEdits ? { editable: true as const } : {}) };
 }
 
 /** A human's word on the tool call the blocked stage's loop stopped at, for its resumed hop: the
@@ -191,6 +199,7 @@ function toolCallHook(decision: HumanDecision, step: EscalateStep): HookResult |
     actor: decision.actor,
     ...(decision.note ? { note: decision.note } : {}),
     resume_key: call.resume_key,
+    ...(decision.tool_call.args ? { args: decision.tool_call.args } : {}),
   };
   return { event: TOOL_APPROVAL_DECIDED, text: JSON.stringify(word) };
 }
@@ -208,6 +217,7 @@ function resume(job: JobState, step: EscalateStep, human: HumanSender, reason: s
 export function describeDecision(d: HumanDecision): string {
   const amounts = d.action === 'top_up' ? ` (+$${d.usd ?? 0}, +${d.revisions ?? 0} revisions)` : '';
   const inDoubt = decidedInDoubt(d);
-  const call = d.tool_call ? `; the tool call ${d.tool_call.verdict === 'approve' ? 'runs' : 'is denied'}` : '';
+  const runs = d.tool_call?.args ? 'runs with edited arguments' : 'runs';
+  const call = d.tool_call ? `; the tool call ${d.tool_call.verdict === 'approve' ? runs : 'is denied'}` : '';
   return `decided ${d.action}${amounts} by ${d.actor}${d.note ? `: ${d.note}` : ''}${inDoubt ? `; ${describeInDoubt(inDoubt)}` : ''}${call}`;
 }

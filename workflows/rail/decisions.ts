@@ -4,6 +4,8 @@
  * decision never reaches history, and the Web UI shows the message.
  */
 import {
+  LIMITS,
+  canonicalJson,
   newestArtifact,
   refusalLines,
   validators,
@@ -60,6 +62,13 @@ function checkToolCallWord(d: HumanDecision, escalation: Escalation): void {
   if (d.action !== 'approve') throw new Error('tool_call is given with approve (reject ends the job)');
   if (d.tool_call.digest !== call.digest)
     throw new Error(`tool_call.digest ${d.tool_call.digest} is not the call this escalation waits on (${call.digest})`);
+  if (d.tool_call.args !== undefined) {
+    if (d.tool_call.verdict !== 'approve') throw new Error('tool_call.args are given with verdict approve');
+    if (!call.editable)
+      throw new Error(`the grant of ${call.name} does not allow a human to edit its arguments (approvalEdits)`);
+    if (canonicalJson(d.tool_call.args).length > LIMITS.shortText * 8)
+      throw new Error(`tool_call.args are over ${LIMITS.shortText * 8} characters as JSON`);
+  }
 }
 
 /** `openRecord`: the id of the escalation record of the escalation the job waits on, if it has one;

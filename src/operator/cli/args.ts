@@ -109,12 +109,12 @@ export const USAGE: Record<Exclude<Command['name'], 'help'>, string> = {
   show: 'handrail show <job> [--hop N] [--json]',
   fork: 'handrail fork <job> --from-hop N [--package edited.json] [--pipeline NAME] [--job-id ID] [--follow] [--json]',
   decide:
-    'handrail decide <job> approve|reject|revise|top-up --actor NAME [--note TEXT] [--usd N] [--revisions N] [--tool-call DIGEST [--deny]] [--follow] [--json]',
+    'handrail decide <job> approve|reject|revise|top-up --actor NAME [--note TEXT] [--usd N] [--revisions N] [--tool-call DIGEST [--deny | --args JSON]] [--follow] [--json]',
   cancel: 'handrail cancel <job> [--json]',
   history: 'handrail history <job> [--out file.json] [--json]',
   transcript: 'handrail transcript <job> [--stage STAGE] [--format text|xml] [--json]',
   handoffs:
-    'handrail handoffs list [--project PIPELINE] [--state open|accepted|cancelled|closed] [--limit N] [--json] | show|accept|cancel <record> [--json] | decide <record> approve|reject|revise|top-up [--note TEXT] [--usd N] [--revisions N] [--tool-call DIGEST [--deny]] [--json]',
+    'handrail handoffs list [--project PIPELINE] [--state open|accepted|cancelled|closed] [--limit N] [--json] | show|accept|cancel <record> [--json] | decide <record> approve|reject|revise|top-up [--note TEXT] [--usd N] [--revisions N] [--tool-call DIGEST [--deny | --args JSON]] [--json]',
   serve: 'handrail serve a2a|api [--plugin PATH] | handrail serve codec',
   replay:
     "handrail replay [history.json]... [--job ID]... [--query 'VISIBILITY QUERY'] [--workflows PATH | --diff [--pipelines PATH]] [--json]",
@@ -238,6 +238,19 @@ const text = (raw: unknown) => (raw === undefined ? undefined : String(raw));
 const defined = <T extends object>(o: T) =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
+/** A flag whose value is a JSON object (a tool call's edited arguments). */
+function jsonObjectFlag(flag: string, raw: unknown): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(String(raw));
+  } catch {
+    throw new UsageError(`--${flag} takes a JSON object, e.g. '{"query": "refunds"}'`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new UsageError(`--${flag} takes a JSON object, e.g. '{"query": "refunds"}'`);
+  return value as Record<string, unknown>;
+}
+
 /** A decision's action and amounts as `decide` and `handoffs decide` take them. */
 function decisionFlags(rawAction: string, values: Record<string, unknown>) {
   return defined({
@@ -250,7 +263,11 @@ function decisionFlags(rawAction: string, values: Record<string, unknown>) {
     tool_call:
       values['tool-call'] === undefined
         ? undefined
-        : { digest: String(values['tool-call']), verdict: values.deny ? ('deny' as const) : ('approve' as const) },
+        : {
+            digest: String(values['tool-call']),
+            verdict: values.deny ? ('deny' as const) : ('approve' as const),
+            ...(values.args === undefined ? {} : { args: jsonObjectFlag('args', values.args) }),
+          },
   });
 }
 
@@ -290,6 +307,7 @@ function parseHandoffs(argv: string[]): Command {
           revisions: { type: 'string' },
           'tool-call': { type: 'string' },
           deny: { type: 'boolean' },
+          args: { type: 'string' },
         },
         ['record', 'action'],
       );
@@ -449,6 +467,7 @@ export function parseCommand(argv: string[]): Command {
           revisions: { type: 'string' },
           'tool-call': { type: 'string' },
           deny: { type: 'boolean' },
+          args: { type: 'string' },
         },
         ['job', 'action'],
       );

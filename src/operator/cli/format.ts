@@ -84,7 +84,7 @@ export function outcomeLine(status: JobStatusShown): string {
     const call = status.escalation.tool_call;
     return call
       ? `${status.job_id} is waiting for a human's word on a tool call: ${toolCallText(call)}\n` +
-          `  decide with: handrail decide ${status.job_id} approve --tool-call ${call.digest} [--deny --note WHY] --actor <you> (or reject)`
+          `  decide with: handrail decide ${status.job_id} approve --tool-call ${call.digest} [--deny --note WHY${call.editable ? ' | --args JSON' : ''}] --actor <you> (or reject)`
       : `${status.job_id} is waiting for a human: ${status.escalation.reasons.join('; ')}\n` +
           `  decide with: handrail decide ${status.job_id} ${status.escalation.options.map((o) => o.replace('_', '-')).join('|')} --actor <you>`;
   }

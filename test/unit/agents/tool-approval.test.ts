@@ -46,7 +46,14 @@ beforeEach(() => {
 });
 
 /** The wiki writer (search, then post_note, then its answer), `post_note` asked per `approval`. */
-function publish(key: string, approval: ToolGrant['approval'], ran: unknown[], words: ToolApprovalDecided[] = []) {
+function publish(
+  key: string,
+  approval: ToolGrant['approval'],
+  ran: unknown[],
+  words: ToolApprovalDecided[] = [],
+  /** post_note takes `{ text: string }` only (the default takes any object). */
+  strict = false,
+) {
   const card = wikiWriter([
     { name: 'search', access: 'read', system: 'wiki' },
     { name: 'post_note', access: 'write', system: 'wiki', ...(approval ? { approval } : {}) },
@@ -55,16 +62,19 @@ function publish(key: string, approval: ToolGrant['approval'], ran: unknown[], w
     ...turnFor(key),
     hooks: words.map((w) => ({ event: TOOL_APPROVAL_DECIDED, text: JSON.stringify(w) })),
   };
-  const record = (name: string) =>
+  const record = (name: string, schema: z.ZodType = z.object({}).passthrough()) =>
     tool({
-      inputSchema: z.object({}).passthrough(),
+      inputSchema: schema,
       execute: async (input) => (ran.push({ [name]: input }), { ok: true }),
     });
   return runModelStage(store, model, pkg, turn, {
     card,
     question: 'post the brief',
     output: { type: 'receipt.v1', schema: Posted },
-    tools: { search: record('search'), post_note: record('post_note') },
+    tools: {
+      search: record('search'),
+      post_note: record('post_note', strict ? z.object({ text: z.string() }) : undefined),
+    },
     maxSteps: 4,
   });
 }
@@ -130,6 +140,31 @@ describe('a tool call that needs a human', () => {
     expect(server.requests).toHaveLength(1);
     expect(JSON.stringify(server.requests[0]!.messages.at(-1))).toContain(
       'post_note was denied by ops.lead: not this week',
+    );
+  });
+
+  it("approved with a human's arguments: the call runs with them, once; arguments that do not fit the tool are refused and the model reads why", async () => {
+    const ran: unknown[] = [];
+    const call = await stopped(publish('job-7:publish:23', 'always', ran));
+    server.requests.length = 0;
+    const word = {
+      digest: call.digest,
+      verdict: 'approve',
+      actor: 'ops.lead',
+      resume_key: call.resume_key,
+      args: { text: 'Refunds: 14 days' },
+    } as const;
+    await publish('job-7:publish:25', 'always', ran, [word]);
+    expect(ran).toEqual([{ search: { topic: 'refunds' } }, { post_note: { text: 'Refunds: 14 days' } }]);
+
+    const strict: unknown[] = [];
+    const stopAt = await stopped(publish('job-7:publish:27', 'always', strict, [], true));
+    server.requests.length = 0;
+    const misfit = { ...word, digest: stopAt.digest, resume_key: stopAt.resume_key, args: { text: 42 } };
+    await publish('job-7:publish:29', 'always', strict, [misfit as unknown as ToolApprovalDecided], true);
+    expect(strict).toEqual([{ search: { topic: 'refunds' } }]);
+    expect(JSON.stringify(server.requests[0]!.messages.at(-1))).toContain(
+      'the arguments a human gave post_note do not fit it',
     );
   });
 

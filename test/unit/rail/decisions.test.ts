@@ -223,3 +223,68 @@ describe('validateDecision', () => {
     expect(() => validateDecision({ action: 'reject', actor: 'ops' }, e, false)).not.toThrow();
   });
 });
+
+describe('a word on a tool call', () => {
+  const digest = `sha256:${'ab'.repeat(32)}`;
+  const waiting = (editable: boolean): Escalation => ({
+    ...escalation(['approve', 'reject']),
+    tool_call: {
+      name: 'search',
+      call_id: 'c1',
+      args: { query: 'refunds' },
+      digest,
+      ...(editable ? { editable: true as const } : {}),
+    },
+  });
+  const word = (tool_call: Record<string, unknown>) => ({ action: 'approve', actor: 'ana', tool_call });
+
+  it.each([
+    [
+      'approve without a word',
+      { action: 'approve', actor: 'ana' },
+      waiting(false),
+      /waits on a tool call: approve it with tool_call/,
+    ],
+    [
+      'another digest',
+      word({ digest: `sha256:${'cd'.repeat(32)}`, verdict: 'approve' }),
+      waiting(false),
+      /is not the call/,
+    ],
+    [
+      'a word where no call waits',
+      word({ digest, verdict: 'approve' }),
+      escalation(['approve', 'reject']),
+      /no tool call waits/,
+    ],
+    [
+      'a word on reject',
+      { action: 'reject', actor: 'ana', tool_call: { digest, verdict: 'deny' } },
+      waiting(false),
+      /given with approve/,
+    ],
+    [
+      'edited arguments the grant does not allow',
+      word({ digest, verdict: 'approve', args: { query: 'x' } }),
+      waiting(false),
+      /does not allow a human to edit/,
+    ],
+    [
+      'edited arguments on a denial',
+      word({ digest, verdict: 'deny', args: { query: 'x' } }),
+      waiting(true),
+      /given with verdict approve/,
+    ],
+  ])('refuses %s', (_, decision, esc, why) => {
+    expect(() => validateDecision(decision, esc, false)).toThrow(why);
+  });
+
+  it('takes run, deny, and run with edited arguments where the grant allows edits', () => {
+    expect(() => validateDecision(word({ digest, verdict: 'approve' }), waiting(false), false)).not.toThrow();
+    expect(() => validateDecision(word({ digest, verdict: 'deny' }), waiting(false), false)).not.toThrow();
+    expect(() =>
+      validateDecision(word({ digest, verdict: 'approve', args: { query: 'refund policy' } }), waiting(true), false),
+    ).not.toThrow();
+    expect(() => validateDecision({ action: 'reject', actor: 'ana' }, waiting(false), false)).not.toThrow();
+  });
+});
