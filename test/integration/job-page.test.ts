@@ -217,7 +217,7 @@ describe('the job page', () => {
     }
   });
 
-  it("a job waiting on a tool call: the page shows the call as text with its digest; the form's run-it decides that call through the records API, and a word on another digest is a 409", async (ctx) => {
+  it("a job waiting on a tool call: the page shows the call as text with its digest; the form's run-it, with arguments edited where the grant allows, decides that call through the records API, and a word on another digest is a 409", async (ctx) => {
     if (unavailable || !browser) return ctx.skip(`chromium unavailable: ${unavailable}`);
     // The research pipeline, its researcher's library search granted with approval: 'always'.
     const model = await startResearchModel();
@@ -265,11 +265,23 @@ describe('the job page', () => {
       await page.getByTestId('decide-action').selectOption('approve');
       expect(await page.getByTestId('decide-verdict').isVisible()).toBe(true);
       await page.getByTestId('decide-verdict').selectOption('approve');
+      // research-brief's search grant allows edits: the model's arguments, to change.
+      expect(JSON.parse(await page.getByTestId('decide-args').inputValue())).toEqual(call.args);
+      await page.getByTestId('decide-args').fill('not json');
+      await page.getByTestId('decide-submit').click();
+      await expect
+        .poll(() => page.getByTestId('decide-result').textContent())
+        .toBe('the arguments must be a JSON object');
+      await page.getByTestId('decide-args').fill('{"query": "refund policy"}');
       await page.getByTestId('decide-submit').click();
       await expect.poll(() => page.getByTestId('decide-result').textContent()).toMatch(/^decided: approve by ana/);
       // The rail took the word for that call: the next wait (if any) is another call.
-      const acks = (await handle.query('acks')) as { actor?: string; reason: string }[];
-      expect(acks.filter((a) => a.actor === 'ana')).toHaveLength(1);
+      const acks = (await handle.query('acks')) as {
+        actor?: string;
+        reason: string;
+        tool_call?: { edited?: boolean };
+      }[];
+      expect(acks.filter((a) => a.actor === 'ana').map((a) => a.tool_call?.edited)).toEqual([true]);
       await cancelJob(asking.client, request.job_id);
       expect(errors).toEqual([]);
     } finally {

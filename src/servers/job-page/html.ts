@@ -57,7 +57,8 @@ main > section, .panel { border: 1px solid var(--line); border-radius: 8px; padd
 #esc-call-args { white-space: pre-wrap; word-break: break-word; max-height: 12em; overflow: auto; margin: 2px 0; font-size: 12px; }
 #decide-form { display: grid; grid-template-columns: auto 1fr; gap: 6px 10px; align-items: center; margin-top: 10px; }
 #decide-form button { grid-column: 2; justify-self: start; }
-#decide-form input, #decide-form select { width: 100%; }
+#decide-form input, #decide-form select, #decide-form textarea { width: 100%; }
+#decide-args { font-family: ui-monospace, monospace; font-size: 12px; }
 #decide-result.error { color: var(--bad); }
 #decide-result.done { color: var(--ok); }
 [hidden] { display: none !important; }
@@ -239,6 +240,8 @@ export const JOB_PAGE_SCRIPT = `
     $('esc-call-name').textContent = call ? String(call.name) : '';
     $('esc-call-digest').textContent = call ? String(call.digest) : '';
     $('esc-call-args').textContent = call ? JSON.stringify(call.args, null, 2) : '';
+    // Where the grant allows edits, the call may run with other arguments: the model's, to change.
+    $('decide-args').value = call && call.editable ? JSON.stringify(call.args, null, 2) : '';
     const select = $('decide-action');
     select.replaceChildren(...(e.options || []).map((o) => {
       const opt = el('option', '', String(o).replace('_', ' '));
@@ -262,6 +265,8 @@ export const JOB_PAGE_SCRIPT = `
     for (const x of document.querySelectorAll('.top-up')) x.hidden = !topUp;
     const onCall = Boolean(escalation && escalation.tool_call) && $('decide-action').value === 'approve';
     for (const x of document.querySelectorAll('.tool-call')) x.hidden = !onCall;
+    const editing = onCall && Boolean(escalation.tool_call.editable) && $('decide-verdict').value === 'approve';
+    for (const x of document.querySelectorAll('.tool-call-edit')) x.hidden = !editing;
   }
   async function listRecords(ws, p, state) {
     const url = apiBase + '/workspaces/' + encodeURIComponent(ws) + '/projects/' + encodeURIComponent(p) + '/handoffs?state=' + state + '&limit=200';
@@ -303,6 +308,20 @@ export const JOB_PAGE_SCRIPT = `
     $('esc-questions').replaceChildren(...(r.open_questions || []).map((q) => el('li', '', q)));
     $('decide-submit').disabled = false;
   }
+  // The arguments typed over the model's, when they differ; null (and a message) when they are not a JSON object.
+  function editedArgs(call) {
+    const text = $('decide-args').value.trim();
+    if (text === '' || text === JSON.stringify(call.args, null, 2)) return undefined;
+    try {
+      const value = JSON.parse(text);
+      if (value && typeof value === 'object' && !Array.isArray(value)) return value;
+    } catch (err) {
+      // Shown below.
+    }
+    $('decide-result').className = 'error';
+    $('decide-result').textContent = 'the arguments must be a JSON object';
+    return null;
+  }
   function randomKey() {
     const bytes = new Uint8Array(16);
     crypto.getRandomValues(bytes);
@@ -317,8 +336,12 @@ export const JOB_PAGE_SCRIPT = `
     const body = { action };
     const note = form.elements.note.value.trim();
     if (note) body.note = note;
-    if (action === 'approve' && escalation && escalation.tool_call)
+    if (action === 'approve' && escalation && escalation.tool_call) {
       body.tool_call = { digest: String(escalation.tool_call.digest), verdict: form.elements.verdict.value };
+      const edited = escalation.tool_call.editable && body.tool_call.verdict === 'approve' ? editedArgs(escalation.tool_call) : undefined;
+      if (edited === null) return;
+      if (edited !== undefined) body.tool_call.args = edited;
+    }
     if (action === 'top_up') {
       if (form.elements.usd.value !== '') body.usd = Number(form.elements.usd.value);
       if (form.elements.revisions.value !== '') body.revisions = Number(form.elements.revisions.value);
@@ -472,6 +495,7 @@ export const JOB_PAGE_SCRIPT = `
     askToken('token forgotten');
   });
   $('decide-action').addEventListener('change', showTopUp);
+  $('decide-verdict').addEventListener('change', showTopUp);
   $('decide-form').addEventListener('submit', decide);
 
   if (token) { $('token-form').hidden = true; follow(); }
@@ -534,6 +558,8 @@ export function jobPageHtml(scope: Record<string, readonly string[]>): string {
           <option value="approve">run it</option>
           <option value="deny">deny it (the note tells the model why)</option>
         </select>
+        <label for="decide-args" class="tool-call-edit">With arguments</label>
+        <textarea id="decide-args" name="args" class="tool-call-edit" rows="4" data-testid="decide-args"></textarea>
         <label for="decide-usd" class="top-up">Add USD</label>
         <input id="decide-usd" name="usd" class="top-up" type="number" min="0" step="any" data-testid="decide-usd">
         <label for="decide-revisions" class="top-up">Add revisions</label>
