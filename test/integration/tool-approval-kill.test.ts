@@ -68,12 +68,16 @@ it(
     let running = await worker(taskQueue);
     const request = { ...jobRequest({ job_id: uniqueId('approval-kill') }), pipeline: 'research-brief' };
     const { handle } = await startJob(client, request, { taskQueue });
+    // The next call the job waits on: a decided one may still show for a moment (its word is taken,
+    // the rail has not moved on yet), and a word on it again is refused as already being applied.
+    const decided = new Set<string>();
     const waiting = async (): Promise<JobStatusView | undefined> => {
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline) {
         if ((await handle.describe()).status.name !== 'RUNNING') return undefined;
         const view = await handle.query(statusQuery).catch(() => undefined);
-        if (view?.status === 'escalated') return view;
+        const call = view?.escalation?.tool_call;
+        if (view?.status === 'escalated' && call && !decided.has(call.digest)) return view;
         await new Promise((r) => setTimeout(r, 100));
       }
       throw new Error('the job neither waited on a call nor ended');
@@ -105,6 +109,7 @@ it(
         actor: 'ops.lead',
         tool_call: { digest: view.escalation!.tool_call!.digest, verdict: 'approve' },
       });
+      decided.add(view.escalation!.tool_call!.digest);
       const next = await Promise.race([waiting(), step2.then(() => undefined)]);
       if (!next) break;
       view = next;

@@ -54,14 +54,25 @@ async function briefJob() {
   return { request, handle };
 }
 
-/** The job's status once it waits on a tool call, or once it ended. */
+/** Calls decided so far: a decided call may still show for a moment (its word is taken, the rail
+ * has not moved on yet), and a word on it again is refused as already being applied. */
+const decided = new Set<string>();
+
+async function decideCall(jobId: string, decision: Parameters<typeof decide>[2]): Promise<void> {
+  await decide(rail.client, jobId, decision);
+  const digest = (decision as { tool_call?: { digest: string } }).tool_call?.digest;
+  if (digest) decided.add(digest);
+}
+
+/** The job's status once it waits on a call not decided yet (or any other escalation), or once it ended. */
 async function nextWait(handle: Awaited<ReturnType<typeof briefJob>>['handle']): Promise<JobStatusView | undefined> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     const described = await handle.describe();
     if (described.status.name !== 'RUNNING') return undefined;
     const view = await handle.query(statusQuery);
-    if (view.status === 'escalated') return view;
+    const call = view.escalation?.tool_call;
+    if (view.status === 'escalated' && !(call && decided.has(call.digest))) return view;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the job neither waited on a human nor ended');
@@ -97,7 +108,7 @@ describe('a tool call that waits for a human', () => {
           }),
         ).rejects.toThrow(/is not the call this escalation waits on/);
       }
-      await decide(rail.client, request.job_id, {
+      await decideCall(request.job_id, {
         action: 'approve',
         actor: 'ops.lead',
         tool_call: { digest: call!.digest, verdict: 'approve' },
@@ -119,7 +130,7 @@ describe('a tool call that waits for a human', () => {
   it('denied: that call never runs, the model reads the denial as its error in its next step, and the job goes on', async () => {
     const { request, handle } = await briefJob();
     const denied = (await nextWait(handle))!.escalation!.tool_call!;
-    await decide(rail.client, request.job_id, {
+    await decideCall(request.job_id, {
       action: 'approve',
       actor: 'ops.lead',
       note: 'not that library',
@@ -129,7 +140,7 @@ describe('a tool call that waits for a human', () => {
     for (let view = await nextWait(handle); view; view = await nextWait(handle)) {
       const call = view.escalation!.tool_call!;
       expect(call.digest).not.toBe(denied.digest);
-      await decide(rail.client, request.job_id, {
+      await decideCall(request.job_id, {
         action: 'approve',
         actor: 'ops.lead',
         tool_call: { digest: call.digest, verdict: 'approve' },
@@ -146,13 +157,13 @@ describe('a tool call that waits for a human', () => {
     const { request, handle } = await briefJob();
     const view = (await nextWait(handle))!;
     expect(view.escalation!.tool_call).toMatchObject({ name: 'search', editable: true });
-    await decide(rail.client, request.job_id, {
+    await decideCall(request.job_id, {
       action: 'approve',
       actor: 'ops.lead',
       tool_call: { digest: view.escalation!.tool_call!.digest, verdict: 'approve', args: { query: 'refund policy' } },
     });
     for (let next = await nextWait(handle); next; next = await nextWait(handle))
-      await decide(rail.client, request.job_id, {
+      await decideCall(request.job_id, {
         action: 'approve',
         actor: 'ops.lead',
         tool_call: { digest: next.escalation!.tool_call!.digest, verdict: 'approve' },
