@@ -13,6 +13,7 @@ import {
   toolCall,
   toolResult,
   reservationUsd,
+  approvalWords,
   toolCallDigest,
   writeKey,
   type HandoffV1,
@@ -28,7 +29,6 @@ import {
   storedSteps,
   ToolApprovalPending,
   approvalGate,
-  approvalWords,
   type AgentStep,
 } from '../src/agents';
 import { connectMcp, type McpConnection, type McpServerSpec } from '../src/agents/mcp';
@@ -126,7 +126,7 @@ async function runLoop<S extends z.ZodType>(
   const tools = Object.keys(offered).length > 0 ? offered : undefined;
   // A hop resumed after a human's word on a tool call goes on from the steps of the hop that
   // stopped at it (the rail names that hop's delivery key: this job's, this stage's).
-  const words = approvalWords(turn.hooks).filter((w) => w.resume_key.startsWith(`${pkg.job_id}:${spec.card.name}:`));
+  const words = approvalWords(turn.hooks, pkg.job_id, spec.card.name);
   const journalKey = turn.deliveryKey === undefined ? undefined : (words[0]?.resume_key ?? turn.deliveryKey);
   const journal = journalKey === undefined ? attemptSteps() : await storedSteps(store, journalKey);
   const approvals = journalKey === undefined ? undefined : approvalGate(spec.card.tools, words, journalKey);

@@ -8,7 +8,7 @@
 import { canonicalJson } from './canonical-json';
 import { masksPersonalData, redactPersonalDataFor } from './constraints';
 import { sha256Hex } from './sha256';
-import type { ToolCallAwaiting } from './stages';
+import { TOOL_APPROVAL_DECIDED, type HookResult, type ToolApprovalDecided, type ToolCallAwaiting } from './stages';
 
 export function toolCallDigest(call: Pick<ToolCallAwaiting, 'resume_key' | 'call_id' | 'name' | 'args'>): string {
   const named = { resume_key: call.resume_key, call_id: call.call_id, tool: call.name, args: call.args ?? null };
@@ -28,4 +28,28 @@ export function shownArgs(constraints: readonly string[], args: unknown): unknow
     return value;
   };
   return mask(args);
+}
+
+/** The humans' words on tool calls among a delivery's hook results (the rail hands them over), for
+ * this job's stage only: a word names the delivery whose steps hold its call, which must be this
+ * job's and this stage's (a word handed to every branch of a fan-out belongs to one of them). */
+export function approvalWords(
+  hooks: readonly HookResult[] | undefined,
+  jobId: string,
+  stage: string,
+): ToolApprovalDecided[] {
+  const words: ToolApprovalDecided[] = [];
+  for (const hook of hooks ?? []) {
+    if (hook.event !== TOOL_APPROVAL_DECIDED) continue;
+    const word = JSON.parse(hook.text) as Partial<ToolApprovalDecided>;
+    if (
+      typeof word.digest === 'string' &&
+      typeof word.resume_key === 'string' &&
+      word.resume_key.startsWith(`${jobId}:${stage}:`) &&
+      word.verdict &&
+      word.actor
+    )
+      words.push(word as ToolApprovalDecided);
+  }
+  return words;
 }

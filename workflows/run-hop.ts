@@ -19,7 +19,7 @@ import {
 import { TimeoutType } from '@temporalio/common';
 import {
   LIMITS,
-  TOOL_APPROVAL_DECIDED,
+  approvalWords,
   canonicalJson,
   edgeOptions,
   inlineText,
@@ -36,7 +36,6 @@ import {
   type StageResult,
   type StageFailureType,
   type StageWork,
-  type ToolApprovalDecided,
   type ToolCallAwaiting,
 } from '../contracts/rail';
 import {
@@ -301,9 +300,7 @@ function awaitedCall(err: unknown, work: StageWork): ToolCallAwaiting | undefine
 
 /** Where a stage's loop keeps its steps: this hop's delivery, or the hop a human's word resumes. */
 function resumeKeyOf(work: StageWork): string {
-  const word = work.hook_results?.find((h) => h.event === TOOL_APPROVAL_DECIDED);
-  const resumed = word ? (JSON.parse(word.text) as Partial<ToolApprovalDecided>).resume_key : undefined;
-  return typeof resumed === 'string' ? resumed : work.delivery_key;
+  return approvalWords(work.hook_results, work.package.job_id, work.stage)[0]?.resume_key ?? work.delivery_key;
 }
 
 /** What an activity failure says happened: the stage's own failure under Temporal's wrapper. */

@@ -5,26 +5,8 @@
  * word is for the call it names: the same tool with other arguments, or another call id, waits
  * again.
  */
-import {
-  TOOL_APPROVAL_DECIDED,
-  toolCallDigest,
-  type HookResult,
-  type ToolApprovalDecided,
-  type ToolGrant,
-} from '../../contracts';
+import { toolCallDigest, type ToolApprovalDecided, type ToolGrant } from '../../contracts';
 import type { ApprovalGate } from './run-agent';
-
-/** The humans' words on tool calls among a delivery's hook results (the rail hands them over). */
-export function approvalWords(hooks: readonly HookResult[] | undefined): ToolApprovalDecided[] {
-  const words: ToolApprovalDecided[] = [];
-  for (const hook of hooks ?? []) {
-    if (hook.event !== TOOL_APPROVAL_DECIDED) continue;
-    const word = JSON.parse(hook.text) as Partial<ToolApprovalDecided>;
-    if (typeof word.digest === 'string' && typeof word.resume_key === 'string' && word.verdict && word.actor)
-      words.push(word as ToolApprovalDecided);
-  }
-  return words;
-}
 
 /** The gate of a loop whose checkpointed steps are kept under `resumeKey`; undefined when no
  * grant asks for approval and no word was given (the loop runs as it always did). */

@@ -10,4 +10,4 @@ export {
 } from './run-agent';
 export { checkpointedModel, checkpointedTools, type StageLanguageModel } from './checkpoint';
 export { attemptSteps, storedSteps, type StepJournal } from './step-journal';
-export { approvalGate, approvalWords } from './approval';
+export { approvalGate } from './approval';

@@ -7,10 +7,9 @@ import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
 import { HttpAgent } from '@ag-ui/client';
-import { buildA2aServer } from '../../src/servers/a2a/server';
 import { buildHandoffsApi } from '../../src/servers/handoffs-api';
 import { apiUsers, sha256Token } from '../../src/servers/api-users';
-import { a2aClient, userMessage } from '../helpers/a2a-messages';
+import { a2aServerFor, userMessage } from '../helpers/a2a-messages';
 import { startJob } from '../../src/operator/client';
 import { followJob } from '../../src/stream/follow';
 import type { JobEvent } from '../../src/stream/events';
@@ -116,17 +115,9 @@ it(
   "a streaming A2A client gets each model stage's text as artifact chunks while it works, before the task completes",
   { timeout: 60_000 },
   async () => {
-    const token = 'tok-a2a-brief';
-    const a2a = buildA2aServer({
-      temporal: rail.client,
-      users: apiUsers({ ana: { token_sha256: sha256Token(token), role: 'user' } }),
-      pipelines: BUILT_IN_PIPELINES,
-      taskQueue: rail.taskQueue,
-      store: rail.store,
-    });
-    const base = await a2a.listen({ port: 0, host: '127.0.0.1' });
+    const a2a = await a2aServerFor(rail, 'tok-a2a-brief');
     try {
-      const client = await a2aClient(base, token);
+      const client = a2a.client;
       const { job_id: _id, ...request } = jobRequest();
       const events: StreamResponse[] = [];
       for await (const e of client.sendMessageStream({

@@ -9,10 +9,7 @@ import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_APPROVAL_DECIDED, toolCallDigest, type StageWork } from '../../contracts';
-import { BUILT_IN_PIPELINES } from '../../contracts/pipelines';
-import { apiUsers, sha256Token } from '../../src/servers/api-users';
-import { buildA2aServer } from '../../src/servers/a2a/server';
-import { a2aClient, userMessage } from '../helpers/a2a-messages';
+import { a2aServerFor, userMessage } from '../helpers/a2a-messages';
 import { builtInActivities } from '../../activities/built-in';
 import { researchBriefActivities } from '../../activities/research-brief';
 import { SYSTEM } from '../../activities/research-brief/stages';
@@ -238,17 +235,9 @@ describe('a tool call that waits for a human', () => {
 });
 
 it('over A2A: each call waits as input-required with the call in a data part, and a reply naming its digest decides it', async () => {
-  const token = 'tok-a2a-approve';
-  const a2a = buildA2aServer({
-    temporal: rail.client,
-    users: apiUsers({ ana: { token_sha256: sha256Token(token), role: 'user' } }),
-    pipelines: BUILT_IN_PIPELINES,
-    taskQueue: rail.taskQueue,
-    store: rail.store,
-  });
-  const base = await a2a.listen({ port: 0, host: '127.0.0.1' });
+  const a2a = await a2aServerFor(rail, 'tok-a2a-approve');
   try {
-    const client = await a2aClient(base, token);
+    const client = a2a.client;
     const send = async (data: unknown, taskId = '') => {
       const events: StreamResponse[] = [];
       for await (const e of client.sendMessageStream({

@@ -144,6 +144,15 @@ const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = ['text', 'xml'];
 const RAIL_STATUSES = ['running', ...JobStatus.options] as const;
 const json = { json: { type: 'boolean' } } as const;
 const follow = { follow: { type: 'boolean' } } as const;
+/** The flags of a decision (`decide` and `handoffs decide`): what `decisionFlags` reads. */
+const decisionOptions = {
+  note: { type: 'string' },
+  usd: { type: 'string' },
+  revisions: { type: 'string' },
+  'tool-call': { type: 'string' },
+  deny: { type: 'boolean' },
+  args: { type: 'string' },
+} as const;
 
 /** `variadic`: more arguments than `positionals` are allowed (`replay`'s files). */
 function parse<O extends NonNullable<ParseArgsConfig['options']>>(
@@ -297,20 +306,7 @@ function parseHandoffs(argv: string[]): Command {
       };
     }
     case 'decide': {
-      const p = parse(
-        'handoffs',
-        rest,
-        {
-          ...json,
-          note: { type: 'string' },
-          usd: { type: 'string' },
-          revisions: { type: 'string' },
-          'tool-call': { type: 'string' },
-          deny: { type: 'boolean' },
-          args: { type: 'string' },
-        },
-        ['record', 'action'],
-      );
+      const p = parse('handoffs', rest, { ...json, ...decisionOptions }, ['record', 'action']);
       if (p.help) return { name: 'help', topic: 'handoffs' };
       return {
         name: 'handoffs',
@@ -462,12 +458,7 @@ export function parseCommand(argv: string[]): Command {
           ...json,
           ...follow,
           actor: { type: 'string' },
-          note: { type: 'string' },
-          usd: { type: 'string' },
-          revisions: { type: 'string' },
-          'tool-call': { type: 'string' },
-          deny: { type: 'boolean' },
-          args: { type: 'string' },
+          ...decisionOptions,
         },
         ['job', 'action'],
       );
